@@ -1,0 +1,84 @@
+package dev.ratelimit;
+
+import java.util.Arrays;
+import java.util.stream.Collectors;
+
+/**
+ * The five rate-limiting algorithms, each with the id used in configuration.
+ *
+ * <p>Every algorithm answers the same questions (allowed, remaining, reset-after,
+ * retry-after) with the meaning given on {@link Decision}; they differ in what they remember
+ * and so in how exact they are at window edges.
+ */
+public enum Algorithm {
+    /**
+     * One counter per window aligned to the clock. Cheapest; lets up to twice the limit
+     * through across a window boundary.
+     */
+    FIXED_WINDOW("fixed-window"),
+    /**
+     * A log of request times: exact, memory proportional to the limit. For low limits on
+     * sensitive actions (login, password reset, one-time codes).
+     */
+    SLIDING_LOG("sliding-log"),
+    /**
+     * Current and previous window counts, the previous one weighted by its overlap with the
+     * sliding window: an approximation in two counters.
+     */
+    SLIDING_WINDOW_COUNTER("sliding-window-counter"),
+    /**
+     * A bucket of {@code burst} tokens refilled at {@code limit} per window: steady rate
+     * with bursts, for APIs.
+     */
+    TOKEN_BUCKET("token-bucket"),
+    /**
+     * The generic cell rate algorithm: the token bucket's model kept in one timestamp.
+     */
+    GCRA("gcra");
+
+    private final String id;
+
+    Algorithm(String id) {
+        this.id = id;
+    }
+
+    /**
+     * The id used in configuration and in the Valkey script, e.g. {@code "token-bucket"}.
+     *
+     * @return the algorithm's id
+     */
+    public String id() {
+        return id;
+    }
+
+    /**
+     * Whether the algorithm has a burst (bucket capacity) separate from its limit.
+     *
+     * @return true for {@link #TOKEN_BUCKET} and {@link #GCRA}
+     */
+    public boolean hasBurst() {
+        return this == TOKEN_BUCKET || this == GCRA;
+    }
+
+    /**
+     * The algorithm with the given id.
+     *
+     * @param id an id such as {@code "sliding-log"}
+     * @return the algorithm
+     * @throws IllegalArgumentException naming the value and the accepted ids when none matches
+     */
+    public static Algorithm fromId(String id) {
+        for (Algorithm algorithm : values()) {
+            if (algorithm.id.equals(id)) {
+                return algorithm;
+            }
+        }
+        throw new IllegalArgumentException("unknown algorithm '" + id + "': expected one of "
+                + Arrays.stream(values()).map(Algorithm::id).collect(Collectors.joining(", ")));
+    }
+
+    @Override
+    public String toString() {
+        return id;
+    }
+}

@@ -1,0 +1,76 @@
+package dev.ratelimit;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * The answer of one rule for one key. Immutable; made by {@link #allowed} or
+ * {@link #rejected}.
+ *
+ * <p>The numbers mean the same for every algorithm:
+ * <ul>
+ *   <li>{@code remaining}: whole units that could still be taken right now, never negative;</li>
+ *   <li>{@code resetAfter}: the time until the quota is fully restored if nothing more
+ *       arrives;</li>
+ *   <li>{@code retryAfter}: zero when allowed; otherwise the time until a request of the same
+ *       cost would be allowed, rounded up, never early.</li>
+ * </ul>
+ *
+ * @param rule       the name of the rule that decided
+ * @param allowed    whether this rule lets the request through
+ * @param limit      the rule's limit (units per window)
+ * @param remaining  units left now
+ * @param resetAfter time until the quota is full again
+ * @param retryAfter time until a request of the same cost would be allowed (zero if allowed)
+ */
+public record Decision(String rule, boolean allowed, long limit, long remaining, Duration resetAfter,
+                       Duration retryAfter) {
+
+    /**
+     * Validates the components.
+     *
+     * @throws IllegalArgumentException if a number is negative, or an allowed decision has a
+     *                                  retry-after, or a rejected one has none
+     */
+    public Decision {
+        Objects.requireNonNull(rule, "rule");
+        Objects.requireNonNull(resetAfter, "resetAfter");
+        Objects.requireNonNull(retryAfter, "retryAfter");
+        if (remaining < 0 || limit < 1 || resetAfter.isNegative() || retryAfter.isNegative()) {
+            throw new IllegalArgumentException("invalid decision for rule '" + rule + "': limit " + limit
+                    + ", remaining " + remaining + ", reset after " + resetAfter + ", retry after " + retryAfter);
+        }
+        if (allowed != retryAfter.isZero()) {
+            throw new IllegalArgumentException("invalid decision for rule '" + rule + "': "
+                    + (allowed ? "allowed" : "rejected") + " with retry after " + retryAfter);
+        }
+    }
+
+    /**
+     * A decision that lets the request through.
+     *
+     * @param rule       the rule's name
+     * @param limit      the rule's limit
+     * @param remaining  units left now
+     * @param resetAfter time until the quota is full again
+     * @return the decision
+     */
+    public static Decision allowed(String rule, long limit, long remaining, Duration resetAfter) {
+        return new Decision(rule, true, limit, remaining, resetAfter, Duration.ZERO);
+    }
+
+    /**
+     * A decision that turns the request away.
+     *
+     * @param rule       the rule's name
+     * @param limit      the rule's limit
+     * @param remaining  units left now
+     * @param resetAfter time until the quota is full again
+     * @param retryAfter time until a request of the same cost would be allowed, positive
+     * @return the decision
+     */
+    public static Decision rejected(String rule, long limit, long remaining, Duration resetAfter,
+                                    Duration retryAfter) {
+        return new Decision(rule, false, limit, remaining, resetAfter, retryAfter);
+    }
+}

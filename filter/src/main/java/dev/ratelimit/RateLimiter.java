@@ -1,0 +1,78 @@
+package dev.ratelimit;
+
+import java.util.List;
+
+/**
+ * Decides whether an action may happen now, under one or more {@link Rule}s, for a key such
+ * as a user, an address or an API key.
+ *
+ * <p>Implementations are thread-safe. The Valkey-backed one shares its limits between every
+ * process pointed at the same Valkey; the in-process one holds them per instance.
+ */
+public interface RateLimiter extends AutoCloseable {
+
+    /**
+     * Takes one unit for the key if the rule allows it.
+     *
+     * @param rule the rule
+     * @param key  what is limited, non-empty
+     * @return the rule's decision
+     * @throws RateLimitException if the store cannot be reached in time
+     */
+    default Decision acquire(Rule rule, String key) {
+        return acquire(rule, key, 1);
+    }
+
+    /**
+     * Takes {@code cost} units for the key if the rule allows them.
+     *
+     * @param rule the rule
+     * @param key  what is limited, non-empty
+     * @param cost units to take, between 1 and {@link Rule#capacity()}
+     * @return the rule's decision
+     * @throws IllegalArgumentException if the cost is out of range or the key empty
+     * @throws RateLimitException       if the store cannot be reached in time
+     */
+    default Decision acquire(Rule rule, String key, long cost) {
+        return acquireAll(List.of(new RuleKey(rule, key)), cost).decisions().get(0);
+    }
+
+    /**
+     * Takes {@code cost} units under every rule at once, all or nothing: the request is allowed
+     * only if every rule allows it, and then every rule consumes; if any rejects, no rule
+     * consumes (except that rules with {@link Rule#countRejected()} record the attempt). On a
+     * single store node this is one round trip and atomic.
+     *
+     * @param ruleKeys the rules and their keys, at least one, no rule twice
+     * @param cost     units to take under each rule
+     * @return every rule's decision
+     * @throws IllegalArgumentException if the list is empty, names a rule twice, or the cost is
+     *                                  out of range for one of the rules
+     * @throws RateLimitException       if the store cannot be reached in time
+     */
+    Decisions acquireAll(List<RuleKey> ruleKeys, long cost);
+
+    /**
+     * What {@link #acquire(Rule, String, long)} would answer now, without taking anything.
+     *
+     * @param rule the rule
+     * @param key  what is limited, non-empty
+     * @param cost units a request would take
+     * @return the decision a request would get
+     * @throws RateLimitException if the store cannot be reached in time
+     */
+    Decision peek(Rule rule, String key, long cost);
+
+    /**
+     * Forgets everything the rule remembers about the key: its quota is full again.
+     *
+     * @param rule the rule
+     * @param key  what is limited, non-empty
+     * @throws RateLimitException if the store cannot be reached in time
+     */
+    void reset(Rule rule, String key);
+
+    /** Releases connections and threads; the limiter must not be used afterwards. */
+    @Override
+    void close();
+}

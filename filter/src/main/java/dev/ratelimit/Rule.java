@@ -1,0 +1,130 @@
+package dev.ratelimit;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+/**
+ * One limit: at most {@code limit} units per {@code window} for each key, decided by one
+ * algorithm. Immutable; build one with {@link #of} and adjust it with the {@code with…}
+ * methods.
+ *
+ * @param name          the rule's name: part of every state key and of the response headers;
+ *                      letters, digits, {@code .}, {@code _} and {@code -}, at most 64 characters
+ * @param algorithm     how the limit is enforced
+ * @param limit         units allowed per window, at least 1
+ * @param window        the window (for the token bucket and GCRA: the time in which
+ *                      {@code limit} units are refilled), a whole number of milliseconds, at
+ *                      least 1 ms
+ * @param burst         for {@link Algorithm#TOKEN_BUCKET} and {@link Algorithm#GCRA}: how many
+ *                      units may be taken at once (the bucket's capacity); for the others it
+ *                      always equals {@code limit}. Default: {@code limit}
+ * @param countRejected whether a rejected request still consumes (keeps a client that goes on
+ *                      hammering locked out) instead of only accepted ones counting. Default:
+ *                      false
+ */
+public record Rule(String name, Algorithm algorithm, long limit, Duration window, long burst,
+                   boolean countRejected) {
+
+    /** The rule names accepted: safe inside a Valkey key and a Structured Field string. */
+    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._-]{1,64}");
+
+    /**
+     * The scripts compute in exact integers on doubles (53 bits); {@code max(limit, burst) ×
+     * window in ms} is their largest product and is held below 2^50 to leave room for sums.
+     */
+    static final long MAX_PRODUCT = 1L << 50;
+
+    /**
+     * Validates every component.
+     *
+     * @throws IllegalArgumentException naming the rule, the bad value and the rule it breaks
+     * @throws NullPointerException     if name, algorithm or window is null
+     */
+    public Rule {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(algorithm, "algorithm");
+        Objects.requireNonNull(window, "window");
+        if (!NAME.matcher(name).matches()) {
+            throw new IllegalArgumentException("rule name '" + name
+                    + "' is invalid: use 1 to 64 letters, digits, '.', '_' or '-'");
+        }
+        if (limit < 1) {
+            throw new IllegalArgumentException("rule '" + name + "': limit " + limit + " must be at least 1");
+        }
+        if (window.isNegative() || window.isZero() || window.toNanos() % 1_000_000 != 0) {
+            throw new IllegalArgumentException("rule '" + name + "': window " + window
+                    + " must be a positive whole number of milliseconds");
+        }
+        if (!algorithm.hasBurst() && burst != limit) {
+            throw new IllegalArgumentException("rule '" + name + "': burst " + burst
+                    + " applies only to token-bucket and gcra, not to " + algorithm);
+        }
+        if (burst < 1) {
+            throw new IllegalArgumentException("rule '" + name + "': burst " + burst + " must be at least 1");
+        }
+        long largest = Math.max(limit, burst);
+        if (largest > MAX_PRODUCT / window.toMillis()) {
+            throw new IllegalArgumentException("rule '" + name + "': " + largest + " units per "
+                    + window.toMillis() + " ms is too fine-grained: max(limit, burst) × window in ms must stay below 2^50");
+        }
+    }
+
+    /**
+     * A rule with the burst equal to the limit and rejected requests not counted.
+     *
+     * @param name      the rule's name (see {@link Rule})
+     * @param algorithm how the limit is enforced
+     * @param limit     units allowed per window, at least 1
+     * @param window    the window, a positive whole number of milliseconds
+     * @return the rule
+     * @throws IllegalArgumentException naming the bad value
+     */
+    public static Rule of(String name, Algorithm algorithm, long limit, Duration window) {
+        return new Rule(name, algorithm, limit, window, limit, false);
+    }
+
+    /**
+     * This rule with another burst (bucket capacity).
+     *
+     * @param burst units that may be taken at once, at least 1
+     * @return a new rule
+     * @throws IllegalArgumentException if the algorithm has no burst or the value is below 1
+     */
+    public Rule withBurst(long burst) {
+        return new Rule(name, algorithm, limit, window, burst, countRejected);
+    }
+
+    /**
+     * This rule with rejected requests counted or not.
+     *
+     * @param countRejected whether rejected requests consume too
+     * @return a new rule
+     */
+    public Rule withCountRejected(boolean countRejected) {
+        return new Rule(name, algorithm, limit, window, burst, countRejected);
+    }
+
+    /**
+     * The most units one request can ever take: the burst for the token bucket and GCRA, the
+     * limit otherwise. A larger cost could never be allowed and is refused up front.
+     *
+     * @return the largest acceptable cost
+     */
+    public long capacity() {
+        return algorithm.hasBurst() ? burst : limit;
+    }
+
+    /**
+     * Checks a cost against this rule.
+     *
+     * @param cost units a request wants to take
+     * @throws IllegalArgumentException if the cost is below 1 or above {@link #capacity()}
+     */
+    public void checkCost(long cost) {
+        if (cost < 1 || cost > capacity()) {
+            throw new IllegalArgumentException("rule '" + name + "': cost " + cost
+                    + " must be between 1 and " + capacity() + " (a larger cost could never be allowed)");
+        }
+    }
+}

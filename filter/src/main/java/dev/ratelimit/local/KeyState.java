@@ -1,0 +1,53 @@
+package dev.ratelimit.local;
+
+import dev.ratelimit.Algorithm;
+import dev.ratelimit.Rule;
+
+/**
+ * What one rule remembers about one key in the in-process limiter. Each algorithm has its own
+ * implementation, the Java twin of its Lua file, with the same arithmetic and the same answers.
+ *
+ * <p>Not thread-safe: {@link LocalRateLimiter} serialises access.
+ */
+interface KeyState {
+
+    /**
+     * Decides a request and, when told to, consumes its cost.
+     *
+     * @param now               the time in ms
+     * @param rule              the rule (its limit, window and burst)
+     * @param cost              units the request takes, within the rule's capacity
+     * @param consumeIfAllowed  whether to take the units when this rule allows
+     * @param consumeIfRejected whether to take the units when this rule rejects
+     * @return the answer, describing the state after any write
+     */
+    Outcome take(long now, Rule rule, long cost, boolean consumeIfAllowed, boolean consumeIfRejected);
+
+    /**
+     * When this state stops mattering: from then on it answers exactly as a new state would.
+     *
+     * @return epoch ms
+     */
+    long expiresAt();
+
+    /**
+     * A fresh state for the algorithm.
+     *
+     * @param algorithm the rule's algorithm
+     * @return an empty state
+     */
+    static KeyState create(Algorithm algorithm) {
+        return switch (algorithm) {
+            case FIXED_WINDOW -> new FixedWindowState();
+            case SLIDING_LOG -> new SlidingLogState();
+            case SLIDING_WINDOW_COUNTER -> new SlidingWindowCounterState();
+            case TOKEN_BUCKET -> new TokenBucketState();
+            case GCRA -> new GcraState();
+        };
+    }
+
+    /** ceil(a / b) for a >= 0, b > 0. */
+    static long ceilDiv(long a, long b) {
+        return -Math.floorDiv(-a, b);
+    }
+}

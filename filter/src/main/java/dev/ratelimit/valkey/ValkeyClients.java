@@ -1,0 +1,54 @@
+package dev.ratelimit.valkey;
+
+import redis.clients.jedis.ConnectionPoolConfig;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.RedisClient;
+import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.util.JedisURIHelper;
+
+import java.net.URI;
+
+/** Builds the Jedis client for {@link ValkeySettings}: one pooled standalone client. */
+final class ValkeyClients {
+
+    private ValkeyClients() {
+    }
+
+    /**
+     * A pooled client whose every wait (connect, reply, borrow) is bounded by the settings.
+     * No connection is opened here: a Valkey that is down at start-up is found on first use.
+     */
+    static UnifiedJedis create(ValkeySettings settings) {
+        URI uri = URI.create(settings.url());
+        DefaultJedisClientConfig.Builder config = DefaultJedisClientConfig.builder()
+                .connectionTimeoutMillis((int) settings.connectTimeout().toMillis())
+                .socketTimeoutMillis((int) settings.socketTimeout().toMillis())
+                .ssl(JedisURIHelper.isRedisSSLScheme(uri))
+                .clientName("ratelimit");
+        String user = JedisURIHelper.getUser(uri);
+        String password = JedisURIHelper.getPassword(uri);
+        if (user != null) {
+            config.user(user);
+        }
+        if (password != null) {
+            config.password(password);
+        }
+        if (JedisURIHelper.hasDbIndex(uri)) {
+            config.database(JedisURIHelper.getDBIndex(uri));
+        }
+
+        ConnectionPoolConfig pool = new ConnectionPoolConfig();
+        pool.setMaxTotal(settings.poolMaxTotal());
+        pool.setMaxIdle(settings.poolMaxIdle());
+        pool.setMaxWait(settings.poolMaxWait());
+        pool.setBlockWhenExhausted(true);
+        // Jedis's pool defaults to a JMX registration per pool, which clashes between instances.
+        pool.setJmxEnabled(false);
+
+        return RedisClient.builder()
+                .hostAndPort(JedisURIHelper.getHostAndPort(uri))
+                .clientConfig(config.build())
+                .poolConfig(pool)
+                .build();
+    }
+}

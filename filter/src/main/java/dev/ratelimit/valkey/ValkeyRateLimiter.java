@@ -1,0 +1,249 @@
+package dev.ratelimit.valkey;
+
+import dev.ratelimit.Decision;
+import dev.ratelimit.Decisions;
+import dev.ratelimit.RateLimitException;
+import dev.ratelimit.RateLimiter;
+import dev.ratelimit.Rule;
+import dev.ratelimit.RuleKey;
+import dev.ratelimit.internal.KeyValues;
+import dev.ratelimit.internal.RuleKeys;
+import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisException;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.function.LongSupplier;
+import java.util.regex.Pattern;
+
+/**
+ * The shared limiter: every decision is one atomic script on Valkey, so every process pointed
+ * at the same Valkey enforces one set of limits.
+ *
+ * <p>State keys are {@code <prefix>:<rule>:{<key>}}, e.g. {@code rl:v1:login:{user:4182}}. The
+ * braces are a cluster hash tag; the key is made safe by hashing long or unusual values.
+ *
+ * <p>Time comes from the Valkey server ({@code TIME} inside the script) unless a client clock
+ * is set: then app servers with drifting clocks cannot refill buckets wrongly.
+ *
+ * <p>Build one with {@link #builder()}:
+ * <pre>{@code
+ * RateLimiter limiter = ValkeyRateLimiter.builder()
+ *         .settings(ValkeySettings.of("redis://localhost:6379"))
+ *         .build();
+ * }</pre>
+ */
+public final class ValkeyRateLimiter implements RateLimiter {
+
+    /** Default key prefix: carries a version so a change of scheme is a new prefix, not a migration. */
+    public static final String DEFAULT_KEY_PREFIX = "rl:v1";
+
+    private static final Pattern PREFIX = Pattern.compile("[A-Za-z0-9:._-]{1,64}");
+    private static final int ARGS_PER_RULE = 6;
+    private static final String SERVER_CLOCK = "-1";
+
+    private final UnifiedJedis client;
+    private final boolean ownsClient;
+    private final String keyPrefix;
+    private final LongSupplier clientClock;
+    private final String endpoint;
+    private final LimiterScript script = LimiterScript.load();
+
+    private ValkeyRateLimiter(Builder builder) {
+        if (builder.client != null) {
+            this.client = builder.client;
+            this.ownsClient = false;
+            this.endpoint = "Valkey";
+        } else {
+            this.client = ValkeyClients.create(builder.settings);
+            this.ownsClient = true;
+            this.endpoint = "Valkey at " + builder.settings.redactedUrl();
+        }
+        this.keyPrefix = builder.keyPrefix;
+        this.clientClock = builder.clientClock;
+    }
+
+    /**
+     * A builder: give it either {@link Builder#settings} or {@link Builder#client}.
+     *
+     * @return a new builder
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * The Valkey key holding a rule's state for a key.
+     *
+     * @param rule the rule
+     * @param key  what is limited
+     * @return {@code <prefix>:<rule>:{<safe key>}}
+     */
+    public String stateKey(Rule rule, String key) {
+        return keyPrefix + ':' + rule.name() + ":{" + KeyValues.safe(key) + '}';
+    }
+
+    @Override
+    public Decisions acquireAll(List<RuleKey> ruleKeys, long cost) {
+        RuleKeys.check(ruleKeys, cost);
+        return call(ruleKeys, cost, true);
+    }
+
+    @Override
+    public Decision peek(Rule rule, String key, long cost) {
+        RuleKey ruleKey = new RuleKey(rule, key);
+        rule.checkCost(cost);
+        return call(List.of(ruleKey), cost, false).decisions().get(0);
+    }
+
+    @Override
+    public void reset(Rule rule, String key) {
+        new RuleKey(rule, key); // the same argument checks as every other call
+        try {
+            client.del(stateKey(rule, key));
+        } catch (JedisException e) {
+            throw failure("reset", e);
+        }
+    }
+
+    @Override
+    public void close() {
+        if (ownsClient) {
+            client.close();
+        }
+    }
+
+    private Decisions call(List<RuleKey> ruleKeys, long cost, boolean acquire) {
+        List<String> keys = new ArrayList<>(ruleKeys.size());
+        List<String> args = new ArrayList<>(2 + ARGS_PER_RULE * ruleKeys.size());
+        args.add(clientClock == null ? SERVER_CLOCK : Long.toString(clientClock.getAsLong()));
+        args.add(acquire ? "1" : "0");
+        for (RuleKey ruleKey : ruleKeys) {
+            Rule rule = ruleKey.rule();
+            keys.add(stateKey(rule, ruleKey.key()));
+            args.add(rule.algorithm().id());
+            args.add(Long.toString(rule.limit()));
+            args.add(Long.toString(rule.window().toMillis()));
+            args.add(Long.toString(rule.burst()));
+            args.add(Long.toString(cost));
+            args.add(rule.countRejected() ? "1" : "0");
+        }
+        Object reply;
+        try {
+            reply = script.run(client, keys, args);
+        } catch (JedisException e) {
+            throw failure(acquire ? "acquire" : "peek", e);
+        }
+        return parse(ruleKeys, reply);
+    }
+
+    private Decisions parse(List<RuleKey> ruleKeys, Object reply) {
+        if (!(reply instanceof List<?> values) || values.size() != 1 + 4 * ruleKeys.size()) {
+            throw new RateLimitException(endpoint + " sent an unexpected script reply: " + reply, null);
+        }
+        List<Decision> decisions = new ArrayList<>(ruleKeys.size());
+        for (int i = 0; i < ruleKeys.size(); i++) {
+            Rule rule = ruleKeys.get(i).rule();
+            int at = 1 + 4 * i;
+            boolean allowed = number(values.get(at)) == 1;
+            long remaining = number(values.get(at + 1));
+            Duration resetAfter = Duration.ofMillis(number(values.get(at + 2)));
+            Duration retryAfter = Duration.ofMillis(number(values.get(at + 3)));
+            decisions.add(allowed
+                    ? Decision.allowed(rule.name(), rule.limit(), remaining, resetAfter)
+                    : Decision.rejected(rule.name(), rule.limit(), remaining, resetAfter, retryAfter));
+        }
+        return new Decisions(number(values.get(0)) == 1, decisions);
+    }
+
+    private long number(Object value) {
+        if (value instanceof Long number) {
+            return number;
+        }
+        throw new RateLimitException(endpoint + " sent a non-integer in the script reply: " + value, null);
+    }
+
+    private RateLimitException failure(String operation, JedisException e) {
+        // Jedis messages name hosts and errors, never the password; the endpoint is redacted.
+        return new RateLimitException(operation + " failed on " + endpoint + ": " + e.getClass().getSimpleName()
+                + ": " + e.getMessage(), e);
+    }
+
+    /** Builds a {@link ValkeyRateLimiter}; not thread-safe, use once. */
+    public static final class Builder {
+        private ValkeySettings settings;
+        private UnifiedJedis client;
+        private String keyPrefix = DEFAULT_KEY_PREFIX;
+        private LongSupplier clientClock;
+
+        private Builder() {
+        }
+
+        /**
+         * Connect with these settings; the limiter owns the client and closes it.
+         *
+         * @param settings URL, timeouts, pool
+         * @return this builder
+         */
+        public Builder settings(ValkeySettings settings) {
+            this.settings = Objects.requireNonNull(settings, "settings");
+            return this;
+        }
+
+        /**
+         * Use an existing client (standalone, cluster or Sentinel); the caller closes it. Its
+         * timeouts bound every call.
+         *
+         * @param client any {@link UnifiedJedis}
+         * @return this builder
+         */
+        public Builder client(UnifiedJedis client) {
+            this.client = Objects.requireNonNull(client, "client");
+            return this;
+        }
+
+        /**
+         * The first part of every state key. Default {@value #DEFAULT_KEY_PREFIX}.
+         *
+         * @param keyPrefix letters, digits, {@code :}, {@code .}, {@code _}, {@code -}; at most 64
+         * @return this builder
+         */
+        public Builder keyPrefix(String keyPrefix) {
+            Objects.requireNonNull(keyPrefix, "keyPrefix");
+            if (!PREFIX.matcher(keyPrefix).matches()) {
+                throw new IllegalArgumentException("key prefix '" + keyPrefix
+                        + "' is invalid: use 1 to 64 letters, digits, ':', '.', '_' or '-'");
+            }
+            this.keyPrefix = keyPrefix;
+            return this;
+        }
+
+        /**
+         * Take time from this clock instead of the Valkey server's. For tests, and for users
+         * whose app servers keep accurate time. Default: the server's clock.
+         *
+         * @param millis epoch milliseconds, e.g. {@code System::currentTimeMillis}
+         * @return this builder
+         */
+        public Builder clientClock(LongSupplier millis) {
+            this.clientClock = Objects.requireNonNull(millis, "millis");
+            return this;
+        }
+
+        /**
+         * The limiter.
+         *
+         * @return a new limiter
+         * @throws IllegalStateException unless exactly one of settings and client was given
+         */
+        public ValkeyRateLimiter build() {
+            if ((settings == null) == (client == null)) {
+                throw new IllegalStateException("give the builder either settings(...) or client(...), not "
+                        + (settings == null ? "neither" : "both"));
+            }
+            return new ValkeyRateLimiter(this);
+        }
+    }
+}

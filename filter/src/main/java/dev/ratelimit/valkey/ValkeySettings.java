@@ -1,0 +1,165 @@
+package dev.ratelimit.valkey;
+
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * How to reach Valkey, and how long any call may take. Immutable; start from {@link #of} and
+ * adjust with the {@code with…} methods.
+ *
+ * <p>Every bound is tens of milliseconds by default: a slow or dead Valkey must add at most
+ * that to a request, never seconds.
+ *
+ * @param url            {@code redis://[user:password@]host[:port][/db]} or {@code rediss://…}
+ *                       for TLS
+ * @param connectTimeout time to open a connection. Default 50 ms
+ * @param socketTimeout  time to wait for a reply. Default 50 ms
+ * @param poolMaxTotal   most connections open at once. Default 32
+ * @param poolMaxIdle    most idle connections kept. Default 32
+ * @param poolMaxWait    time to wait for a free connection when all are busy. Default 20 ms
+ */
+public record ValkeySettings(String url, Duration connectTimeout, Duration socketTimeout, int poolMaxTotal,
+                             int poolMaxIdle, Duration poolMaxWait) {
+
+    /** Default connect timeout. */
+    public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofMillis(50);
+    /** Default socket (reply) timeout. */
+    public static final Duration DEFAULT_SOCKET_TIMEOUT = Duration.ofMillis(50);
+    /** Default pool size. */
+    public static final int DEFAULT_POOL_MAX_TOTAL = 32;
+    /** Default wait for a pooled connection. */
+    public static final Duration DEFAULT_POOL_MAX_WAIT = Duration.ofMillis(20);
+
+    /**
+     * Validates every component.
+     *
+     * @throws IllegalArgumentException naming the bad value; the URL's password is never shown
+     */
+    public ValkeySettings {
+        Objects.requireNonNull(url, "url");
+        Objects.requireNonNull(connectTimeout, "connectTimeout");
+        Objects.requireNonNull(socketTimeout, "socketTimeout");
+        Objects.requireNonNull(poolMaxWait, "poolMaxWait");
+        URI uri = parse(url);
+        if (!"redis".equals(uri.getScheme()) && !"rediss".equals(uri.getScheme())) {
+            throw new IllegalArgumentException("Valkey URL " + redact(url)
+                    + " must start with redis:// or rediss://");
+        }
+        if (uri.getHost() == null) {
+            throw new IllegalArgumentException("Valkey URL " + redact(url) + " has no host");
+        }
+        requirePositiveMillis("connect timeout", connectTimeout);
+        requirePositiveMillis("socket timeout", socketTimeout);
+        requirePositiveMillis("pool max wait", poolMaxWait);
+        if (poolMaxTotal < 1) {
+            throw new IllegalArgumentException("pool max total " + poolMaxTotal + " must be at least 1");
+        }
+        if (poolMaxIdle < 0 || poolMaxIdle > poolMaxTotal) {
+            throw new IllegalArgumentException("pool max idle " + poolMaxIdle
+                    + " must be between 0 and pool max total (" + poolMaxTotal + ")");
+        }
+    }
+
+    /**
+     * Settings for the URL with every default.
+     *
+     * @param url {@code redis://…} or {@code rediss://…}
+     * @return the settings
+     */
+    public static ValkeySettings of(String url) {
+        return new ValkeySettings(url, DEFAULT_CONNECT_TIMEOUT, DEFAULT_SOCKET_TIMEOUT, DEFAULT_POOL_MAX_TOTAL,
+                DEFAULT_POOL_MAX_TOTAL, DEFAULT_POOL_MAX_WAIT);
+    }
+
+    /**
+     * These settings with another connect timeout.
+     *
+     * @param timeout time to open a connection, positive
+     * @return new settings
+     */
+    public ValkeySettings withConnectTimeout(Duration timeout) {
+        return new ValkeySettings(url, timeout, socketTimeout, poolMaxTotal, poolMaxIdle, poolMaxWait);
+    }
+
+    /**
+     * These settings with another socket timeout.
+     *
+     * @param timeout time to wait for a reply, positive
+     * @return new settings
+     */
+    public ValkeySettings withSocketTimeout(Duration timeout) {
+        return new ValkeySettings(url, connectTimeout, timeout, poolMaxTotal, poolMaxIdle, poolMaxWait);
+    }
+
+    /**
+     * These settings with another pool size.
+     *
+     * @param maxTotal most connections open at once
+     * @param maxIdle  most idle connections kept
+     * @return new settings
+     */
+    public ValkeySettings withPool(int maxTotal, int maxIdle) {
+        return new ValkeySettings(url, connectTimeout, socketTimeout, maxTotal, maxIdle, poolMaxWait);
+    }
+
+    /**
+     * These settings with another wait for a pooled connection.
+     *
+     * @param maxWait time to wait when every connection is busy, positive
+     * @return new settings
+     */
+    public ValkeySettings withPoolMaxWait(Duration maxWait) {
+        return new ValkeySettings(url, connectTimeout, socketTimeout, poolMaxTotal, poolMaxIdle, maxWait);
+    }
+
+    /**
+     * The URL with any password replaced by {@code ***}, for logs and messages.
+     *
+     * @return the redacted URL
+     */
+    public String redactedUrl() {
+        return redact(url);
+    }
+
+    @Override
+    public String toString() {
+        return "ValkeySettings[url=" + redactedUrl() + ", connectTimeout=" + connectTimeout + ", socketTimeout="
+                + socketTimeout + ", poolMaxTotal=" + poolMaxTotal + ", poolMaxIdle=" + poolMaxIdle
+                + ", poolMaxWait=" + poolMaxWait + "]";
+    }
+
+    /**
+     * The text with the user-info part of a URL's authority masked.
+     *
+     * @param url any text meant as a URL
+     * @return it with {@code user:password@} shown as {@code user:***@}
+     */
+    static String redact(String url) {
+        int scheme = url.indexOf("://");
+        int at = url.lastIndexOf('@');
+        if (scheme < 0 || at < scheme) {
+            return url;
+        }
+        String userInfo = url.substring(scheme + 3, at);
+        int colon = userInfo.indexOf(':');
+        String shown = colon < 0 ? "***" : userInfo.substring(0, colon) + ":***";
+        return url.substring(0, scheme + 3) + shown + url.substring(at);
+    }
+
+    private static URI parse(String url) {
+        try {
+            return new URI(url);
+        } catch (URISyntaxException e) {
+            throw new IllegalArgumentException("Valkey URL " + redact(url) + " is not a valid URI", null);
+        }
+    }
+
+    private static void requirePositiveMillis(String what, Duration value) {
+        if (value.toMillis() < 1 || value.toMillis() > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException(what + " " + value + " must be between 1 ms and "
+                    + Integer.MAX_VALUE + " ms");
+        }
+    }
+}

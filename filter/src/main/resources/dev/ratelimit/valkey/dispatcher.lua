@@ -1,0 +1,77 @@
+-- dispatcher.lua: the entry point of the limiter script; decides several rules in one call.
+--
+-- The script the limiter loads is: prelude.lua, then each algorithm's file wrapped as
+-- ALGORITHMS['<id>'] = (function() <file> end)(), then this file.
+--
+-- KEYS[i]   the state key of rule i
+-- ARGV[1]   the time in ms from the client's clock, or -1 to read the server's TIME
+-- ARGV[2]   1 to acquire, 0 to peek (decide without writing anything)
+-- ARGV[3..] six values per rule i, starting at ARGV[3 + 6 * (i - 1)]:
+--           algorithm id, limit, window ms, burst, cost, count_rejected (1/0)
+--
+-- Reply: { all_allowed (0/1), then for each rule i: allowed (0/1), remaining,
+--          reset_after_ms, retry_after_ms }
+--
+-- All-or-nothing: every rule is decided before any is written. If all allow, all consume;
+-- if any rejects, only rules with count_rejected record the attempt and the others are left
+-- exactly as they were.
+local now = tonumber(ARGV[1])
+if now < 0 then
+  -- The server's clock: one clock for every app instance. TIME is allowed in scripts since
+  -- scripts replicate their effects, not their source.
+  local time = redis.call('TIME')
+  now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
+local acquire = ARGV[2] == '1'
+
+local rules = {}
+for i = 1, #KEYS do
+  local base = 3 + 6 * (i - 1)
+  local algorithm = ALGORITHMS[ARGV[base]]
+  if not algorithm then
+    return redis.error_reply('unknown algorithm ' .. tostring(ARGV[base]))
+  end
+  rules[i] = {
+    run = algorithm,
+    limit = tonumber(ARGV[base + 1]),
+    window = tonumber(ARGV[base + 2]),
+    burst = tonumber(ARGV[base + 3]),
+    cost = tonumber(ARGV[base + 4]),
+    count_rejected = ARGV[base + 5] == '1',
+  }
+end
+
+local function run(i, consume_if_allowed, consume_if_rejected)
+  local r = rules[i]
+  return r.run(KEYS[i], now, r.limit, r.window, r.burst, r.cost, consume_if_allowed, consume_if_rejected)
+end
+
+local results = {}
+local all_allowed = 1
+if #rules == 1 then
+  -- One rule needs no second pass: it decides and writes in one go.
+  results[1] = run(1, acquire, acquire and rules[1].count_rejected)
+  all_allowed = results[1][1]
+else
+  for i = 1, #rules do
+    results[i] = run(i, false, false)
+    if results[i][1] == 0 then
+      all_allowed = 0
+    end
+  end
+  if acquire then
+    for i = 1, #rules do
+      if all_allowed == 1 or rules[i].count_rejected then
+        results[i] = run(i, true, true)
+      end
+    end
+  end
+end
+
+local reply = { all_allowed }
+for i = 1, #results do
+  for j = 1, 4 do
+    reply[#reply + 1] = results[i][j]
+  end
+end
+return reply

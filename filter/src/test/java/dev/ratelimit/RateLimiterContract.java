@@ -1,0 +1,297 @@
+package dev.ratelimit;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * What every {@link RateLimiter} must answer, with exact numbers, on a clock the test moves by
+ * hand. The in-process limiter runs it in {@code filter/}; the Valkey limiter runs the very
+ * same cases in {@code src-it/} against a real server, so the two cannot drift apart.
+ */
+public abstract class RateLimiterContract {
+
+    /** A time aligned to every window used below (10 s, 1 min), so offsets read as window phases. */
+    protected static final long T0 = 1_700_000_040_000L;
+    protected static final Duration TEN_SECONDS = Duration.ofSeconds(10);
+
+    protected ManualClock clock;
+    protected RateLimiter limiter;
+
+    /**
+     * A limiter reading time from the given clock, with no state from earlier tests.
+     *
+     * @param clock the test's clock
+     * @return a limiter
+     */
+    protected abstract RateLimiter newLimiter(ManualClock clock);
+
+    @BeforeEach
+    void createLimiter() {
+        clock = new ManualClock(T0);
+        limiter = newLimiter(clock);
+    }
+
+    protected static Rule rule(Algorithm algorithm, long limit) {
+        return Rule.of("r-" + algorithm.id(), algorithm, limit, TEN_SECONDS);
+    }
+
+    /** Takes one unit {@code n} times and returns how many were allowed. */
+    protected int allowedOf(Rule rule, String key, int n) {
+        int allowed = 0;
+        for (int i = 0; i < n; i++) {
+            if (limiter.acquire(rule, key).allowed()) {
+                allowed++;
+            }
+        }
+        return allowed;
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void allowsExactlyTheLimitThenRejects(Algorithm algorithm) {
+        Rule rule = rule(algorithm, 5);
+        List<Long> remaining = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            Decision decision = limiter.acquire(rule, "k");
+            assertThat(decision.allowed()).as("request %d", i + 1).isTrue();
+            assertThat(decision.retryAfter()).isZero();
+            assertThat(decision.limit()).isEqualTo(5);
+            assertThat(decision.rule()).isEqualTo(rule.name());
+            remaining.add(decision.remaining());
+        }
+        assertThat(remaining).containsExactly(4L, 3L, 2L, 1L, 0L);
+
+        Decision sixth = limiter.acquire(rule, "k");
+        assertThat(sixth.allowed()).isFalse();
+        assertThat(sixth.remaining()).isZero();
+        assertThat(sixth.retryAfter()).isPositive();
+    }
+
+    /**
+     * The article's boundary test: a full limit just before a window edge (T0 + 9 s), then
+     * another just after it (T0 + 10 s). How many of the second burst pass is each model's
+     * signature.
+     */
+    @ParameterizedTest
+    @CsvSource({
+            "FIXED_WINDOW, 10",           // a new window, a new counter: both bursts pass
+            "SLIDING_LOG, 0",             // the first burst is still inside the last 10 s
+            "SLIDING_WINDOW_COUNTER, 0",  // 0 + 10 × (10 − 0) / 10 = 10: full
+            "TOKEN_BUCKET, 1",            // 1 s at 1 token/s refilled one token
+            "GCRA, 1"                     // the same model as the token bucket
+    })
+    void burstsAcrossAWindowEdge(Algorithm algorithm, int allowedAfterEdge) {
+        Rule rule = rule(algorithm, 10);
+        clock.set(T0 + 9_000);
+        assertThat(allowedOf(rule, "k", 10)).isEqualTo(10);
+        clock.set(T0 + 10_000);
+        assertThat(allowedOf(rule, "k", 10)).isEqualTo(allowedAfterEdge);
+    }
+
+    @Test
+    void slidingWindowCounterWeighsThePreviousWindow() {
+        Rule rule = rule(Algorithm.SLIDING_WINDOW_COUNTER, 10);
+        clock.set(T0 + 9_000);
+        assertThat(allowedOf(rule, "k", 10)).isEqualTo(10);
+        // Half-way through the next window the previous 10 weigh 5: five more fit.
+        clock.set(T0 + 15_000);
+        assertThat(allowedOf(rule, "k", 5)).isEqualTo(5);
+        Decision rejected = limiter.acquire(rule, "k");
+        assertThat(rejected.allowed()).isFalse();
+        // 5 + 10 × (10 − e) / 10 + 1 <= 10 once e >= 6 s: one second from now.
+        assertThat(rejected.retryAfter()).isEqualTo(Duration.ofMillis(1_000));
+        clock.set(T0 + 15_999);
+        assertThat(limiter.acquire(rule, "k").allowed()).isFalse();
+        clock.set(T0 + 16_000);
+        assertThat(limiter.acquire(rule, "k").allowed()).isTrue();
+    }
+
+    /**
+     * Exhaust at T0 + 3 s, then: one millisecond before the announced retry-after still
+     * rejected, at it allowed. Also checks each model's retry-after and reset-after values.
+     */
+    @ParameterizedTest
+    @CsvSource({
+            // algorithm, retry-after ms, reset-after ms
+            "FIXED_WINDOW, 7000, 7000",               // the window ends at T0 + 10 s
+            "SLIDING_LOG, 10000, 10000",              // the first entry leaves 10 s after it came
+            "SLIDING_WINDOW_COUNTER, 9000, 17000",    // next window, once 5 × (10 − e)/10 <= 4: e = 2 s
+            "TOKEN_BUCKET, 2000, 10000",              // 5 per 10 s: one token every 2 s
+            "GCRA, 2000, 10000"
+    })
+    void recoversExactlyAtTheAnnouncedRetryAfter(Algorithm algorithm, long retryMillis, long resetMillis) {
+        Rule rule = rule(algorithm, 5);
+        clock.set(T0 + 3_000);
+        assertThat(allowedOf(rule, "k", 5)).isEqualTo(5);
+        Decision rejected = limiter.acquire(rule, "k");
+        assertThat(rejected.allowed()).isFalse();
+        assertThat(rejected.retryAfter()).isEqualTo(Duration.ofMillis(retryMillis));
+        assertThat(rejected.resetAfter()).isEqualTo(Duration.ofMillis(resetMillis));
+
+        clock.set(T0 + 3_000 + retryMillis - 1);
+        assertThat(limiter.acquire(rule, "k").allowed()).as("one ms before retry-after").isFalse();
+        clock.set(T0 + 3_000 + retryMillis);
+        assertThat(limiter.acquire(rule, "k").allowed()).as("at retry-after").isTrue();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void fullyRestoredAfterResetAfter(Algorithm algorithm) {
+        Rule rule = rule(algorithm, 5);
+        clock.set(T0 + 3_000);
+        Decision last = null;
+        for (int i = 0; i < 5; i++) {
+            last = limiter.acquire(rule, "k");
+        }
+        clock.advance(last.resetAfter().toMillis());
+        assertThat(limiter.peek(rule, "k", 1).remaining()).isEqualTo(5);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void costTakesSeveralUnits(Algorithm algorithm) {
+        Rule rule = rule(algorithm, 5);
+        Decision first = limiter.acquire(rule, "k", 3);
+        assertThat(first.allowed()).isTrue();
+        assertThat(first.remaining()).isEqualTo(2);
+        Decision second = limiter.acquire(rule, "k", 3);
+        assertThat(second.allowed()).isFalse();
+        assertThat(second.remaining()).isEqualTo(2);
+        assertThat(limiter.acquire(rule, "k", 2).allowed()).isTrue();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void costOutsideOneToCapacityIsRefused(Algorithm algorithm) {
+        Rule rule = rule(algorithm, 5);
+        assertThatThrownBy(() -> limiter.acquire(rule, "k", 6))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("cost 6");
+        assertThatThrownBy(() -> limiter.acquire(rule, "k", 0))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("cost 0");
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void peekTakesNothing(Algorithm algorithm) {
+        Rule rule = rule(algorithm, 5);
+        limiter.acquire(rule, "k");
+        for (int i = 0; i < 3; i++) {
+            Decision peek = limiter.peek(rule, "k", 1);
+            assertThat(peek.allowed()).isTrue();
+            assertThat(peek.remaining()).isEqualTo(4);
+        }
+        assertThat(limiter.acquire(rule, "k").remaining()).isEqualTo(3);
+        assertThat(limiter.peek(rule, "k", 4).allowed()).isFalse();
+        assertThat(limiter.peek(rule, "k", 4).retryAfter()).isPositive();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void resetRestoresTheQuota(Algorithm algorithm) {
+        Rule rule = rule(algorithm, 3);
+        assertThat(allowedOf(rule, "k", 4)).isEqualTo(3);
+        limiter.reset(rule, "k");
+        Decision decision = limiter.acquire(rule, "k");
+        assertThat(decision.allowed()).isTrue();
+        assertThat(decision.remaining()).isEqualTo(2);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void keysAndRulesAreIndependent(Algorithm algorithm) {
+        Rule rule = rule(algorithm, 2);
+        Rule other = Rule.of("other", algorithm, 2, TEN_SECONDS);
+        assertThat(allowedOf(rule, "a", 3)).isEqualTo(2);
+        assertThat(allowedOf(rule, "b", 3)).isEqualTo(2);
+        assertThat(allowedOf(other, "a", 3)).isEqualTo(2);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void severalRulesAreAllOrNothing(Algorithm algorithm) {
+        Rule wide = Rule.of("wide", algorithm, 5, TEN_SECONDS);
+        Rule narrow = Rule.of("narrow", Algorithm.SLIDING_LOG, 2, TEN_SECONDS);
+        List<RuleKey> both = List.of(new RuleKey(wide, "ip:1"), new RuleKey(narrow, "user:1"));
+
+        assertThat(limiter.acquireAll(both, 1).allowed()).isTrue();
+        assertThat(limiter.acquireAll(both, 1).allowed()).isTrue();
+        Decisions third = limiter.acquireAll(both, 1);
+        assertThat(third.allowed()).isFalse();
+        assertThat(third.decisions()).extracting(Decision::allowed).containsExactly(true, false);
+        assertThat(third.retryAfter()).isEqualTo(third.decisions().get(1).retryAfter());
+
+        // The rejected request took nothing from the rule that allowed it.
+        assertThat(limiter.peek(wide, "ip:1", 1).remaining()).isEqualTo(3);
+        assertThat(limiter.acquire(wide, "ip:1").remaining()).isEqualTo(2);
+    }
+
+    @Test
+    void severalRulesWithCountRejectedRecordTheAttempt() {
+        Rule counting = Rule.of("counting", Algorithm.FIXED_WINDOW, 5, TEN_SECONDS).withCountRejected(true);
+        Rule narrow = Rule.of("narrow", Algorithm.FIXED_WINDOW, 1, TEN_SECONDS);
+        List<RuleKey> both = List.of(new RuleKey(counting, "k"), new RuleKey(narrow, "k"));
+        assertThat(limiter.acquireAll(both, 1).allowed()).isTrue();
+        assertThat(limiter.acquireAll(both, 1).allowed()).isFalse();
+        assertThat(limiter.peek(counting, "k", 1).remaining()).isEqualTo(3);
+        assertThat(limiter.peek(narrow, "k", 1).remaining()).isZero();
+    }
+
+    @Test
+    void severalRulesRefuseTheSameRuleTwice() {
+        Rule rule = rule(Algorithm.GCRA, 5);
+        assertThatThrownBy(() -> limiter.acquireAll(List.of(new RuleKey(rule, "a"), new RuleKey(rule, "b")), 1))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("given twice");
+    }
+
+    /**
+     * A client exhausts its limit of 5 per 10 s at T0 + 1 s and hammers 5 more requests at
+     * T0 + 6 s. With count-rejected the rejections keep it out longer; without, they cost it
+     * nothing. The last column is when one request passes again.
+     */
+    @ParameterizedTest
+    @CsvSource({
+            // algorithm, count-rejected, passed while hammering, passes again at T0 + ms
+            "SLIDING_LOG, false, 0, 11000",   // the first five entries leave
+            "SLIDING_LOG, true, 0, 16000",    // the five rejected ones, recorded at T0 + 6 s, must leave too
+            "TOKEN_BUCKET, false, 2, 7000",   // 2.5 tokens came back by T0 + 6 s, 2 taken; 0.5 more needs 1 s
+            "TOKEN_BUCKET, true, 2, 13000",   // 3 rejections overdrew 0.5 to -2.5: 3.5 tokens need 7 s
+            "GCRA, false, 2, 7000",
+            "GCRA, true, 2, 13000"
+    })
+    void countRejectedKeepsAHammeringClientOut(Algorithm algorithm, boolean countRejected, int passedWhileHammering,
+                                               long passesAt) {
+        Rule rule = rule(algorithm, 5).withCountRejected(countRejected);
+        clock.set(T0 + 1_000);
+        assertThat(allowedOf(rule, "k", 5)).isEqualTo(5);
+        clock.set(T0 + 6_000);
+        assertThat(allowedOf(rule, "k", 5)).isEqualTo(passedWhileHammering);
+        assertThat(limiter.peek(rule, "k", 1).retryAfter()).isEqualTo(Duration.ofMillis(passesAt - 6_000));
+
+        clock.set(T0 + passesAt - 1);
+        assertThat(limiter.peek(rule, "k", 1).allowed()).as("one ms before").isFalse();
+        clock.set(T0 + passesAt);
+        assertThat(limiter.acquire(rule, "k").allowed()).as("at the time announced").isTrue();
+    }
+
+    @Test
+    void burstAllowsMoreAtOnceThanTheRate() {
+        Rule rule = Rule.of("burst", Algorithm.TOKEN_BUCKET, 1, Duration.ofSeconds(1)).withBurst(3);
+        assertThat(allowedOf(rule, "k", 4)).isEqualTo(3);
+        clock.advance(1_000);
+        assertThat(allowedOf(rule, "k", 2)).isEqualTo(1);
+        Rule gcra = Rule.of("gcra-burst", Algorithm.GCRA, 1, Duration.ofSeconds(1)).withBurst(3);
+        assertThat(allowedOf(gcra, "k", 4)).isEqualTo(3);
+        clock.advance(1_000);
+        assertThat(allowedOf(gcra, "k", 2)).isEqualTo(1);
+    }
+}

@@ -1,0 +1,263 @@
+package dev.ratelimit.it;
+
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.args.ClientPauseMode;
+
+import java.io.File;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * A real Valkey for tests and benchmarks, from the first source that works:
+ * <ol>
+ *   <li>{@code VALKEY_URL}, when set: a server someone else runs (it cannot be stopped or
+ *       restarted from here);</li>
+ *   <li>a {@code valkey-server} (or {@code redis-server}) binary on {@code PATH}, started on a
+ *       free loopback port without persistence; it can be stopped, paused and restarted on the
+ *       same port;</li>
+ *   <li>a Testcontainers {@code valkey/valkey:8} container when a Docker engine runs;</li>
+ *   <li>otherwise {@link #provide()} fails, saying how to get one. Tests never skip.</li>
+ * </ol>
+ */
+public final class ValkeyServer implements AutoCloseable {
+
+    /** Where to read how to get a server, for the failure message. */
+    static final String HOW_TO_GET_ONE = "No Valkey for the tests: set VALKEY_URL=redis://host:port, or put "
+            + "valkey-server on PATH (Debian 12: add bookworm-backports to the apt sources, then "
+            + "'apt-get install -t bookworm-backports valkey-server'), or run a Docker engine for Testcontainers.";
+
+    private static final Duration START_TIMEOUT = Duration.ofSeconds(10);
+
+    private final Backend backend;
+
+    private ValkeyServer(Backend backend) {
+        this.backend = backend;
+    }
+
+    /**
+     * A running server from the first source that works.
+     *
+     * @return a server, ready for commands
+     * @throws IllegalStateException with instructions when no source works
+     */
+    public static ValkeyServer provide() {
+        String url = System.getenv("VALKEY_URL");
+        if (url != null && !url.isBlank()) {
+            return new ValkeyServer(new External(url.trim()));
+        }
+        Optional<Path> binary = findBinary();
+        if (binary.isPresent()) {
+            ProcessBackend process = new ProcessBackend(binary.get(), freePort());
+            process.start();
+            return new ValkeyServer(process);
+        }
+        if (ContainerBackend.dockerAvailable()) {
+            return new ValkeyServer(ContainerBackend.launch());
+        }
+        throw new IllegalStateException(HOW_TO_GET_ONE);
+    }
+
+    /**
+     * The server's URL, e.g. {@code redis://127.0.0.1:6390}.
+     *
+     * @return the URL
+     */
+    public String url() {
+        return backend.url();
+    }
+
+    /**
+     * A new plain connection for control commands and inspection; the caller closes it.
+     *
+     * @return a connected {@link Jedis}
+     */
+    public Jedis connect() {
+        return new Jedis(URI.create(url()));
+    }
+
+    /** Deletes every key. */
+    public void flushAll() {
+        try (Jedis jedis = connect()) {
+            jedis.flushAll();
+        }
+    }
+
+    /**
+     * Makes the server stop answering clients for a while ({@code CLIENT PAUSE ... ALL}).
+     *
+     * @param duration how long
+     */
+    public void pause(Duration duration) {
+        try (Jedis jedis = connect()) {
+            jedis.clientPause(duration.toMillis(), ClientPauseMode.ALL);
+        }
+    }
+
+    /** Kills the server process; the port then refuses connections. */
+    public void stop() {
+        backend.stop();
+    }
+
+    /** Starts the server again on the same port, empty (scripts and keys are gone). */
+    public void start() {
+        backend.start();
+    }
+
+    /** {@link #stop()} then {@link #start()}. */
+    public void restart() {
+        stop();
+        start();
+    }
+
+    @Override
+    public void close() {
+        backend.close();
+    }
+
+    /**
+     * A loopback port nobody listens on right now.
+     *
+     * @return the port
+     */
+    public static int freePort() {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            socket.setReuseAddress(true);
+            return socket.getLocalPort();
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot find a free port", e);
+        }
+    }
+
+    private static Optional<Path> findBinary() {
+        String path = System.getenv().getOrDefault("PATH", "");
+        for (String name : List.of("valkey-server", "redis-server")) {
+            for (String dir : path.split(File.pathSeparator)) {
+                Path candidate = Path.of(dir, name);
+                if (Files.isExecutable(candidate)) {
+                    return Optional.of(candidate);
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** Where the server comes from, and what can be done to it. */
+    interface Backend extends AutoCloseable {
+        String url();
+
+        void stop();
+
+        void start();
+
+        @Override
+        void close();
+    }
+
+    /** A server run by someone else: it can be used, not stopped. */
+    private record External(String url) implements Backend {
+        @Override
+        public void stop() {
+            throw new UnsupportedOperationException("cannot stop the server at VALKEY_URL; unset VALKEY_URL "
+                    + "so the tests start their own valkey-server");
+        }
+
+        @Override
+        public void start() {
+            stop();
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+
+    /** A {@code valkey-server} child process on a fixed loopback port. */
+    private static final class ProcessBackend implements Backend {
+        private final Path binary;
+        private final int port;
+        private Process process;
+
+        ProcessBackend(Path binary, int port) {
+            this.binary = binary;
+            this.port = port;
+        }
+
+        @Override
+        public String url() {
+            return "redis://127.0.0.1:" + port;
+        }
+
+        @Override
+        public synchronized void start() {
+            if (process != null && process.isAlive()) {
+                return;
+            }
+            try {
+                process = new ProcessBuilder(binary.toString(), "--port", Integer.toString(port),
+                        "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no",
+                        "--loglevel", "warning")
+                        .redirectErrorStream(true)
+                        .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                        .start();
+            } catch (IOException e) {
+                throw new IllegalStateException("cannot start " + binary + ": " + e.getMessage(), e);
+            }
+            awaitReady();
+        }
+
+        private void awaitReady() {
+            long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+            RuntimeException last = null;
+            while (System.nanoTime() < deadline) {
+                if (!process.isAlive()) {
+                    throw new IllegalStateException(binary + " exited with " + process.exitValue()
+                            + " on port " + port);
+                }
+                try (Jedis jedis = new Jedis("127.0.0.1", port, 200)) {
+                    if ("PONG".equals(jedis.ping())) {
+                        return;
+                    }
+                } catch (RuntimeException e) {
+                    last = e;
+                }
+                sleep(20);
+            }
+            throw new IllegalStateException(binary + " did not answer PING on port " + port + " within "
+                    + START_TIMEOUT, last);
+        }
+
+        @Override
+        public synchronized void stop() {
+            if (process == null) {
+                return;
+            }
+            process.destroyForcibly();
+            try {
+                process.waitFor();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            process = null;
+        }
+
+        @Override
+        public void close() {
+            stop();
+        }
+
+        private static void sleep(long millis) {
+            try {
+                Thread.sleep(millis);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while waiting for Valkey", e);
+            }
+        }
+    }
+}
