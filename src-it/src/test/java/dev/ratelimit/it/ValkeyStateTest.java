@@ -1,0 +1,211 @@
+package dev.ratelimit.it;
+
+import dev.ratelimit.Algorithm;
+import dev.ratelimit.Decision;
+import dev.ratelimit.Decisions;
+import dev.ratelimit.ManualClock;
+import dev.ratelimit.RateLimitException;
+import dev.ratelimit.Rule;
+import dev.ratelimit.RuleKey;
+import dev.ratelimit.valkey.ValkeyRateLimiter;
+import dev.ratelimit.valkey.ValkeySettings;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.params.ScanParams;
+import redis.clients.jedis.resps.ScanResult;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** What only the Valkey limiter has: keys, TTLs, script loading, the server clock, failures. */
+@ExtendWith(ValkeyExtension.class)
+class ValkeyStateTest {
+
+    private static final long T0 = 1_700_000_040_000L;
+    private static final Duration WINDOW = Duration.ofSeconds(10);
+
+    private final ValkeyServer valkey;
+    private ManualClock clock;
+    private ValkeyRateLimiter limiter;
+    private Jedis inspect;
+
+    ValkeyStateTest(ValkeyServer valkey) {
+        this.valkey = valkey;
+    }
+
+    @BeforeEach
+    void setUp() {
+        valkey.flushAll();
+        clock = new ManualClock(T0 + 3_000);
+        limiter = ValkeyRateLimiter.builder()
+                .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(2)))
+                .clientClock(clock)
+                .build();
+        inspect = valkey.connect();
+    }
+
+    @AfterEach
+    void tearDown() {
+        limiter.close();
+        inspect.close();
+    }
+
+    @Test
+    void keysFollowTheSchemeAndCannotBeForged() {
+        Rule rule = Rule.of("login", Algorithm.SLIDING_LOG, 5, WINDOW);
+        limiter.acquire(rule, "user:4182");
+        limiter.acquire(rule, "evil} rl:v1:login:{user:4182");
+        assertThat(allKeys()).hasSize(2).contains("rl:v1:login:{user:4182}")
+                .allMatch(key -> key.matches("rl:v1:login:\\{[^{}* ]+}"));
+        assertThat(limiter.stateKey(rule, "x".repeat(10_000))).hasSizeLessThan(80);
+    }
+
+    /**
+     * Every path of every script that writes leaves a TTL on the key, and no TTL longer than
+     * the state is needed: the reset-after the limiter just announced.
+     */
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void everyWriteLeavesATtlNoLongerThanTheStateNeeds(Algorithm algorithm) {
+        Rule plain = Rule.of("plain", algorithm, 3, WINDOW);
+        Rule counting = Rule.of("counting", algorithm, 3, WINDOW).withCountRejected(true);
+        for (Rule rule : List.of(plain, counting)) {
+            for (int i = 0; i < 5; i++) { // allowed, allowed, allowed, rejected, rejected
+                Decision decision = limiter.acquire(rule, "k");
+                assertTtl(limiter.stateKey(rule, "k"), decision, decision.allowed() || rule.countRejected());
+                clock.advance(7);
+            }
+        }
+        // Multi-rule paths: all allowed, then one rejecting with and without count-rejected.
+        Rule wide = Rule.of("wide", algorithm, 10, WINDOW);
+        Rule wideCounting = Rule.of("wide-counting", algorithm, 10, WINDOW).withCountRejected(true);
+        for (int i = 0; i < 5; i++) {
+            Decisions decisions = limiter.acquireAll(List.of(new RuleKey(wide, "k"),
+                    new RuleKey(wideCounting, "k"), new RuleKey(plain, "other")), 1);
+            assertTtl(limiter.stateKey(wide, "k"), decisions.decisions().get(0), decisions.allowed());
+            assertTtl(limiter.stateKey(wideCounting, "k"), decisions.decisions().get(1), true);
+            clock.advance(7);
+        }
+        assertThat(allKeys()).allSatisfy(key -> assertThat(inspect.pttl(key)).as("PTTL of %s", key).isPositive());
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void peekWritesNothing(Algorithm algorithm) {
+        Rule rule = Rule.of("peek", algorithm, 3, WINDOW);
+        limiter.peek(rule, "k", 1);
+        assertThat(allKeys()).isEmpty();
+        limiter.acquire(rule, "k");
+        byte[] before = inspect.dump(limiter.stateKey(rule, "k"));
+        limiter.peek(rule, "k", 3);
+        assertThat(inspect.dump(limiter.stateKey(rule, "k"))).isEqualTo(before);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void aRejectedMultiRuleRequestLeavesTheOtherRulesStateByteForByte(Algorithm algorithm) {
+        Rule wide = Rule.of("wide", algorithm, 10, WINDOW);
+        Rule narrow = Rule.of("narrow", Algorithm.FIXED_WINDOW, 1, WINDOW);
+        List<RuleKey> both = List.of(new RuleKey(wide, "k"), new RuleKey(narrow, "k"));
+        assertThat(limiter.acquireAll(both, 1).allowed()).isTrue();
+        Map<String, byte[]> before = dumpAll();
+        long ttlBefore = inspect.pttl(limiter.stateKey(wide, "k"));
+        for (int i = 0; i < 3; i++) {
+            assertThat(limiter.acquireAll(both, 1).allowed()).isFalse();
+        }
+        Map<String, byte[]> after = dumpAll();
+        assertThat(after.keySet()).isEqualTo(before.keySet());
+        before.forEach((key, value) -> assertThat(after.get(key)).as(key).isEqualTo(value));
+        assertThat(inspect.pttl(limiter.stateKey(wide, "k"))).isLessThanOrEqualTo(ttlBefore);
+    }
+
+    @Test
+    void scriptFlushBetweenCallsIsRecoveredFrom() {
+        Rule rule = Rule.of("flush", Algorithm.TOKEN_BUCKET, 5, WINDOW);
+        assertThat(limiter.acquire(rule, "k").remaining()).isEqualTo(4);
+        inspect.scriptFlush();
+        assertThat(limiter.acquire(rule, "k").remaining()).isEqualTo(3);
+        inspect.scriptFlush();
+        assertThat(limiter.peek(rule, "k", 1).remaining()).isEqualTo(3);
+        assertThat(limiter.acquireAll(List.of(new RuleKey(rule, "k")), 1).allowed()).isTrue();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void theServerClockIsTheDefault(Algorithm algorithm) {
+        try (ValkeyRateLimiter serverClock = ValkeyRateLimiter.builder()
+                .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(2))).build()) {
+            Rule rule = Rule.of("server-clock", algorithm, 3, Duration.ofHours(1));
+            for (int i = 0; i < 3; i++) {
+                assertThat(serverClock.acquire(rule, "k").allowed()).isTrue();
+            }
+            Decision rejected = serverClock.acquire(rule, "k");
+            assertThat(rejected.allowed()).isFalse();
+            assertThat(rejected.retryAfter()).isPositive().isLessThanOrEqualTo(Duration.ofHours(1));
+            assertThat(inspect.pttl(serverClock.stateKey(rule, "k"))).isPositive()
+                    .isLessThanOrEqualTo(Duration.ofHours(2).toMillis());
+        }
+    }
+
+    @Test
+    void anUnreachableValkeyFailsFastWithoutTheUrlPassword() {
+        int closedPort = ValkeyServer.freePort();
+        ValkeySettings settings = ValkeySettings.of("redis://limiter:s3cret-pw@127.0.0.1:" + closedPort);
+        try (ValkeyRateLimiter dead = ValkeyRateLimiter.builder().settings(settings).build()) {
+            Rule rule = Rule.of("dead", Algorithm.GCRA, 5, WINDOW);
+            for (int i = 0; i < 20; i++) {
+                long start = System.nanoTime();
+                assertThatThrownBy(() -> dead.acquire(rule, "k"))
+                        .isInstanceOf(RateLimitException.class)
+                        .hasMessageNotContaining("s3cret-pw")
+                        .hasMessageContaining("127.0.0.1:" + closedPort);
+                // Bounded by the tens-of-ms timeouts, with a generous margin for a busy machine.
+                assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(1));
+            }
+        }
+    }
+
+    /**
+     * A key just written must expire exactly when its state stops mattering; one not written
+     * this time keeps the TTL of its last write (which the test clock has since moved past).
+     */
+    private void assertTtl(String key, Decision decision, boolean written) {
+        long pttl = inspect.pttl(key);
+        assertThat(pttl).as("PTTL of %s after %s", key, decision).isPositive();
+        if (written) {
+            assertThat(pttl).as("PTTL of %s after %s", key, decision)
+                    .isLessThanOrEqualTo(decision.resetAfter().toMillis())
+                    .isGreaterThan(decision.resetAfter().toMillis() - 1_000);
+        }
+    }
+
+    private List<String> allKeys() {
+        List<String> keys = new ArrayList<>();
+        String cursor = ScanParams.SCAN_POINTER_START;
+        do {
+            ScanResult<String> page = inspect.scan(cursor, new ScanParams().match("*").count(1000));
+            keys.addAll(page.getResult());
+            cursor = page.getCursor();
+        } while (!cursor.equals(ScanParams.SCAN_POINTER_START));
+        return keys;
+    }
+
+    private Map<String, byte[]> dumpAll() {
+        Map<String, byte[]> dumps = new HashMap<>();
+        for (String key : allKeys()) {
+            dumps.put(key, inspect.dump(key));
+        }
+        return dumps;
+    }
+}
