@@ -1,7 +1,10 @@
 package dev.ratelimit.it;
 
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.args.ClientPauseMode;
+import redis.clients.jedis.util.JedisURIHelper;
 
 import java.io.File;
 import java.io.IOException;
@@ -78,7 +81,13 @@ public final class ValkeyServer implements AutoCloseable {
      * @return a connected {@link Jedis}
      */
     public Jedis connect() {
-        return new Jedis(URI.create(url()));
+        return new Jedis(JedisURIHelper.getHostAndPort(URI.create(url())), plainConfig(5_000));
+    }
+
+    /** A RESP2 connection config: plain {@code Jedis} warns on every connection otherwise. */
+    static DefaultJedisClientConfig plainConfig(int timeoutMillis) {
+        return DefaultJedisClientConfig.builder().serverDefaultProtocol().autoNegotiateProtocol(false)
+                .timeoutMillis(timeoutMillis).build();
     }
 
     /** Deletes every key. */
@@ -219,7 +228,7 @@ public final class ValkeyServer implements AutoCloseable {
                     throw new IllegalStateException(binary + " exited with " + process.exitValue()
                             + " on port " + port);
                 }
-                try (Jedis jedis = new Jedis("127.0.0.1", port, 200)) {
+                try (Jedis jedis = new Jedis(new HostAndPort("127.0.0.1", port), plainConfig(200))) {
                     if ("PONG".equals(jedis.ping())) {
                         return;
                     }
