@@ -5,44 +5,54 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * The answer for a request checked against several rules at once: allowed only if every rule
- * allows it. Immutable.
+ * The answer for a request checked against several rules at once. Immutable; made by
+ * {@link #of}.
  *
- * @param allowed   whether every rule allowed the request (and so every rule consumed)
- * @param decisions one decision per rule, in the order the rules were given
+ * @param allowed    whether every enforcing rule allowed the request (shadow rules only
+ *                   observe, so their verdicts do not count)
+ * @param decisions  one decision per rule, in the order the rules were given; a shadow rule's
+ *                   decision says what it would have answered
+ * @param retryAfter zero when allowed; otherwise the longest retry-after among the enforcing
+ *                   rules that rejected: the request can pass only once all of them allow it
  */
-public record Decisions(boolean allowed, List<Decision> decisions) {
+public record Decisions(boolean allowed, List<Decision> decisions, Duration retryAfter) {
 
     /**
-     * Copies the list and checks that {@code allowed} agrees with it.
+     * Copies the list and checks the components agree.
      *
-     * @throws IllegalArgumentException if {@code allowed} is not "every decision allowed"
+     * @throws IllegalArgumentException if allowed and retry-after disagree
      */
     public Decisions {
         decisions = List.copyOf(Objects.requireNonNull(decisions, "decisions"));
-        boolean every = decisions.stream().allMatch(Decision::allowed);
-        if (allowed != every) {
-            throw new IllegalArgumentException("allowed=" + allowed + " disagrees with the decisions " + decisions);
+        Objects.requireNonNull(retryAfter, "retryAfter");
+        if (allowed != retryAfter.isZero()) {
+            throw new IllegalArgumentException((allowed ? "allowed" : "rejected") + " with retry after " + retryAfter);
         }
     }
 
     /**
-     * The combined answer for the given per-rule decisions.
+     * The combined answer of several rules.
      *
-     * @param decisions one decision per rule
-     * @return allowed when every decision is
+     * @param claims  the rules asked, in order
+     * @param decisions their decisions, in the same order
+     * @return allowed when every non-shadow rule allowed
+     * @throws IllegalArgumentException if the lists differ in length
      */
-    public static Decisions of(List<Decision> decisions) {
-        return new Decisions(decisions.stream().allMatch(Decision::allowed), decisions);
-    }
-
-    /**
-     * The longest retry-after among the rejecting rules: the request can pass only once every
-     * one of them allows it.
-     *
-     * @return zero when allowed
-     */
-    public Duration retryAfter() {
-        return decisions.stream().map(Decision::retryAfter).max(Duration::compareTo).orElse(Duration.ZERO);
+    public static Decisions of(List<Claim> claims, List<Decision> decisions) {
+        if (claims.size() != decisions.size()) {
+            throw new IllegalArgumentException(claims.size() + " rules but " + decisions.size() + " decisions");
+        }
+        Duration retryAfter = Duration.ZERO;
+        boolean allowed = true;
+        for (int i = 0; i < decisions.size(); i++) {
+            Decision decision = decisions.get(i);
+            if (!decision.allowed() && !claims.get(i).rule().shadow()) {
+                allowed = false;
+                if (decision.retryAfter().compareTo(retryAfter) > 0) {
+                    retryAfter = decision.retryAfter();
+                }
+            }
+        }
+        return new Decisions(allowed, decisions, retryAfter);
     }
 }

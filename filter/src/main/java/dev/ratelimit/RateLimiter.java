@@ -34,23 +34,22 @@ public interface RateLimiter extends AutoCloseable {
      * @throws RateLimitException       if the store cannot be reached in time
      */
     default Decision acquire(Rule rule, String key, long cost) {
-        return acquireAll(List.of(new RuleKey(rule, key)), cost).decisions().get(0);
+        return acquireAll(List.of(Claim.of(rule, key, cost))).decisions().get(0);
     }
 
     /**
-     * Takes {@code cost} units under every rule at once, all or nothing: the request is allowed
-     * only if every rule allows it, and then every rule consumes; if any rejects, no rule
-     * consumes (except that rules with {@link Rule#countRejected()} record the attempt). On a
+     * Takes every claim at once, all or nothing: the request is allowed only if every rule
+     * allows its claim, and then every rule consumes; if any rejects, no rule
+     * consumes (except that rules with {@link Rule#countRejected()} record the attempt). A
+     * {@link Rule#shadow()} rule counts as if it were alone but its verdict never rejects. On a
      * single store node this is one round trip and atomic.
      *
-     * @param ruleKeys the rules and their keys, at least one, no rule twice
-     * @param cost     units to take under each rule
-     * @return every rule's decision
-     * @throws IllegalArgumentException if the list is empty, names a rule twice, or the cost is
-     *                                  out of range for one of the rules
+     * @param claims the rules, keys and costs, at least one, no rule twice
+     * @return every rule's decision, in the order of the claims
+     * @throws IllegalArgumentException if the list is empty or names a rule twice
      * @throws RateLimitException       if the store cannot be reached in time
      */
-    Decisions acquireAll(List<RuleKey> ruleKeys, long cost);
+    Decisions acquireAll(List<Claim> claims);
 
     /**
      * What {@link #acquire(Rule, String, long)} would answer now, without taking anything.

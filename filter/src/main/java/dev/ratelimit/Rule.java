@@ -22,9 +22,12 @@ import java.util.regex.Pattern;
  * @param countRejected whether a rejected request still consumes (keeps a client that goes on
  *                      hammering locked out) instead of only accepted ones counting. Default:
  *                      false
+ * @param shadow        whether the rule only observes: it counts and reports as usual but its
+ *                      rejections never reject a request nor stop other rules from consuming
+ *                      (for a safe roll-out). Default: false
  */
 public record Rule(String name, Algorithm algorithm, long limit, Duration window, long burst,
-                   boolean countRejected) {
+                   boolean countRejected, boolean shadow) {
 
     /** The rule names accepted: safe inside a Valkey key and a Structured Field string. */
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._-]{1,64}");
@@ -81,7 +84,7 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
      * @throws IllegalArgumentException naming the bad value
      */
     public static Rule of(String name, Algorithm algorithm, long limit, Duration window) {
-        return new Rule(name, algorithm, limit, window, limit, false);
+        return new Rule(name, algorithm, limit, window, limit, false, false);
     }
 
     /**
@@ -92,7 +95,7 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
      * @throws IllegalArgumentException if the algorithm has no burst or the value is below 1
      */
     public Rule withBurst(long burst) {
-        return new Rule(name, algorithm, limit, window, burst, countRejected);
+        return new Rule(name, algorithm, limit, window, burst, countRejected, shadow);
     }
 
     /**
@@ -102,7 +105,17 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
      * @return a new rule
      */
     public Rule withCountRejected(boolean countRejected) {
-        return new Rule(name, algorithm, limit, window, burst, countRejected);
+        return new Rule(name, algorithm, limit, window, burst, countRejected, shadow);
+    }
+
+    /**
+     * This rule in shadow mode or not.
+     *
+     * @param shadow whether the rule only observes and never rejects
+     * @return a new rule
+     */
+    public Rule withShadow(boolean shadow) {
+        return new Rule(name, algorithm, limit, window, burst, countRejected, shadow);
     }
 
     /**

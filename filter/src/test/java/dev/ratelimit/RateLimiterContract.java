@@ -221,11 +221,11 @@ public abstract class RateLimiterContract {
     void severalRulesAreAllOrNothing(Algorithm algorithm) {
         Rule wide = Rule.of("wide", algorithm, 5, TEN_SECONDS);
         Rule narrow = Rule.of("narrow", Algorithm.SLIDING_LOG, 2, TEN_SECONDS);
-        List<RuleKey> both = List.of(new RuleKey(wide, "ip:1"), new RuleKey(narrow, "user:1"));
+        List<Claim> both = List.of(Claim.of(wide, "ip:1"), Claim.of(narrow, "user:1"));
 
-        assertThat(limiter.acquireAll(both, 1).allowed()).isTrue();
-        assertThat(limiter.acquireAll(both, 1).allowed()).isTrue();
-        Decisions third = limiter.acquireAll(both, 1);
+        assertThat(limiter.acquireAll(both).allowed()).isTrue();
+        assertThat(limiter.acquireAll(both).allowed()).isTrue();
+        Decisions third = limiter.acquireAll(both);
         assertThat(third.allowed()).isFalse();
         assertThat(third.decisions()).extracting(Decision::allowed).containsExactly(true, false);
         assertThat(third.retryAfter()).isEqualTo(third.decisions().get(1).retryAfter());
@@ -239,17 +239,40 @@ public abstract class RateLimiterContract {
     void severalRulesWithCountRejectedRecordTheAttempt() {
         Rule counting = Rule.of("counting", Algorithm.FIXED_WINDOW, 5, TEN_SECONDS).withCountRejected(true);
         Rule narrow = Rule.of("narrow", Algorithm.FIXED_WINDOW, 1, TEN_SECONDS);
-        List<RuleKey> both = List.of(new RuleKey(counting, "k"), new RuleKey(narrow, "k"));
-        assertThat(limiter.acquireAll(both, 1).allowed()).isTrue();
-        assertThat(limiter.acquireAll(both, 1).allowed()).isFalse();
+        List<Claim> both = List.of(Claim.of(counting, "k"), Claim.of(narrow, "k"));
+        assertThat(limiter.acquireAll(both).allowed()).isTrue();
+        assertThat(limiter.acquireAll(both).allowed()).isFalse();
         assertThat(limiter.peek(counting, "k", 1).remaining()).isEqualTo(3);
         assertThat(limiter.peek(narrow, "k", 1).remaining()).isZero();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void aShadowRuleCountsButNeverRejectsNorBlocksOthers(Algorithm algorithm) {
+        Rule enforcing = Rule.of("enforcing", algorithm, 5, TEN_SECONDS);
+        Rule shadow = Rule.of("shadow", Algorithm.FIXED_WINDOW, 1, TEN_SECONDS).withShadow(true);
+        List<Claim> both = List.of(Claim.of(enforcing, "k"), Claim.of(shadow, "k"));
+        assertThat(limiter.acquireAll(both).allowed()).isTrue();
+        Decisions second = limiter.acquireAll(both);
+        assertThat(second.allowed()).isTrue();
+        assertThat(second.retryAfter()).isZero();
+        assertThat(second.decisions().get(1).allowed()).as("what the shadow rule would have said").isFalse();
+        assertThat(second.decisions().get(0).remaining()).as("the enforcing rule consumed").isEqualTo(3);
+        assertThat(limiter.acquire(shadow, "k").allowed()).isFalse();
+    }
+
+    @Test
+    void eachClaimTakesItsOwnCost() {
+        Rule a = Rule.of("a", Algorithm.TOKEN_BUCKET, 10, TEN_SECONDS);
+        Rule b = Rule.of("b", Algorithm.SLIDING_LOG, 10, TEN_SECONDS);
+        Decisions decisions = limiter.acquireAll(List.of(Claim.of(a, "k", 4), Claim.of(b, "k", 7)));
+        assertThat(decisions.decisions()).extracting(Decision::remaining).containsExactly(6L, 3L);
     }
 
     @Test
     void severalRulesRefuseTheSameRuleTwice() {
         Rule rule = rule(Algorithm.GCRA, 5);
-        assertThatThrownBy(() -> limiter.acquireAll(List.of(new RuleKey(rule, "a"), new RuleKey(rule, "b")), 1))
+        assertThatThrownBy(() -> limiter.acquireAll(List.of(Claim.of(rule, "a"), Claim.of(rule, "b"))))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("given twice");
     }
 

@@ -51,10 +51,16 @@ class RuleTest {
                 .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> Decision.allowed("r", 5, -1, Duration.ZERO))
                 .isInstanceOf(IllegalArgumentException.class);
-        Decisions decisions = Decisions.of(java.util.List.of(
+        Rule a = Rule.of("a", Algorithm.GCRA, 5, MINUTE);
+        Rule b = Rule.of("b", Algorithm.GCRA, 5, MINUTE);
+        java.util.List<Decision> both = java.util.List.of(
                 Decision.allowed("a", 5, 4, Duration.ofSeconds(1)),
-                Decision.rejected("b", 5, 0, Duration.ofSeconds(9), Duration.ofSeconds(3))));
+                Decision.rejected("b", 5, 0, Duration.ofSeconds(9), Duration.ofSeconds(3)));
+        Decisions decisions = Decisions.of(java.util.List.of(Claim.of(a, "k"), Claim.of(b, "k")), both);
         assertThat(decisions.allowed()).isFalse();
         assertThat(decisions.retryAfter()).isEqualTo(Duration.ofSeconds(3));
+        Decisions shadowed = Decisions.of(java.util.List.of(Claim.of(a, "k"), Claim.of(b.withShadow(true), "k")), both);
+        assertThat(shadowed.allowed()).isTrue();
+        assertThat(shadowed.retryAfter()).isZero();
     }
 }

@@ -13,7 +13,8 @@ import java.util.Base64;
  * change the cluster hash tag; spaces, glob characters and control characters, which break
  * {@code SCAN} patterns and logs; very long values, which would bloat memory) is replaced by
  * {@code #} and the Base64url SHA-256 of the value. {@code #} is never kept as-is, so a
- * literal value cannot be forged to equal another value's hash.
+ * literal value cannot be forged to equal another value's hash; nor is {@code +}, which joins
+ * the parts of a combined key, so a value cannot pose as two parts.
  */
 public final class KeyValues {
 
@@ -40,8 +41,8 @@ public final class KeyValues {
         for (int i = 0; i < value.length(); i++) {
             char c = value.charAt(i);
             boolean safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-                    || c == ':' || c == '.' || c == '-' || c == '_' || c == '@' || c == '/' || c == '+'
-                    || c == '=' || c == '%' || c == ',';
+                    || c == ':' || c == '.' || c == '-' || c == '_' || c == '@' || c == '/' || c == '='
+                    || c == '%' || c == ',';
             if (!safe) {
                 return false;
             }

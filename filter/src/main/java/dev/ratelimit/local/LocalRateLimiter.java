@@ -5,8 +5,8 @@ import dev.ratelimit.Decision;
 import dev.ratelimit.Decisions;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.Rule;
-import dev.ratelimit.RuleKey;
-import dev.ratelimit.internal.RuleKeys;
+import dev.ratelimit.Claim;
+import dev.ratelimit.internal.Claims;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -59,50 +59,60 @@ public final class LocalRateLimiter implements RateLimiter {
     }
 
     @Override
-    public Decisions acquireAll(List<RuleKey> ruleKeys, long cost) {
-        RuleKeys.check(ruleKeys, cost);
+    public Decisions acquireAll(List<Claim> claims) {
+        Claims.check(claims);
         synchronized (states) {
             long now = clock.getAsLong();
             sweepIfDue(now);
-            List<KeyState> keyStates = new ArrayList<>(ruleKeys.size());
-            for (RuleKey ruleKey : ruleKeys) {
-                keyStates.add(states.computeIfAbsent(StateKey.of(ruleKey),
-                        k -> KeyState.create(ruleKey.rule().algorithm())));
+            List<KeyState> keyStates = new ArrayList<>(claims.size());
+            for (Claim claim : claims) {
+                keyStates.add(states.computeIfAbsent(StateKey.of(claim),
+                        k -> KeyState.create(claim.rule().algorithm())));
             }
-            List<Outcome> outcomes = new ArrayList<>(ruleKeys.size());
-            if (ruleKeys.size() == 1) {
-                Rule rule = ruleKeys.get(0).rule();
-                outcomes.add(keyStates.get(0).take(now, rule, cost, true, rule.countRejected()));
+            List<Outcome> outcomes = new ArrayList<>(claims.size());
+            if (claims.size() == 1) {
+                Rule rule = claims.get(0).rule();
+                outcomes.add(keyStates.get(0).take(now, rule, claims.get(0).cost(), true, rule.countRejected()));
             } else {
-                // Decide every rule first, then write: all or nothing, as the script does.
-                boolean allAllowed = true;
-                for (int i = 0; i < ruleKeys.size(); i++) {
-                    Outcome outcome = keyStates.get(i).take(now, ruleKeys.get(i).rule(), cost, false, false);
-                    outcomes.add(outcome);
-                    allAllowed &= outcome.allowed();
-                }
-                for (int i = 0; i < ruleKeys.size(); i++) {
-                    Rule rule = ruleKeys.get(i).rule();
-                    if (allAllowed || rule.countRejected()) {
-                        outcomes.set(i, keyStates.get(i).take(now, rule, cost, true, true));
-                    }
-                }
+                decideAllThenWrite(claims, keyStates, now, outcomes);
             }
-            List<Decision> decisions = new ArrayList<>(ruleKeys.size());
-            for (int i = 0; i < ruleKeys.size(); i++) {
-                decisions.add(decision(ruleKeys.get(i).rule(), outcomes.get(i)));
+            List<Decision> decisions = new ArrayList<>(claims.size());
+            for (int i = 0; i < claims.size(); i++) {
+                decisions.add(decision(claims.get(i).rule(), outcomes.get(i)));
             }
-            return Decisions.of(decisions);
+            return Decisions.of(claims, decisions);
+        }
+    }
+
+    /** Several rules: decide every rule first, then write; all or nothing, as the script does. */
+    private static void decideAllThenWrite(List<Claim> claims, List<KeyState> keyStates, long now,
+                                           List<Outcome> outcomes) {
+        boolean allAllowed = true;
+        for (int i = 0; i < claims.size(); i++) {
+            Rule rule = claims.get(i).rule();
+            long cost = claims.get(i).cost();
+            Outcome outcome = keyStates.get(i).take(now, rule, cost, false, false);
+            outcomes.add(outcome);
+            allAllowed &= outcome.allowed() || rule.shadow();
+        }
+        for (int i = 0; i < claims.size(); i++) {
+            Rule rule = claims.get(i).rule();
+            long cost = claims.get(i).cost();
+            if (allAllowed) {
+                // A shadow rule counts as if it were alone; the others all allow and consume.
+                outcomes.set(i, keyStates.get(i).take(now, rule, cost, true, !rule.shadow() || rule.countRejected()));
+            } else if (rule.countRejected()) {
+                outcomes.set(i, keyStates.get(i).take(now, rule, cost, true, true));
+            }
         }
     }
 
     @Override
     public Decision peek(Rule rule, String key, long cost) {
-        RuleKey ruleKey = new RuleKey(rule, key);
-        rule.checkCost(cost);
+        Claim claim = Claim.of(rule, key, cost);
         synchronized (states) {
             long now = clock.getAsLong();
-            KeyState state = states.get(StateKey.of(ruleKey));
+            KeyState state = states.get(StateKey.of(claim));
             if (state == null) {
                 state = KeyState.create(rule.algorithm());
             }
@@ -112,7 +122,7 @@ public final class LocalRateLimiter implements RateLimiter {
 
     @Override
     public void reset(Rule rule, String key) {
-        StateKey stateKey = StateKey.of(new RuleKey(rule, key));
+        StateKey stateKey = StateKey.of(Claim.of(rule, key));
         synchronized (states) {
             states.remove(stateKey);
         }
@@ -159,8 +169,8 @@ public final class LocalRateLimiter implements RateLimiter {
 
     /** The state's identity: a rule that changes algorithm starts from a new state. */
     private record StateKey(String rule, Algorithm algorithm, String key) {
-        static StateKey of(RuleKey ruleKey) {
-            return new StateKey(ruleKey.rule().name(), ruleKey.rule().algorithm(), ruleKey.key());
+        static StateKey of(Claim claim) {
+            return new StateKey(claim.rule().name(), claim.rule().algorithm(), claim.key());
         }
     }
 }

@@ -5,9 +5,9 @@ import dev.ratelimit.Decisions;
 import dev.ratelimit.RateLimitException;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.Rule;
-import dev.ratelimit.RuleKey;
+import dev.ratelimit.Claim;
 import dev.ratelimit.internal.KeyValues;
-import dev.ratelimit.internal.RuleKeys;
+import dev.ratelimit.internal.Claims;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisException;
 
@@ -41,7 +41,7 @@ public final class ValkeyRateLimiter implements RateLimiter {
     public static final String DEFAULT_KEY_PREFIX = "rl:v1";
 
     private static final Pattern PREFIX = Pattern.compile("[A-Za-z0-9:._-]{1,64}");
-    private static final int ARGS_PER_RULE = 6;
+    private static final int ARGS_PER_RULE = 7;
     private static final String SERVER_CLOCK = "-1";
 
     private final UnifiedJedis client;
@@ -86,21 +86,19 @@ public final class ValkeyRateLimiter implements RateLimiter {
     }
 
     @Override
-    public Decisions acquireAll(List<RuleKey> ruleKeys, long cost) {
-        RuleKeys.check(ruleKeys, cost);
-        return call(ruleKeys, cost, true);
+    public Decisions acquireAll(List<Claim> claims) {
+        Claims.check(claims);
+        return call(claims, true);
     }
 
     @Override
     public Decision peek(Rule rule, String key, long cost) {
-        RuleKey ruleKey = new RuleKey(rule, key);
-        rule.checkCost(cost);
-        return call(List.of(ruleKey), cost, false).decisions().get(0);
+        return call(List.of(Claim.of(rule, key, cost)), false).decisions().get(0);
     }
 
     @Override
     public void reset(Rule rule, String key) {
-        new RuleKey(rule, key); // the same argument checks as every other call
+        Claim.of(rule, key); // the same argument checks as every other call
         try {
             client.del(stateKey(rule, key));
         } catch (JedisException e) {
@@ -115,20 +113,21 @@ public final class ValkeyRateLimiter implements RateLimiter {
         }
     }
 
-    private Decisions call(List<RuleKey> ruleKeys, long cost, boolean acquire) {
-        List<String> keys = new ArrayList<>(ruleKeys.size());
-        List<String> args = new ArrayList<>(2 + ARGS_PER_RULE * ruleKeys.size());
+    private Decisions call(List<Claim> claims, boolean acquire) {
+        List<String> keys = new ArrayList<>(claims.size());
+        List<String> args = new ArrayList<>(2 + ARGS_PER_RULE * claims.size());
         args.add(clientClock == null ? SERVER_CLOCK : Long.toString(clientClock.getAsLong()));
         args.add(acquire ? "1" : "0");
-        for (RuleKey ruleKey : ruleKeys) {
-            Rule rule = ruleKey.rule();
-            keys.add(stateKey(rule, ruleKey.key()));
+        for (Claim claim : claims) {
+            Rule rule = claim.rule();
+            keys.add(stateKey(rule, claim.key()));
             args.add(rule.algorithm().id());
             args.add(Long.toString(rule.limit()));
             args.add(Long.toString(rule.window().toMillis()));
             args.add(Long.toString(rule.burst()));
-            args.add(Long.toString(cost));
+            args.add(Long.toString(claim.cost()));
             args.add(rule.countRejected() ? "1" : "0");
+            args.add(rule.shadow() ? "1" : "0");
         }
         Object reply;
         try {
@@ -136,16 +135,16 @@ public final class ValkeyRateLimiter implements RateLimiter {
         } catch (JedisException e) {
             throw failure(acquire ? "acquire" : "peek", e);
         }
-        return parse(ruleKeys, reply);
+        return parse(claims, reply);
     }
 
-    private Decisions parse(List<RuleKey> ruleKeys, Object reply) {
-        if (!(reply instanceof List<?> values) || values.size() != 1 + 4 * ruleKeys.size()) {
+    private Decisions parse(List<Claim> claims, Object reply) {
+        if (!(reply instanceof List<?> values) || values.size() != 1 + 4 * claims.size()) {
             throw new RateLimitException(endpoint + " sent an unexpected script reply: " + reply, null);
         }
-        List<Decision> decisions = new ArrayList<>(ruleKeys.size());
-        for (int i = 0; i < ruleKeys.size(); i++) {
-            Rule rule = ruleKeys.get(i).rule();
+        List<Decision> decisions = new ArrayList<>(claims.size());
+        for (int i = 0; i < claims.size(); i++) {
+            Rule rule = claims.get(i).rule();
             int at = 1 + 4 * i;
             boolean allowed = number(values.get(at)) == 1;
             long remaining = number(values.get(at + 1));
@@ -155,7 +154,7 @@ public final class ValkeyRateLimiter implements RateLimiter {
                     ? Decision.allowed(rule.name(), rule.limit(), remaining, resetAfter)
                     : Decision.rejected(rule.name(), rule.limit(), remaining, resetAfter, retryAfter));
         }
-        return new Decisions(number(values.get(0)) == 1, decisions);
+        return Decisions.of(claims, decisions);
     }
 
     private long number(Object value) {

@@ -136,7 +136,7 @@ public record ValkeySettings(String url, Duration connectTimeout, Duration socke
      * @param url any text meant as a URL
      * @return it with {@code user:password@} shown as {@code user:***@}
      */
-    static String redact(String url) {
+    public static String redact(String url) {
         int scheme = url.indexOf("://");
         int at = url.lastIndexOf('@');
         if (scheme < 0 || at < scheme) {

@@ -6,15 +6,16 @@
 -- KEYS[i]   the state key of rule i
 -- ARGV[1]   the time in ms from the client's clock, or -1 to read the server's TIME
 -- ARGV[2]   1 to acquire, 0 to peek (decide without writing anything)
--- ARGV[3..] six values per rule i, starting at ARGV[3 + 6 * (i - 1)]:
---           algorithm id, limit, window ms, burst, cost, count_rejected (1/0)
+-- ARGV[3..] seven values per rule i, starting at ARGV[3 + 7 * (i - 1)]:
+--           algorithm id, limit, window ms, burst, cost, count_rejected (1/0), shadow (1/0)
 --
 -- Reply: { all_allowed (0/1), then for each rule i: allowed (0/1), remaining,
 --          reset_after_ms, retry_after_ms }
 --
 -- All-or-nothing: every rule is decided before any is written. If all allow, all consume;
 -- if any rejects, only rules with count_rejected record the attempt and the others are left
--- exactly as they were.
+-- exactly as they were. A shadow rule only observes: its verdict does not count towards
+-- all_allowed, and when the request passes it counts exactly as it would alone.
 local now = tonumber(ARGV[1])
 if now < 0 then
   -- The server's clock: one clock for every app instance. TIME is allowed in scripts since
@@ -26,7 +27,7 @@ local acquire = ARGV[2] == '1'
 
 local rules = {}
 for i = 1, #KEYS do
-  local base = 3 + 6 * (i - 1)
+  local base = 3 + 7 * (i - 1)
   local algorithm = ALGORITHMS[ARGV[base]]
   if not algorithm then
     return redis.error_reply('unknown algorithm ' .. tostring(ARGV[base]))
@@ -38,6 +39,7 @@ for i = 1, #KEYS do
     burst = tonumber(ARGV[base + 3]),
     cost = tonumber(ARGV[base + 4]),
     count_rejected = ARGV[base + 5] == '1',
+    shadow = ARGV[base + 6] == '1',
   }
 end
 
@@ -51,17 +53,23 @@ local all_allowed = 1
 if #rules == 1 then
   -- One rule needs no second pass: it decides and writes in one go.
   results[1] = run(1, acquire, acquire and rules[1].count_rejected)
-  all_allowed = results[1][1]
+  if not rules[1].shadow then
+    all_allowed = results[1][1]
+  end
 else
   for i = 1, #rules do
     results[i] = run(i, false, false)
-    if results[i][1] == 0 then
+    if results[i][1] == 0 and not rules[i].shadow then
       all_allowed = 0
     end
   end
   if acquire then
     for i = 1, #rules do
-      if all_allowed == 1 or rules[i].count_rejected then
+      local r = rules[i]
+      if all_allowed == 1 then
+        -- Enforcing rules all allowed, so they consume; a shadow rule counts as if alone.
+        results[i] = run(i, true, (not r.shadow) or r.count_rejected)
+      elseif r.count_rejected then
         results[i] = run(i, true, true)
       end
     end

@@ -6,7 +6,7 @@ import dev.ratelimit.Decisions;
 import dev.ratelimit.ManualClock;
 import dev.ratelimit.RateLimitException;
 import dev.ratelimit.Rule;
-import dev.ratelimit.RuleKey;
+import dev.ratelimit.Claim;
 import dev.ratelimit.valkey.ValkeyRateLimiter;
 import dev.ratelimit.valkey.ValkeySettings;
 import org.junit.jupiter.api.AfterEach;
@@ -91,8 +91,8 @@ class ValkeyStateTest {
         Rule wide = Rule.of("wide", algorithm, 10, WINDOW);
         Rule wideCounting = Rule.of("wide-counting", algorithm, 10, WINDOW).withCountRejected(true);
         for (int i = 0; i < 5; i++) {
-            Decisions decisions = limiter.acquireAll(List.of(new RuleKey(wide, "k"),
-                    new RuleKey(wideCounting, "k"), new RuleKey(plain, "other")), 1);
+            Decisions decisions = limiter.acquireAll(List.of(Claim.of(wide, "k"),
+                    Claim.of(wideCounting, "k"), Claim.of(plain, "other")));
             assertTtl(limiter.stateKey(wide, "k"), decisions.decisions().get(0), decisions.allowed());
             assertTtl(limiter.stateKey(wideCounting, "k"), decisions.decisions().get(1), true);
             clock.advance(7);
@@ -117,12 +117,12 @@ class ValkeyStateTest {
     void aRejectedMultiRuleRequestLeavesTheOtherRulesStateByteForByte(Algorithm algorithm) {
         Rule wide = Rule.of("wide", algorithm, 10, WINDOW);
         Rule narrow = Rule.of("narrow", Algorithm.FIXED_WINDOW, 1, WINDOW);
-        List<RuleKey> both = List.of(new RuleKey(wide, "k"), new RuleKey(narrow, "k"));
-        assertThat(limiter.acquireAll(both, 1).allowed()).isTrue();
+        List<Claim> both = List.of(Claim.of(wide, "k"), Claim.of(narrow, "k"));
+        assertThat(limiter.acquireAll(both).allowed()).isTrue();
         Map<String, byte[]> before = dumpAll();
         long ttlBefore = inspect.pttl(limiter.stateKey(wide, "k"));
         for (int i = 0; i < 3; i++) {
-            assertThat(limiter.acquireAll(both, 1).allowed()).isFalse();
+            assertThat(limiter.acquireAll(both).allowed()).isFalse();
         }
         Map<String, byte[]> after = dumpAll();
         assertThat(after.keySet()).isEqualTo(before.keySet());
@@ -138,7 +138,7 @@ class ValkeyStateTest {
         assertThat(limiter.acquire(rule, "k").remaining()).isEqualTo(3);
         inspect.scriptFlush();
         assertThat(limiter.peek(rule, "k", 1).remaining()).isEqualTo(3);
-        assertThat(limiter.acquireAll(List.of(new RuleKey(rule, "k")), 1).allowed()).isTrue();
+        assertThat(limiter.acquireAll(List.of(Claim.of(rule, "k"))).allowed()).isTrue();
     }
 
     @ParameterizedTest

@@ -1,0 +1,55 @@
+package dev.ratelimit.config;
+
+import dev.ratelimit.net.Cidr;
+import dev.ratelimit.valkey.ValkeySettings;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Every setting of the filter, read and validated once at start-up. See
+ * {@link dev.ratelimit.servlet.RateLimitFilter} for the property names and defaults.
+ *
+ * @param enabled          whether the filter limits anything
+ * @param valkeyUrl        the Valkey URL; empty means the in-process limiter
+ * @param timeout          the socket (reply) timeout
+ * @param connectTimeout   the connect timeout
+ * @param poolMaxTotal     most connections
+ * @param poolMaxIdle      most idle connections
+ * @param poolMaxWait      wait for a pooled connection
+ * @param keyPrefix        the first part of every state key
+ * @param clientClock      whether time comes from the app server's clock instead of Valkey's
+ * @param trustedProxies   peers whose forwarding headers are believed
+ * @param clientIpHeader   the forwarding header to read: {@code X-Forwarded-For},
+ *                         {@code Forwarded} or any other name (one address per hop, like
+ *                         X-Forwarded-For)
+ * @param ipv6Prefix       IPv6 client addresses are counted per network of this many bits
+ * @param headers          which rate-limit header fields to send
+ * @param failureRetryAfter the {@code Retry-After} of a 503 sent when a {@code closed} rule
+ *                         cannot reach Valkey
+ * @param rules            the rules, in the order of {@code ratelimit.rules}
+ */
+public record FilterSettings(boolean enabled, Optional<String> valkeyUrl, Duration timeout, Duration connectTimeout,
+                             int poolMaxTotal, int poolMaxIdle, Duration poolMaxWait, String keyPrefix,
+                             boolean clientClock, List<Cidr> trustedProxies, String clientIpHeader, int ipv6Prefix,
+                             HeaderMode headers, Duration failureRetryAfter, List<RuleSettings> rules) {
+
+    /** Copies the lists. */
+    public FilterSettings {
+        trustedProxies = List.copyOf(trustedProxies);
+        rules = List.copyOf(rules);
+    }
+
+    /**
+     * Shows everything but the Valkey password.
+     *
+     * @return the settings as text
+     */
+    @Override
+    public String toString() {
+        return "FilterSettings[enabled=" + enabled + ", valkeyUrl=" + valkeyUrl.map(ValkeySettings::redact)
+                + ", timeout=" + timeout + ", connectTimeout=" + connectTimeout + ", rules="
+                + rules.stream().map(r -> r.rule().name()).toList() + "]";
+    }
+}

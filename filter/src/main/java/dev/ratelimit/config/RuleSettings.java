@@ -1,0 +1,56 @@
+package dev.ratelimit.config;
+
+import dev.ratelimit.Rule;
+
+import java.util.List;
+import java.util.Set;
+
+/**
+ * One rule of the filter, as configured under {@code ratelimit.rule.<name>.}: the limit
+ * itself, which requests it applies to, and what it counts per.
+ *
+ * @param rule        the limit (name, algorithm, limit, window, burst, count-rejected, shadow)
+ * @param match       URL patterns the rule applies to (any of them)
+ * @param exclude     URL patterns it never applies to, even when matched
+ * @param methods     HTTP methods it applies to, upper case; empty means every method
+ * @param key         what it counts per
+ * @param lowercaseKey whether key values are lower-cased first (user names that differ only
+ *                    in case are one user)
+ * @param cost        units each request takes
+ * @param onFailure   what to do when Valkey cannot be reached in time
+ */
+public record RuleSettings(Rule rule, List<UrlPattern> match, List<UrlPattern> exclude, Set<String> methods,
+                           KeySpec key, boolean lowercaseKey, long cost, OnFailure onFailure) {
+
+    /** Copies the collections. */
+    public RuleSettings {
+        match = List.copyOf(match);
+        exclude = List.copyOf(exclude);
+        methods = Set.copyOf(methods);
+    }
+
+    /**
+     * Whether the rule applies to a request.
+     *
+     * @param method the HTTP method
+     * @param path   the path within the application
+     * @return true when the method is one of the rule's, a match pattern matches and no
+     *         exclude pattern does
+     */
+    public boolean appliesTo(String method, String path) {
+        if (!methods.isEmpty() && !methods.contains(method)) {
+            return false;
+        }
+        for (UrlPattern pattern : exclude) {
+            if (pattern.matches(path)) {
+                return false;
+            }
+        }
+        for (UrlPattern pattern : match) {
+            if (pattern.matches(path)) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

@@ -1,0 +1,292 @@
+package dev.ratelimit.config;
+
+import dev.ratelimit.Algorithm;
+import dev.ratelimit.Rule;
+import dev.ratelimit.net.Cidr;
+import dev.ratelimit.valkey.ValkeySettings;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.function.Function;
+import java.util.regex.Pattern;
+
+/**
+ * Reads every {@code ratelimit.*} setting into a validated {@link FilterSettings}, once, at
+ * start-up. It does not stop at the first problem: every problem is collected, each naming the
+ * property, its value and the rule broken, and all are reported together.
+ */
+public final class SettingsReader {
+
+    /** The prefix of every property. */
+    public static final String PREFIX = "ratelimit.";
+
+    private static final Pattern RULE_NAME = Pattern.compile("[A-Za-z0-9._-]{1,64}");
+    private static final Pattern KEY_PREFIX = Pattern.compile("[A-Za-z0-9:._-]{1,64}");
+    private static final Pattern HEADER_NAME = Pattern.compile("[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}");
+    private static final Pattern METHOD = Pattern.compile("[A-Za-z]{1,32}");
+
+    private final SettingsSource source;
+    private final List<String> problems = new ArrayList<>();
+    private final Set<String> read = new HashSet<>();
+
+    private SettingsReader(SettingsSource source) {
+        this.source = source;
+    }
+
+    /**
+     * Reads and validates the settings.
+     *
+     * @param source where the settings come from
+     * @return the settings
+     * @throws InvalidSettingsException listing every problem found
+     */
+    public static FilterSettings read(SettingsSource source) {
+        return new SettingsReader(source).readAll();
+    }
+
+    private FilterSettings readAll() {
+        boolean enabled = bool("ratelimit.enabled", true);
+        Optional<String> valkeyUrl = raw("ratelimit.valkey.url");
+        Duration timeout = duration("ratelimit.valkey.timeout", ValkeySettings.DEFAULT_SOCKET_TIMEOUT, Duration.ofMillis(1));
+        Duration connectTimeout = duration("ratelimit.valkey.connect-timeout", ValkeySettings.DEFAULT_CONNECT_TIMEOUT,
+                Duration.ofMillis(1));
+        int poolMaxTotal = (int) number("ratelimit.valkey.pool.max-total", ValkeySettings.DEFAULT_POOL_MAX_TOTAL, 1, 10_000);
+        int poolMaxIdle = (int) number("ratelimit.valkey.pool.max-idle", poolMaxTotal, 0, 10_000);
+        Duration poolMaxWait = duration("ratelimit.valkey.pool.max-wait", ValkeySettings.DEFAULT_POOL_MAX_WAIT,
+                Duration.ofMillis(1));
+        valkeyUrl.ifPresent(url -> {
+            try {
+                new ValkeySettings(url, connectTimeout, timeout, poolMaxTotal, poolMaxIdle, poolMaxWait);
+            } catch (IllegalArgumentException e) {
+                problems.add("ratelimit.valkey.*: " + e.getMessage());
+            }
+        });
+        String keyPrefix = text("ratelimit.key-prefix", "rl:v1", KEY_PREFIX,
+                "use 1 to 64 letters, digits, ':', '.', '_' or '-'");
+        boolean clientClock = choice("ratelimit.clock", "server", List.of("server", "client")).equals("client");
+        List<Cidr> trustedProxies = list("ratelimit.trusted-proxies").stream()
+                .map(cidr -> Cidr.parse(cidr).or(() -> {
+                    problem("ratelimit.trusted-proxies", cidr, "is not an IPv4 or IPv6 address or CIDR network");
+                    return Optional.empty();
+                }))
+                .flatMap(Optional::stream).toList();
+        String clientIpHeader = text("ratelimit.client-ip-header", "X-Forwarded-For", HEADER_NAME,
+                "must be an HTTP header name");
+        int ipv6Prefix = (int) number("ratelimit.ipv6-prefix", 64, 1, 128);
+        HeaderMode headers = choice("ratelimit.headers", HeaderMode.DRAFT, HeaderMode.values(), HeaderMode::id);
+        Duration failureRetryAfter = duration("ratelimit.failure-retry-after", Duration.ofSeconds(1), Duration.ofSeconds(1));
+
+        List<RuleSettings> rules = new ArrayList<>();
+        Set<String> listed = new LinkedHashSet<>();
+        for (String name : list("ratelimit.rules")) {
+            if (!RULE_NAME.matcher(name).matches()) {
+                problem("ratelimit.rules", name, "is not a valid rule name: use 1 to 64 letters, digits, '.', '_' or '-'");
+            } else if (!listed.add(name)) {
+                problem("ratelimit.rules", name, "is listed twice");
+            } else {
+                readRule(name).ifPresent(rules::add);
+            }
+        }
+        if (enabled && listed.isEmpty() && problems.isEmpty()) {
+            problems.add("ratelimit.rules is empty: list the rules to enforce (e.g. ratelimit.rules=api,login), "
+                    + "or set ratelimit.enabled=false");
+        }
+        reportUnread(listed);
+        if (!problems.isEmpty()) {
+            throw new InvalidSettingsException(problems);
+        }
+        return new FilterSettings(enabled, valkeyUrl, timeout, connectTimeout, poolMaxTotal, poolMaxIdle, poolMaxWait,
+                keyPrefix, clientClock, trustedProxies, clientIpHeader, ipv6Prefix, headers, failureRetryAfter, rules);
+    }
+
+    private Optional<RuleSettings> readRule(String name) {
+        String p = PREFIX + "rule." + name + ".";
+        int before = problems.size();
+        Algorithm algorithm = choice(p + "algorithm", Algorithm.SLIDING_WINDOW_COUNTER, Algorithm.values(), Algorithm::id);
+        long limit = required(p + "limit").map(v -> parseNumber(p + "limit", v, 1, Long.MAX_VALUE)).orElse(1L);
+        Duration window = required(p + "window").map(v -> parseDuration(p + "window", v, Duration.ofMillis(1)))
+                .orElse(Duration.ofSeconds(1));
+        long burst = limit;
+        Optional<String> burstText = raw(p + "burst");
+        if (burstText.isPresent()) {
+            if (!algorithm.hasBurst()) {
+                problem(p + "burst", burstText.get(), "applies only to token-bucket and gcra, not to " + algorithm.id());
+            } else {
+                burst = parseNumber(p + "burst", burstText.get(), 1, Long.MAX_VALUE);
+            }
+        }
+        List<UrlPattern> match = patterns(p + "match", "/*");
+        List<UrlPattern> exclude = patterns(p + "exclude", null);
+        Set<String> methods = new TreeSet<>();
+        for (String method : list(p + "methods")) {
+            if (METHOD.matcher(method).matches()) {
+                methods.add(method.toUpperCase(Locale.ROOT));
+            } else {
+                problem(p + "methods", method, "is not an HTTP method");
+            }
+        }
+        KeySpec key = raw(p + "key").map(v -> KeySpec.parse(v).orElseGet(() -> {
+            problem(p + "key", v, "is not a key: use ip, principal, principal-or-ip, path, header:<name>, "
+                    + "param:<name> or global, several joined by '+'");
+            return null;
+        })).orElseGet(() -> KeySpec.parse("ip").orElseThrow());
+        boolean lowercaseKey = bool(p + "lowercase-key", false);
+        long cost = number(p + "cost", 1, 1, Long.MAX_VALUE);
+        boolean countRejected = bool(p + "count-rejected", false);
+        OnFailure onFailure = choice(p + "on-failure", OnFailure.OPEN, OnFailure.values(), OnFailure::id);
+        boolean shadow = bool(p + "shadow", false);
+        if (problems.size() > before) {
+            return Optional.empty();
+        }
+        try {
+            Rule rule = new Rule(name, algorithm, limit, window, burst, countRejected, shadow);
+            if (cost > rule.capacity()) {
+                problem(p + "cost", Long.toString(cost), "must not exceed the rule's "
+                        + (algorithm.hasBurst() ? "burst" : "limit") + " (" + rule.capacity() + "): it could never be allowed");
+                return Optional.empty();
+            }
+            return Optional.of(new RuleSettings(rule, match, exclude, methods, key, lowercaseKey, cost, onFailure));
+        } catch (IllegalArgumentException e) {
+            problems.add(p + "*: " + e.getMessage());
+            return Optional.empty();
+        }
+    }
+
+    /** Names under {@code ratelimit.} that nothing read: typos, or rules defined but not listed. */
+    private void reportUnread(Set<String> listed) {
+        TreeMap<String, List<String>> unlistedRules = new TreeMap<>();
+        for (String name : new TreeSet<>(source.names())) {
+            if (!name.startsWith(PREFIX) || read.contains(name)) {
+                continue;
+            }
+            String rest = name.substring(PREFIX.length());
+            int dot = rest.indexOf('.', "rule.".length());
+            if (rest.startsWith("rule.") && dot > 0 && !listed.contains(rest.substring("rule.".length(), dot))) {
+                unlistedRules.computeIfAbsent(rest.substring("rule.".length(), dot), k -> new ArrayList<>()).add(name);
+            } else {
+                problems.add(name + " is not a known setting (a typo?)");
+            }
+        }
+        unlistedRules.forEach((rule, names) -> problems.add("rule '" + rule + "' is configured (" + String.join(", ", names)
+                + ") but not listed in ratelimit.rules=" + String.join(",", listed)));
+    }
+
+    // --- typed reads; each records the name as read and any problem with its value ---
+
+    private Optional<String> raw(String name) {
+        read.add(name);
+        return source.get(name).map(String::trim).filter(v -> !v.isEmpty());
+    }
+
+    private Optional<String> required(String name) {
+        Optional<String> value = raw(name);
+        if (value.isEmpty()) {
+            problems.add(name + " is required");
+        }
+        return value;
+    }
+
+    private List<String> list(String name) {
+        return raw(name).map(v -> List.of(v.split(","))).orElse(List.of()).stream()
+                .map(String::trim).filter(v -> !v.isEmpty()).toList();
+    }
+
+    private boolean bool(String name, boolean defaultValue) {
+        return raw(name).map(v -> switch (v.toLowerCase(Locale.ROOT)) {
+            case "true" -> true;
+            case "false" -> false;
+            default -> {
+                problem(name, v, "must be true or false");
+                yield defaultValue;
+            }
+        }).orElse(defaultValue);
+    }
+
+    private long number(String name, long defaultValue, long min, long max) {
+        return raw(name).map(v -> parseNumber(name, v, min, max)).orElse(defaultValue);
+    }
+
+    private long parseNumber(String name, String value, long min, long max) {
+        try {
+            long n = Long.parseLong(value);
+            if (n >= min && n <= max) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        problem(name, value, "must be a whole number " + (max == Long.MAX_VALUE ? "of at least " + min
+                : "from " + min + " to " + max));
+        return min;
+    }
+
+    private Duration duration(String name, Duration defaultValue, Duration min) {
+        return raw(name).map(v -> parseDuration(name, v, min)).orElse(defaultValue);
+    }
+
+    private Duration parseDuration(String name, String value, Duration min) {
+        Optional<Duration> parsed = Durations.parse(value);
+        if (parsed.isEmpty()) {
+            problem(name, value, "is not a duration: use e.g. 500ms, 30s, 15m, 1h, 1d or ISO-8601 (PT15M)");
+            return min;
+        }
+        Duration d = parsed.get();
+        if (d.compareTo(min) < 0 || d.toNanos() % 1_000_000 != 0) {
+            problem(name, value, "must be a whole number of milliseconds, at least " + min.toMillis() + " ms");
+            return min;
+        }
+        return d;
+    }
+
+    private String text(String name, String defaultValue, Pattern valid, String rule) {
+        return raw(name).map(v -> {
+            if (!valid.matcher(v).matches()) {
+                problem(name, v, rule);
+                return defaultValue;
+            }
+            return v;
+        }).orElse(defaultValue);
+    }
+
+    private String choice(String name, String defaultValue, List<String> choices) {
+        return raw(name).map(v -> {
+            String lower = v.toLowerCase(Locale.ROOT);
+            if (!choices.contains(lower)) {
+                problem(name, v, "must be one of " + String.join(", ", choices));
+                return defaultValue;
+            }
+            return lower;
+        }).orElse(defaultValue);
+    }
+
+    private <E> E choice(String name, E defaultValue, E[] values, Function<E, String> id) {
+        List<String> ids = java.util.Arrays.stream(values).map(id).toList();
+        String chosen = choice(name, id.apply(defaultValue), ids);
+        return values[ids.indexOf(chosen)];
+    }
+
+    private List<UrlPattern> patterns(String name, String defaultValue) {
+        List<String> texts = list(name);
+        if (texts.isEmpty() && defaultValue != null) {
+            texts = List.of(defaultValue);
+        }
+        List<UrlPattern> patterns = new ArrayList<>();
+        for (String text : texts) {
+            UrlPattern.parse(text).ifPresentOrElse(patterns::add, () -> problem(name, text,
+                    "is not a servlet URL pattern: use /exact, /prefix/*, *.extension or /"));
+        }
+        return patterns;
+    }
+
+    private void problem(String name, String value, String rule) {
+        problems.add(name + "='" + value + "' " + rule);
+    }
+}
