@@ -54,6 +54,13 @@ public final class SettingsReader {
 
     private FilterSettings readAll() {
         boolean enabled = bool("ratelimit.enabled", true);
+        if (!enabled && problems.isEmpty()) {
+            // A kill switch must work even while the rest of the settings are broken.
+            return new FilterSettings(false, Optional.empty(), ValkeySettings.DEFAULT_SOCKET_TIMEOUT,
+                    ValkeySettings.DEFAULT_CONNECT_TIMEOUT, ValkeySettings.DEFAULT_POOL_MAX_TOTAL,
+                    ValkeySettings.DEFAULT_POOL_MAX_TOTAL, ValkeySettings.DEFAULT_POOL_MAX_WAIT, "rl:v1", false,
+                    List.of(), "X-Forwarded-For", 64, HeaderMode.DRAFT, Duration.ofSeconds(1), List.of());
+        }
         Optional<String> valkeyUrl = raw("ratelimit.valkey.url");
         Duration timeout = duration("ratelimit.valkey.timeout", ValkeySettings.DEFAULT_SOCKET_TIMEOUT, Duration.ofMillis(1));
         Duration connectTimeout = duration("ratelimit.valkey.connect-timeout", ValkeySettings.DEFAULT_CONNECT_TIMEOUT,
@@ -95,7 +102,7 @@ public final class SettingsReader {
                 readRule(name).ifPresent(rules::add);
             }
         }
-        if (enabled && listed.isEmpty() && problems.isEmpty()) {
+        if (listed.isEmpty() && problems.isEmpty()) {
             problems.add("ratelimit.rules is empty: list the rules to enforce (e.g. ratelimit.rules=api,login), "
                     + "or set ratelimit.enabled=false");
         }

@@ -1,0 +1,168 @@
+package dev.ratelimit.servlet;
+
+import dev.ratelimit.net.Cidr;
+import dev.ratelimit.net.IpAddress;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Enumeration;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * Finds the client's address: the peer's, unless the peer is a trusted proxy. Only then is the
+ * forwarding header read, walking its hops right to left past trusted proxies; the first
+ * untrusted address is the client. A forwarding header from an untrusted peer is ignored:
+ * anybody can write one.
+ *
+ * <p>Parsing is linear in the header's length and never throws: a hop that is not an address
+ * (garbage, {@code unknown}, an obfuscated RFC 7239 node) ends the walk, and the last trusted
+ * hop, the proxy that passed it on, stands for the client.
+ */
+final class ClientAddressResolver {
+
+    /** Hops examined at most: more trusted proxies than this in a row is not a real network. */
+    private static final int MAX_HOPS = 64;
+
+    private final List<Cidr> trustedProxies;
+    private final String header;
+    private final boolean rfc7239;
+    private final int ipv6Prefix;
+
+    ClientAddressResolver(List<Cidr> trustedProxies, String header, int ipv6Prefix) {
+        this.trustedProxies = List.copyOf(trustedProxies);
+        this.header = header;
+        this.rfc7239 = header.equalsIgnoreCase("Forwarded");
+        this.ipv6Prefix = ipv6Prefix;
+    }
+
+    /**
+     * The client address as used in keys: canonical text, IPv6 aggregated to the configured
+     * prefix ({@code 2001:db8:1:2::/64}).
+     *
+     * @param remoteAddr the peer's address ({@code getRemoteAddr()})
+     * @param headers    the values of every line of the forwarding header, in order
+     * @return the client's address; the peer's text as-is if it is not an IP (a Unix socket)
+     */
+    String resolve(String remoteAddr, Enumeration<String> headers) {
+        Optional<IpAddress> peer = IpAddress.parse(remoteAddr);
+        if (peer.isEmpty()) {
+            return remoteAddr == null || remoteAddr.isEmpty() ? "unknown" : remoteAddr;
+        }
+        IpAddress client = peer.get();
+        if (trusted(client) && headers != null) {
+            List<String> hops = hops(headers);
+            for (int i = hops.size() - 1; i >= 0 && hops.size() - i <= MAX_HOPS; i--) {
+                Optional<IpAddress> hop = parseHop(hops.get(i));
+                if (hop.isEmpty()) {
+                    break;
+                }
+                client = hop.get();
+                if (!trusted(client)) {
+                    break;
+                }
+            }
+        }
+        return format(client);
+    }
+
+    private boolean trusted(IpAddress address) {
+        for (Cidr cidr : trustedProxies) {
+            if (cidr.contains(address)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private String format(IpAddress address) {
+        if (address.isIpv6() && ipv6Prefix < 128) {
+            return address.mask(ipv6Prefix) + "/" + ipv6Prefix;
+        }
+        return address.toString();
+    }
+
+    /** Every hop, in order, from all lines of the header. */
+    private List<String> hops(Enumeration<String> headers) {
+        List<String> hops = new ArrayList<>();
+        for (String line : Collections.list(headers)) {
+            if (line != null) {
+                splitOutsideQuotes(line, hops);
+            }
+        }
+        return hops;
+    }
+
+    /** Splits on commas that are not inside a quoted string (RFC 7239 values may be quoted). */
+    private static void splitOutsideQuotes(String line, List<String> into) {
+        boolean quoted = false;
+        int start = 0;
+        for (int i = 0; i < line.length(); i++) {
+            char c = line.charAt(i);
+            if (c == '"') {
+                quoted = !quoted;
+            } else if (c == '\\' && quoted) {
+                i++;
+            } else if (c == ',' && !quoted) {
+                into.add(line.substring(start, i));
+                start = i + 1;
+            }
+        }
+        into.add(line.substring(start));
+    }
+
+    private Optional<IpAddress> parseHop(String hop) {
+        String value = rfc7239 ? forParameter(hop) : hop.trim();
+        if (value == null) {
+            return Optional.empty();
+        }
+        return IpAddress.parse(stripPort(value));
+    }
+
+    /** The {@code for=} value of one RFC 7239 element, unquoted; null when absent. */
+    private static String forParameter(String element) {
+        int start = 0;
+        while (start < element.length()) {
+            int end = indexOfOutsideQuotes(element, ';', start);
+            String pair = element.substring(start, end).trim();
+            int eq = pair.indexOf('=');
+            if (eq > 0 && pair.substring(0, eq).trim().toLowerCase(Locale.ROOT).equals("for")) {
+                String value = pair.substring(eq + 1).trim();
+                if (value.length() >= 2 && value.startsWith("\"") && value.endsWith("\"")) {
+                    value = value.substring(1, value.length() - 1).replace("\\", "");
+                }
+                return value;
+            }
+            start = end + 1;
+        }
+        return null;
+    }
+
+    private static int indexOfOutsideQuotes(String s, char target, int from) {
+        boolean quoted = false;
+        for (int i = from; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c == '"') {
+                quoted = !quoted;
+            } else if (c == target && !quoted) {
+                return i;
+            }
+        }
+        return s.length();
+    }
+
+    /** {@code [2001:db8::1]:4711} → {@code 2001:db8::1}; {@code 192.0.2.1:80} → {@code 192.0.2.1}. */
+    private static String stripPort(String value) {
+        String v = value.trim();
+        if (v.startsWith("[")) {
+            int close = v.indexOf(']');
+            return close > 0 ? v.substring(1, close) : v;
+        }
+        int colon = v.indexOf(':');
+        if (colon > 0 && colon == v.lastIndexOf(':')) {
+            return v.substring(0, colon); // one colon: IPv4 with a port (IPv6 has several)
+        }
+        return v;
+    }
+}

@@ -1,0 +1,308 @@
+package dev.ratelimit.servlet;
+
+import dev.ratelimit.Claim;
+import dev.ratelimit.Decision;
+import dev.ratelimit.Decisions;
+import dev.ratelimit.RateLimiter;
+import dev.ratelimit.config.FilterSettings;
+import dev.ratelimit.config.InvalidSettingsException;
+import dev.ratelimit.config.MicroProfileSettingsSource;
+import dev.ratelimit.config.OnFailure;
+import dev.ratelimit.config.RuleSettings;
+import dev.ratelimit.config.SettingsReader;
+import dev.ratelimit.config.SettingsSource;
+import dev.ratelimit.local.LocalRateLimiter;
+import dev.ratelimit.valkey.ValkeyRateLimiter;
+import dev.ratelimit.valkey.ValkeySettings;
+import jakarta.servlet.Filter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.FilterConfig;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.ServiceConfigurationError;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * A servlet filter that holds every instance of an application to one shared set of rate
+ * limits kept in Valkey. Register it in {@code web.xml} for {@code /*}; configure it through
+ * MicroProfile Config ({@code META-INF/microprofile-config.properties}, system properties or
+ * environment variables such as {@code RATELIMIT_RULE_LOGIN_LIMIT}). Settings are read and
+ * validated once, in {@link #init}: a bad setting fails the deployment with one message listing
+ * every problem.
+ *
+ * <p>Every request is checked against the rules that match it, all in one call to Valkey. Every
+ * response of a matched request carries the {@code RateLimit-Policy} and {@code RateLimit}
+ * fields; a rejected one is answered {@code 429} with {@code Retry-After} and an
+ * {@code application/problem+json} body.
+ *
+ * <h2>Global settings</h2>
+ * <table>
+ *   <caption>Global settings</caption>
+ *   <tr><th>property</th><th>default</th><th>meaning</th></tr>
+ *   <tr><td>{@code ratelimit.enabled}</td><td>{@code true}</td><td>{@code false} lets every request through
+ *       and reads no other setting (a kill switch)</td></tr>
+ *   <tr><td>{@code ratelimit.rules}</td><td>(required)</td><td>comma-separated rule names, e.g. {@code api,login}</td></tr>
+ *   <tr><td>{@code ratelimit.valkey.url}</td><td>(unset)</td><td>{@code redis://[user:password@]host[:port][/db]}
+ *       or {@code rediss://} for TLS. Unset: the in-process limiter, limits per instance (logged once as a warning)</td></tr>
+ *   <tr><td>{@code ratelimit.valkey.timeout}</td><td>{@code 50ms}</td><td>the longest wait for a reply</td></tr>
+ *   <tr><td>{@code ratelimit.valkey.connect-timeout}</td><td>{@code 50ms}</td><td>the longest wait to connect</td></tr>
+ *   <tr><td>{@code ratelimit.valkey.pool.max-total}</td><td>{@code 32}</td><td>most connections</td></tr>
+ *   <tr><td>{@code ratelimit.valkey.pool.max-idle}</td><td>{@code max-total}</td><td>most idle connections kept</td></tr>
+ *   <tr><td>{@code ratelimit.valkey.pool.max-wait}</td><td>{@code 20ms}</td><td>the longest wait for a free connection</td></tr>
+ *   <tr><td>{@code ratelimit.key-prefix}</td><td>{@code rl:v1}</td><td>first part of every Valkey key</td></tr>
+ *   <tr><td>{@code ratelimit.clock}</td><td>{@code server}</td><td>{@code server}: Valkey's clock;
+ *       {@code client}: this JVM's clock</td></tr>
+ *   <tr><td>{@code ratelimit.trusted-proxies}</td><td>(none)</td><td>comma-separated IPv4/IPv6 addresses or CIDR
+ *       networks whose forwarding header is believed</td></tr>
+ *   <tr><td>{@code ratelimit.client-ip-header}</td><td>{@code X-Forwarded-For}</td><td>the forwarding header:
+ *       {@code X-Forwarded-For}, {@code Forwarded} (RFC 7239) or another name with one address per hop</td></tr>
+ *   <tr><td>{@code ratelimit.ipv6-prefix}</td><td>{@code 64}</td><td>IPv6 clients are counted per network of
+ *       this many bits (a /64 is usually one subscriber); 128 counts single addresses</td></tr>
+ *   <tr><td>{@code ratelimit.headers}</td><td>{@code draft}</td><td>{@code draft}, {@code legacy}
+ *       ({@code X-RateLimit-*}), {@code both} or {@code none}</td></tr>
+ *   <tr><td>{@code ratelimit.failure-retry-after}</td><td>{@code 1s}</td><td>{@code Retry-After} of the 503 sent
+ *       when a {@code closed} rule cannot reach Valkey</td></tr>
+ * </table>
+ *
+ * <h2>Rule settings, under {@code ratelimit.rule.<name>.}</h2>
+ * <table>
+ *   <caption>Rule settings</caption>
+ *   <tr><th>property</th><th>default</th><th>meaning</th></tr>
+ *   <tr><td>{@code limit}</td><td>(required)</td><td>units per window</td></tr>
+ *   <tr><td>{@code window}</td><td>(required)</td><td>{@code 500ms}, {@code 30s}, {@code 15m}, {@code 1h},
+ *       {@code 1d} or ISO-8601 ({@code PT15M})</td></tr>
+ *   <tr><td>{@code algorithm}</td><td>{@code sliding-window-counter}</td><td>{@code fixed-window},
+ *       {@code sliding-log}, {@code sliding-window-counter}, {@code token-bucket} or {@code gcra}</td></tr>
+ *   <tr><td>{@code burst}</td><td>{@code limit}</td><td>token-bucket and gcra only: units that may be taken at once</td></tr>
+ *   <tr><td>{@code match}</td><td>{@code /*}</td><td>comma-separated servlet URL patterns: {@code /exact},
+ *       {@code /prefix/*}, {@code *.ext}, {@code /}; matched against the path the container dispatches to</td></tr>
+ *   <tr><td>{@code exclude}</td><td>(none)</td><td>URL patterns the rule never applies to</td></tr>
+ *   <tr><td>{@code methods}</td><td>(all)</td><td>comma-separated HTTP methods, e.g. {@code POST}</td></tr>
+ *   <tr><td>{@code key}</td><td>{@code ip}</td><td>what is counted per: {@code ip}, {@code principal},
+ *       {@code principal-or-ip}, {@code path}, {@code header:<name>}, {@code param:<name>}, {@code global},
+ *       several joined by {@code +} ({@code ip+path}). A request lacking the value (no principal, no such
+ *       header or parameter) is not counted by the rule</td></tr>
+ *   <tr><td>{@code lowercase-key}</td><td>{@code false}</td><td>lower-case principal, header and parameter
+ *       values first (user names differing only in case are one user)</td></tr>
+ *   <tr><td>{@code cost}</td><td>{@code 1}</td><td>units each request takes</td></tr>
+ *   <tr><td>{@code count-rejected}</td><td>{@code false}</td><td>rejected requests consume too</td></tr>
+ *   <tr><td>{@code on-failure}</td><td>{@code open}</td><td>when Valkey cannot be reached in time: {@code open}
+ *       allows, {@code closed} answers 503, {@code local} decides with the in-process limiter</td></tr>
+ *   <tr><td>{@code shadow}</td><td>{@code false}</td><td>count and send headers but never reject</td></tr>
+ * </table>
+ *
+ * <p>A {@code param:} key reads a request parameter, which for a form POST makes the container
+ * read the body: the application can still call {@code getParameter}, but no longer
+ * {@code getInputStream}.
+ */
+public final class RateLimitFilter implements Filter {
+
+    private static final System.Logger LOG = System.getLogger(RateLimitFilter.class.getName());
+
+    private FilterSettings settings;
+    private RateLimiter limiter;
+    private LocalRateLimiter fallback;
+    private RequestKeys keys;
+    private boolean shared;
+    private final AtomicBoolean storeDown = new AtomicBoolean();
+
+    /** The filter, configured in {@link #init}. */
+    public RateLimitFilter() {
+    }
+
+    /**
+     * Reads and validates the settings through MicroProfile Config and connects the limiter.
+     *
+     * @param filterConfig the container's filter configuration (not used for settings)
+     * @throws ServletException when no MicroProfile Config implementation is present, or the
+     *                          settings are invalid (the message lists every problem)
+     */
+    @Override
+    public void init(FilterConfig filterConfig) throws ServletException {
+        start(readSettings());
+    }
+
+    /** Package-private so tests can start the filter from any settings source. */
+    void start(SettingsSource source) throws ServletException {
+        try {
+            start(SettingsReader.read(source));
+        } catch (InvalidSettingsException e) {
+            throw new ServletException(e.getMessage(), e);
+        }
+    }
+
+    private void start(FilterSettings settings) {
+        this.settings = settings;
+        this.keys = new RequestKeys(new ClientAddressResolver(settings.trustedProxies(), settings.clientIpHeader(),
+                settings.ipv6Prefix()), settings.clientIpHeader());
+        this.fallback = LocalRateLimiter.create();
+        List<String> names = settings.rules().stream().map(r -> r.rule().name()).toList();
+        if (!settings.enabled()) {
+            LOG.log(System.Logger.Level.INFO, "Rate limiting is disabled (ratelimit.enabled=false)");
+            this.limiter = fallback;
+        } else if (settings.valkeyUrl().isPresent()) {
+            ValkeySettings valkey = new ValkeySettings(settings.valkeyUrl().get(), settings.connectTimeout(),
+                    settings.timeout(), settings.poolMaxTotal(), settings.poolMaxIdle(), settings.poolMaxWait());
+            ValkeyRateLimiter.Builder builder = ValkeyRateLimiter.builder().settings(valkey).keyPrefix(settings.keyPrefix());
+            if (settings.clientClock()) {
+                builder.clientClock(System::currentTimeMillis);
+            }
+            this.limiter = builder.build();
+            this.shared = true;
+            LOG.log(System.Logger.Level.INFO, "Rate limiting {0} on {1}", names, valkey.redactedUrl());
+        } else {
+            this.limiter = fallback;
+            LOG.log(System.Logger.Level.WARNING, "Rate limiting {0} IN THIS PROCESS ONLY: ratelimit.valkey.url is "
+                    + "not set, so each instance of the application enforces the limits on its own", names);
+        }
+    }
+
+    private static SettingsSource readSettings() throws ServletException {
+        ClassLoader loader = Thread.currentThread().getContextClassLoader();
+        if (loader == null) {
+            loader = RateLimitFilter.class.getClassLoader();
+        }
+        try {
+            return MicroProfileSettingsSource.forClassLoader(loader);
+        } catch (NoClassDefFoundError e) {
+            throw new ServletException("RateLimitFilter needs the MicroProfile Config API "
+                    + "(org.eclipse.microprofile.config:microprofile-config-api) and an implementation: add "
+                    + "io.smallrye.config:smallrye-config to the application, or deploy on a MicroProfile server", e);
+        } catch (IllegalStateException | ServiceConfigurationError e) {
+            throw new ServletException("RateLimitFilter found no MicroProfile Config implementation: add one to the "
+                    + "application (e.g. io.smallrye.config:smallrye-config) or deploy on a MicroProfile server ("
+                    + e.getMessage() + ")", e);
+        }
+    }
+
+    /**
+     * Checks the request against its rules, answers 429 (or 503) itself when it must, and
+     * otherwise passes it on with the rate-limit headers set.
+     */
+    @Override
+    public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain)
+            throws IOException, ServletException {
+        if (!settings.enabled() || !(req instanceof HttpServletRequest request)
+                || !(res instanceof HttpServletResponse response)) {
+            chain.doFilter(req, res);
+            return;
+        }
+        List<RuleSettings> rules = new ArrayList<>();
+        List<Claim> claims = new ArrayList<>();
+        collectClaims(request, rules, claims);
+        if (claims.isEmpty() || !decide(rules, claims, response)) {
+            chain.doFilter(request, response);
+        }
+    }
+
+    /** The rules that apply to the request and have a key for it, with their claims. */
+    private void collectClaims(HttpServletRequest request, List<RuleSettings> rules, List<Claim> claims) {
+        String path = path(request);
+        String method = request.getMethod();
+        String clientAddress = null;
+        for (RuleSettings rule : settings.rules()) {
+            if (!rule.appliesTo(method, path)) {
+                continue;
+            }
+            if (clientAddress == null) {
+                clientAddress = keys.clientAddress(request);
+            }
+            Optional<String> key = keys.key(rule, request, path, clientAddress);
+            if (key.isPresent()) {
+                rules.add(rule);
+                claims.add(Claim.of(rule.rule(), key.get(), rule.cost()));
+            }
+        }
+    }
+
+    /**
+     * Decides the claims and writes headers; answers the request itself when it is rejected.
+     *
+     * @return true when the request was answered here (429 or 503)
+     */
+    private boolean decide(List<RuleSettings> rules, List<Claim> claims, HttpServletResponse response)
+            throws IOException {
+        Decisions decisions;
+        List<RuleSettings> decided = rules;
+        try {
+            decisions = limiter.acquireAll(claims);
+            if (shared && storeDown.compareAndSet(true, false)) {
+                LOG.log(System.Logger.Level.INFO, "Valkey answers again: shared rate limits are enforced again");
+            }
+        } catch (RuntimeException e) {
+            // Nothing the limiter throws may reach the application as a 500.
+            if (storeDown.compareAndSet(false, true)) {
+                LOG.log(System.Logger.Level.WARNING, "Valkey cannot be reached; applying each rule''s on-failure "
+                        + "policy until it answers again: {0}", e.getMessage());
+            }
+            for (RuleSettings rule : rules) {
+                if (rule.onFailure() == OnFailure.CLOSED && !rule.rule().shadow()) {
+                    Rejections.unavailable(response, rule.rule().name(), settings.failureRetryAfter());
+                    return true;
+                }
+            }
+            decided = new ArrayList<>();
+            List<Claim> local = new ArrayList<>();
+            for (int i = 0; i < rules.size(); i++) {
+                if (rules.get(i).onFailure() == OnFailure.LOCAL) {
+                    decided.add(rules.get(i));
+                    local.add(claims.get(i));
+                }
+            }
+            if (local.isEmpty()) {
+                return false;
+            }
+            decisions = fallback.acquireAll(local);
+        }
+
+        List<RateLimitHeaders.Entry> entries = new ArrayList<>(decided.size());
+        for (int i = 0; i < decided.size(); i++) {
+            entries.add(new RateLimitHeaders.Entry(decided.get(i).rule(), decisions.decisions().get(i)));
+        }
+        RateLimitHeaders.write(response, settings.headers(), entries);
+        if (decisions.allowed()) {
+            return false;
+        }
+        Rejections.tooManyRequests(response, rejectingRule(decided, decisions), decisions.retryAfter());
+        return true;
+    }
+
+    /** The enforcing rule that keeps the request out longest: the one the client must wait for. */
+    private static String rejectingRule(List<RuleSettings> rules, Decisions decisions) {
+        for (int i = 0; i < rules.size(); i++) {
+            Decision decision = decisions.decisions().get(i);
+            if (!decision.allowed() && !rules.get(i).rule().shadow()
+                    && decision.retryAfter().equals(decisions.retryAfter())) {
+                return decision.rule();
+            }
+        }
+        throw new IllegalStateException("a rejection without a rejecting rule: " + decisions);
+    }
+
+    /** The path within the application the container dispatches to, already decoded and normalised. */
+    private static String path(HttpServletRequest request) {
+        String servletPath = request.getServletPath();
+        String pathInfo = request.getPathInfo();
+        String path = (servletPath == null ? "" : servletPath) + (pathInfo == null ? "" : pathInfo);
+        return path.isEmpty() ? "/" : path;
+    }
+
+    /** Closes the connections to Valkey. */
+    @Override
+    public void destroy() {
+        if (limiter != null) {
+            limiter.close();
+        }
+        if (fallback != null && fallback != limiter) {
+            fallback.close();
+        }
+    }
+}

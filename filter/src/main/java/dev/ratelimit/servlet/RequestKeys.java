@@ -1,0 +1,88 @@
+package dev.ratelimit.servlet;
+
+import dev.ratelimit.config.KeySpec;
+import dev.ratelimit.config.RuleSettings;
+import dev.ratelimit.internal.KeyValues;
+import jakarta.servlet.http.HttpServletRequest;
+
+import java.security.Principal;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.StringJoiner;
+
+/**
+ * Builds the key a rule counts a request under, e.g. {@code ip:192.0.2.1},
+ * {@code user:alice}, {@code ip:192.0.2.1+path:/api/search}. A request without a value the
+ * rule needs (no principal, no such header or parameter) has no key: the rule does not count
+ * it. No key is ever built from an empty value.
+ */
+final class RequestKeys {
+
+    private final ClientAddressResolver addresses;
+    private final String clientIpHeader;
+
+    RequestKeys(ClientAddressResolver addresses, String clientIpHeader) {
+        this.addresses = addresses;
+        this.clientIpHeader = clientIpHeader;
+    }
+
+    /**
+     * The client address of a request, resolved once per request by the caller.
+     *
+     * @param request the request
+     * @return the address text used in keys
+     */
+    String clientAddress(HttpServletRequest request) {
+        return addresses.resolve(request.getRemoteAddr(), request.getHeaders(clientIpHeader));
+    }
+
+    /**
+     * The rule's key for the request.
+     *
+     * @param rule          the rule
+     * @param request       the request
+     * @param path          the path within the application
+     * @param clientAddress the client address from {@link #clientAddress}
+     * @return the key, or empty when the request lacks a value the rule needs
+     */
+    Optional<String> key(RuleSettings rule, HttpServletRequest request, String path, String clientAddress) {
+        StringJoiner key = new StringJoiner("+");
+        for (KeySpec.Part part : rule.key().parts()) {
+            Optional<String> value = value(part, request, path, clientAddress, rule.lowercaseKey());
+            if (value.isEmpty()) {
+                return Optional.empty();
+            }
+            key.add(value.get());
+        }
+        return Optional.of(key.toString());
+    }
+
+    private static Optional<String> value(KeySpec.Part part, HttpServletRequest request, String path,
+                                          String clientAddress, boolean lowercase) {
+        return switch (part.kind()) {
+            case IP -> Optional.of("ip:" + KeyValues.safe(clientAddress));
+            case PRINCIPAL -> principal(request, lowercase).map(name -> "user:" + name);
+            case PRINCIPAL_OR_IP -> principal(request, lowercase).map(name -> "user:" + name)
+                    .or(() -> Optional.of("ip:" + KeyValues.safe(clientAddress)));
+            case PATH -> Optional.of("path:" + KeyValues.safe(path));
+            case HEADER -> present(request.getHeader(part.name()), lowercase)
+                    .map(v -> "header." + part.name().toLowerCase(Locale.ROOT) + ":" + v);
+            case PARAM -> present(request.getParameter(part.name()), lowercase)
+                    .map(v -> "param." + part.name() + ":" + v);
+            case GLOBAL -> Optional.of("global");
+        };
+    }
+
+    private static Optional<String> principal(HttpServletRequest request, boolean lowercase) {
+        Principal principal = request.getUserPrincipal();
+        return principal == null ? Optional.empty() : present(principal.getName(), lowercase);
+    }
+
+    /** Non-empty values only, made safe so that no value can pose as another key part. */
+    private static Optional<String> present(String value, boolean lowercase) {
+        if (value == null || value.isEmpty()) {
+            return Optional.empty();
+        }
+        return Optional.of(KeyValues.safe(lowercase ? value.toLowerCase(Locale.ROOT) : value));
+    }
+}

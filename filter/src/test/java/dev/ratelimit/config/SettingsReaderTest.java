@@ -1,0 +1,124 @@
+package dev.ratelimit.config;
+
+import dev.ratelimit.Algorithm;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class SettingsReaderTest {
+
+    private static Map<String, String> valid() {
+        Map<String, String> m = new HashMap<>();
+        m.put("ratelimit.valkey.url", "redis://localhost:6379");
+        m.put("ratelimit.rules", "api,login");
+        m.put("ratelimit.rule.api.match", "/api/*");
+        m.put("ratelimit.rule.api.algorithm", "token-bucket");
+        m.put("ratelimit.rule.api.limit", "100");
+        m.put("ratelimit.rule.api.window", "1m");
+        m.put("ratelimit.rule.api.burst", "150");
+        m.put("ratelimit.rule.api.key", "principal-or-ip");
+        m.put("ratelimit.rule.login.match", "/login");
+        m.put("ratelimit.rule.login.methods", "post");
+        m.put("ratelimit.rule.login.algorithm", "sliding-log");
+        m.put("ratelimit.rule.login.limit", "5");
+        m.put("ratelimit.rule.login.window", "PT15M");
+        m.put("ratelimit.rule.login.key", "param:username");
+        m.put("ratelimit.rule.login.on-failure", "closed");
+        return m;
+    }
+
+    private static FilterSettings read(Map<String, String> values) {
+        return SettingsReader.read(new MapSettingsSource(values));
+    }
+
+    @Test
+    void readsTheDesignExampleWithDefaults() {
+        FilterSettings settings = read(valid());
+        assertThat(settings.enabled()).isTrue();
+        assertThat(settings.valkeyUrl()).contains("redis://localhost:6379");
+        assertThat(settings.timeout()).isEqualTo(Duration.ofMillis(50));
+        assertThat(settings.keyPrefix()).isEqualTo("rl:v1");
+        assertThat(settings.headers()).isEqualTo(HeaderMode.DRAFT);
+        assertThat(settings.clientIpHeader()).isEqualTo("X-Forwarded-For");
+        assertThat(settings.rules()).hasSize(2);
+        RuleSettings api = settings.rules().get(0);
+        assertThat(api.rule().algorithm()).isEqualTo(Algorithm.TOKEN_BUCKET);
+        assertThat(api.rule().burst()).isEqualTo(150);
+        assertThat(api.onFailure()).isEqualTo(OnFailure.OPEN);
+        assertThat(api.appliesTo("GET", "/api/x")).isTrue();
+        assertThat(api.appliesTo("GET", "/apix")).isFalse();
+        RuleSettings login = settings.rules().get(1);
+        assertThat(login.rule().window()).isEqualTo(Duration.ofMinutes(15));
+        assertThat(login.methods()).containsExactly("POST");
+        assertThat(login.appliesTo("GET", "/login")).isFalse();
+        assertThat(login.appliesTo("POST", "/login")).isTrue();
+        assertThat(login.onFailure()).isEqualTo(OnFailure.CLOSED);
+        assertThat(login.key().parts()).containsExactly(new KeySpec.Part(KeySpec.Kind.PARAM, "username"));
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "ratelimit.rule.api.limit|-5|ratelimit.rule.api.limit='-5' must be a whole number of at least 1",
+            "ratelimit.rule.api.limit|lots|ratelimit.rule.api.limit='lots'",
+            "ratelimit.rule.api.window|0s|ratelimit.rule.api.window='0s' must be a whole number of milliseconds",
+            "ratelimit.rule.api.window|soon|ratelimit.rule.api.window='soon' is not a duration",
+            "ratelimit.rule.api.algorithm|leaky|ratelimit.rule.api.algorithm='leaky' must be one of fixed-window",
+            "ratelimit.rule.api.key|ip+colour|ratelimit.rule.api.key='ip+colour' is not a key",
+            "ratelimit.rule.api.key|header:|ratelimit.rule.api.key='header:' is not a key",
+            "ratelimit.rule.api.match|api/*|ratelimit.rule.api.match='api/*' is not a servlet URL pattern",
+            "ratelimit.rule.api.on-failure|maybe|ratelimit.rule.api.on-failure='maybe' must be one of open, closed, local",
+            "ratelimit.rule.api.cost|500|ratelimit.rule.api.cost='500' must not exceed the rule's burst (150)",
+            "ratelimit.rule.api.shadow|yes|ratelimit.rule.api.shadow='yes' must be true or false",
+            "ratelimit.trusted-proxies|10.0.0.0/33|ratelimit.trusted-proxies='10.0.0.0/33' is not an IPv4 or IPv6",
+            "ratelimit.trusted-proxies|proxy.example|ratelimit.trusted-proxies='proxy.example'",
+            "ratelimit.headers|all|ratelimit.headers='all' must be one of draft, legacy, both, none",
+            "ratelimit.clock|ntp|ratelimit.clock='ntp' must be one of server, client",
+            "ratelimit.valkey.timeout|-1s|ratelimit.valkey.timeout='-1s' is not a duration",
+            "ratelimit.valkey.url|http://localhost|must start with redis:// or rediss://",
+            "ratelimit.key-prefix|rl {x}|ratelimit.key-prefix='rl {x}'",
+            "ratelimit.ipv6-prefix|200|ratelimit.ipv6-prefix='200' must be a whole number from 1 to 128",
+            "ratelimit.rules|api,api|ratelimit.rules='api' is listed twice",
+            "ratelimit.rules|api,login,ghost|ratelimit.rule.ghost.limit is required",
+            "ratelimit.rule.login.burst|9|ratelimit.rule.login.burst='9' applies only to token-bucket and gcra",
+            "ratelimit.rule.apii.limit|3|rule 'apii' is configured (ratelimit.rule.apii.limit) but not listed",
+            "ratelimit.valkey.tiemout|1s|ratelimit.valkey.tiemout is not a known setting",
+    })
+    void namesThePropertyAndTheValueOfEveryProblem(String property, String value, String expected) {
+        Map<String, String> values = valid();
+        values.put(property, value);
+        assertThatThrownBy(() -> read(values)).isInstanceOf(InvalidSettingsException.class)
+                .hasMessageContaining(expected);
+    }
+
+    @Test
+    void reportsEveryProblemAtOnce() {
+        Map<String, String> values = valid();
+        values.put("ratelimit.rule.api.limit", "0");
+        values.put("ratelimit.rule.login.window", "forever");
+        values.put("ratelimit.headers", "many");
+        InvalidSettingsException e = (InvalidSettingsException) org.assertj.core.api.Assertions.catchThrowable(() -> read(values));
+        assertThat(e.problems()).hasSize(3);
+        assertThat(e.getMessage()).contains("3 problems").contains("limit='0'").contains("window='forever'")
+                .contains("headers='many'");
+    }
+
+    @Test
+    void neverShowsTheValkeyPassword() {
+        Map<String, String> values = valid();
+        values.put("ratelimit.valkey.url", "http://limiter:hunter2@localhost");
+        assertThatThrownBy(() -> read(values)).hasMessageNotContaining("hunter2").hasMessageContaining("limiter:***@");
+    }
+
+    @Test
+    void noRulesIsAProblemUnlessDisabled() {
+        assertThatThrownBy(() -> read(Map.of())).hasMessageContaining("ratelimit.rules is empty");
+        assertThat(read(Map.of("ratelimit.enabled", "false", "ratelimit.rule.x.limit", "nonsense")).enabled()).isFalse();
+    }
+}
