@@ -1,0 +1,88 @@
+package dev.ratelimit.it;
+
+import org.eclipse.jetty.ee10.webapp.WebAppContext;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The example WAR, deployed as a user would deploy it: its own web.xml, its own
+ * microprofile-config.properties, SmallRye Config and the filter inside WEB-INF/lib.
+ */
+@ExtendWith(ValkeyExtension.class)
+class ExampleWarTest {
+
+    private final ValkeyServer valkey;
+
+    ExampleWarTest(ValkeyServer valkey) {
+        this.valkey = valkey;
+    }
+
+    @Test
+    void theExampleEnforcesItsConfiguredRules() throws Exception {
+        Path war = Path.of(System.getProperty("example.war", "../examples/webapp/target/ratelimit-example.war"));
+        assertThat(war).as("the example WAR (built by the examples/webapp module)").exists();
+        valkey.flushAll();
+        Server server = new Server();
+        ServerConnector connector = new ServerConnector(server);
+        connector.setHost("127.0.0.1");
+        server.addConnector(connector);
+        WebAppContext webapp = new WebAppContext();
+        webapp.setContextPath("/");
+        webapp.setWar(war.toString());
+        webapp.setTempDirectory(Files.createTempDirectory("example-war").toFile());
+        webapp.setThrowUnavailableOnStartupException(true);
+        server.setHandler(webapp);
+        // MicroProfile Config gives system properties precedence over the WAR's own file.
+        System.setProperty("ratelimit.valkey.url", valkey.url());
+        try {
+            server.start();
+            String base = "http://127.0.0.1:" + connector.getLocalPort();
+            HttpResponse<String> hello = get(base + "/api/hello");
+            assertThat(hello.statusCode()).isEqualTo(200);
+            assertThat(hello.headers().firstValue("RateLimit-Policy")).hasValue("\"api\";q=10;w=60");
+            int allowed = 1;
+            for (int i = 0; i < 9; i++) {
+                if (get(base + "/api/hello").statusCode() == 200) {
+                    allowed++;
+                }
+            }
+            assertThat(allowed).as("a burst of 5").isEqualTo(5);
+
+            int loginAllowed = 0;
+            for (int i = 0; i < 7; i++) {
+                HttpResponse<String> login = JettyApp.HTTP.send(HttpRequest.newBuilder(URI.create(base + "/login"))
+                        .header("Content-Type", "application/x-www-form-urlencoded")
+                        .POST(HttpRequest.BodyPublishers.ofString("username=alice")).build(),
+                        HttpResponse.BodyHandlers.ofString());
+                if (login.statusCode() == 401) {
+                    loginAllowed++;
+                } else {
+                    assertThat(login.statusCode()).isEqualTo(429);
+                }
+            }
+            assertThat(loginAllowed).isEqualTo(5);
+            try (var inspect = valkey.connect()) {
+                assertThat(inspect.keys("rl:v1:*")).contains("rl:v1:login-user:{param.username:alice}");
+            }
+        } finally {
+            System.clearProperty("ratelimit.valkey.url");
+            server.stop();
+        }
+    }
+
+    private static HttpResponse<String> get(String uri) throws Exception {
+        return JettyApp.HTTP.send(HttpRequest.newBuilder(URI.create(uri)).timeout(Duration.ofSeconds(10)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+}

@@ -1,0 +1,155 @@
+package dev.ratelimit.it;
+
+import dev.ratelimit.servlet.RateLimitFilter;
+import io.smallrye.config.PropertiesConfigSource;
+import io.smallrye.config.SmallRyeConfigBuilder;
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.Filter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
+import jakarta.servlet.http.HttpServletResponse;
+import org.eclipse.jetty.ee10.servlet.FilterHolder;
+import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
+import org.eclipse.jetty.ee10.servlet.ServletHolder;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.microprofile.config.spi.ConfigProviderResolver;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.security.Principal;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.Map;
+
+/**
+ * A real Jetty 12 server with {@link RateLimitFilter} in front of a servlet that answers
+ * {@code ok <path>} to everything. Each app has its own class loader with its own MicroProfile
+ * Config (SmallRye, from the given map), as two separate deployments would.
+ *
+ * <p>A request header {@code X-Test-User: alice} makes the request authenticated as alice: the
+ * test's stand-in for a real login.
+ */
+final class JettyApp implements AutoCloseable {
+
+    static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    private final Server server;
+    private final ClassLoader loader;
+
+    private JettyApp(Server server, ClassLoader loader) {
+        this.server = server;
+        this.loader = loader;
+    }
+
+    /**
+     * Starts an app with these settings.
+     *
+     * @throws Exception whatever Jetty throws when the app does not start (e.g. bad settings)
+     */
+    static JettyApp start(Map<String, String> settings) throws Exception {
+        ClassLoader loader = new URLClassLoader(new URL[0], JettyApp.class.getClassLoader());
+        ConfigProviderResolver.instance().registerConfig(new SmallRyeConfigBuilder()
+                .withSources(new PropertiesConfigSource(settings, "test", 500)).build(), loader);
+
+        Server server = new Server();
+        ServerConnector connector = new ServerConnector(server);
+        connector.setHost("127.0.0.1");
+        connector.setPort(0);
+        server.addConnector(connector);
+
+        ServletContextHandler context = new ServletContextHandler("/");
+        context.setClassLoader(loader);
+        context.addFilter(new FilterHolder(new TestAuthenticator()), "/*", EnumSet.of(DispatcherType.REQUEST));
+        context.addFilter(new FilterHolder(RateLimitFilter.class), "/*", EnumSet.of(DispatcherType.REQUEST));
+        context.addServlet(new ServletHolder(new EchoServlet()), "/");
+        server.setHandler(context);
+        try {
+            server.start();
+        } catch (Exception e) {
+            server.stop();
+            ConfigProviderResolver.instance().releaseConfig(ConfigProviderResolver.instance().getConfig(loader));
+            throw e;
+        }
+        if (!context.isAvailable()) {
+            server.stop();
+            throw new IllegalStateException("the context did not become available");
+        }
+        return new JettyApp(server, loader);
+    }
+
+    URI uri(String pathAndQuery) {
+        return URI.create("http://127.0.0.1:" + ((ServerConnector) server.getConnectors()[0]).getLocalPort() + pathAndQuery);
+    }
+
+    HttpResponse<String> get(String path, String... headers) throws IOException, InterruptedException {
+        HttpRequest.Builder request = HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(10));
+        if (headers.length > 0) {
+            request.headers(headers);
+        }
+        return HTTP.send(request.GET().build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    HttpResponse<String> postForm(String path, String form, String... headers) throws IOException, InterruptedException {
+        HttpRequest.Builder request = HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(10))
+                .header("Content-Type", "application/x-www-form-urlencoded");
+        if (headers.length > 0) {
+            request.headers(headers);
+        }
+        return HTTP.send(request.POST(HttpRequest.BodyPublishers.ofString(form)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Override
+    public void close() throws Exception {
+        server.stop();
+        ConfigProviderResolver.instance().releaseConfig(ConfigProviderResolver.instance().getConfig(loader));
+    }
+
+    /** Answers {@code ok <path>} with 200 to every method. */
+    static final class EchoServlet extends HttpServlet {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
+            response.setContentType("text/plain");
+            response.getWriter().write("ok " + request.getServletPath() + (request.getPathInfo() == null ? "" : request.getPathInfo()));
+        }
+    }
+
+    /** Authenticates a request as the user named in {@code X-Test-User}, if any. */
+    static final class TestAuthenticator implements Filter {
+        @Override
+        public void doFilter(ServletRequest request, ServletResponse response, FilterChain chain)
+                throws IOException, ServletException {
+            HttpServletRequest http = (HttpServletRequest) request;
+            String user = http.getHeader("X-Test-User");
+            if (user == null) {
+                chain.doFilter(request, response);
+                return;
+            }
+            Principal principal = () -> user;
+            chain.doFilter(new HttpServletRequestWrapper(http) {
+                @Override
+                public Principal getUserPrincipal() {
+                    return principal;
+                }
+
+                @Override
+                public String getRemoteUser() {
+                    return user;
+                }
+            }, response);
+        }
+    }
+}
