@@ -164,6 +164,14 @@ class HttpFilterTest {
     }
 
     @Test
+    void environmentVariablesOverrideTheSettingsFile() throws Exception {
+        Map<String, String> file = settings("api", "ratelimit.rule.api.limit", "10", "ratelimit.rule.api.window", "1m");
+        try (JettyApp app = JettyApp.start(file, Map.of("RATELIMIT_RULE_API_LIMIT", "2"))) {
+            assertThat(statuses(app, "/", 3)).containsExactly(200, 200, 429);
+        }
+    }
+
+    @Test
     void aShadowRuleNeverBlocks() throws Exception {
         try (JettyApp app = JettyApp.start(settings("trial", "ratelimit.rule.trial.limit", "1",
                 "ratelimit.rule.trial.window", "1m", "ratelimit.rule.trial.shadow", "true"))) {

@@ -1,6 +1,7 @@
 package dev.ratelimit.it;
 
 import dev.ratelimit.servlet.RateLimitFilter;
+import io.smallrye.config.EnvConfigSource;
 import io.smallrye.config.PropertiesConfigSource;
 import io.smallrye.config.SmallRyeConfigBuilder;
 import jakarta.servlet.DispatcherType;
@@ -58,9 +59,20 @@ final class JettyApp implements AutoCloseable {
      * @throws Exception whatever Jetty throws when the app does not start (e.g. bad settings)
      */
     static JettyApp start(Map<String, String> settings) throws Exception {
+        return start(settings, Map.of());
+    }
+
+    /**
+     * Starts an app with these settings and these environment variables (read the way
+     * MicroProfile Config reads the real environment: {@code RATELIMIT_RULE_API_LIMIT}).
+     *
+     * @throws Exception whatever Jetty throws when the app does not start
+     */
+    static JettyApp start(Map<String, String> settings, Map<String, String> environment) throws Exception {
         ClassLoader loader = new URLClassLoader(new URL[0], JettyApp.class.getClassLoader());
         ConfigProviderResolver.instance().registerConfig(new SmallRyeConfigBuilder()
-                .withSources(new PropertiesConfigSource(settings, "test", 500)).build(), loader);
+                .withSources(new PropertiesConfigSource(settings, "test", 100))
+                .withSources(new EnvConfigSource(environment, 300)).build(), loader);
 
         Server server = new Server();
         ServerConnector connector = new ServerConnector(server);
