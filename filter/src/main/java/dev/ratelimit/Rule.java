@@ -48,7 +48,7 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(algorithm, "algorithm");
         Objects.requireNonNull(window, "window");
-        if (!NAME.matcher(name).matches()) {
+        if (!isValidName(name)) {
             throw new IllegalArgumentException("rule name '" + name
                     + "' is invalid: use 1 to 64 letters, digits, '.', '_' or '-'");
         }
@@ -71,6 +71,16 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
             throw new IllegalArgumentException("rule '" + name + "': " + largest + " units per "
                     + window.toMillis() + " ms is too fine-grained: max(limit, burst) × window in ms must stay below 2^50");
         }
+    }
+
+    /**
+     * Whether a text is a valid rule name.
+     *
+     * @param name any text
+     * @return true for 1 to 64 letters, digits, {@code .}, {@code _} or {@code -}
+     */
+    public static boolean isValidName(String name) {
+        return name != null && NAME.matcher(name).matches();
     }
 
     /**

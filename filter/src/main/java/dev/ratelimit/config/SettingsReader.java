@@ -3,6 +3,7 @@ package dev.ratelimit.config;
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.Rule;
 import dev.ratelimit.net.Cidr;
+import dev.ratelimit.valkey.ValkeyRateLimiter;
 import dev.ratelimit.valkey.ValkeySettings;
 
 import java.time.Duration;
@@ -28,8 +29,6 @@ public final class SettingsReader {
     /** The prefix of every property. */
     public static final String PREFIX = "ratelimit.";
 
-    private static final Pattern RULE_NAME = Pattern.compile("[A-Za-z0-9._-]{1,64}");
-    private static final Pattern KEY_PREFIX = Pattern.compile("[A-Za-z0-9:._-]{1,64}");
     private static final Pattern HEADER_NAME = Pattern.compile("[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}");
     private static final Pattern METHOD = Pattern.compile("[A-Za-z]{1,32}");
 
@@ -58,7 +57,7 @@ public final class SettingsReader {
             // A kill switch must work even while the rest of the settings are broken.
             return new FilterSettings(false, Optional.empty(), ValkeySettings.DEFAULT_SOCKET_TIMEOUT,
                     ValkeySettings.DEFAULT_CONNECT_TIMEOUT, ValkeySettings.DEFAULT_POOL_MAX_TOTAL,
-                    ValkeySettings.DEFAULT_POOL_MAX_TOTAL, ValkeySettings.DEFAULT_POOL_MAX_WAIT, "rl:v1", false,
+                    ValkeySettings.DEFAULT_POOL_MAX_TOTAL, ValkeySettings.DEFAULT_POOL_MAX_WAIT, ValkeyRateLimiter.DEFAULT_KEY_PREFIX, false,
                     List.of(), "X-Forwarded-For", 64, HeaderMode.DRAFT, Duration.ofSeconds(1), List.of());
         }
         Optional<String> valkeyUrl = raw("ratelimit.valkey.url");
@@ -76,8 +75,10 @@ public final class SettingsReader {
                 problems.add("ratelimit.valkey.*: " + e.getMessage());
             }
         });
-        String keyPrefix = text("ratelimit.key-prefix", "rl:v1", KEY_PREFIX,
-                "use 1 to 64 letters, digits, ':', '.', '_' or '-'");
+        String keyPrefix = raw("ratelimit.key-prefix").orElse(ValkeyRateLimiter.DEFAULT_KEY_PREFIX);
+        if (!ValkeyRateLimiter.isValidKeyPrefix(keyPrefix)) {
+            problem("ratelimit.key-prefix", keyPrefix, "is invalid: use 1 to 64 letters, digits, ':', '.', '_' or '-'");
+        }
         boolean clientClock = choice("ratelimit.clock", "server", List.of("server", "client")).equals("client");
         List<Cidr> trustedProxies = list("ratelimit.trusted-proxies").stream()
                 .map(cidr -> Cidr.parse(cidr).or(() -> {
@@ -94,7 +95,7 @@ public final class SettingsReader {
         List<RuleSettings> rules = new ArrayList<>();
         Set<String> listed = new LinkedHashSet<>();
         for (String name : list("ratelimit.rules")) {
-            if (!RULE_NAME.matcher(name).matches()) {
+            if (!Rule.isValidName(name)) {
                 problem("ratelimit.rules", name, "is not a valid rule name: use 1 to 64 letters, digits, '.', '_' or '-'");
             } else if (!listed.add(name)) {
                 problem("ratelimit.rules", name, "is listed twice");

@@ -75,6 +75,16 @@ public final class ValkeyRateLimiter implements RateLimiter {
     }
 
     /**
+     * Whether a text is a valid key prefix.
+     *
+     * @param keyPrefix any text
+     * @return true for 1 to 64 letters, digits, {@code :}, {@code .}, {@code _} or {@code -}
+     */
+    public static boolean isValidKeyPrefix(String keyPrefix) {
+        return keyPrefix != null && PREFIX.matcher(keyPrefix).matches();
+    }
+
+    /**
      * The Valkey key holding a rule's state for a key.
      *
      * @param rule the rule
@@ -211,7 +221,7 @@ public final class ValkeyRateLimiter implements RateLimiter {
          */
         public Builder keyPrefix(String keyPrefix) {
             Objects.requireNonNull(keyPrefix, "keyPrefix");
-            if (!PREFIX.matcher(keyPrefix).matches()) {
+            if (!isValidKeyPrefix(keyPrefix)) {
                 throw new IllegalArgumentException("key prefix '" + keyPrefix
                         + "' is invalid: use 1 to 64 letters, digits, ':', '.', '_' or '-'");
             }
