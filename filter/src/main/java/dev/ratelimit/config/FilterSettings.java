@@ -28,12 +28,16 @@ import java.util.Optional;
  * @param headers          which rate-limit header fields to send
  * @param failureRetryAfter the {@code Retry-After} of a 503 sent when a {@code closed} rule
  *                         cannot reach Valkey
+ * @param breakerFailures  consecutive Valkey failures that open the circuit breaker (0: never)
+ * @param breakerOpenFor   how long the breaker stays open before one probe call
+ * @param denyCacheSize    most rule+key rejections remembered locally (0: no deny cache)
  * @param rules            the rules, in the order of {@code ratelimit.rules}
  */
 public record FilterSettings(boolean enabled, Optional<String> valkeyUrl, Duration timeout, Duration connectTimeout,
                              int poolMaxTotal, int poolMaxIdle, Duration poolMaxWait, String keyPrefix,
                              boolean clientClock, List<Cidr> trustedProxies, String clientIpHeader, int ipv6Prefix,
-                             HeaderMode headers, Duration failureRetryAfter, List<RuleSettings> rules) {
+                             HeaderMode headers, Duration failureRetryAfter, int breakerFailures,
+                             Duration breakerOpenFor, int denyCacheSize, List<RuleSettings> rules) {
 
     /** Copies the lists. */
     public FilterSettings {

@@ -18,9 +18,11 @@ import java.util.Set;
  *                    in case are one user)
  * @param cost        units each request takes
  * @param onFailure   what to do when Valkey cannot be reached in time
+ * @param localRule   the rule the in-process limiter enforces for {@code on-failure=local}: the
+ *                    same rule with {@code local-limit} as its limit (and its burst scaled alike)
  */
 public record RuleSettings(Rule rule, List<UrlPattern> match, List<UrlPattern> exclude, Set<String> methods,
-                           KeySpec key, boolean lowercaseKey, long cost, OnFailure onFailure) {
+                           KeySpec key, boolean lowercaseKey, long cost, OnFailure onFailure, Rule localRule) {
 
     /** Copies the collections. */
     public RuleSettings {

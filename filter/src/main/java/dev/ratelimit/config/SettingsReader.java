@@ -58,7 +58,8 @@ public final class SettingsReader {
             return new FilterSettings(false, Optional.empty(), ValkeySettings.DEFAULT_SOCKET_TIMEOUT,
                     ValkeySettings.DEFAULT_CONNECT_TIMEOUT, ValkeySettings.DEFAULT_POOL_MAX_TOTAL,
                     ValkeySettings.DEFAULT_POOL_MAX_TOTAL, ValkeySettings.DEFAULT_POOL_MAX_WAIT, ValkeyRateLimiter.DEFAULT_KEY_PREFIX, false,
-                    List.of(), "X-Forwarded-For", 64, HeaderMode.DRAFT, Duration.ofSeconds(1), List.of());
+                    List.of(), "X-Forwarded-For", 64, HeaderMode.DRAFT, Duration.ofSeconds(1), 0, Duration.ofSeconds(1),
+                    0, List.of());
         }
         Optional<String> valkeyUrl = raw("ratelimit.valkey.url");
         Duration timeout = duration("ratelimit.valkey.timeout", ValkeySettings.DEFAULT_SOCKET_TIMEOUT, Duration.ofMillis(1));
@@ -91,6 +92,11 @@ public final class SettingsReader {
         int ipv6Prefix = (int) number("ratelimit.ipv6-prefix", 64, 1, 128);
         HeaderMode headers = choice("ratelimit.headers", HeaderMode.DRAFT, HeaderMode.values(), HeaderMode::id);
         Duration failureRetryAfter = duration("ratelimit.failure-retry-after", Duration.ofSeconds(1), Duration.ofSeconds(1));
+        int breakerFailures = (int) number("ratelimit.breaker.failures", ValkeyRateLimiter.DEFAULT_BREAKER_FAILURES, 0, 1_000_000);
+        Duration breakerOpenFor = duration("ratelimit.breaker.open-for", ValkeyRateLimiter.DEFAULT_BREAKER_OPEN_FOR,
+                Duration.ofMillis(1));
+        boolean denyCache = bool("ratelimit.deny-cache.enabled", true);
+        int denyCacheSize = (int) number("ratelimit.deny-cache.max-entries", 10_000, 1, 10_000_000);
 
         List<RuleSettings> rules = new ArrayList<>();
         Set<String> listed = new LinkedHashSet<>();
@@ -112,7 +118,8 @@ public final class SettingsReader {
             throw new InvalidSettingsException(problems);
         }
         return new FilterSettings(enabled, valkeyUrl, timeout, connectTimeout, poolMaxTotal, poolMaxIdle, poolMaxWait,
-                keyPrefix, clientClock, trustedProxies, clientIpHeader, ipv6Prefix, headers, failureRetryAfter, rules);
+                keyPrefix, clientClock, trustedProxies, clientIpHeader, ipv6Prefix, headers, failureRetryAfter,
+                breakerFailures, breakerOpenFor, denyCache ? denyCacheSize : 0, rules);
     }
 
     private Optional<RuleSettings> readRule(String name) {
@@ -150,6 +157,7 @@ public final class SettingsReader {
         long cost = number(p + "cost", 1, 1, Long.MAX_VALUE);
         boolean countRejected = bool(p + "count-rejected", false);
         OnFailure onFailure = choice(p + "on-failure", OnFailure.OPEN, OnFailure.values(), OnFailure::id);
+        long localLimit = number(p + "local-limit", limit, 1, limit);
         boolean shadow = bool(p + "shadow", false);
         if (problems.size() > before) {
             return Optional.empty();
@@ -161,7 +169,11 @@ public final class SettingsReader {
                         + (algorithm.hasBurst() ? "burst" : "limit") + " (" + rule.capacity() + "): it could never be allowed");
                 return Optional.empty();
             }
-            return Optional.of(new RuleSettings(rule, match, exclude, methods, key, lowercaseKey, cost, onFailure));
+            // The local rule keeps the shape of the shared one: its burst shrinks with its limit.
+            long localBurst = algorithm.hasBurst() ? Math.max(1, (long) Math.ceil((double) burst * localLimit / limit)) : localLimit;
+            Rule localRule = new Rule(name, algorithm, localLimit, window, localBurst, countRejected, shadow);
+            return Optional.of(new RuleSettings(rule, match, exclude, methods, key, lowercaseKey, cost, onFailure,
+                    localRule));
         } catch (IllegalArgumentException e) {
             problems.add(p + "*: " + e.getMessage());
             return Optional.empty();

@@ -3,7 +3,9 @@ package dev.ratelimit.servlet;
 import dev.ratelimit.Claim;
 import dev.ratelimit.Decision;
 import dev.ratelimit.Decisions;
+import dev.ratelimit.RateLimitListener;
 import dev.ratelimit.RateLimiter;
+import dev.ratelimit.Rule;
 import dev.ratelimit.config.FilterSettings;
 import dev.ratelimit.config.InvalidSettingsException;
 import dev.ratelimit.config.MicroProfileSettingsSource;
@@ -12,6 +14,7 @@ import dev.ratelimit.config.RuleSettings;
 import dev.ratelimit.config.SettingsReader;
 import dev.ratelimit.config.SettingsSource;
 import dev.ratelimit.local.LocalRateLimiter;
+import dev.ratelimit.metrics.Metrics;
 import dev.ratelimit.valkey.ValkeyRateLimiter;
 import dev.ratelimit.valkey.ValkeySettings;
 import jakarta.servlet.Filter;
@@ -24,11 +27,13 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.ServiceConfigurationError;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A servlet filter that holds every instance of an application to one shared set of rate
@@ -70,6 +75,14 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *       ({@code X-RateLimit-*}), {@code both} or {@code none}</td></tr>
  *   <tr><td>{@code ratelimit.failure-retry-after}</td><td>{@code 1s}</td><td>{@code Retry-After} of the 503 sent
  *       when a {@code closed} rule cannot reach Valkey</td></tr>
+ *   <tr><td>{@code ratelimit.breaker.failures}</td><td>{@code 5}</td><td>consecutive Valkey failures that open the
+ *       circuit breaker: no calls, each rule's on-failure policy at once; {@code 0} disables it</td></tr>
+ *   <tr><td>{@code ratelimit.breaker.open-for}</td><td>{@code 2s}</td><td>how long the breaker stays open before
+ *       one probe call decides whether calls resume</td></tr>
+ *   <tr><td>{@code ratelimit.deny-cache.enabled}</td><td>{@code true}</td><td>remember rejections locally until their
+ *       retry-after: a client hammering a limit is answered without calling Valkey (not for rules with
+ *       {@code count-rejected}, which must see every attempt)</td></tr>
+ *   <tr><td>{@code ratelimit.deny-cache.max-entries}</td><td>{@code 10000}</td><td>most rejections remembered</td></tr>
  * </table>
  *
  * <h2>Rule settings, under {@code ratelimit.rule.<name>.}</h2>
@@ -96,8 +109,15 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *   <tr><td>{@code count-rejected}</td><td>{@code false}</td><td>rejected requests consume too</td></tr>
  *   <tr><td>{@code on-failure}</td><td>{@code open}</td><td>when Valkey cannot be reached in time: {@code open}
  *       allows, {@code closed} answers 503, {@code local} decides with the in-process limiter</td></tr>
+ *   <tr><td>{@code local-limit}</td><td>{@code limit}</td><td>the limit the in-process limiter enforces per instance
+ *       for {@code on-failure=local} (the burst shrinks in proportion)</td></tr>
  *   <tr><td>{@code shadow}</td><td>{@code false}</td><td>count and send headers but never reject</td></tr>
  * </table>
+ *
+ * <p>Counters per rule (allowed, rejected, shadow-rejected, store errors, fallback decisions) and the
+ * breaker's state are published as JMX MBeans {@code dev.ratelimit:type=RateLimiter,rule=<name>}
+ * and passed to a {@link RateLimitListener} found in the servlet context attribute named
+ * {@code dev.ratelimit.RateLimitListener}.
  *
  * <p>A {@code param:} key reads a request parameter, which for a form POST makes the container
  * read the body: the application can still call {@code getParameter}, but no longer
@@ -111,6 +131,8 @@ public final class RateLimitFilter implements Filter {
     private RateLimiter limiter;
     private LocalRateLimiter fallback;
     private RequestKeys keys;
+    private DenyCache denyCache;
+    private Metrics metrics;
     private boolean shared;
     private final AtomicBoolean storeDown = new AtomicBoolean();
 
@@ -121,48 +143,63 @@ public final class RateLimitFilter implements Filter {
     /**
      * Reads and validates the settings through MicroProfile Config and connects the limiter.
      *
-     * @param filterConfig the container's filter configuration (not used for settings)
+     * @param filterConfig the container's filter configuration; its servlet context may hold a
+     *                     {@link RateLimitListener} under the attribute {@code dev.ratelimit.RateLimitListener}
      * @throws ServletException when no MicroProfile Config implementation is present, or the
      *                          settings are invalid (the message lists every problem)
      */
     @Override
     public void init(FilterConfig filterConfig) throws ServletException {
-        start(readSettings());
+        RateLimitListener listener = RateLimitListener.NONE;
+        if (filterConfig != null && filterConfig.getServletContext() != null
+                && filterConfig.getServletContext().getAttribute(RateLimitListener.class.getName())
+                instanceof RateLimitListener found) {
+            listener = found;
+        }
+        start(readSettings(), listener);
     }
 
     /** Package-private so tests can start the filter from any settings source. */
-    void start(SettingsSource source) throws ServletException {
+    void start(SettingsSource source, RateLimitListener listener) throws ServletException {
         try {
-            start(SettingsReader.read(source));
+            start(SettingsReader.read(source), listener);
         } catch (InvalidSettingsException e) {
             throw new ServletException(e.getMessage(), e);
         }
     }
 
-    private void start(FilterSettings settings) {
+    private void start(FilterSettings settings, RateLimitListener listener) {
         this.settings = settings;
         this.keys = new RequestKeys(new ClientAddressResolver(settings.trustedProxies(), settings.clientIpHeader(),
                 settings.ipv6Prefix()), settings.clientIpHeader());
         this.fallback = LocalRateLimiter.create();
+        this.denyCache = settings.denyCacheSize() > 0 ? new DenyCache(settings.denyCacheSize()) : null;
         List<String> names = settings.rules().stream().map(r -> r.rule().name()).toList();
         if (!settings.enabled()) {
             LOG.log(System.Logger.Level.INFO, "Rate limiting is disabled (ratelimit.enabled=false)");
             this.limiter = fallback;
+            this.metrics = new Metrics(names, () -> false, listener);
         } else if (settings.valkeyUrl().isPresent()) {
             ValkeySettings valkey = new ValkeySettings(settings.valkeyUrl().get(), settings.connectTimeout(),
                     settings.timeout(), settings.poolMaxTotal(), settings.poolMaxIdle(), settings.poolMaxWait());
-            ValkeyRateLimiter.Builder builder = ValkeyRateLimiter.builder().settings(valkey).keyPrefix(settings.keyPrefix());
+            AtomicReference<ValkeyRateLimiter> built = new AtomicReference<>();
+            this.metrics = new Metrics(names, () -> built.get() != null && built.get().isBreakerOpen(), listener);
+            ValkeyRateLimiter.Builder builder = ValkeyRateLimiter.builder().settings(valkey).keyPrefix(settings.keyPrefix())
+                    .circuitBreaker(settings.breakerFailures(), settings.breakerOpenFor()).listener(metrics);
             if (settings.clientClock()) {
                 builder.clientClock(System::currentTimeMillis);
             }
-            this.limiter = builder.build();
+            built.set(builder.build());
+            this.limiter = built.get();
             this.shared = true;
             LOG.log(System.Logger.Level.INFO, "Rate limiting {0} on {1}", names, valkey.redactedUrl());
         } else {
             this.limiter = fallback;
+            this.metrics = new Metrics(names, () -> false, listener);
             LOG.log(System.Logger.Level.WARNING, "Rate limiting {0} IN THIS PROCESS ONLY: ratelimit.valkey.url is "
                     + "not set, so each instance of the application enforces the limits on its own", names);
         }
+        metrics.registerMBeans();
     }
 
     private static SettingsSource readSettings() throws ServletException {
@@ -230,8 +267,13 @@ public final class RateLimitFilter implements Filter {
      */
     private boolean decide(List<RuleSettings> rules, List<Claim> claims, HttpServletResponse response)
             throws IOException {
+        long now = System.currentTimeMillis();
+        if (answeredFromDenyCache(rules, claims, response, now)) {
+            return true;
+        }
         Decisions decisions;
         List<RuleSettings> decided = rules;
+        List<Claim> decidedClaims = claims;
         try {
             decisions = limiter.acquireAll(claims);
             if (shared && storeDown.compareAndSet(true, false)) {
@@ -244,17 +286,25 @@ public final class RateLimitFilter implements Filter {
                         + "policy until it answers again: {0}", e.getMessage());
             }
             for (RuleSettings rule : rules) {
+                metrics.onEvent(rule.rule().name(), RateLimitListener.Event.STORE_ERROR);
+                metrics.onEvent(rule.rule().name(), RateLimitListener.Event.FALLBACK);
+            }
+            for (RuleSettings rule : rules) {
                 if (rule.onFailure() == OnFailure.CLOSED && !rule.rule().shadow()) {
                     Rejections.unavailable(response, rule.rule().name(), settings.failureRetryAfter());
                     return true;
                 }
             }
             decided = new ArrayList<>();
+            decidedClaims = new ArrayList<>();
             List<Claim> local = new ArrayList<>();
             for (int i = 0; i < rules.size(); i++) {
-                if (rules.get(i).onFailure() == OnFailure.LOCAL) {
-                    decided.add(rules.get(i));
-                    local.add(claims.get(i));
+                RuleSettings rule = rules.get(i);
+                if (rule.onFailure() == OnFailure.LOCAL) {
+                    decided.add(rule);
+                    decidedClaims.add(claims.get(i));
+                    local.add(Claim.of(rule.localRule(), claims.get(i).key(),
+                            Math.min(claims.get(i).cost(), rule.localRule().capacity())));
                 }
             }
             if (local.isEmpty()) {
@@ -265,13 +315,56 @@ public final class RateLimitFilter implements Filter {
 
         List<RateLimitHeaders.Entry> entries = new ArrayList<>(decided.size());
         for (int i = 0; i < decided.size(); i++) {
-            entries.add(new RateLimitHeaders.Entry(decided.get(i).rule(), decisions.decisions().get(i)));
+            Rule rule = decided.get(i).rule();
+            Decision decision = decisions.decisions().get(i);
+            entries.add(new RateLimitHeaders.Entry(rule, decision));
+            metrics.onEvent(rule.name(), decision.allowed() ? RateLimitListener.Event.ALLOWED
+                    : rule.shadow() ? RateLimitListener.Event.SHADOW_REJECTED : RateLimitListener.Event.REJECTED);
+            if (!decision.allowed() && denyCache != null && !rule.shadow() && !rule.countRejected()) {
+                denyCache.deny(rule.name(), decidedClaims.get(i).key(), now + decision.retryAfter().toMillis());
+            }
         }
         RateLimitHeaders.write(response, settings.headers(), entries);
         if (decisions.allowed()) {
             return false;
         }
         Rejections.tooManyRequests(response, rejectingRule(decided, decisions), decisions.retryAfter());
+        return true;
+    }
+
+    /**
+     * Rejects the request locally when one of its enforcing rules rejected the same key moments
+     * ago and the announced retry-after has not passed: the store would say the same.
+     */
+    private boolean answeredFromDenyCache(List<RuleSettings> rules, List<Claim> claims, HttpServletResponse response,
+                                          long now) throws IOException {
+        if (denyCache == null) {
+            return false;
+        }
+        List<RateLimitHeaders.Entry> denied = new ArrayList<>();
+        long longest = 0;
+        String rejecting = null;
+        for (int i = 0; i < rules.size(); i++) {
+            Rule rule = rules.get(i).rule();
+            if (rule.shadow() || rule.countRejected()) {
+                continue;
+            }
+            long left = denyCache.remainingMillis(rule.name(), claims.get(i).key(), now);
+            if (left > 0) {
+                Duration wait = Duration.ofMillis(left);
+                denied.add(new RateLimitHeaders.Entry(rule, Decision.rejected(rule.name(), rule.limit(), 0, wait, wait)));
+                metrics.onEvent(rule.name(), RateLimitListener.Event.REJECTED);
+                if (left > longest) {
+                    longest = left;
+                    rejecting = rule.name();
+                }
+            }
+        }
+        if (denied.isEmpty()) {
+            return false;
+        }
+        RateLimitHeaders.write(response, settings.headers(), denied);
+        Rejections.tooManyRequests(response, rejecting, Duration.ofMillis(longest));
         return true;
     }
 
@@ -295,9 +388,12 @@ public final class RateLimitFilter implements Filter {
         return path.isEmpty() ? "/" : path;
     }
 
-    /** Closes the connections to Valkey. */
+    /** Closes the connections to Valkey and unregisters the MBeans. */
     @Override
     public void destroy() {
+        if (metrics != null) {
+            metrics.unregisterMBeans();
+        }
         if (limiter != null) {
             limiter.close();
         }

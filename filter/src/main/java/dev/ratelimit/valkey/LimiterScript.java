@@ -17,9 +17,10 @@ import java.util.List;
  * The one script the limiter runs: the prelude, every algorithm's file, and the dispatcher,
  * joined at start-up (see {@code dispatcher.lua} for the layout of KEYS, ARGV and the reply).
  *
- * <p>It is sent to Valkey once with {@code SCRIPT LOAD} and then called by its SHA-1 with
- * {@code EVALSHA}. Valkey forgets scripts on restart and on {@code SCRIPT FLUSH}; the
- * {@code NOSCRIPT} answer then makes this class load it again and retry once.
+ * <p>It is called by its SHA-1 with {@code EVALSHA}; the body is sent only when Valkey answers
+ * {@code NOSCRIPT} (the first call, and after a restart or {@code SCRIPT FLUSH}). Then the one
+ * retry is an {@code EVAL} of the body, which runs the call and loads the script in one step:
+ * a separate {@code SCRIPT LOAD} could itself be undone by another flush before the retry.
  */
 final class LimiterScript {
 
@@ -55,10 +56,10 @@ final class LimiterScript {
     }
 
     /**
-     * Runs the script by its SHA-1, loading it first if Valkey does not know it.
+     * Runs the script by its SHA-1; if Valkey does not know it, runs (and so loads) the body.
      *
      * @param client the Valkey client
-     * @param keys   KEYS; the first one also routes {@code SCRIPT LOAD} on a cluster
+     * @param keys   KEYS (they also route the call on a cluster)
      * @param args   ARGV
      * @return the script's reply
      */
@@ -66,8 +67,7 @@ final class LimiterScript {
         try {
             return client.evalsha(sha1, keys, args);
         } catch (JedisNoScriptException e) {
-            client.scriptLoad(source, keys.get(0));
-            return client.evalsha(sha1, keys, args);
+            return client.eval(source, keys, args);
         }
     }
 

@@ -1,8 +1,10 @@
 package dev.ratelimit.valkey;
 
+import redis.clients.jedis.ClientSetInfoConfig;
 import redis.clients.jedis.ConnectionPoolConfig;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.RedisClient;
+import redis.clients.jedis.RedisProtocol;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.util.JedisURIHelper;
 
@@ -24,7 +26,10 @@ final class ValkeyClients {
                 .connectionTimeoutMillis((int) settings.connectTimeout().toMillis())
                 .socketTimeoutMillis((int) settings.socketTimeout().toMillis())
                 .ssl(JedisURIHelper.isRedisSSLScheme(uri))
-                .clientName("ratelimit");
+                // Every command on a new connection is one more wait a paused server can impose:
+                // speak RESP2 (no HELLO) and skip CLIENT SETINFO.
+                .protocol(RedisProtocol.RESP2)
+                .clientSetInfoConfig(ClientSetInfoConfig.DISABLED);
         String user = JedisURIHelper.getUser(uri);
         String password = JedisURIHelper.getPassword(uri);
         if (user != null) {

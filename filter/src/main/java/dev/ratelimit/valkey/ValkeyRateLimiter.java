@@ -3,13 +3,13 @@ package dev.ratelimit.valkey;
 import dev.ratelimit.Decision;
 import dev.ratelimit.Decisions;
 import dev.ratelimit.RateLimitException;
+import dev.ratelimit.RateLimitListener;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.Rule;
 import dev.ratelimit.Claim;
 import dev.ratelimit.internal.KeyValues;
 import dev.ratelimit.internal.Claims;
 import redis.clients.jedis.UnifiedJedis;
-import redis.clients.jedis.exceptions.JedisException;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -40,6 +40,11 @@ public final class ValkeyRateLimiter implements RateLimiter {
     /** Default key prefix: carries a version so a change of scheme is a new prefix, not a migration. */
     public static final String DEFAULT_KEY_PREFIX = "rl:v1";
 
+    /** Default consecutive failures that open the circuit breaker. */
+    public static final int DEFAULT_BREAKER_FAILURES = 5;
+    /** Default time the circuit breaker stays open before a probe. */
+    public static final Duration DEFAULT_BREAKER_OPEN_FOR = Duration.ofSeconds(2);
+
     private static final Pattern PREFIX = Pattern.compile("[A-Za-z0-9:._-]{1,64}");
     private static final int ARGS_PER_RULE = 7;
     private static final String SERVER_CLOCK = "-1";
@@ -49,6 +54,7 @@ public final class ValkeyRateLimiter implements RateLimiter {
     private final String keyPrefix;
     private final LongSupplier clientClock;
     private final String endpoint;
+    private final CircuitBreaker breaker;
     private final LimiterScript script = LimiterScript.load();
 
     private ValkeyRateLimiter(Builder builder) {
@@ -63,6 +69,8 @@ public final class ValkeyRateLimiter implements RateLimiter {
         }
         this.keyPrefix = builder.keyPrefix;
         this.clientClock = builder.clientClock;
+        this.breaker = new CircuitBreaker(builder.breakerFailures, builder.breakerOpenFor, System::nanoTime,
+                builder.listener);
     }
 
     /**
@@ -109,11 +117,16 @@ public final class ValkeyRateLimiter implements RateLimiter {
     @Override
     public void reset(Rule rule, String key) {
         Claim.of(rule, key); // the same argument checks as every other call
-        try {
-            client.del(stateKey(rule, key));
-        } catch (JedisException e) {
-            throw failure("reset", e);
-        }
+        guarded("reset", () -> client.del(stateKey(rule, key)));
+    }
+
+    /**
+     * Whether the circuit breaker is open: calls are refused at once until a probe succeeds.
+     *
+     * @return true while open
+     */
+    public boolean isBreakerOpen() {
+        return breaker.isOpen();
     }
 
     @Override
@@ -139,13 +152,24 @@ public final class ValkeyRateLimiter implements RateLimiter {
             args.add(rule.countRejected() ? "1" : "0");
             args.add(rule.shadow() ? "1" : "0");
         }
-        Object reply;
-        try {
-            reply = script.run(client, keys, args);
-        } catch (JedisException e) {
-            throw failure(acquire ? "acquire" : "peek", e);
-        }
+        Object reply = guarded(acquire ? "acquire" : "peek", () -> script.run(client, keys, args));
         return parse(claims, reply);
+    }
+
+    /** Runs one call to Valkey through the circuit breaker. */
+    private <T> T guarded(String operation, java.util.function.Supplier<T> call) {
+        if (!breaker.allowCall()) {
+            throw new RateLimitException(operation + " not attempted: the circuit breaker for " + endpoint
+                    + " is open after repeated failures", null);
+        }
+        try {
+            T result = call.get();
+            breaker.succeeded();
+            return result;
+        } catch (RuntimeException e) {
+            breaker.failed();
+            throw failure(operation, e);
+        }
     }
 
     private Decisions parse(List<Claim> claims, Object reply) {
@@ -174,7 +198,7 @@ public final class ValkeyRateLimiter implements RateLimiter {
         throw new RateLimitException(endpoint + " sent a non-integer in the script reply: " + value, null);
     }
 
-    private RateLimitException failure(String operation, JedisException e) {
+    private RateLimitException failure(String operation, RuntimeException e) {
         // Jedis messages name hosts and errors, never the password; the endpoint is redacted.
         return new RateLimitException(operation + " failed on " + endpoint + ": " + e.getClass().getSimpleName()
                 + ": " + e.getMessage(), e);
@@ -186,8 +210,40 @@ public final class ValkeyRateLimiter implements RateLimiter {
         private UnifiedJedis client;
         private String keyPrefix = DEFAULT_KEY_PREFIX;
         private LongSupplier clientClock;
+        private int breakerFailures = DEFAULT_BREAKER_FAILURES;
+        private Duration breakerOpenFor = DEFAULT_BREAKER_OPEN_FOR;
+        private RateLimitListener listener = RateLimitListener.NONE;
 
         private Builder() {
+        }
+
+        /**
+         * The circuit breaker: after {@code failures} consecutive failures no call is made for
+         * {@code openFor}; then one probe call decides whether calls resume. Default 5 and 2 s.
+         *
+         * @param failures consecutive failures that open it; 0 disables the breaker
+         * @param openFor  how long it stays open before a probe
+         * @return this builder
+         */
+        public Builder circuitBreaker(int failures, Duration openFor) {
+            if (failures < 0 || openFor == null || openFor.isNegative() || openFor.isZero()) {
+                throw new IllegalArgumentException("circuit breaker: failures " + failures + " must be at least 0 and "
+                        + "open-for " + openFor + " positive");
+            }
+            this.breakerFailures = failures;
+            this.breakerOpenFor = openFor;
+            return this;
+        }
+
+        /**
+         * Told when the circuit breaker opens and closes. Default: nobody.
+         *
+         * @param listener the listener
+         * @return this builder
+         */
+        public Builder listener(RateLimitListener listener) {
+            this.listener = Objects.requireNonNull(listener, "listener");
+            return this;
         }
 
         /**

@@ -1,5 +1,6 @@
 package dev.ratelimit.it;
 
+import dev.ratelimit.RateLimitListener;
 import dev.ratelimit.servlet.RateLimitFilter;
 import io.smallrye.config.EnvConfigSource;
 import io.smallrye.config.PropertiesConfigSource;
@@ -69,6 +70,17 @@ final class JettyApp implements AutoCloseable {
      * @throws Exception whatever Jetty throws when the app does not start
      */
     static JettyApp start(Map<String, String> settings, Map<String, String> environment) throws Exception {
+        return start(settings, environment, null);
+    }
+
+    /**
+     * Starts an app whose servlet context holds a {@link RateLimitListener}, as an application
+     * would set it up for metrics.
+     *
+     * @throws Exception whatever Jetty throws when the app does not start
+     */
+    static JettyApp start(Map<String, String> settings, Map<String, String> environment, RateLimitListener listener)
+            throws Exception {
         ClassLoader loader = new URLClassLoader(new URL[0], JettyApp.class.getClassLoader());
         ConfigProviderResolver.instance().registerConfig(new SmallRyeConfigBuilder()
                 .withSources(new PropertiesConfigSource(settings, "test", 100))
@@ -82,6 +94,9 @@ final class JettyApp implements AutoCloseable {
 
         ServletContextHandler context = new ServletContextHandler("/");
         context.setClassLoader(loader);
+        if (listener != null) {
+            context.setAttribute(RateLimitListener.class.getName(), listener);
+        }
         context.addFilter(new FilterHolder(new TestAuthenticator()), "/*", EnumSet.of(DispatcherType.REQUEST));
         context.addFilter(new FilterHolder(RateLimitFilter.class), "/*", EnumSet.of(DispatcherType.REQUEST));
         context.addServlet(new ServletHolder(new EchoServlet()), "/");

@@ -1,0 +1,71 @@
+package dev.ratelimit.metrics;
+
+import dev.ratelimit.RateLimitListener;
+
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.BooleanSupplier;
+
+/** The counters of one rule; also its JMX MBean. Thread-safe and cheap to update. */
+public final class RuleMetrics implements RuleMetricsMBean {
+
+    private final LongAdder allowed = new LongAdder();
+    private final LongAdder rejected = new LongAdder();
+    private final LongAdder shadowRejected = new LongAdder();
+    private final LongAdder storeErrors = new LongAdder();
+    private final LongAdder fallbackDecisions = new LongAdder();
+    private final BooleanSupplier breakerOpen;
+
+    /**
+     * Counters for one rule.
+     *
+     * @param breakerOpen whether the store's circuit breaker is open now
+     */
+    public RuleMetrics(BooleanSupplier breakerOpen) {
+        this.breakerOpen = breakerOpen;
+    }
+
+    /**
+     * Counts an event.
+     *
+     * @param event what happened
+     */
+    public void record(RateLimitListener.Event event) {
+        switch (event) {
+            case ALLOWED -> allowed.increment();
+            case REJECTED -> rejected.increment();
+            case SHADOW_REJECTED -> shadowRejected.increment();
+            case STORE_ERROR -> storeErrors.increment();
+            case FALLBACK -> fallbackDecisions.increment();
+        }
+    }
+
+    @Override
+    public long getAllowed() {
+        return allowed.sum();
+    }
+
+    @Override
+    public long getRejected() {
+        return rejected.sum();
+    }
+
+    @Override
+    public long getShadowRejected() {
+        return shadowRejected.sum();
+    }
+
+    @Override
+    public long getStoreErrors() {
+        return storeErrors.sum();
+    }
+
+    @Override
+    public long getFallbackDecisions() {
+        return fallbackDecisions.sum();
+    }
+
+    @Override
+    public boolean isBreakerOpen() {
+        return breakerOpen.getAsBoolean();
+    }
+}

@@ -1,0 +1,50 @@
+package dev.ratelimit.metrics;
+
+/**
+ * The JMX view of one rule, registered as {@code dev.ratelimit:type=RateLimiter,rule=<name>}.
+ * Counters only grow, from the filter's start.
+ */
+public interface RuleMetricsMBean {
+
+    /**
+     * Requests the rule allowed.
+     *
+     * @return the count
+     */
+    long getAllowed();
+
+    /**
+     * Requests the rule rejected (answered 429), including those answered from the deny cache.
+     *
+     * @return the count
+     */
+    long getRejected();
+
+    /**
+     * Requests a shadow rule would have rejected.
+     *
+     * @return the count
+     */
+    long getShadowRejected();
+
+    /**
+     * Requests for which the store failed to answer.
+     *
+     * @return the count
+     */
+    long getStoreErrors();
+
+    /**
+     * Requests decided by the rule's on-failure policy instead of the store.
+     *
+     * @return the count
+     */
+    long getFallbackDecisions();
+
+    /**
+     * Whether the circuit breaker in front of the store is open now.
+     *
+     * @return true while calls to the store are suspended
+     */
+    boolean isBreakerOpen();
+}

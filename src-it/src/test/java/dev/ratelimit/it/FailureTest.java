@@ -1,0 +1,286 @@
+package dev.ratelimit.it;
+
+import dev.ratelimit.Algorithm;
+import dev.ratelimit.RateLimitException;
+import dev.ratelimit.Rule;
+import dev.ratelimit.valkey.ValkeyRateLimiter;
+import dev.ratelimit.valkey.ValkeySettings;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import redis.clients.jedis.Jedis;
+
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * When Valkey is slow, down or restarted: every request is answered by its rule's policy within
+ * the configured bounds, and the limiter recovers on its own.
+ */
+@ExtendWith(ValkeyExtension.class)
+class FailureTest {
+
+    /** The bounds under test: reply and connect timeouts, and the pool wait. */
+    private static final int TIMEOUT_MS = 100;
+    private static final int POOL_WAIT_MS = 20;
+    /** Slack for HTTP, Jetty and a busy two-core machine: loose on purpose, this is not a benchmark. */
+    private static final int SLACK_MS = 250;
+
+    private final ValkeyServer valkey;
+
+    FailureTest(ValkeyServer valkey) {
+        this.valkey = valkey;
+    }
+
+    @BeforeEach
+    void running() {
+        valkey.start(); // a test that stopped it may have failed before restarting it
+        valkey.flushAll();
+    }
+
+    private Map<String, String> settings(String url) {
+        Map<String, String> m = new HashMap<>();
+        m.put("ratelimit.valkey.url", url);
+        m.put("ratelimit.valkey.timeout", TIMEOUT_MS + "ms");
+        m.put("ratelimit.valkey.connect-timeout", TIMEOUT_MS + "ms");
+        m.put("ratelimit.valkey.pool.max-wait", POOL_WAIT_MS + "ms");
+        m.put("ratelimit.breaker.open-for", "300ms");
+        m.put("ratelimit.rules", "open,closed,local");
+        m.put("ratelimit.rule.open.match", "/open");
+        m.put("ratelimit.rule.open.limit", "1000000");
+        m.put("ratelimit.rule.open.window", "1h");
+        m.put("ratelimit.rule.closed.match", "/closed");
+        m.put("ratelimit.rule.closed.limit", "1000000");
+        m.put("ratelimit.rule.closed.window", "1h");
+        m.put("ratelimit.rule.closed.on-failure", "closed");
+        m.put("ratelimit.rule.local.match", "/local");
+        m.put("ratelimit.rule.local.limit", "1000000");
+        m.put("ratelimit.rule.local.window", "1h");
+        m.put("ratelimit.rule.local.on-failure", "local");
+        m.put("ratelimit.rule.local.local-limit", "2");
+        return m;
+    }
+
+    @Test
+    void aPortWhereNobodyListensIsAnsweredByThePolicyWithinTheTimeout() throws Exception {
+        try (JettyApp app = JettyApp.start(settings("redis://127.0.0.1:" + ValkeyServer.freePort()))) {
+            List<Long> millis = new ArrayList<>();
+            for (int i = 0; i < 200; i++) {
+                String path = i % 2 == 0 ? "/open" : "/closed";
+                long start = System.nanoTime();
+                HttpResponse<String> response = app.get(path);
+                millis.add((System.nanoTime() - start) / 1_000_000);
+                assertThat(response.statusCode()).as(path).isEqualTo(i % 2 == 0 ? 200 : 503);
+            }
+            Collections.sort(millis);
+            long p99 = millis.get(197);
+            assertThat(p99).as("p99 of 200 decisions, ms").isLessThan(TIMEOUT_MS + 50);
+        }
+    }
+
+    @Test
+    void aPausedValkeyAddsNoMoreThanTheBoundsAndDecisionsResumeAfter() throws Exception {
+        try (JettyApp app = JettyApp.start(settings(valkey.url()))) {
+            ConcurrentLinkedQueue<long[]> samples = new ConcurrentLinkedQueue<>(); // {startMs, durationMs, status}
+            AtomicBoolean stop = new AtomicBoolean();
+            List<Thread> load = new ArrayList<>();
+            for (int t = 0; t < 4; t++) {
+                Thread thread = new Thread(() -> {
+                    while (!stop.get()) {
+                        long start = System.nanoTime();
+                        try {
+                            int status = app.get("/closed").statusCode();
+                            samples.add(new long[] {start / 1_000_000, (System.nanoTime() - start) / 1_000_000, status});
+                        } catch (Exception e) {
+                            samples.add(new long[] {start / 1_000_000, -1, -1});
+                        }
+                    }
+                });
+                thread.start();
+                load.add(thread);
+            }
+            Thread.sleep(300);
+            long pausedAt = System.nanoTime() / 1_000_000;
+            valkey.pause(Duration.ofSeconds(2));
+            Thread.sleep(2_000 + 800); // the pause, then the breaker's open-for and a probe
+            stop.set(true);
+            for (Thread thread : load) {
+                thread.join(10_000);
+            }
+            long bound = TIMEOUT_MS + TIMEOUT_MS + POOL_WAIT_MS + SLACK_MS;
+            assertThat(samples).isNotEmpty().allSatisfy(s -> {
+                assertThat(s[2]).as("every request answered, by Valkey (200) or the closed policy (503)").isIn(200L, 503L);
+                assertThat(s[1]).as("ms waited by a request started at +%d ms", s[0] - pausedAt).isLessThan(bound);
+            });
+            assertThat(samples).as("some requests met the paused server").anySatisfy(s -> assertThat(s[2]).isEqualTo(503));
+            // Decisions resumed: a request now is decided by Valkey again.
+            assertThat(app.get("/closed").statusCode()).isEqualTo(200);
+            assertThat(app.get("/closed").headers().firstValue("RateLimit")).isPresent();
+        }
+    }
+
+    @Test
+    void aKilledAndRestartedValkeyIsFollowedByEachPolicyThenUsedAgainUnaided() throws Exception {
+        try (JettyApp app = JettyApp.start(settings(valkey.url()))) {
+            for (String path : List.of("/open", "/closed", "/local")) {
+                HttpResponse<String> response = app.get(path);
+                assertThat(response.statusCode()).isEqualTo(200);
+                assertThat(response.headers().firstValue("RateLimit")).as("decided by Valkey").isPresent();
+            }
+            valkey.stop();
+            for (int i = 0; i < 3; i++) {
+                HttpResponse<String> open = app.get("/open");
+                assertThat(open.statusCode()).isEqualTo(200);
+                assertThat(open.headers().firstValue("RateLimit")).as("allowed by the open policy").isEmpty();
+                HttpResponse<String> closed = app.get("/closed");
+                assertThat(closed.statusCode()).isEqualTo(503);
+                assertThat(closed.headers().firstValue("Retry-After")).hasValue("1");
+            }
+            List<Integer> local = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                local.add(app.get("/local").statusCode());
+            }
+            assertThat(local).as("the in-process limit of 2").containsExactly(200, 200, 429);
+
+            valkey.start(); // same port, empty, knows no script
+            long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+            HttpResponse<String> again;
+            do {
+                Thread.sleep(50);
+                again = app.get("/closed");
+            } while (again.statusCode() != 200 && System.nanoTime() < deadline);
+            assertThat(again.statusCode()).as("Valkey used again, with no manual step").isEqualTo(200);
+            assertThat(again.headers().firstValue("RateLimit")).isPresent();
+            assertThat(app.get("/local").headers().firstValue("RateLimit")).as("decided by Valkey again").isPresent();
+        }
+    }
+
+    @Test
+    void scriptFlushUnderLoadFailsNoDecision() throws Exception {
+        try (JettyApp app = JettyApp.start(settings(valkey.url())); Jedis admin = valkey.connect()) {
+            ConcurrentLinkedQueue<Integer> statuses = new ConcurrentLinkedQueue<>();
+            AtomicBoolean stop = new AtomicBoolean();
+            List<Thread> load = new ArrayList<>();
+            for (int t = 0; t < 4; t++) {
+                Thread thread = new Thread(() -> {
+                    while (!stop.get()) {
+                        try {
+                            statuses.add(app.get("/closed").statusCode());
+                        } catch (Exception e) {
+                            statuses.add(-1);
+                        }
+                    }
+                });
+                thread.start();
+                load.add(thread);
+            }
+            for (int i = 0; i < 40; i++) {
+                admin.scriptFlush();
+                Thread.sleep(25);
+            }
+            stop.set(true);
+            for (Thread thread : load) {
+                thread.join(10_000);
+            }
+            assertThat(statuses).hasSizeGreaterThan(100).allSatisfy(s -> assertThat(s).isEqualTo(200));
+        }
+    }
+
+    @Test
+    void anOpenBreakerMakesNoNetworkCallAndClosesWhenValkeyIsBack() throws Exception {
+        Rule rule = Rule.of("breaker", Algorithm.TOKEN_BUCKET, 100, Duration.ofMinutes(1));
+        try (SilentServer silent = new SilentServer();
+             ValkeyRateLimiter limiter = ValkeyRateLimiter.builder()
+                     .settings(ValkeySettings.of("redis://127.0.0.1:" + silent.port())
+                             .withSocketTimeout(Duration.ofMillis(50)).withConnectTimeout(Duration.ofMillis(50)))
+                     .circuitBreaker(3, Duration.ofSeconds(30)).build()) {
+            for (int i = 0; i < 3; i++) {
+                assertThatThrownBy(() -> limiter.acquire(rule, "k")).isInstanceOf(RateLimitException.class);
+            }
+            assertThat(limiter.isBreakerOpen()).isTrue();
+            int connections = silent.connections();
+            long bytes = silent.bytes();
+            for (int i = 0; i < 50; i++) {
+                long start = System.nanoTime();
+                assertThatThrownBy(() -> limiter.acquire(rule, "k")).isInstanceOf(RateLimitException.class)
+                        .hasMessageContaining("circuit breaker");
+                assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofMillis(40));
+            }
+            Thread.sleep(100); // anything sent would have arrived by now
+            assertThat(silent.connections()).as("connections while open").isEqualTo(connections);
+            assertThat(silent.bytes()).as("bytes sent while open").isEqualTo(bytes);
+        }
+
+        try (ValkeyRateLimiter limiter = ValkeyRateLimiter.builder()
+                .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofMillis(200)))
+                .circuitBreaker(3, Duration.ofMillis(500)).build()) {
+            assertThat(limiter.acquire(rule, "k").allowed()).isTrue();
+            valkey.stop();
+            for (int i = 0; i < 3; i++) {
+                assertThatThrownBy(() -> limiter.acquire(rule, "k")).isInstanceOf(RateLimitException.class);
+            }
+            assertThat(limiter.isBreakerOpen()).isTrue();
+            valkey.start();
+            for (int i = 0; i < 20; i++) {
+                assertThatThrownBy(() -> limiter.acquire(rule, "k")).hasMessageContaining("circuit breaker");
+            }
+            assertThat(commandCalls("evalsha") + commandCalls("eval")).as("script calls while open").isZero();
+            Thread.sleep(550);
+            assertThat(limiter.acquire(rule, "k").allowed()).as("the probe").isTrue();
+            assertThat(limiter.isBreakerOpen()).isFalse();
+            assertThat(limiter.acquire(rule, "k").allowed()).isTrue();
+        }
+    }
+
+    @Test
+    void aRejectedClientHammeringMakesNoValkeyCallsUntilItsRetryAfter() throws Exception {
+        Map<String, String> m = new HashMap<>();
+        m.put("ratelimit.valkey.url", valkey.url());
+        m.put("ratelimit.valkey.timeout", "2s");
+        m.put("ratelimit.rules", "api");
+        m.put("ratelimit.rule.api.algorithm", "fixed-window");
+        m.put("ratelimit.rule.api.limit", "2");
+        m.put("ratelimit.rule.api.window", "1s");
+        try (JettyApp app = JettyApp.start(m); Jedis admin = valkey.connect()) {
+            long retryAfterMs;
+            do { // start at the beginning of a window so the hammering fits inside it
+                Thread.sleep(5);
+            } while (System.currentTimeMillis() % 1000 > 100);
+            assertThat(app.get("/").statusCode()).isEqualTo(200);
+            assertThat(app.get("/").statusCode()).isEqualTo(200);
+            HttpResponse<String> rejected = app.get("/");
+            assertThat(rejected.statusCode()).isEqualTo(429);
+            retryAfterMs = Long.parseLong(rejected.headers().firstValue("Retry-After").orElseThrow()) * 1000;
+
+            admin.configResetStat();
+            for (int i = 0; i < 30; i++) {
+                assertThat(app.get("/").statusCode()).isEqualTo(429);
+            }
+            assertThat(commandCalls("evalsha") + commandCalls("eval")).as("Valkey calls while denied").isZero();
+
+            Thread.sleep(retryAfterMs);
+            assertThat(app.get("/").statusCode()).isEqualTo(200);
+            assertThat(commandCalls("evalsha") + commandCalls("eval")).isEqualTo(1);
+        }
+    }
+
+    /** How often Valkey ran a command since start or the last CONFIG RESETSTAT. */
+    private long commandCalls(String command) {
+        try (Jedis admin = valkey.connect()) {
+            Matcher m = Pattern.compile("cmdstat_" + command + ":calls=(\\d+)").matcher(admin.info("commandstats"));
+            return m.find() ? Long.parseLong(m.group(1)) : 0;
+        }
+    }
+}

@@ -1,0 +1,68 @@
+package dev.ratelimit.it;
+
+import dev.ratelimit.RateLimitListener;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+import java.lang.management.ManagementFactory;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Per-rule counters over JMX and through the application's listener. */
+@ExtendWith(ValkeyExtension.class)
+class ObservabilityTest {
+
+    private final ValkeyServer valkey;
+
+    ObservabilityTest(ValkeyServer valkey) {
+        this.valkey = valkey;
+    }
+
+    @Test
+    void countersReachJmxAndTheListener() throws Exception {
+        valkey.flushAll();
+        Map<String, LongAdder> heard = new ConcurrentHashMap<>();
+        RateLimitListener listener = new RateLimitListener() {
+            @Override
+            public void onEvent(String rule, Event event) {
+                heard.computeIfAbsent(rule + ":" + event, k -> new LongAdder()).increment();
+            }
+        };
+        Map<String, String> m = new HashMap<>();
+        m.put("ratelimit.valkey.url", valkey.url());
+        m.put("ratelimit.valkey.timeout", "2s");
+        m.put("ratelimit.rules", "observed,watching");
+        m.put("ratelimit.rule.observed.limit", "3");
+        m.put("ratelimit.rule.observed.window", "1m");
+        m.put("ratelimit.rule.observed.count-rejected", "true"); // every request reaches Valkey
+        m.put("ratelimit.rule.watching.limit", "1");
+        m.put("ratelimit.rule.watching.window", "1m");
+        m.put("ratelimit.rule.watching.shadow", "true");
+        try (JettyApp app = JettyApp.start(m, Map.of(), listener)) {
+            for (int i = 0; i < 5; i++) {
+                app.get("/");
+            }
+            MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+            ObjectName observed = new ObjectName("dev.ratelimit:type=RateLimiter,rule=observed");
+            assertThat(server.getAttribute(observed, "Allowed")).isEqualTo(3L);
+            assertThat(server.getAttribute(observed, "Rejected")).isEqualTo(2L);
+            assertThat(server.getAttribute(observed, "StoreErrors")).isEqualTo(0L);
+            assertThat(server.getAttribute(observed, "BreakerOpen")).isEqualTo(false);
+            ObjectName watching = new ObjectName("dev.ratelimit:type=RateLimiter,rule=watching");
+            assertThat(server.getAttribute(watching, "ShadowRejected")).isEqualTo(4L);
+
+            assertThat(heard.get("observed:ALLOWED").sum()).isEqualTo(3);
+            assertThat(heard.get("observed:REJECTED").sum()).isEqualTo(2);
+            assertThat(heard.get("watching:SHADOW_REJECTED").sum()).isEqualTo(4);
+        }
+        assertThat(ManagementFactory.getPlatformMBeanServer()
+                .isRegistered(new ObjectName("dev.ratelimit:type=RateLimiter,rule=observed")))
+                .as("unregistered when the filter is destroyed").isFalse();
+    }
+}
