@@ -3,6 +3,7 @@ package dev.ratelimit.config;
 import dev.ratelimit.net.Cidr;
 import dev.ratelimit.valkey.ValkeySettings;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -31,13 +32,17 @@ import java.util.Optional;
  * @param breakerFailures  consecutive Valkey failures that open the circuit breaker (0: never)
  * @param breakerOpenFor   how long the breaker stays open before one probe call
  * @param denyCacheSize    most rule+key rejections remembered locally (0: no deny cache)
+ * @param localMaxKeys     most keys the in-process limiter holds
+ * @param tlsCaFile        a PEM file of the CA certificates to trust for {@code rediss://}
+ *                         (instead of the JVM's default trust store)
  * @param rules            the rules, in the order of {@code ratelimit.rules}
  */
 public record FilterSettings(boolean enabled, Optional<String> valkeyUrl, Duration timeout, Duration connectTimeout,
                              int poolMaxTotal, int poolMaxIdle, Duration poolMaxWait, String keyPrefix,
                              boolean clientClock, List<Cidr> trustedProxies, String clientIpHeader, int ipv6Prefix,
                              HeaderMode headers, Duration failureRetryAfter, int breakerFailures,
-                             Duration breakerOpenFor, int denyCacheSize, List<RuleSettings> rules) {
+                             Duration breakerOpenFor, int denyCacheSize, int localMaxKeys, Optional<Path> tlsCaFile,
+                             List<RuleSettings> rules) {
 
     /** Copies the lists. */
     public FilterSettings {

@@ -2,10 +2,13 @@ package dev.ratelimit.config;
 
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.Rule;
+import dev.ratelimit.local.LocalRateLimiter;
 import dev.ratelimit.net.Cidr;
 import dev.ratelimit.valkey.ValkeyRateLimiter;
 import dev.ratelimit.valkey.ValkeySettings;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -59,7 +62,7 @@ public final class SettingsReader {
                     ValkeySettings.DEFAULT_CONNECT_TIMEOUT, ValkeySettings.DEFAULT_POOL_MAX_TOTAL,
                     ValkeySettings.DEFAULT_POOL_MAX_TOTAL, ValkeySettings.DEFAULT_POOL_MAX_WAIT, ValkeyRateLimiter.DEFAULT_KEY_PREFIX, false,
                     List.of(), "X-Forwarded-For", 64, HeaderMode.DRAFT, Duration.ofSeconds(1), 0, Duration.ofSeconds(1),
-                    0, List.of());
+                    0, 1, Optional.empty(), List.of());
         }
         Optional<String> valkeyUrl = raw("ratelimit.valkey.url");
         Duration timeout = duration("ratelimit.valkey.timeout", ValkeySettings.DEFAULT_SOCKET_TIMEOUT, Duration.ofMillis(1));
@@ -69,9 +72,16 @@ public final class SettingsReader {
         int poolMaxIdle = (int) number("ratelimit.valkey.pool.max-idle", poolMaxTotal, 0, 10_000);
         Duration poolMaxWait = duration("ratelimit.valkey.pool.max-wait", ValkeySettings.DEFAULT_POOL_MAX_WAIT,
                 Duration.ofMillis(1));
+        Optional<Path> tlsCaFile = raw("ratelimit.valkey.tls.ca-file").map(file -> {
+            Path path = Path.of(file);
+            if (!Files.isReadable(path)) {
+                problem("ratelimit.valkey.tls.ca-file", file, "cannot be read");
+            }
+            return path;
+        });
         valkeyUrl.ifPresent(url -> {
             try {
-                new ValkeySettings(url, connectTimeout, timeout, poolMaxTotal, poolMaxIdle, poolMaxWait);
+                new ValkeySettings(url, connectTimeout, timeout, poolMaxTotal, poolMaxIdle, poolMaxWait, tlsCaFile);
             } catch (IllegalArgumentException e) {
                 problems.add("ratelimit.valkey.*: " + e.getMessage());
             }
@@ -97,6 +107,7 @@ public final class SettingsReader {
                 Duration.ofMillis(1));
         boolean denyCache = bool("ratelimit.deny-cache.enabled", true);
         int denyCacheSize = (int) number("ratelimit.deny-cache.max-entries", 10_000, 1, 10_000_000);
+        int localMaxKeys = (int) number("ratelimit.local.max-keys", LocalRateLimiter.DEFAULT_MAX_KEYS, 1, 100_000_000);
 
         List<RuleSettings> rules = new ArrayList<>();
         Set<String> listed = new LinkedHashSet<>();
@@ -119,7 +130,7 @@ public final class SettingsReader {
         }
         return new FilterSettings(enabled, valkeyUrl, timeout, connectTimeout, poolMaxTotal, poolMaxIdle, poolMaxWait,
                 keyPrefix, clientClock, trustedProxies, clientIpHeader, ipv6Prefix, headers, failureRetryAfter,
-                breakerFailures, breakerOpenFor, denyCache ? denyCacheSize : 0, rules);
+                breakerFailures, breakerOpenFor, denyCache ? denyCacheSize : 0, localMaxKeys, tlsCaFile, rules);
     }
 
     private Optional<RuleSettings> readRule(String name) {

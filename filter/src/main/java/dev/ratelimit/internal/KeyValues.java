@@ -1,6 +1,5 @@
 package dev.ratelimit.internal;
 
-import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Base64;
@@ -52,7 +51,15 @@ public final class KeyValues {
 
     private static String sha256(String value) {
         try {
-            byte[] digest = MessageDigest.getInstance("SHA-256").digest(value.getBytes(StandardCharsets.UTF_8));
+            // The raw UTF-16 code units: every charset encoder replaces an unpaired surrogate
+            // with the same substitute, which would give two different values one key.
+            MessageDigest sha = MessageDigest.getInstance("SHA-256");
+            for (int i = 0; i < value.length(); i++) {
+                char c = value.charAt(i);
+                sha.update((byte) (c >>> 8));
+                sha.update((byte) c);
+            }
+            byte[] digest = sha.digest();
             return Base64.getUrlEncoder().withoutPadding().encodeToString(digest);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is required of every Java platform", e);

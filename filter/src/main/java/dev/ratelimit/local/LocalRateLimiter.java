@@ -10,8 +10,8 @@ import dev.ratelimit.internal.Claims;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -23,39 +23,68 @@ import java.util.function.LongSupplier;
  * own), so it is the default only where no Valkey is configured, and the fallback while
  * Valkey is unreachable.
  *
- * <p>Expired state is swept as the limiter is used, so idle keys cost nothing. Decisions are
- * serialised on one lock: that keeps several rules all-or-nothing exactly as on Valkey.
+ * <p>Expired state is swept as the limiter is used, so idle keys cost nothing, and at most
+ * {@code maxKeys} keys are held: past that the least recently used key is forgotten (its next
+ * request starts from a full quota), so a flood of distinct clients cannot exhaust the heap.
+ * Decisions are serialised on one lock: that keeps several rules all-or-nothing exactly as on
+ * Valkey.
  */
 public final class LocalRateLimiter implements RateLimiter {
+
+    /** Default most keys held. */
+    public static final int DEFAULT_MAX_KEYS = 100_000;
 
     /** How many decisions pass between sweeps of expired state. */
     private static final int SWEEP_EVERY = 1024;
 
     private final LongSupplier clock;
-    private final Map<StateKey, KeyState> states = new HashMap<>();
+    private final Map<StateKey, KeyState> states;
     private int untilSweep = SWEEP_EVERY;
 
-    private LocalRateLimiter(LongSupplier clock) {
+    private LocalRateLimiter(LongSupplier clock, int maxKeys) {
+        if (maxKeys < 1) {
+            throw new IllegalArgumentException("max keys " + maxKeys + " must be at least 1");
+        }
         this.clock = clock;
+        // Access order: the eldest entry is the least recently used one, the one to forget.
+        this.states = new LinkedHashMap<>(16, 0.75f, true) {
+            private static final long serialVersionUID = 1L;
+
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<StateKey, KeyState> eldest) {
+                return size() > maxKeys;
+            }
+        };
     }
 
     /**
-     * A limiter on the system clock.
+     * A limiter on the system clock holding at most {@value #DEFAULT_MAX_KEYS} keys.
      *
      * @return a new limiter
      */
     public static LocalRateLimiter create() {
-        return new LocalRateLimiter(System::currentTimeMillis);
+        return new LocalRateLimiter(System::currentTimeMillis, DEFAULT_MAX_KEYS);
+    }
+
+    /**
+     * A limiter on the system clock holding at most {@code maxKeys} keys.
+     *
+     * @param maxKeys most keys held, at least 1
+     * @return a new limiter
+     */
+    public static LocalRateLimiter create(int maxKeys) {
+        return new LocalRateLimiter(System::currentTimeMillis, maxKeys);
     }
 
     /**
      * A limiter on the given clock, for tests.
      *
-     * @param millis epoch milliseconds
+     * @param millis  epoch milliseconds
+     * @param maxKeys most keys held, at least 1
      * @return a new limiter
      */
-    public static LocalRateLimiter withClock(LongSupplier millis) {
-        return new LocalRateLimiter(Objects.requireNonNull(millis, "millis"));
+    public static LocalRateLimiter withClock(LongSupplier millis, int maxKeys) {
+        return new LocalRateLimiter(Objects.requireNonNull(millis, "millis"), maxKeys);
     }
 
     @Override

@@ -57,6 +57,8 @@ import java.util.concurrent.atomic.AtomicReference;
  *   <tr><td>{@code ratelimit.rules}</td><td>(required)</td><td>comma-separated rule names, e.g. {@code api,login}</td></tr>
  *   <tr><td>{@code ratelimit.valkey.url}</td><td>(unset)</td><td>{@code redis://[user:password@]host[:port][/db]}
  *       or {@code rediss://} for TLS. Unset: the in-process limiter, limits per instance (logged once as a warning)</td></tr>
+ *   <tr><td>{@code ratelimit.valkey.tls.ca-file}</td><td>(JVM trust store)</td><td>a PEM file of CA certificates
+ *       to trust for {@code rediss://}; the server's host name is always verified</td></tr>
  *   <tr><td>{@code ratelimit.valkey.timeout}</td><td>{@code 50ms}</td><td>the longest wait for a reply</td></tr>
  *   <tr><td>{@code ratelimit.valkey.connect-timeout}</td><td>{@code 50ms}</td><td>the longest wait to connect</td></tr>
  *   <tr><td>{@code ratelimit.valkey.pool.max-total}</td><td>{@code 32}</td><td>most connections</td></tr>
@@ -83,6 +85,8 @@ import java.util.concurrent.atomic.AtomicReference;
  *       retry-after: a client hammering a limit is answered without calling Valkey (not for rules with
  *       {@code count-rejected}, which must see every attempt)</td></tr>
  *   <tr><td>{@code ratelimit.deny-cache.max-entries}</td><td>{@code 10000}</td><td>most rejections remembered</td></tr>
+ *   <tr><td>{@code ratelimit.local.max-keys}</td><td>{@code 100000}</td><td>most keys the in-process limiter holds;
+ *       past that the least recently used is forgotten</td></tr>
  * </table>
  *
  * <h2>Rule settings, under {@code ratelimit.rule.<name>.}</h2>
@@ -172,7 +176,7 @@ public final class RateLimitFilter implements Filter {
         this.settings = settings;
         this.keys = new RequestKeys(new ClientAddressResolver(settings.trustedProxies(), settings.clientIpHeader(),
                 settings.ipv6Prefix()), settings.clientIpHeader());
-        this.fallback = LocalRateLimiter.create();
+        this.fallback = LocalRateLimiter.create(settings.localMaxKeys());
         this.denyCache = settings.denyCacheSize() > 0 ? new DenyCache(settings.denyCacheSize()) : null;
         List<String> names = settings.rules().stream().map(r -> r.rule().name()).toList();
         if (!settings.enabled()) {
@@ -181,7 +185,8 @@ public final class RateLimitFilter implements Filter {
             this.metrics = new Metrics(names, () -> false, listener);
         } else if (settings.valkeyUrl().isPresent()) {
             ValkeySettings valkey = new ValkeySettings(settings.valkeyUrl().get(), settings.connectTimeout(),
-                    settings.timeout(), settings.poolMaxTotal(), settings.poolMaxIdle(), settings.poolMaxWait());
+                    settings.timeout(), settings.poolMaxTotal(), settings.poolMaxIdle(), settings.poolMaxWait(),
+                    settings.tlsCaFile());
             AtomicReference<ValkeyRateLimiter> built = new AtomicReference<>();
             this.metrics = new Metrics(names, () -> built.get() != null && built.get().isBreakerOpen(), listener);
             ValkeyRateLimiter.Builder builder = ValkeyRateLimiter.builder().settings(valkey).keyPrefix(settings.keyPrefix())

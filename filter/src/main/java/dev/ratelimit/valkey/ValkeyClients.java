@@ -8,6 +8,7 @@ import redis.clients.jedis.RedisProtocol;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.util.JedisURIHelper;
 
+import javax.net.ssl.SSLParameters;
 import java.net.URI;
 
 /** Builds the Jedis client for {@link ValkeySettings}: one pooled standalone client. */
@@ -37,6 +38,14 @@ final class ValkeyClients {
         }
         if (password != null) {
             config.password(password);
+        }
+        if (JedisURIHelper.isRedisSSLScheme(uri)) {
+            // Jedis verifies no host name unless told: without this any certificate from a
+            // trusted CA, issued to any name, would do.
+            SSLParameters parameters = new SSLParameters();
+            parameters.setEndpointIdentificationAlgorithm("HTTPS");
+            config.sslParameters(parameters);
+            settings.tlsCaFile().ifPresent(file -> config.sslSocketFactory(TrustedCertificates.socketFactory(file)));
         }
         if (JedisURIHelper.hasDbIndex(uri)) {
             config.database(JedisURIHelper.getDBIndex(uri));

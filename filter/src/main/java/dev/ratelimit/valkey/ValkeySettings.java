@@ -2,8 +2,10 @@ package dev.ratelimit.valkey;
 
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * How to reach Valkey, and how long any call may take. Immutable; start from {@link #of} and
@@ -19,9 +21,12 @@ import java.util.Objects;
  * @param poolMaxTotal   most connections open at once. Default 32
  * @param poolMaxIdle    most idle connections kept. Default 32
  * @param poolMaxWait    time to wait for a free connection when all are busy. Default 20 ms
+ * @param tlsCaFile      for {@code rediss://}: a PEM file of the CA certificates to trust instead of
+ *                       the JVM's trust store. Default: the JVM's trust store. The server's host
+ *                       name is verified against its certificate either way
  */
 public record ValkeySettings(String url, Duration connectTimeout, Duration socketTimeout, int poolMaxTotal,
-                             int poolMaxIdle, Duration poolMaxWait) {
+                             int poolMaxIdle, Duration poolMaxWait, Optional<Path> tlsCaFile) {
 
     /** Default connect timeout. */
     public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofMillis(50);
@@ -42,6 +47,7 @@ public record ValkeySettings(String url, Duration connectTimeout, Duration socke
         Objects.requireNonNull(connectTimeout, "connectTimeout");
         Objects.requireNonNull(socketTimeout, "socketTimeout");
         Objects.requireNonNull(poolMaxWait, "poolMaxWait");
+        Objects.requireNonNull(tlsCaFile, "tlsCaFile");
         URI uri = parse(url);
         if (!"redis".equals(uri.getScheme()) && !"rediss".equals(uri.getScheme())) {
             throw new IllegalArgumentException("Valkey URL " + redact(url)
@@ -70,7 +76,7 @@ public record ValkeySettings(String url, Duration connectTimeout, Duration socke
      */
     public static ValkeySettings of(String url) {
         return new ValkeySettings(url, DEFAULT_CONNECT_TIMEOUT, DEFAULT_SOCKET_TIMEOUT, DEFAULT_POOL_MAX_TOTAL,
-                DEFAULT_POOL_MAX_TOTAL, DEFAULT_POOL_MAX_WAIT);
+                DEFAULT_POOL_MAX_TOTAL, DEFAULT_POOL_MAX_WAIT, Optional.empty());
     }
 
     /**
@@ -80,7 +86,7 @@ public record ValkeySettings(String url, Duration connectTimeout, Duration socke
      * @return new settings
      */
     public ValkeySettings withConnectTimeout(Duration timeout) {
-        return new ValkeySettings(url, timeout, socketTimeout, poolMaxTotal, poolMaxIdle, poolMaxWait);
+        return new ValkeySettings(url, timeout, socketTimeout, poolMaxTotal, poolMaxIdle, poolMaxWait, tlsCaFile);
     }
 
     /**
@@ -90,7 +96,7 @@ public record ValkeySettings(String url, Duration connectTimeout, Duration socke
      * @return new settings
      */
     public ValkeySettings withSocketTimeout(Duration timeout) {
-        return new ValkeySettings(url, connectTimeout, timeout, poolMaxTotal, poolMaxIdle, poolMaxWait);
+        return new ValkeySettings(url, connectTimeout, timeout, poolMaxTotal, poolMaxIdle, poolMaxWait, tlsCaFile);
     }
 
     /**
@@ -101,7 +107,7 @@ public record ValkeySettings(String url, Duration connectTimeout, Duration socke
      * @return new settings
      */
     public ValkeySettings withPool(int maxTotal, int maxIdle) {
-        return new ValkeySettings(url, connectTimeout, socketTimeout, maxTotal, maxIdle, poolMaxWait);
+        return new ValkeySettings(url, connectTimeout, socketTimeout, maxTotal, maxIdle, poolMaxWait, tlsCaFile);
     }
 
     /**
@@ -111,7 +117,18 @@ public record ValkeySettings(String url, Duration connectTimeout, Duration socke
      * @return new settings
      */
     public ValkeySettings withPoolMaxWait(Duration maxWait) {
-        return new ValkeySettings(url, connectTimeout, socketTimeout, poolMaxTotal, poolMaxIdle, maxWait);
+        return new ValkeySettings(url, connectTimeout, socketTimeout, poolMaxTotal, poolMaxIdle, maxWait, tlsCaFile);
+    }
+
+    /**
+     * These settings trusting the CA certificates in a PEM file for {@code rediss://}.
+     *
+     * @param caFile a PEM file with one or more certificates
+     * @return new settings
+     */
+    public ValkeySettings withTlsCaFile(Path caFile) {
+        return new ValkeySettings(url, connectTimeout, socketTimeout, poolMaxTotal, poolMaxIdle, poolMaxWait,
+                Optional.of(caFile));
     }
 
     /**
@@ -127,7 +144,7 @@ public record ValkeySettings(String url, Duration connectTimeout, Duration socke
     public String toString() {
         return "ValkeySettings[url=" + redactedUrl() + ", connectTimeout=" + connectTimeout + ", socketTimeout="
                 + socketTimeout + ", poolMaxTotal=" + poolMaxTotal + ", poolMaxIdle=" + poolMaxIdle
-                + ", poolMaxWait=" + poolMaxWait + "]";
+                + ", poolMaxWait=" + poolMaxWait + ", tlsCaFile=" + tlsCaFile + "]";
     }
 
     /**

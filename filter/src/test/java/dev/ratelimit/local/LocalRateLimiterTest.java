@@ -22,7 +22,7 @@ class LocalRateLimiterTest extends RateLimiterContract {
 
     @Override
     protected RateLimiter newLimiter(ManualClock clock) {
-        return LocalRateLimiter.withClock(clock);
+        return LocalRateLimiter.withClock(clock, 10_000);
     }
 
     @Test
@@ -38,6 +38,19 @@ class LocalRateLimiterTest extends RateLimiterContract {
             local.acquire(rule, "fresh");
         }
         assertThat(local.size()).isLessThan(2_000);
+    }
+
+    @Test
+    void aFloodOfDistinctKeysNeverHoldsMoreThanMaxKeys() {
+        LocalRateLimiter bounded = LocalRateLimiter.withClock(clock, 1_000);
+        Rule rule = Rule.of("flood", Algorithm.SLIDING_LOG, 5, Duration.ofHours(1));
+        for (int i = 0; i < 100_000; i++) {
+            bounded.acquire(rule, "ip:" + i);
+        }
+        assertThat(bounded.size()).isEqualTo(1_000);
+        // The most recent keys are the ones kept.
+        assertThat(bounded.peek(rule, "ip:99999", 1).remaining()).isEqualTo(4);
+        assertThat(bounded.peek(rule, "ip:0", 1).remaining()).isEqualTo(5);
     }
 
     @Test

@@ -67,6 +67,24 @@ public final class ValkeyServer implements AutoCloseable {
     }
 
     /**
+     * A {@code valkey-server} process of its own, on a free loopback port, with extra
+     * command-line arguments (e.g. TLS settings). Needs the binary: with only {@code VALKEY_URL}
+     * or Docker it fails, saying so.
+     *
+     * @param extraArgs arguments appended to the server's command line
+     * @return a server, ready for commands on its plain port
+     * @throws IllegalStateException when no binary is on {@code PATH}
+     */
+    public static ValkeyServer startProcess(List<String> extraArgs) {
+        Path binary = findBinary().orElseThrow(() -> new IllegalStateException(
+                "this test needs its own valkey-server process (with extra settings), but none is on PATH. "
+                        + HOW_TO_GET_ONE));
+        ProcessBackend process = new ProcessBackend(binary, freePort(), extraArgs);
+        process.start();
+        return new ValkeyServer(process);
+    }
+
+    /**
      * The server's URL, e.g. {@code redis://127.0.0.1:6390}.
      *
      * @return the URL
@@ -190,11 +208,17 @@ public final class ValkeyServer implements AutoCloseable {
     private static final class ProcessBackend implements Backend {
         private final Path binary;
         private final int port;
+        private final List<String> extraArgs;
         private Process process;
 
         ProcessBackend(Path binary, int port) {
+            this(binary, port, List.of());
+        }
+
+        ProcessBackend(Path binary, int port, List<String> extraArgs) {
             this.binary = binary;
             this.port = port;
+            this.extraArgs = List.copyOf(extraArgs);
         }
 
         @Override
@@ -207,10 +231,12 @@ public final class ValkeyServer implements AutoCloseable {
             if (process != null && process.isAlive()) {
                 return;
             }
+            List<String> command = new java.util.ArrayList<>(List.of(binary.toString(), "--port", Integer.toString(port),
+                    "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no",
+                    "--loglevel", "warning"));
+            command.addAll(extraArgs);
             try {
-                process = new ProcessBuilder(binary.toString(), "--port", Integer.toString(port),
-                        "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no",
-                        "--loglevel", "warning")
+                process = new ProcessBuilder(command)
                         .redirectErrorStream(true)
                         .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                         .start();

@@ -100,6 +100,7 @@ final class JettyApp implements AutoCloseable {
         context.addFilter(new FilterHolder(new TestAuthenticator()), "/*", EnumSet.of(DispatcherType.REQUEST));
         context.addFilter(new FilterHolder(RateLimitFilter.class), "/*", EnumSet.of(DispatcherType.REQUEST));
         context.addServlet(new ServletHolder(new EchoServlet()), "/");
+        context.addServlet(new ServletHolder(new LoginServlet()), "/login");
         server.setHandler(context);
         try {
             server.start();
@@ -113,6 +114,10 @@ final class JettyApp implements AutoCloseable {
             throw new IllegalStateException("the context did not become available");
         }
         return new JettyApp(server, loader);
+    }
+
+    int port() {
+        return ((ServerConnector) server.getConnectors()[0]).getLocalPort();
     }
 
     URI uri(String pathAndQuery) {
@@ -151,6 +156,17 @@ final class JettyApp implements AutoCloseable {
         protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
             response.setContentType("text/plain");
             response.getWriter().write("ok " + request.getServletPath() + (request.getPathInfo() == null ? "" : request.getPathInfo()));
+        }
+    }
+
+    /** The servlet a path trick would want to reach unlimited: answers {@code login}. */
+    static final class LoginServlet extends HttpServlet {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
+            response.setContentType("text/plain");
+            response.getWriter().write("login");
         }
     }
 

@@ -1,0 +1,109 @@
+package dev.ratelimit.it;
+
+import dev.ratelimit.Algorithm;
+import dev.ratelimit.Rule;
+import dev.ratelimit.valkey.ValkeyRateLimiter;
+import dev.ratelimit.valkey.ValkeySettings;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.Pipeline;
+import redis.clients.jedis.args.FlushMode;
+import redis.clients.jedis.Response;
+import redis.clients.jedis.params.ScanParams;
+import redis.clients.jedis.resps.ScanResult;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * 100,000 distinct client addresses, one request each: one key each, every key with a TTL,
+ * and Valkey's memory within a per-key budget.
+ */
+@ExtendWith(ValkeyExtension.class)
+class KeyFloodTest {
+
+    private static final int CLIENTS = 100_000;
+
+    private final ValkeyServer valkey;
+
+    KeyFloodTest(ValkeyServer valkey) {
+        this.valkey = valkey;
+    }
+
+    @ParameterizedTest
+    @CsvSource({
+            // algorithm, the most bytes of Valkey memory per client key
+            "GCRA, 250",
+            "TOKEN_BUCKET, 250",
+            "FIXED_WINDOW, 250",
+            "SLIDING_WINDOW_COUNTER, 250",
+            "SLIDING_LOG, 250"
+    })
+    void distinctClientsCostOneSmallExpiringKeyEach(Algorithm algorithm, long maxBytesPerKey) throws Exception {
+        try (Jedis admin = valkey.connect()) {
+            admin.flushAll(FlushMode.SYNC); // an asynchronous flush would still hold memory when measured
+        }
+        Rule rule = Rule.of("flood", algorithm, 5, Duration.ofMinutes(10));
+        long before = usedMemory();
+        try (ValkeyRateLimiter limiter = ValkeyRateLimiter.builder()
+                .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(2))
+                        .withPoolMaxWait(Duration.ofSeconds(2)))
+                .build()) {
+            AtomicInteger next = new AtomicInteger();
+            List<Thread> threads = new ArrayList<>();
+            for (int t = 0; t < 8; t++) {
+                Thread thread = new Thread(() -> {
+                    for (int i = next.getAndIncrement(); i < CLIENTS; i = next.getAndIncrement()) {
+                        limiter.acquire(rule, "ip:10." + (i >> 16) + "." + ((i >> 8) & 255) + "." + (i & 255));
+                    }
+                });
+                thread.start();
+                threads.add(thread);
+            }
+            for (Thread thread : threads) {
+                thread.join();
+            }
+        }
+        long perKey = (usedMemory() - before) / CLIENTS;
+        System.out.printf("key flood: %s uses %d bytes of Valkey memory per client key%n", algorithm.id(), perKey);
+
+        try (Jedis inspect = valkey.connect()) {
+            assertThat(inspect.dbSize()).isEqualTo(CLIENTS);
+            long withoutTtl = 0;
+            String cursor = ScanParams.SCAN_POINTER_START;
+            do {
+                ScanResult<String> page = inspect.scan(cursor, new ScanParams().count(5_000));
+                Pipeline pipeline = inspect.pipelined();
+                List<Response<Long>> ttls = new ArrayList<>();
+                for (String key : page.getResult()) {
+                    ttls.add(pipeline.pttl(key));
+                }
+                pipeline.sync();
+                for (Response<Long> ttl : ttls) {
+                    if (ttl.get() <= 0 || ttl.get() > Duration.ofMinutes(20).toMillis()) {
+                        withoutTtl++;
+                    }
+                }
+                cursor = page.getCursor();
+            } while (!cursor.equals(ScanParams.SCAN_POINTER_START));
+            assertThat(withoutTtl).as("keys without a TTL no longer than the state needs").isZero();
+        }
+        assertThat(perKey).as("bytes per client key").isLessThanOrEqualTo(maxBytesPerKey);
+    }
+
+    private long usedMemory() {
+        try (Jedis inspect = valkey.connect()) {
+            Matcher m = Pattern.compile("used_memory:(\\d+)").matcher(inspect.info("memory"));
+            assertThat(m.find()).isTrue();
+            return Long.parseLong(m.group(1));
+        }
+    }
+}
