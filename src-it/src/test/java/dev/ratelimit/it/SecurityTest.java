@@ -100,6 +100,7 @@ class SecurityTest {
                 valkey.flushAll();
                 assertThat(rawGet(app.port(), "/login")).as("the first login").startsWith("HTTP/1.1 200");
                 String response = rawGet(app.port(), trick);
+                System.out.printf("path trick %-22s -> %s%n", trick, response.lines().findFirst().orElse(""));
                 assertThat(response).as(trick).doesNotStartWith("HTTP/1.1 500");
                 boolean reachedLogin = response.startsWith("HTTP/1.1 200") && response.endsWith("login");
                 assertThat(reachedLogin).as("%s reached the login servlet without being counted: %s", trick, response)
