@@ -5,7 +5,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.net.http.HttpResponse;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -28,13 +27,8 @@ class HttpFilterTest {
     }
 
     private Map<String, String> settings(String rules, String... pairs) {
-        Map<String, String> m = new HashMap<>();
-        m.put("ratelimit.valkey.url", valkey.url());
-        m.put("ratelimit.valkey.timeout", "2s");
+        Map<String, String> m = JettyApp.settings(valkey.url(), pairs);
         m.put("ratelimit.rules", rules);
-        for (int i = 0; i < pairs.length; i += 2) {
-            m.put(pairs[i], pairs[i + 1]);
-        }
         return m;
     }
 

@@ -116,6 +116,20 @@ final class JettyApp implements AutoCloseable {
         return new JettyApp(server, loader);
     }
 
+    /**
+     * Settings for an app on the given Valkey, with a generous reply timeout, plus the given
+     * property/value pairs.
+     */
+    static Map<String, String> settings(String valkeyUrl, String... pairs) {
+        Map<String, String> m = new java.util.HashMap<>();
+        m.put("ratelimit.valkey.url", valkeyUrl);
+        m.put("ratelimit.valkey.timeout", "2s");
+        for (int i = 0; i < pairs.length; i += 2) {
+            m.put(pairs[i], pairs[i + 1]);
+        }
+        return m;
+    }
+
     int port() {
         return ((ServerConnector) server.getConnectors()[0]).getLocalPort();
     }

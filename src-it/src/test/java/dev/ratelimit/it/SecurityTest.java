@@ -21,7 +21,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -51,13 +50,7 @@ class SecurityTest {
     }
 
     private Map<String, String> settings(String... pairs) {
-        Map<String, String> m = new HashMap<>();
-        m.put("ratelimit.valkey.url", valkey.url());
-        m.put("ratelimit.valkey.timeout", "2s");
-        for (int i = 0; i < pairs.length; i += 2) {
-            m.put(pairs[i], pairs[i + 1]);
-        }
-        return m;
+        return JettyApp.settings(valkey.url(), pairs);
     }
 
     @Test
