@@ -35,6 +35,7 @@ import java.util.Optional;
  * @param localMaxKeys     most keys the in-process limiter holds
  * @param tlsCaFile        a PEM file of the CA certificates to trust for {@code rediss://}
  *                         (instead of the JVM's default trust store)
+ * @param cluster          whether {@code valkeyUrl} names one node of a Valkey Cluster
  * @param rules            the rules, in the order of {@code ratelimit.rules}
  */
 public record FilterSettings(boolean enabled, Optional<String> valkeyUrl, Duration timeout, Duration connectTimeout,
@@ -42,7 +43,7 @@ public record FilterSettings(boolean enabled, Optional<String> valkeyUrl, Durati
                              boolean clientClock, List<Cidr> trustedProxies, String clientIpHeader, int ipv6Prefix,
                              HeaderMode headers, Duration failureRetryAfter, int breakerFailures,
                              Duration breakerOpenFor, int denyCacheSize, int localMaxKeys, Optional<Path> tlsCaFile,
-                             List<RuleSettings> rules) {
+                             boolean cluster, List<RuleSettings> rules) {
 
     /** Copies the lists. */
     public FilterSettings {

@@ -62,7 +62,7 @@ public final class SettingsReader {
                     ValkeySettings.DEFAULT_CONNECT_TIMEOUT, ValkeySettings.DEFAULT_POOL_MAX_TOTAL,
                     ValkeySettings.DEFAULT_POOL_MAX_TOTAL, ValkeySettings.DEFAULT_POOL_MAX_WAIT, ValkeyRateLimiter.DEFAULT_KEY_PREFIX, false,
                     List.of(), "X-Forwarded-For", 64, HeaderMode.DRAFT, Duration.ofSeconds(1), 0, Duration.ofSeconds(1),
-                    0, 1, Optional.empty(), List.of());
+                    0, 1, Optional.empty(), false, List.of());
         }
         Optional<String> valkeyUrl = raw("ratelimit.valkey.url");
         Duration timeout = duration("ratelimit.valkey.timeout", ValkeySettings.DEFAULT_SOCKET_TIMEOUT, Duration.ofMillis(1));
@@ -79,9 +79,10 @@ public final class SettingsReader {
             }
             return path;
         });
+        boolean cluster = bool("ratelimit.valkey.cluster", false);
         valkeyUrl.ifPresent(url -> {
             try {
-                new ValkeySettings(url, connectTimeout, timeout, poolMaxTotal, poolMaxIdle, poolMaxWait, tlsCaFile);
+                new ValkeySettings(url, connectTimeout, timeout, poolMaxTotal, poolMaxIdle, poolMaxWait, tlsCaFile, cluster);
             } catch (IllegalArgumentException e) {
                 problems.add("ratelimit.valkey.*: " + e.getMessage());
             }
@@ -130,7 +131,8 @@ public final class SettingsReader {
         }
         return new FilterSettings(enabled, valkeyUrl, timeout, connectTimeout, poolMaxTotal, poolMaxIdle, poolMaxWait,
                 keyPrefix, clientClock, trustedProxies, clientIpHeader, ipv6Prefix, headers, failureRetryAfter,
-                breakerFailures, breakerOpenFor, denyCache ? denyCacheSize : 0, localMaxKeys, tlsCaFile, rules);
+                breakerFailures, breakerOpenFor, denyCache ? denyCacheSize : 0, localMaxKeys, tlsCaFile, cluster,
+                rules);
     }
 
     private Optional<RuleSettings> readRule(String name) {

@@ -57,6 +57,8 @@ import java.util.concurrent.atomic.AtomicReference;
  *   <tr><td>{@code ratelimit.rules}</td><td>(required)</td><td>comma-separated rule names, e.g. {@code api,login}</td></tr>
  *   <tr><td>{@code ratelimit.valkey.url}</td><td>(unset)</td><td>{@code redis://[user:password@]host[:port][/db]}
  *       or {@code rediss://} for TLS. Unset: the in-process limiter, limits per instance (logged once as a warning)</td></tr>
+ *   <tr><td>{@code ratelimit.valkey.cluster}</td><td>{@code false}</td><td>{@code true}: the URL names one node
+ *       of a Valkey Cluster; the others are discovered</td></tr>
  *   <tr><td>{@code ratelimit.valkey.tls.ca-file}</td><td>(JVM trust store)</td><td>a PEM file of CA certificates
  *       to trust for {@code rediss://}; the server's host name is always verified</td></tr>
  *   <tr><td>{@code ratelimit.valkey.timeout}</td><td>{@code 50ms}</td><td>the longest wait for a reply</td></tr>
@@ -186,7 +188,7 @@ public final class RateLimitFilter implements Filter {
         } else if (settings.valkeyUrl().isPresent()) {
             ValkeySettings valkey = new ValkeySettings(settings.valkeyUrl().get(), settings.connectTimeout(),
                     settings.timeout(), settings.poolMaxTotal(), settings.poolMaxIdle(), settings.poolMaxWait(),
-                    settings.tlsCaFile());
+                    settings.tlsCaFile(), settings.cluster());
             AtomicReference<ValkeyRateLimiter> built = new AtomicReference<>();
             this.metrics = new Metrics(names, () -> built.get() != null && built.get().isBreakerOpen(), listener);
             ValkeyRateLimiter.Builder builder = ValkeyRateLimiter.builder().settings(valkey).keyPrefix(settings.keyPrefix())

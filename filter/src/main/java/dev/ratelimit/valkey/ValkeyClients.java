@@ -4,14 +4,16 @@ import redis.clients.jedis.ClientSetInfoConfig;
 import redis.clients.jedis.ConnectionPoolConfig;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.RedisClient;
+import redis.clients.jedis.RedisClusterClient;
 import redis.clients.jedis.RedisProtocol;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.util.JedisURIHelper;
 
 import javax.net.ssl.SSLParameters;
 import java.net.URI;
+import java.util.Set;
 
-/** Builds the Jedis client for {@link ValkeySettings}: one pooled standalone client. */
+/** Builds the Jedis client for {@link ValkeySettings}: a pooled standalone or cluster client. */
 final class ValkeyClients {
 
     private ValkeyClients() {
@@ -59,6 +61,16 @@ final class ValkeyClients {
         // Jedis's pool defaults to a JMX registration per pool, which clashes between instances.
         pool.setJmxEnabled(false);
 
+        if (settings.cluster()) {
+            return RedisClusterClient.builder()
+                    .nodes(Set.of(JedisURIHelper.getHostAndPort(uri)))
+                    .clientConfig(config.build())
+                    .poolConfig(pool)
+                    // Redirections and reconnects are retried, but never past the bounds of one call.
+                    .maxAttempts(2)
+                    .maxTotalRetriesDuration(settings.connectTimeout().plus(settings.socketTimeout()))
+                    .build();
+        }
         return RedisClient.builder()
                 .hostAndPort(JedisURIHelper.getHostAndPort(uri))
                 .clientConfig(config.build())

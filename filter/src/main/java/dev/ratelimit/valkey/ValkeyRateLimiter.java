@@ -9,11 +9,15 @@ import dev.ratelimit.Rule;
 import dev.ratelimit.Claim;
 import dev.ratelimit.internal.KeyValues;
 import dev.ratelimit.internal.Claims;
+import redis.clients.jedis.RedisClusterClient;
 import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.util.JedisClusterCRC16;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.function.LongSupplier;
 import java.util.regex.Pattern;
@@ -51,6 +55,8 @@ public final class ValkeyRateLimiter implements RateLimiter {
 
     private final UnifiedJedis client;
     private final boolean ownsClient;
+    /** On a cluster, claims whose keys hash to different slots cannot share one script call. */
+    private final boolean cluster;
     private final String keyPrefix;
     private final LongSupplier clientClock;
     private final String endpoint;
@@ -67,6 +73,7 @@ public final class ValkeyRateLimiter implements RateLimiter {
             this.ownsClient = true;
             this.endpoint = "Valkey at " + builder.settings.redactedUrl();
         }
+        this.cluster = client instanceof RedisClusterClient;
         this.keyPrefix = builder.keyPrefix;
         this.clientClock = builder.clientClock;
         this.breaker = new CircuitBreaker(builder.breakerFailures, builder.breakerOpenFor, System::nanoTime,
@@ -103,15 +110,81 @@ public final class ValkeyRateLimiter implements RateLimiter {
         return keyPrefix + ':' + rule.name() + ":{" + KeyValues.safe(key) + '}';
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>On a standalone Valkey (or Sentinel-managed primary) this is one atomic script call. On
+     * a cluster, claims whose keys hash to different slots (different identities: an address and
+     * a user name) cannot share a script: they are decided per slot group, first all read-only,
+     * then, if every group allows, one acquiring call per group. Each group is atomic; across
+     * groups a request racing in between the two steps can, rarely, make one group consume while
+     * another rejects, and a rule with count-rejected records an attempt only when its own group
+     * rejected it. Claims on one identity (hash tag) always share a slot and stay atomic.
+     */
     @Override
     public Decisions acquireAll(List<Claim> claims) {
         Claims.check(claims);
-        return call(claims, true);
+        String now = now();
+        if (cluster) {
+            List<List<Integer>> groups = slotGroups(claims);
+            if (groups.size() > 1) {
+                return acquireAcrossSlots(claims, groups, now);
+            }
+        }
+        return call(claims, true, now);
     }
 
     @Override
     public Decision peek(Rule rule, String key, long cost) {
-        return call(List.of(Claim.of(rule, key, cost)), false).decisions().get(0);
+        return call(List.of(Claim.of(rule, key, cost)), false, now()).decisions().get(0);
+    }
+
+    private String now() {
+        return clientClock == null ? SERVER_CLOCK : Long.toString(clientClock.getAsLong());
+    }
+
+    /** Indexes of the claims, grouped by the cluster slot of their state key, in order of appearance. */
+    private List<List<Integer>> slotGroups(List<Claim> claims) {
+        Map<Integer, List<Integer>> bySlot = new LinkedHashMap<>();
+        for (int i = 0; i < claims.size(); i++) {
+            int slot = JedisClusterCRC16.getSlot(stateKey(claims.get(i).rule(), claims.get(i).key()));
+            bySlot.computeIfAbsent(slot, s -> new ArrayList<>()).add(i);
+        }
+        return new ArrayList<>(bySlot.values());
+    }
+
+    private Decisions acquireAcrossSlots(List<Claim> claims, List<List<Integer>> groups, String now) {
+        Decision[] decisions = new Decision[claims.size()];
+        boolean[] groupAllowed = new boolean[groups.size()];
+        boolean allAllowed = true;
+        for (int g = 0; g < groups.size(); g++) {
+            Decisions peeked = call(subList(claims, groups.get(g)), false, now);
+            put(decisions, groups.get(g), peeked);
+            groupAllowed[g] = peeked.allowed();
+            allAllowed &= peeked.allowed();
+        }
+        for (int g = 0; g < groups.size(); g++) {
+            List<Claim> group = subList(claims, groups.get(g));
+            boolean recordsRejection = !groupAllowed[g] && group.stream().anyMatch(c -> c.rule().countRejected());
+            if (allAllowed || recordsRejection) {
+                put(decisions, groups.get(g), call(group, true, now));
+            }
+        }
+        return Decisions.of(claims, List.of(decisions));
+    }
+
+    private static List<Claim> subList(List<Claim> claims, List<Integer> indexes) {
+        List<Claim> sub = new ArrayList<>(indexes.size());
+        for (int i : indexes) {
+            sub.add(claims.get(i));
+        }
+        return sub;
+    }
+
+    private static void put(Decision[] decisions, List<Integer> indexes, Decisions group) {
+        for (int j = 0; j < indexes.size(); j++) {
+            decisions[indexes.get(j)] = group.decisions().get(j);
+        }
     }
 
     @Override
@@ -136,10 +209,10 @@ public final class ValkeyRateLimiter implements RateLimiter {
         }
     }
 
-    private Decisions call(List<Claim> claims, boolean acquire) {
+    private Decisions call(List<Claim> claims, boolean acquire, String now) {
         List<String> keys = new ArrayList<>(claims.size());
         List<String> args = new ArrayList<>(2 + ARGS_PER_RULE * claims.size());
-        args.add(clientClock == null ? SERVER_CLOCK : Long.toString(clientClock.getAsLong()));
+        args.add(now);
         args.add(acquire ? "1" : "0");
         for (Claim claim : claims) {
             Rule rule = claim.rule();
@@ -258,8 +331,8 @@ public final class ValkeyRateLimiter implements RateLimiter {
         }
 
         /**
-         * Use an existing client (standalone, cluster or Sentinel); the caller closes it. Its
-         * timeouts bound every call.
+         * Use an existing client: {@code RedisClient}, {@code RedisClusterClient} or
+         * {@code RedisSentinelClient}; the caller closes it. Its timeouts bound every call.
          *
          * @param client any {@link UnifiedJedis}
          * @return this builder

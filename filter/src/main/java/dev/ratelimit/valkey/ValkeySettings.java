@@ -24,9 +24,11 @@ import java.util.Optional;
  * @param tlsCaFile      for {@code rediss://}: a PEM file of the CA certificates to trust instead of
  *                       the JVM's trust store. Default: the JVM's trust store. The server's host
  *                       name is verified against its certificate either way
+ * @param cluster        whether the URL names one node of a Valkey Cluster (the others are
+ *                       discovered) rather than a standalone server. Default: false
  */
 public record ValkeySettings(String url, Duration connectTimeout, Duration socketTimeout, int poolMaxTotal,
-                             int poolMaxIdle, Duration poolMaxWait, Optional<Path> tlsCaFile) {
+                             int poolMaxIdle, Duration poolMaxWait, Optional<Path> tlsCaFile, boolean cluster) {
 
     /** Default connect timeout. */
     public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofMillis(50);
@@ -76,7 +78,7 @@ public record ValkeySettings(String url, Duration connectTimeout, Duration socke
      */
     public static ValkeySettings of(String url) {
         return new ValkeySettings(url, DEFAULT_CONNECT_TIMEOUT, DEFAULT_SOCKET_TIMEOUT, DEFAULT_POOL_MAX_TOTAL,
-                DEFAULT_POOL_MAX_TOTAL, DEFAULT_POOL_MAX_WAIT, Optional.empty());
+                DEFAULT_POOL_MAX_TOTAL, DEFAULT_POOL_MAX_WAIT, Optional.empty(), false);
     }
 
     /**
@@ -86,7 +88,7 @@ public record ValkeySettings(String url, Duration connectTimeout, Duration socke
      * @return new settings
      */
     public ValkeySettings withConnectTimeout(Duration timeout) {
-        return new ValkeySettings(url, timeout, socketTimeout, poolMaxTotal, poolMaxIdle, poolMaxWait, tlsCaFile);
+        return new ValkeySettings(url, timeout, socketTimeout, poolMaxTotal, poolMaxIdle, poolMaxWait, tlsCaFile, cluster);
     }
 
     /**
@@ -96,7 +98,7 @@ public record ValkeySettings(String url, Duration connectTimeout, Duration socke
      * @return new settings
      */
     public ValkeySettings withSocketTimeout(Duration timeout) {
-        return new ValkeySettings(url, connectTimeout, timeout, poolMaxTotal, poolMaxIdle, poolMaxWait, tlsCaFile);
+        return new ValkeySettings(url, connectTimeout, timeout, poolMaxTotal, poolMaxIdle, poolMaxWait, tlsCaFile, cluster);
     }
 
     /**
@@ -107,7 +109,7 @@ public record ValkeySettings(String url, Duration connectTimeout, Duration socke
      * @return new settings
      */
     public ValkeySettings withPool(int maxTotal, int maxIdle) {
-        return new ValkeySettings(url, connectTimeout, socketTimeout, maxTotal, maxIdle, poolMaxWait, tlsCaFile);
+        return new ValkeySettings(url, connectTimeout, socketTimeout, maxTotal, maxIdle, poolMaxWait, tlsCaFile, cluster);
     }
 
     /**
@@ -117,7 +119,7 @@ public record ValkeySettings(String url, Duration connectTimeout, Duration socke
      * @return new settings
      */
     public ValkeySettings withPoolMaxWait(Duration maxWait) {
-        return new ValkeySettings(url, connectTimeout, socketTimeout, poolMaxTotal, poolMaxIdle, maxWait, tlsCaFile);
+        return new ValkeySettings(url, connectTimeout, socketTimeout, poolMaxTotal, poolMaxIdle, maxWait, tlsCaFile, cluster);
     }
 
     /**
@@ -128,7 +130,18 @@ public record ValkeySettings(String url, Duration connectTimeout, Duration socke
      */
     public ValkeySettings withTlsCaFile(Path caFile) {
         return new ValkeySettings(url, connectTimeout, socketTimeout, poolMaxTotal, poolMaxIdle, poolMaxWait,
-                Optional.of(caFile));
+                Optional.of(caFile), cluster);
+    }
+
+    /**
+     * These settings for a Valkey Cluster: the URL names one node, the others are discovered.
+     *
+     * @param cluster whether the URL names a cluster node
+     * @return new settings
+     */
+    public ValkeySettings withCluster(boolean cluster) {
+        return new ValkeySettings(url, connectTimeout, socketTimeout, poolMaxTotal, poolMaxIdle, poolMaxWait,
+                tlsCaFile, cluster);
     }
 
     /**
@@ -144,7 +157,7 @@ public record ValkeySettings(String url, Duration connectTimeout, Duration socke
     public String toString() {
         return "ValkeySettings[url=" + redactedUrl() + ", connectTimeout=" + connectTimeout + ", socketTimeout="
                 + socketTimeout + ", poolMaxTotal=" + poolMaxTotal + ", poolMaxIdle=" + poolMaxIdle
-                + ", poolMaxWait=" + poolMaxWait + ", tlsCaFile=" + tlsCaFile + "]";
+                + ", poolMaxWait=" + poolMaxWait + ", tlsCaFile=" + tlsCaFile + ", cluster=" + cluster + "]";
     }
 
     /**

@@ -1,0 +1,124 @@
+package dev.ratelimit.it;
+
+import dev.ratelimit.Algorithm;
+import dev.ratelimit.Claim;
+import dev.ratelimit.Decisions;
+import dev.ratelimit.Rule;
+import dev.ratelimit.valkey.ValkeyRateLimiter;
+import dev.ratelimit.valkey.ValkeySettings;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import redis.clients.jedis.Jedis;
+
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The limiter on a real three-node Valkey Cluster: keys spread over the nodes, limits stay exact. */
+class ClusterTest {
+
+    private static ValkeyCluster cluster;
+
+    @BeforeAll
+    static void startCluster() {
+        cluster = ValkeyCluster.start(3);
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        cluster.close();
+    }
+
+    @BeforeEach
+    void empty() {
+        cluster.flushAll();
+    }
+
+    private static ValkeyRateLimiter limiter() {
+        return ValkeyRateLimiter.builder().settings(ValkeySettings.of(cluster.seedUrl()).withCluster(true)
+                .withSocketTimeout(Duration.ofSeconds(2)).withConnectTimeout(Duration.ofSeconds(2))
+                .withPoolMaxWait(Duration.ofSeconds(2))).build();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void eightThreadsOnOneKeyGetExactlyTheLimitAndKeysSpreadOverTheNodes(Algorithm algorithm) throws Exception {
+        Rule rule = Rule.of("cluster", algorithm, 100, Duration.ofHours(1));
+        try (ValkeyRateLimiter limiter = limiter()) {
+            AtomicInteger allowed = new AtomicInteger();
+            AtomicInteger next = new AtomicInteger();
+            List<Thread> threads = new ArrayList<>();
+            for (int t = 0; t < 8; t++) {
+                Thread thread = new Thread(() -> {
+                    while (next.getAndIncrement() < 200) {
+                        if (limiter.acquire(rule, "shared").allowed()) {
+                            allowed.incrementAndGet();
+                        }
+                    }
+                });
+                thread.start();
+                threads.add(thread);
+            }
+            for (Thread thread : threads) {
+                thread.join();
+            }
+            assertThat(allowed.get()).isEqualTo(100);
+
+            for (int i = 0; i < 60; i++) {
+                limiter.acquire(rule, "client-" + i);
+            }
+        }
+        for (ValkeyServer node : cluster.nodes()) {
+            try (Jedis jedis = node.connect()) {
+                assertThat(jedis.dbSize()).as("keys on node %s", node.url()).isPositive();
+            }
+        }
+    }
+
+    @Test
+    void claimsOnDifferentIdentitiesAreDecidedPerSlotAndRejectionsConsumeNothing() {
+        Rule perIp = Rule.of("per-ip", Algorithm.SLIDING_LOG, 5, Duration.ofMinutes(1));
+        Rule perUser = Rule.of("per-user", Algorithm.SLIDING_LOG, 2, Duration.ofMinutes(1));
+        Rule perUserBurst = Rule.of("per-user-burst", Algorithm.GCRA, 10, Duration.ofMinutes(1));
+        try (ValkeyRateLimiter limiter = limiter()) {
+            List<Claim> claims = List.of(Claim.of(perIp, "ip:192.0.2.1"), Claim.of(perUser, "user:alice"),
+                    Claim.of(perUserBurst, "user:alice"));
+            assertThat(limiter.stateKey(perIp, "ip:192.0.2.1")).isNotEqualTo(limiter.stateKey(perUser, "user:alice"));
+            assertThat(limiter.acquireAll(claims).allowed()).isTrue();
+            assertThat(limiter.acquireAll(claims).allowed()).isTrue();
+            Decisions third = limiter.acquireAll(claims);
+            assertThat(third.allowed()).isFalse();
+            assertThat(third.decisions()).extracting(d -> d.allowed()).containsExactly(true, false, true);
+            // Rejected by the user rule: the address and burst rules, on other slots, took nothing.
+            assertThat(limiter.peek(perIp, "ip:192.0.2.1", 1).remaining()).isEqualTo(3);
+            assertThat(limiter.peek(perUserBurst, "user:alice", 1).remaining()).isEqualTo(8);
+        }
+    }
+
+    @Test
+    void theFilterRunsOnTheCluster() throws Exception {
+        Map<String, String> settings = JettyApp.settings(cluster.seedUrl(), "ratelimit.valkey.cluster", "true",
+                "ratelimit.rules", "api,user", "ratelimit.rule.api.limit", "3", "ratelimit.rule.api.window", "1m",
+                "ratelimit.rule.user.limit", "2", "ratelimit.rule.user.window", "1m",
+                "ratelimit.rule.user.key", "principal");
+        try (JettyApp app = JettyApp.start(settings)) {
+            List<Integer> statuses = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                HttpResponse<String> response = app.get("/", "X-Test-User", "bob");
+                statuses.add(response.statusCode());
+            }
+            assertThat(statuses).containsExactly(200, 200, 429, 429);
+            assertThat(app.get("/").statusCode()).as("the address rule took only the allowed two").isEqualTo(200);
+            assertThat(app.get("/").statusCode()).isEqualTo(429);
+        }
+    }
+}
