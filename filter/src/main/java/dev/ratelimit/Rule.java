@@ -69,7 +69,8 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
         long largest = Math.max(limit, burst);
         if (largest > MAX_PRODUCT / window.toMillis()) {
             throw new IllegalArgumentException("rule '" + name + "': " + largest + " units per "
-                    + window.toMillis() + " ms is too fine-grained: max(limit, burst) × window in ms must stay below 2^50");
+                    + window.toMillis() + " ms is too large: max(limit, burst) × window in ms must stay below 2^50 "
+                    + "for the exact integer arithmetic of the scripts");
         }
     }
 
