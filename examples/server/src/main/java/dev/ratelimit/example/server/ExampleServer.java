@@ -47,7 +47,14 @@ public final class ExampleServer {
         webapp.setThrowUnavailableOnStartupException(true);
         server.setHandler(webapp);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> throwaway.ifPresent(Process::destroy)));
-        server.start();
+        try {
+            server.start();
+        } catch (Exception e) {
+            // A failed start must not leave the throwaway server running behind it.
+            throwaway.ifPresent(Process::destroy);
+            server.stop();
+            throw e;
+        }
 
         String base = "http://localhost:" + port;
         System.out.println();
