@@ -196,7 +196,13 @@ public final class RateLimitFilter implements Filter {
             if (settings.clientClock()) {
                 builder.clientClock(System::currentTimeMillis);
             }
-            built.set(builder.build());
+            try {
+                built.set(builder.build());
+            } catch (RuntimeException e) {
+                // Only a cluster client connects while being built: it must learn the slot layout.
+                throw new IllegalStateException("RateLimitFilter cannot reach the Valkey Cluster at "
+                        + valkey.redactedUrl() + " to learn its slots: " + e.getMessage(), e);
+            }
             this.limiter = built.get();
             this.shared = true;
             LOG.log(System.Logger.Level.INFO, "Rate limiting {0} on {1}", names, valkey.redactedUrl());
