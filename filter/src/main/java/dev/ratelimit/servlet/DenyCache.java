@@ -56,9 +56,10 @@ final class DenyCache {
      * @param rule    the rule's name
      * @param key     the key
      * @param untilMs when requests may be allowed again
+     * @param nowMs   the time in ms, the same clock as {@code untilMs}
      */
-    void deny(String rule, String key, long untilMs) {
-        if (deniedUntil.size() >= maxEntries && !sweep(System.currentTimeMillis())) {
+    void deny(String rule, String key, long untilMs, long nowMs) {
+        if (deniedUntil.size() >= maxEntries && !sweep(nowMs)) {
             return;
         }
         deniedUntil.put(new Entry(rule, key), untilMs);

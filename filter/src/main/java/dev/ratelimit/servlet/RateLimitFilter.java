@@ -34,6 +34,7 @@ import java.util.Optional;
 import java.util.ServiceConfigurationError;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 
 /**
  * A servlet filter that holds every instance of an application to one shared set of rate
@@ -257,15 +258,19 @@ public final class RateLimitFilter implements Filter {
     private void collectClaims(HttpServletRequest request, List<RuleSettings> rules, List<Claim> claims) {
         String path = path(request);
         String method = request.getMethod();
-        String clientAddress = null;
+        // Resolved once, and only if a rule's key needs it (walking forwarding headers costs).
+        String[] clientAddress = new String[1];
+        Supplier<String> address = () -> {
+            if (clientAddress[0] == null) {
+                clientAddress[0] = keys.clientAddress(request);
+            }
+            return clientAddress[0];
+        };
         for (RuleSettings rule : settings.rules()) {
             if (!rule.appliesTo(method, path)) {
                 continue;
             }
-            if (clientAddress == null) {
-                clientAddress = keys.clientAddress(request);
-            }
-            Optional<String> key = keys.key(rule, request, path, clientAddress);
+            Optional<String> key = keys.key(rule, request, path, address);
             if (key.isPresent()) {
                 rules.add(rule);
                 claims.add(Claim.of(rule.rule(), key.get(), rule.cost()));
@@ -334,7 +339,7 @@ public final class RateLimitFilter implements Filter {
             metrics.onEvent(rule.name(), decision.allowed() ? RateLimitListener.Event.ALLOWED
                     : rule.shadow() ? RateLimitListener.Event.SHADOW_REJECTED : RateLimitListener.Event.REJECTED);
             if (!decision.allowed() && denyCache != null && !rule.shadow() && !rule.countRejected()) {
-                denyCache.deny(rule.name(), decidedClaims.get(i).key(), now + decision.retryAfter().toMillis());
+                denyCache.deny(rule.name(), decidedClaims.get(i).key(), now + decision.retryAfter().toMillis(), now);
             }
         }
         RateLimitHeaders.write(response, settings.headers(), entries);

@@ -9,6 +9,7 @@ import java.security.Principal;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.StringJoiner;
+import java.util.function.Supplier;
 
 /**
  * Builds the key a rule counts a request under, e.g. {@code ip:192.0.2.1},
@@ -42,10 +43,11 @@ final class RequestKeys {
      * @param rule          the rule
      * @param request       the request
      * @param path          the path within the application
-     * @param clientAddress the client address from {@link #clientAddress}
+     * @param clientAddress the client address from {@link #clientAddress}, asked for only when
+     *                      the rule's key needs it
      * @return the key, or empty when the request lacks a value the rule needs
      */
-    Optional<String> key(RuleSettings rule, HttpServletRequest request, String path, String clientAddress) {
+    Optional<String> key(RuleSettings rule, HttpServletRequest request, String path, Supplier<String> clientAddress) {
         StringJoiner key = new StringJoiner("+");
         for (KeySpec.Part part : rule.key().parts()) {
             Optional<String> value = value(part, request, path, clientAddress, rule.lowercaseKey());
@@ -58,12 +60,12 @@ final class RequestKeys {
     }
 
     private static Optional<String> value(KeySpec.Part part, HttpServletRequest request, String path,
-                                          String clientAddress, boolean lowercase) {
+                                          Supplier<String> clientAddress, boolean lowercase) {
         return switch (part.kind()) {
-            case IP -> Optional.of("ip:" + KeyValues.safe(clientAddress));
+            case IP -> Optional.of("ip:" + KeyValues.safe(clientAddress.get()));
             case PRINCIPAL -> principal(request, lowercase).map(name -> "user:" + name);
             case PRINCIPAL_OR_IP -> principal(request, lowercase).map(name -> "user:" + name)
-                    .or(() -> Optional.of("ip:" + KeyValues.safe(clientAddress)));
+                    .or(() -> Optional.of("ip:" + KeyValues.safe(clientAddress.get())));
             case PATH -> Optional.of("path:" + KeyValues.safe(path));
             case HEADER -> present(request.getHeader(part.name()), lowercase)
                     .map(v -> "header." + part.name().toLowerCase(Locale.ROOT) + ":" + v);
