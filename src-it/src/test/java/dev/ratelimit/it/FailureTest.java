@@ -14,7 +14,6 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -51,26 +50,24 @@ class FailureTest {
     }
 
     private Map<String, String> settings(String url) {
-        Map<String, String> m = new HashMap<>();
-        m.put("ratelimit.valkey.url", url);
-        m.put("ratelimit.valkey.timeout", TIMEOUT_MS + "ms");
-        m.put("ratelimit.valkey.connect-timeout", TIMEOUT_MS + "ms");
-        m.put("ratelimit.valkey.pool.max-wait", POOL_WAIT_MS + "ms");
-        m.put("ratelimit.breaker.open-for", "300ms");
-        m.put("ratelimit.rules", "open,closed,local");
-        m.put("ratelimit.rule.open.match", "/open");
-        m.put("ratelimit.rule.open.limit", "1000000");
-        m.put("ratelimit.rule.open.window", "1h");
-        m.put("ratelimit.rule.closed.match", "/closed");
-        m.put("ratelimit.rule.closed.limit", "1000000");
-        m.put("ratelimit.rule.closed.window", "1h");
-        m.put("ratelimit.rule.closed.on-failure", "closed");
-        m.put("ratelimit.rule.local.match", "/local");
-        m.put("ratelimit.rule.local.limit", "1000000");
-        m.put("ratelimit.rule.local.window", "1h");
-        m.put("ratelimit.rule.local.on-failure", "local");
-        m.put("ratelimit.rule.local.local-limit", "2");
-        return m;
+        return JettyApp.settings(url,
+                "ratelimit.valkey.timeout", TIMEOUT_MS + "ms",
+                "ratelimit.valkey.connect-timeout", TIMEOUT_MS + "ms",
+                "ratelimit.valkey.pool.max-wait", POOL_WAIT_MS + "ms",
+                "ratelimit.breaker.open-for", "300ms",
+                "ratelimit.rules", "open,closed,local",
+                "ratelimit.rule.open.match", "/open",
+                "ratelimit.rule.open.limit", "1000000",
+                "ratelimit.rule.open.window", "1h",
+                "ratelimit.rule.closed.match", "/closed",
+                "ratelimit.rule.closed.limit", "1000000",
+                "ratelimit.rule.closed.window", "1h",
+                "ratelimit.rule.closed.on-failure", "closed",
+                "ratelimit.rule.local.match", "/local",
+                "ratelimit.rule.local.limit", "1000000",
+                "ratelimit.rule.local.window", "1h",
+                "ratelimit.rule.local.on-failure", "local",
+                "ratelimit.rule.local.local-limit", "2");
     }
 
     @Test
@@ -246,13 +243,9 @@ class FailureTest {
 
     @Test
     void aRejectedClientHammeringMakesNoValkeyCallsUntilItsRetryAfter() throws Exception {
-        Map<String, String> m = new HashMap<>();
-        m.put("ratelimit.valkey.url", valkey.url());
-        m.put("ratelimit.valkey.timeout", "2s");
-        m.put("ratelimit.rules", "api");
-        m.put("ratelimit.rule.api.algorithm", "fixed-window");
-        m.put("ratelimit.rule.api.limit", "2");
-        m.put("ratelimit.rule.api.window", "1s");
+        Map<String, String> m = JettyApp.settings(valkey.url(), "ratelimit.rules", "api",
+                "ratelimit.rule.api.algorithm", "fixed-window", "ratelimit.rule.api.limit", "2",
+                "ratelimit.rule.api.window", "1s");
         try (JettyApp app = JettyApp.start(m); Jedis admin = valkey.connect()) {
             long retryAfterMs;
             do { // start at the beginning of a window so the hammering fits inside it

@@ -7,7 +7,6 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
 import java.lang.management.ManagementFactory;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
@@ -34,16 +33,11 @@ class ObservabilityTest {
                 heard.computeIfAbsent(rule + ":" + event, k -> new LongAdder()).increment();
             }
         };
-        Map<String, String> m = new HashMap<>();
-        m.put("ratelimit.valkey.url", valkey.url());
-        m.put("ratelimit.valkey.timeout", "2s");
-        m.put("ratelimit.rules", "observed,watching");
-        m.put("ratelimit.rule.observed.limit", "3");
-        m.put("ratelimit.rule.observed.window", "1m");
-        m.put("ratelimit.rule.observed.count-rejected", "true"); // every request reaches Valkey
-        m.put("ratelimit.rule.watching.limit", "1");
-        m.put("ratelimit.rule.watching.window", "1m");
-        m.put("ratelimit.rule.watching.shadow", "true");
+        Map<String, String> m = JettyApp.settings(valkey.url(), "ratelimit.rules", "observed,watching",
+                "ratelimit.rule.observed.limit", "3", "ratelimit.rule.observed.window", "1m",
+                "ratelimit.rule.observed.count-rejected", "true", // every request reaches Valkey
+                "ratelimit.rule.watching.limit", "1", "ratelimit.rule.watching.window", "1m",
+                "ratelimit.rule.watching.shadow", "true");
         try (JettyApp app = JettyApp.start(m, Map.of(), listener)) {
             for (int i = 0; i < 5; i++) {
                 app.get("/");
