@@ -12,8 +12,10 @@ import java.util.Objects;
  *                   observe, so their verdicts do not count)
  * @param decisions  one decision per rule, in the order the rules were given; a shadow rule's
  *                   decision says what it would have answered
- * @param retryAfter zero when allowed; otherwise the longest retry-after among the enforcing
- *                   rules that rejected: the request can pass only once all of them allow it
+ * @param retryAfter zero when allowed; otherwise the time after which the same request, with no
+ *                   other traffic, is allowed by every enforcing rule: the longest retry-after
+ *                   of the rules that rejected, or longer when the rejection itself charged a
+ *                   count-rejected rule that must now recover too
  */
 public record Decisions(boolean allowed, List<Decision> decisions, Duration retryAfter) {
 

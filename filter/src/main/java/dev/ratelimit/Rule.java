@@ -12,7 +12,8 @@ import java.util.regex.Pattern;
  * @param name          the rule's name: part of every state key and of the response headers;
  *                      letters, digits, {@code .}, {@code _} and {@code -}, at most 64 characters
  * @param algorithm     how the limit is enforced
- * @param limit         units allowed per window, at least 1
+ * @param limit         units allowed per window, at least 1; at most
+ *                      {@value #MAX_SLIDING_LOG_LIMIT} for {@link Algorithm#SLIDING_LOG}
  * @param window        the window (for the token bucket and GCRA: the time in which
  *                      {@code limit} units are refilled), a whole number of milliseconds, at
  *                      least 1 ms
@@ -34,9 +35,18 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
 
     /**
      * The scripts compute in exact integers on doubles (53 bits); {@code max(limit, burst) ×
-     * window in ms} is their largest product and is held below 2^50 to leave room for sums.
+     * window in ms} is their largest product and is held below 2^50 to leave room for sums
+     * (e.g. 1,000,000 units per day is allowed: 8.64 × 10^13; a billion per day is not).
      */
     static final long MAX_PRODUCT = 1L << 50;
+
+    /**
+     * The largest limit of a {@link Algorithm#SLIDING_LOG} rule. Its state holds one entry per
+     * unit in the window, and one call may add up to {@code limit} of them: past ten thousand
+     * a single call would hold the server for milliseconds and a single key take megabytes. A
+     * higher limit wants a counting algorithm.
+     */
+    public static final long MAX_SLIDING_LOG_LIMIT = 10_000;
 
     /**
      * Validates every component.
@@ -58,6 +68,11 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
         if (window.isNegative() || window.isZero() || window.toNanos() % 1_000_000 != 0) {
             throw new IllegalArgumentException("rule '" + name + "': window " + window
                     + " must be a positive whole number of milliseconds");
+        }
+        if (algorithm == Algorithm.SLIDING_LOG && limit > MAX_SLIDING_LOG_LIMIT) {
+            throw new IllegalArgumentException("rule '" + name + "': limit " + limit + " is too large for "
+                    + "sliding-log, which keeps one entry per unit: at most " + MAX_SLIDING_LOG_LIMIT
+                    + " (use sliding-window-counter, token-bucket or gcra for higher limits)");
         }
         if (!algorithm.hasBurst() && burst != limit) {
             throw new IllegalArgumentException("rule '" + name + "': burst " + burst

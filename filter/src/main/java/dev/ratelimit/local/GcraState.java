@@ -4,13 +4,18 @@ import dev.ratelimit.Rule;
 
 /**
  * The in-process twin of {@code gcra.lua}: the theoretical arrival time, kept in ticks of
- * {@code 1 / limit} ms so one unit's emission interval is exactly {@code window} ticks.
+ * {@code 1 / limit} ms so one unit's emission interval is exactly {@code window} ticks, with
+ * the time and rule of the write so that an edited rule reads it in its own units.
  */
 final class GcraState implements KeyState {
 
-    /** The theoretical arrival time: {@code tatMillis + tatFraction / limit} ms. */
-    private long tatMillis = Long.MIN_VALUE;
+    private boolean stored;
+    /** The theoretical arrival time: {@code tatMillis + tatFraction / writerLimit} ms. */
+    private long tatMillis;
     private long tatFraction;
+    private long writtenAt;
+    private long writerWindow;
+    private long writerLimit;
 
     @Override
     public Outcome take(long now, Rule rule, long cost, boolean consumeIfAllowed, boolean consumeIfRejected) {
@@ -19,29 +24,33 @@ final class GcraState implements KeyState {
         long tolerance = rule.burst() * window;
         long need = cost * window;
 
-        long d = 0;
-        if (tatMillis > now || (tatMillis == now && tatFraction > 0)) {
-            long aheadMillis = tatMillis - now;
-            // Held to the largest debt, as in the script: only a clock stepping back gets there.
-            d = aheadMillis > 2 * tolerance / limit + 1 ? 2 * tolerance
-                    : Math.min(aheadMillis * limit + tatFraction, 2 * tolerance);
-        }
+        BucketDebt read = stored
+                ? BucketDebt.read((tatMillis - writtenAt) * writerLimit + tatFraction, writtenAt, writerWindow,
+                        writerLimit, now, window, limit, rule.burst())
+                : BucketDebt.NONE;
+        long d = read.debt();
+        long expires = read.expires();
 
         boolean allowed = d + need <= tolerance;
         if (allowed ? consumeIfAllowed : consumeIfRejected) {
             d = Math.min(d + need, 2 * tolerance);
+            expires = now + KeyState.ceilDiv(d, limit);
+            stored = true;
             tatMillis = now + d / limit;
             tatFraction = d % limit;
+            writtenAt = now;
+            writerWindow = window;
+            writerLimit = limit;
         }
 
         long remaining = d < tolerance ? (tolerance - d) / window : 0;
-        long resetAfter = KeyState.ceilDiv(d, limit);
-        long retryAfter = allowed ? 0 : KeyState.ceilDiv(d + need - tolerance, limit);
-        return new Outcome(allowed, remaining, resetAfter, retryAfter);
+        long resetAfter = d > 0 ? Math.min(KeyState.ceilDiv(d, limit), expires - now) : 0;
+        long wait = d + need > tolerance ? Math.min(KeyState.ceilDiv(d + need - tolerance, limit), expires - now) : 0;
+        return new Outcome(allowed, remaining, resetAfter, wait);
     }
 
     @Override
     public long expiresAt() {
-        return tatMillis == Long.MIN_VALUE ? Long.MIN_VALUE : tatMillis + (tatFraction > 0 ? 1 : 0);
+        return stored ? tatMillis + (tatFraction > 0 ? 1 : 0) : Long.MIN_VALUE;
     }
 }

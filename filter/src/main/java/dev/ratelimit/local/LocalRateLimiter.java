@@ -7,8 +7,8 @@ import dev.ratelimit.RateLimiter;
 import dev.ratelimit.Rule;
 import dev.ratelimit.Claim;
 import dev.ratelimit.internal.Claims;
+import dev.ratelimit.internal.Verdicts;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -105,11 +105,11 @@ public final class LocalRateLimiter implements RateLimiter {
             } else {
                 decideAllThenWrite(claims, keyStates, now, outcomes);
             }
-            List<Decision> decisions = new ArrayList<>(claims.size());
-            for (int i = 0; i < claims.size(); i++) {
-                decisions.add(decision(claims.get(i).rule(), outcomes.get(i)));
+            List<Verdicts.Answer> answers = new ArrayList<>(claims.size());
+            for (Outcome outcome : outcomes) {
+                answers.add(answer(outcome));
             }
-            return Decisions.of(claims, decisions);
+            return Verdicts.combine(claims, answers, false);
         }
     }
 
@@ -145,7 +145,8 @@ public final class LocalRateLimiter implements RateLimiter {
             if (state == null) {
                 state = KeyState.create(rule.algorithm());
             }
-            return decision(rule, state.take(now, rule, cost, false, false));
+            return Verdicts.combine(List.of(claim), List.of(answer(state.take(now, rule, cost, false, false))), false)
+                    .decisions().get(0);
         }
     }
 
@@ -188,12 +189,9 @@ public final class LocalRateLimiter implements RateLimiter {
         }
     }
 
-    private static Decision decision(Rule rule, Outcome outcome) {
-        Duration resetAfter = Duration.ofMillis(outcome.resetAfterMillis());
-        return outcome.allowed()
-                ? Decision.allowed(rule.name(), rule.limit(), outcome.remaining(), resetAfter)
-                : Decision.rejected(rule.name(), rule.limit(), outcome.remaining(), resetAfter,
-                        Duration.ofMillis(outcome.retryAfterMillis()));
+    private static Verdicts.Answer answer(Outcome outcome) {
+        return new Verdicts.Answer(outcome.allowed(), outcome.remaining(), outcome.resetAfterMillis(),
+                outcome.waitMillis());
     }
 
     /** The state's identity: a rule that changes algorithm starts from a new state. */

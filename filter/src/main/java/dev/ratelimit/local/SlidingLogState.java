@@ -6,76 +6,89 @@ import java.util.ArrayDeque;
 
 /**
  * The in-process twin of {@code sliding-log.lua}: the times of the newest units taken, at
- * most {@code limit} of them (older ones can never decide anything).
+ * most {@code limit} of them (older ones can never decide anything), each with the window of
+ * the rule that took it. The whole log is forgotten at its newest entry's time plus window.
  */
 final class SlidingLogState implements KeyState {
 
-    /** Times in ms, oldest first; one entry per unit taken. */
-    private final ArrayDeque<Long> entries = new ArrayDeque<>();
-    private long expiresAt = Long.MIN_VALUE;
+    /** One unit taken: when, and under which window. */
+    private record Entry(long time, long window) {
+    }
+
+    /** Oldest first; entries of one millisecond in the order they were taken. */
+    private final ArrayDeque<Entry> entries = new ArrayDeque<>();
 
     @Override
     public Outcome take(long now, Rule rule, long cost, boolean consumeIfAllowed, boolean consumeIfRejected) {
         long window = rule.window().toMillis();
         long since = now - window;
-        long count = entries.stream().filter(t -> t > since).count();
+        long expires = expiresAt();
+        boolean live = now < expires;
+        long count = live ? entries.stream().filter(e -> e.time() > since).count() : 0;
 
         boolean allowed = count + cost <= rule.limit();
         if (allowed ? consumeIfAllowed : consumeIfRejected) {
-            entries.removeIf(t -> t <= since);
-            // Keep insertion ordered by time even if the clock stepped back, as the sorted set does.
+            if (live) {
+                entries.removeIf(e -> e.time() <= since);
+            } else {
+                entries.clear();
+            }
             for (long i = 0; i < cost; i++) {
-                insertSorted(now);
+                insertSorted(new Entry(now, window));
             }
             while (entries.size() > rule.limit()) {
                 entries.pollFirst();
             }
             count = entries.size();
+            expires = expiresAt();
         }
 
-        long newest = Long.MIN_VALUE;
-        for (long t : entries) {
-            if (t > since) {
-                newest = Math.max(newest, t);
+        long resetAfter = 0;
+        if (count > 0) {
+            long newest = Long.MIN_VALUE;
+            for (Entry e : entries) {
+                if (e.time() > since) {
+                    newest = Math.max(newest, e.time());
+                }
             }
-        }
-        long resetAfter = count > 0 ? newest + window - now : 0;
-        if (consumeIfAllowed || consumeIfRejected) {
-            expiresAt = now + resetAfter;
+            resetAfter = Math.min(newest + window - now, expires - now);
         }
 
-        long retryAfter = 0;
-        if (!allowed) {
+        long wait = 0;
+        if (count + cost > rule.limit()) {
             long k = count + cost - rule.limit();
             long kth = 0;
             long seen = 0;
-            for (long t : entries) {
-                if (t > since && ++seen == k) {
-                    kth = t;
+            for (Entry e : entries) {
+                if (e.time() > since && ++seen == k) {
+                    kth = e.time();
                     break;
                 }
             }
-            retryAfter = Math.max(1, kth + window - now);
+            wait = Math.min(Math.max(1, kth + window - now), expires - now);
         }
-        return new Outcome(allowed, Math.max(0, rule.limit() - count), resetAfter, retryAfter);
+        return new Outcome(allowed, Math.max(0, rule.limit() - count), resetAfter, wait);
     }
 
-    private void insertSorted(long time) {
-        if (entries.isEmpty() || entries.peekLast() <= time) {
-            entries.addLast(time);
+    /** Keeps the log ordered by time even if the clock stepped back, as the sorted set does. */
+    private void insertSorted(Entry entry) {
+        if (entries.isEmpty() || entries.peekLast().time() <= entry.time()) {
+            entries.addLast(entry);
             return;
         }
-        ArrayDeque<Long> later = new ArrayDeque<>();
-        while (!entries.isEmpty() && entries.peekLast() > time) {
+        ArrayDeque<Entry> later = new ArrayDeque<>();
+        while (!entries.isEmpty() && entries.peekLast().time() > entry.time()) {
             later.addFirst(entries.pollLast());
         }
-        entries.addLast(time);
+        entries.addLast(entry);
         entries.addAll(later);
     }
 
+    /** The newest entry's time plus its window: when the whole log stops mattering. */
     @Override
     public long expiresAt() {
-        return expiresAt;
+        Entry newest = entries.peekLast();
+        return newest == null ? Long.MIN_VALUE : newest.time() + newest.window();
     }
 
     /** For tests of the memory bound. */

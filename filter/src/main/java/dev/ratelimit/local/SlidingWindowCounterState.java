@@ -3,13 +3,15 @@ package dev.ratelimit.local;
 import dev.ratelimit.Rule;
 
 /**
- * The in-process twin of {@code sliding-window-counter.lua}: the current and previous window
- * counts; the estimate {@code cur + prev × (window − elapsed) / window} is computed multiplied
- * by the window so it stays exact.
+ * The in-process twin of {@code sliding-window-counter.lua}: the count of the window starting
+ * at {@code start} (its last unit at {@code lastAt}), the previous window's count, and when the
+ * state is forgotten. The estimate {@code cur + prev × (window − elapsed) / window} is computed
+ * multiplied by the window so it stays exact.
  */
 final class SlidingWindowCounterState implements KeyState {
 
-    private long start = Long.MIN_VALUE;
+    private long start;
+    private long lastAt;
     private long current;
     private long previous;
     private long expiresAt = Long.MIN_VALUE;
@@ -23,11 +25,22 @@ final class SlidingWindowCounterState implements KeyState {
 
         long cur = 0;
         long prev = 0;
-        if (start == windowStart) {
-            cur = current;
-            prev = previous;
-        } else if (start == windowStart - window) {
-            prev = current;
+        long expires = Long.MIN_VALUE;
+        if (now < expiresAt) {
+            // Each count goes to the window its latest unit could fall in (see the Lua file).
+            expires = expiresAt;
+            if (lastAt >= windowStart) {
+                cur += current;
+            } else if (lastAt >= windowStart - window) {
+                prev += current;
+            }
+            if (start > windowStart) {
+                cur += previous;
+            } else if (start > windowStart - window) {
+                prev += previous;
+            }
+            cur = Math.min(cur, limit);
+            prev = Math.min(prev, limit);
         }
 
         long prevWeight = prev * (window - elapsed);
@@ -36,30 +49,36 @@ final class SlidingWindowCounterState implements KeyState {
             // A counted rejection fills the window but never overfills it (see the Lua file).
             cur = Math.min(cur + cost, Math.max(limit, cur));
             start = windowStart;
+            lastAt = now;
             current = cur;
             previous = prev;
-            expiresAt = now + 2 * window - elapsed;
+            expiresAt = windowStart + 2 * window;
+            expires = expiresAt;
         }
 
         long used = cur * window + prevWeight;
         long remaining = used < limit * window ? (limit * window - used) / window : 0;
         long resetAfter = cur > 0 ? 2 * window - elapsed : prev > 0 ? window - elapsed : 0;
 
-        long retryAfter = 0;
-        if (!allowed) {
+        long wait = 0;
+        if ((cur + cost) * window + prevWeight > limit * window) {
             long room = (limit - cost - cur) * window;
             long at = window;
             if (room >= 0 && prev > 0) {
                 at = window - room / prev;
             }
             if (at < window) {
-                retryAfter = at - elapsed;
+                wait = at - elapsed;
             } else {
                 long nextAt = cur > 0 ? Math.max(0, window - (limit - cost) * window / cur) : 0;
-                retryAfter = (window - elapsed) + nextAt;
+                wait = (window - elapsed) + nextAt;
             }
         }
-        return new Outcome(allowed, remaining, resetAfter, retryAfter);
+        if (expires != Long.MIN_VALUE) {
+            resetAfter = Math.min(resetAfter, expires - now);
+            wait = Math.min(wait, expires - now);
+        }
+        return new Outcome(allowed, remaining, resetAfter, wait);
     }
 
     @Override

@@ -3,15 +3,17 @@ package dev.ratelimit.local;
 import dev.ratelimit.Rule;
 
 /**
- * The in-process twin of {@code token-bucket.lua}: tokens held multiplied by the window, so
- * refilling {@code limit} tokens per window adds exactly {@code limit} units per ms.
+ * The in-process twin of {@code token-bucket.lua}: the debt (tokens missing from a full
+ * bucket) at the last write, in ticks of the rule that wrote it, so refilling {@code limit}
+ * tokens per window adds back exactly {@code limit} ticks per ms.
  */
 final class TokenBucketState implements KeyState {
 
     private boolean stored;
-    private long units;
-    private long updatedAt;
-    private long expiresAt = Long.MIN_VALUE;
+    private long debt;
+    private long writtenAt;
+    private long writerWindow;
+    private long writerLimit;
 
     @Override
     public Outcome take(long now, Rule rule, long cost, boolean consumeIfAllowed, boolean consumeIfRejected) {
@@ -20,31 +22,32 @@ final class TokenBucketState implements KeyState {
         long capacity = rule.burst() * window;
         long need = cost * window;
 
-        long available = capacity;
-        if (stored && now < expiresAt) {
-            long elapsed = Math.max(0, now - updatedAt);
-            // elapsed × limit may overflow for a very old state; anything past the gap is full.
-            long gap = capacity - units;
-            available = elapsed >= KeyState.ceilDiv(gap, limit) ? capacity : units + elapsed * limit;
-        }
+        BucketDebt read = stored
+                ? BucketDebt.read(debt, writtenAt, writerWindow, writerLimit, now, window, limit, rule.burst())
+                : BucketDebt.NONE;
+        long d = read.debt();
+        long expires = read.expires();
 
-        boolean allowed = available >= need;
+        boolean allowed = d + need <= capacity;
         if (allowed ? consumeIfAllowed : consumeIfRejected) {
-            available = Math.max(available - need, -capacity);
+            // A counted rejection may overdraw the bucket by at most one full bucket (see the Lua file).
+            d = Math.min(d + need, 2 * capacity);
+            expires = now + KeyState.ceilDiv(d, limit);
             stored = true;
-            units = available;
-            updatedAt = now;
-            expiresAt = now + KeyState.ceilDiv(capacity - available, limit);
+            debt = d;
+            writtenAt = now;
+            writerWindow = window;
+            writerLimit = limit;
         }
 
-        long remaining = available > 0 ? available / window : 0;
-        long resetAfter = KeyState.ceilDiv(capacity - available, limit);
-        long retryAfter = allowed ? 0 : KeyState.ceilDiv(need - available, limit);
-        return new Outcome(allowed, remaining, resetAfter, retryAfter);
+        long remaining = d < capacity ? (capacity - d) / window : 0;
+        long resetAfter = d > 0 ? Math.min(KeyState.ceilDiv(d, limit), expires - now) : 0;
+        long wait = d + need > capacity ? Math.min(KeyState.ceilDiv(d + need - capacity, limit), expires - now) : 0;
+        return new Outcome(allowed, remaining, resetAfter, wait);
     }
 
     @Override
     public long expiresAt() {
-        return expiresAt;
+        return stored ? writtenAt + KeyState.ceilDiv(debt, writerLimit) : Long.MIN_VALUE;
     }
 }

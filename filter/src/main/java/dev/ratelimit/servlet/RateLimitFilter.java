@@ -6,6 +6,7 @@ import dev.ratelimit.Decisions;
 import dev.ratelimit.RateLimitListener;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.Rule;
+import dev.ratelimit.UnreadableStateException;
 import dev.ratelimit.config.FilterSettings;
 import dev.ratelimit.config.InvalidSettingsException;
 import dev.ratelimit.config.MicroProfileSettingsSource;
@@ -281,6 +282,10 @@ public final class RateLimitFilter implements Filter {
     /**
      * Decides the claims and writes headers; answers the request itself when it is rejected.
      *
+     * <p>Rules the store cannot decide are answered by their on-failure policy: all of them when
+     * Valkey cannot be reached, one of them when only its state for this key cannot be read
+     * (the others then decide as usual).
+     *
      * @return true when the request was answered here (429 or 503)
      */
     private boolean decide(List<RuleSettings> rules, List<Claim> claims, HttpServletResponse response)
@@ -289,65 +294,117 @@ public final class RateLimitFilter implements Filter {
         if (answeredFromDenyCache(rules, claims, response, now)) {
             return true;
         }
-        Decisions decisions;
-        List<RuleSettings> decided = rules;
-        List<Claim> decidedClaims = claims;
-        try {
-            decisions = limiter.acquireAll(claims);
-            if (shared && storeDown.compareAndSet(true, false)) {
-                LOG.log(System.Logger.Level.INFO, "Valkey answers again: shared rate limits are enforced again");
-            }
-        } catch (RuntimeException e) {
-            // Nothing the limiter throws may reach the application as a 500.
-            if (storeDown.compareAndSet(false, true)) {
-                LOG.log(System.Logger.Level.WARNING, "Valkey cannot be reached; applying each rule''s on-failure "
-                        + "policy until it answers again: {0}", e.getMessage());
-            }
-            for (RuleSettings rule : rules) {
-                metrics.onEvent(rule.rule().name(), RateLimitListener.Event.STORE_ERROR);
-                metrics.onEvent(rule.rule().name(), RateLimitListener.Event.FALLBACK);
-            }
-            for (RuleSettings rule : rules) {
-                if (rule.onFailure() == OnFailure.CLOSED && !rule.rule().shadow()) {
-                    Rejections.unavailable(response, rule.rule().name(), settings.failureRetryAfter());
-                    return true;
+        List<Integer> shared = new ArrayList<>();
+        for (int i = 0; i < rules.size(); i++) {
+            shared.add(i);
+        }
+        List<Integer> byPolicy = new ArrayList<>();
+        Decisions sharedDecisions = null;
+        while (!shared.isEmpty() && sharedDecisions == null) {
+            try {
+                sharedDecisions = limiter.acquireAll(pick(claims, shared));
+                if (this.shared && storeDown.compareAndSet(true, false)) {
+                    LOG.log(System.Logger.Level.INFO, "Valkey answers again: shared rate limits are enforced again");
                 }
+            } catch (UnreadableStateException e) {
+                // One key's fault: that rule alone falls to its policy; the limiter logged it once.
+                int bad = shared.stream().filter(i -> rules.get(i).rule().name().equals(e.rule())).findFirst()
+                        .orElse(shared.get(0));
+                shared.remove(Integer.valueOf(bad));
+                byPolicy.add(bad);
+                if (closesOnFailure(rules.get(bad))) {
+                    return unavailable(response, rules, byPolicy);
+                }
+            } catch (RuntimeException e) {
+                // Nothing the limiter throws may reach the application as a 500.
+                if (storeDown.compareAndSet(false, true)) {
+                    LOG.log(System.Logger.Level.WARNING, "Valkey cannot be reached; applying each rule''s on-failure "
+                            + "policy until it answers again: {0}", e.getMessage());
+                }
+                byPolicy.addAll(shared);
+                shared.clear();
             }
-            decided = new ArrayList<>();
-            decidedClaims = new ArrayList<>();
-            List<Claim> local = new ArrayList<>();
-            for (int i = 0; i < rules.size(); i++) {
+        }
+        for (int i : byPolicy) {
+            if (closesOnFailure(rules.get(i))) {
+                return unavailable(response, rules, byPolicy);
+            }
+        }
+        for (int i : byPolicy) {
+            metrics.onEvent(rules.get(i).rule().name(), RateLimitListener.Event.STORE_ERROR);
+            metrics.onEvent(rules.get(i).rule().name(), RateLimitListener.Event.FALLBACK);
+        }
+        List<Integer> local = byPolicy.stream().filter(i -> rules.get(i).onFailure() == OnFailure.LOCAL).sorted().toList();
+        Decisions localDecisions = null;
+        if (!local.isEmpty()) {
+            List<Claim> localClaims = new ArrayList<>(local.size());
+            for (int i : local) {
                 RuleSettings rule = rules.get(i);
-                if (rule.onFailure() == OnFailure.LOCAL) {
-                    decided.add(rule);
-                    decidedClaims.add(claims.get(i));
-                    local.add(Claim.of(rule.localRule(), claims.get(i).key(),
-                            Math.min(claims.get(i).cost(), rule.localRule().capacity())));
-                }
+                localClaims.add(Claim.of(rule.localRule(), claims.get(i).key(),
+                        Math.min(claims.get(i).cost(), rule.localRule().capacity())));
             }
-            if (local.isEmpty()) {
-                return false;
-            }
-            decisions = fallback.acquireAll(local);
+            localDecisions = fallback.acquireAll(localClaims);
+        }
+        if (sharedDecisions == null && localDecisions == null) {
+            return false;
         }
 
-        List<RateLimitHeaders.Entry> entries = new ArrayList<>(decided.size());
-        for (int i = 0; i < decided.size(); i++) {
-            Rule rule = decided.get(i).rule();
-            Decision decision = decisions.decisions().get(i);
-            entries.add(new RateLimitHeaders.Entry(rule, decision));
-            metrics.onEvent(rule.name(), decision.allowed() ? RateLimitListener.Event.ALLOWED
-                    : rule.shadow() ? RateLimitListener.Event.SHADOW_REJECTED : RateLimitListener.Event.REJECTED);
-            if (!decision.allowed() && denyCache != null && !rule.shadow() && !rule.countRejected()) {
-                denyCache.deny(rule.name(), decidedClaims.get(i).key(), now + decision.retryAfter().toMillis(), now);
+        List<RateLimitHeaders.Entry> entries = new ArrayList<>();
+        boolean allowed = true;
+        Duration retryAfter = Duration.ZERO;
+        for (Decisions decided : new Decisions[] {sharedDecisions, localDecisions}) {
+            if (decided == null) {
+                continue;
+            }
+            List<Integer> indexes = decided == sharedDecisions ? shared : local;
+            for (int j = 0; j < indexes.size(); j++) {
+                RuleSettings settingsOfRule = rules.get(indexes.get(j));
+                Rule rule = settingsOfRule.rule();
+                Decision decision = decided.decisions().get(j);
+                entries.add(new RateLimitHeaders.Entry(rule, decision));
+                metrics.onEvent(rule.name(), decision.allowed() ? RateLimitListener.Event.ALLOWED
+                        : rule.shadow() ? RateLimitListener.Event.SHADOW_REJECTED : RateLimitListener.Event.REJECTED);
+                if (!decision.allowed() && denyCache != null && !rule.shadow() && !rule.countRejected()) {
+                    denyCache.deny(rule.name(), claims.get(indexes.get(j)).key(),
+                            now + decision.retryAfter().toMillis(), now);
+                }
+            }
+            allowed &= decided.allowed();
+            if (decided.retryAfter().compareTo(retryAfter) > 0) {
+                retryAfter = decided.retryAfter();
             }
         }
         RateLimitHeaders.write(response, settings.headers(), entries);
-        if (decisions.allowed()) {
+        if (allowed) {
             return false;
         }
-        Rejections.tooManyRequests(response, rejectingRule(decided, decisions), decisions.retryAfter());
+        Rejections.tooManyRequests(response, rejectingRule(entries, retryAfter), retryAfter);
         return true;
+    }
+
+    private static boolean closesOnFailure(RuleSettings rule) {
+        return rule.onFailure() == OnFailure.CLOSED && !rule.rule().shadow();
+    }
+
+    /** Answers 503 for the first closed rule among those the store could not decide. */
+    private boolean unavailable(HttpServletResponse response, List<RuleSettings> rules, List<Integer> byPolicy)
+            throws IOException {
+        for (int i : byPolicy) {
+            metrics.onEvent(rules.get(i).rule().name(), RateLimitListener.Event.STORE_ERROR);
+            metrics.onEvent(rules.get(i).rule().name(), RateLimitListener.Event.FALLBACK);
+        }
+        String closed = byPolicy.stream().map(rules::get).filter(RateLimitFilter::closesOnFailure)
+                .map(r -> r.rule().name()).findFirst().orElseThrow();
+        Rejections.unavailable(response, closed, settings.failureRetryAfter());
+        return true;
+    }
+
+    private static List<Claim> pick(List<Claim> claims, List<Integer> indexes) {
+        List<Claim> picked = new ArrayList<>(indexes.size());
+        for (int i : indexes) {
+            picked.add(claims.get(i));
+        }
+        return picked;
     }
 
     /**
@@ -387,15 +444,18 @@ public final class RateLimitFilter implements Filter {
     }
 
     /** The enforcing rule that keeps the request out longest: the one the client must wait for. */
-    private static String rejectingRule(List<RuleSettings> rules, Decisions decisions) {
-        for (int i = 0; i < rules.size(); i++) {
-            Decision decision = decisions.decisions().get(i);
-            if (!decision.allowed() && !rules.get(i).rule().shadow()
-                    && decision.retryAfter().equals(decisions.retryAfter())) {
-                return decision.rule();
+    private static String rejectingRule(List<RateLimitHeaders.Entry> entries, Duration retryAfter) {
+        String first = null;
+        for (RateLimitHeaders.Entry entry : entries) {
+            if (!entry.rule().shadow() && !entry.decision().allowed()) {
+                if (entry.decision().retryAfter().equals(retryAfter)) {
+                    return entry.rule().name();
+                }
+                first = first == null ? entry.rule().name() : first;
             }
         }
-        throw new IllegalStateException("a rejection without a rejecting rule: " + decisions);
+        // Longer than any rejecting rule's own wait: a count-rejected rule the rejection charged.
+        return first != null ? first : entries.get(0).rule().name();
     }
 
     /** The path within the application the container dispatches to, already decoded and normalised. */

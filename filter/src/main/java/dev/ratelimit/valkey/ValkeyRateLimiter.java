@@ -9,6 +9,9 @@ import dev.ratelimit.Rule;
 import dev.ratelimit.Claim;
 import dev.ratelimit.internal.KeyValues;
 import dev.ratelimit.internal.Claims;
+import dev.ratelimit.internal.Verdicts;
+import dev.ratelimit.UnreadableStateException;
+import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.RedisClusterClient;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.util.JedisClusterCRC16;
@@ -19,15 +22,23 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
  * The shared limiter: every decision is one atomic script on Valkey, so every process pointed
  * at the same Valkey enforces one set of limits.
  *
- * <p>State keys are {@code <prefix>:<rule>:{<key>}}, e.g. {@code rl:v1:login:{user:4182}}. The
- * braces are a cluster hash tag; the key is made safe by hashing long or unusual values.
+ * <p>State keys are {@code <prefix>:<rule>:<algorithm>:{<key>}}, e.g.
+ * {@code rl:v1:login:sliding-log:{user:4182}}. The braces are a cluster hash tag; the key is
+ * made safe by hashing long or unusual values. The algorithm is part of the key so that a rule
+ * whose algorithm changes on a deploy starts from fresh state instead of misreading the old
+ * one; every algorithm keeps its state in units that survive an edit of limit, window or
+ * burst (see the README's "When a rule is edited").
  *
  * <p>Time comes from the Valkey server ({@code TIME} inside the script) unless a client clock
  * is set: then app servers with drifting clocks cannot refill buckets wrongly.
@@ -50,8 +61,15 @@ public final class ValkeyRateLimiter implements RateLimiter {
     public static final Duration DEFAULT_BREAKER_OPEN_FOR = Duration.ofSeconds(2);
 
     private static final Pattern PREFIX = Pattern.compile("[A-Za-z0-9:._-]{1,64}");
+    private static final System.Logger LOG = System.getLogger(ValkeyRateLimiter.class.getName());
     private static final int ARGS_PER_RULE = 7;
     private static final String SERVER_CLOCK = "-1";
+    /** The modes of {@code dispatcher.lua} (its ARGV[2]). */
+    private static final String PEEK = "0";
+    private static final String ACQUIRE = "1";
+    private static final String RECORD_REJECTION = "2";
+    /** The script's error for one unreadable state: {@code RATELIMIT_STATE <rule index> <detail>}. */
+    private static final Pattern STATE_ERROR = Pattern.compile("(?:ERR )?RATELIMIT_STATE (\\d+) (.*)", Pattern.DOTALL);
 
     private final UnifiedJedis client;
     private final boolean ownsClient;
@@ -62,6 +80,8 @@ public final class ValkeyRateLimiter implements RateLimiter {
     private final String endpoint;
     private final CircuitBreaker breaker;
     private final LimiterScript script = LimiterScript.load();
+    /** Rules whose unreadable state was logged already: once each, not once per request. */
+    private final Set<String> unreadableRules = ConcurrentHashMap.newKeySet();
 
     private ValkeyRateLimiter(Builder builder) {
         if (builder.client != null) {
@@ -104,10 +124,10 @@ public final class ValkeyRateLimiter implements RateLimiter {
      *
      * @param rule the rule
      * @param key  what is limited
-     * @return {@code <prefix>:<rule>:{<safe key>}}
+     * @return {@code <prefix>:<rule>:<algorithm>:{<safe key>}}
      */
     public String stateKey(Rule rule, String key) {
-        return keyPrefix + ':' + rule.name() + ":{" + KeyValues.safe(key) + '}';
+        return keyPrefix + ':' + rule.name() + ':' + rule.algorithm().id() + ":{" + KeyValues.safe(key) + '}';
     }
 
     /**
@@ -118,8 +138,10 @@ public final class ValkeyRateLimiter implements RateLimiter {
      * a user name) cannot share a script: they are decided per slot group, first all read-only,
      * then, if every group allows, one acquiring call per group. Each group is atomic; across
      * groups a request racing in between the two steps can, rarely, make one group consume while
-     * another rejects, and a rule with count-rejected records an attempt only when its own group
-     * rejected it. Claims on one identity (hash tag) always share a slot and stay atomic.
+     * another rejects. A request is allowed only if every group allowed and was charged; when one
+     * rejects, the groups holding count-rejected rules record the attempt in a pass that can never
+     * turn the rejection into an allow. Claims on one identity (hash tag) always share a slot and
+     * stay atomic.
      */
     @Override
     public Decisions acquireAll(List<Claim> claims) {
@@ -131,12 +153,12 @@ public final class ValkeyRateLimiter implements RateLimiter {
                 return acquireAcrossSlots(claims, groups, now);
             }
         }
-        return call(claims, true, now);
+        return call(claims, ACQUIRE, now);
     }
 
     @Override
     public Decision peek(Rule rule, String key, long cost) {
-        return call(List.of(Claim.of(rule, key, cost)), false, now()).decisions().get(0);
+        return call(List.of(Claim.of(rule, key, cost)), PEEK, now()).decisions().get(0);
     }
 
     private String now() {
@@ -154,23 +176,24 @@ public final class ValkeyRateLimiter implements RateLimiter {
     }
 
     private Decisions acquireAcrossSlots(List<Claim> claims, List<List<Integer>> groups, String now) {
-        Decision[] decisions = new Decision[claims.size()];
-        boolean[] groupAllowed = new boolean[groups.size()];
+        Verdicts.Answer[] answers = new Verdicts.Answer[claims.size()];
         boolean allAllowed = true;
-        for (int g = 0; g < groups.size(); g++) {
-            Decisions peeked = call(subList(claims, groups.get(g)), false, now);
-            put(decisions, groups.get(g), peeked);
-            groupAllowed[g] = peeked.allowed();
+        for (List<Integer> group : groups) {
+            Decisions peeked = call(subList(claims, group), PEEK, now);
             allAllowed &= peeked.allowed();
         }
-        for (int g = 0; g < groups.size(); g++) {
-            List<Claim> group = subList(claims, groups.get(g));
-            boolean recordsRejection = !groupAllowed[g] && group.stream().anyMatch(c -> c.rule().countRejected());
-            if (allAllowed || recordsRejection) {
-                put(decisions, groups.get(g), call(group, true, now));
+        for (List<Integer> group : groups) {
+            List<Claim> claimsOfGroup = subList(claims, group);
+            if (allAllowed) {
+                put(answers, group, callForAnswers(claimsOfGroup, ACQUIRE, now));
+            } else {
+                // Rejected: groups with count-rejected rules record the attempt; the others only
+                // tell their state. Neither pass can turn the rejection into an allow.
+                boolean records = claimsOfGroup.stream().anyMatch(c -> c.rule().countRejected());
+                put(answers, group, callForAnswers(claimsOfGroup, records ? RECORD_REJECTION : PEEK, now));
             }
         }
-        return Decisions.of(claims, List.of(decisions));
+        return Verdicts.combine(claims, List.of(answers), !allAllowed);
     }
 
     private static List<Claim> subList(List<Claim> claims, List<Integer> indexes) {
@@ -181,16 +204,16 @@ public final class ValkeyRateLimiter implements RateLimiter {
         return sub;
     }
 
-    private static void put(Decision[] decisions, List<Integer> indexes, Decisions group) {
+    private static void put(Verdicts.Answer[] answers, List<Integer> indexes, List<Verdicts.Answer> group) {
         for (int j = 0; j < indexes.size(); j++) {
-            decisions[indexes.get(j)] = group.decisions().get(j);
+            answers[indexes.get(j)] = group.get(j);
         }
     }
 
     @Override
     public void reset(Rule rule, String key) {
         Claim.of(rule, key); // the same argument checks as every other call
-        guarded("reset", () -> client.del(stateKey(rule, key)));
+        guarded("reset", List.of(), () -> client.del(stateKey(rule, key)));
     }
 
     /**
@@ -209,11 +232,16 @@ public final class ValkeyRateLimiter implements RateLimiter {
         }
     }
 
-    private Decisions call(List<Claim> claims, boolean acquire, String now) {
+    private Decisions call(List<Claim> claims, String mode, String now) {
+        return Verdicts.combine(claims, callForAnswers(claims, mode, now), false);
+    }
+
+    /** One script call; {@code mode} is ARGV[2] of {@code dispatcher.lua}. */
+    private List<Verdicts.Answer> callForAnswers(List<Claim> claims, String mode, String now) {
         List<String> keys = new ArrayList<>(claims.size());
         List<String> args = new ArrayList<>(2 + ARGS_PER_RULE * claims.size());
         args.add(now);
-        args.add(acquire ? "1" : "0");
+        args.add(mode);
         for (Claim claim : claims) {
             Rule rule = claim.rule();
             keys.add(stateKey(rule, claim.key()));
@@ -225,12 +253,17 @@ public final class ValkeyRateLimiter implements RateLimiter {
             args.add(rule.countRejected() ? "1" : "0");
             args.add(rule.shadow() ? "1" : "0");
         }
-        Object reply = guarded(acquire ? "acquire" : "peek", () -> script.run(client, keys, args));
+        Object reply = guarded(PEEK.equals(mode) ? "peek" : "acquire", claims,
+                () -> script.run(client, keys, args));
         return parse(claims, reply);
     }
 
-    /** Runs one call to Valkey through the circuit breaker. */
-    private <T> T guarded(String operation, java.util.function.Supplier<T> call) {
+    /**
+     * Runs one call to Valkey through the circuit breaker. A script error naming one claim's
+     * state (see {@code dispatcher.lua}) is that key's fault, not the server's: the breaker
+     * counts it as an answer.
+     */
+    private <T> T guarded(String operation, List<Claim> claims, Supplier<T> call) {
         if (!breaker.allowCall()) {
             throw new RateLimitException(operation + " not attempted: the circuit breaker for " + endpoint
                     + " is open after repeated failures", null);
@@ -239,29 +272,45 @@ public final class ValkeyRateLimiter implements RateLimiter {
             T result = call.get();
             breaker.succeeded();
             return result;
+        } catch (JedisDataException e) {
+            Matcher state = e.getMessage() == null ? null : STATE_ERROR.matcher(e.getMessage());
+            if (state != null && state.lookingAt()) {
+                breaker.succeeded();
+                int index = Integer.parseInt(state.group(1)) - 1;
+                String rule = index >= 0 && index < claims.size() ? claims.get(index).rule().name() : "?";
+                throw unreadableState(rule, state.group(2));
+            }
+            breaker.failed();
+            throw failure(operation, e);
         } catch (RuntimeException e) {
             breaker.failed();
             throw failure(operation, e);
         }
     }
 
-    private Decisions parse(List<Claim> claims, Object reply) {
+    private UnreadableStateException unreadableState(String rule, String detail) {
+        String message = "rule '" + rule + "': its state cannot be read on " + endpoint + " (" + detail
+                + "); delete the key or wait for its TTL";
+        if (unreadableRules.add(rule)) {
+            LOG.log(System.Logger.Level.WARNING, message + ". Requests on such keys get the rule's on-failure "
+                    + "policy; this is logged once per rule");
+        } else {
+            LOG.log(System.Logger.Level.DEBUG, message);
+        }
+        return new UnreadableStateException(rule, message);
+    }
+
+    private List<Verdicts.Answer> parse(List<Claim> claims, Object reply) {
         if (!(reply instanceof List<?> values) || values.size() != 1 + 4 * claims.size()) {
             throw new RateLimitException(endpoint + " sent an unexpected script reply: " + reply, null);
         }
-        List<Decision> decisions = new ArrayList<>(claims.size());
+        List<Verdicts.Answer> answers = new ArrayList<>(claims.size());
         for (int i = 0; i < claims.size(); i++) {
-            Rule rule = claims.get(i).rule();
             int at = 1 + 4 * i;
-            boolean allowed = number(values.get(at)) == 1;
-            long remaining = number(values.get(at + 1));
-            Duration resetAfter = Duration.ofMillis(number(values.get(at + 2)));
-            Duration retryAfter = Duration.ofMillis(number(values.get(at + 3)));
-            decisions.add(allowed
-                    ? Decision.allowed(rule.name(), rule.limit(), remaining, resetAfter)
-                    : Decision.rejected(rule.name(), rule.limit(), remaining, resetAfter, retryAfter));
+            answers.add(new Verdicts.Answer(number(values.get(at)) == 1, number(values.get(at + 1)),
+                    number(values.get(at + 2)), number(values.get(at + 3))));
         }
-        return Decisions.of(claims, decisions);
+        return answers;
     }
 
     private long number(Object value) {

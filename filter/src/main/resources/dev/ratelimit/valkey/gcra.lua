@@ -1,7 +1,8 @@
 -- gcra.lua: the generic cell rate algorithm, the token bucket's model in one timestamp.
 --
 -- A chunk of the limiter script: it returns the function the dispatcher calls for every rule
--- of this algorithm. The prelude's helpers (idiv, cdiv, int) are in scope.
+-- of this algorithm. The prelude's helpers (idiv, cdiv, int, ttl, fields, bucket_debt) are
+-- in scope.
 --
 -- function(key, now, limit, window, burst, cost, consume_if_allowed, consume_if_rejected)
 --   key      the state key (KEYS[i])
@@ -10,27 +11,26 @@
 --   cost     units this request takes (1 <= cost <= burst, checked by the caller)
 --   consume_if_allowed / consume_if_rejected: whether to take the units when this rule's own
 --            verdict is allow / reject (both false: a read-only decision)
--- returns { allowed (0/1), remaining, reset_after_ms, retry_after_ms }, all describing the
--- state after any write.
+-- returns { allowed (0/1), remaining, reset_after_ms, wait_ms }, all describing the state
+-- after any write; wait_ms is the time until a request of this cost would be allowed (0 if
+-- it would be now).
 --
--- State: one string "<ms>:<frac>", the theoretical arrival time TAT = ms + frac / limit.
+-- State: one string "<ms>:<frac>:<ts>:<w>:<l>": the theoretical arrival time
+-- TAT = ms + frac / l, written at ms ts by a rule of window w and limit l.
 --
--- One unit's emission interval is window / limit ms. Measured in ticks of 1 / limit ms it is
--- exactly `window` ticks, so the arithmetic below works on d = (TAT - now) in ticks, an
--- integer; d plays the part of (capacity - tokens) in the token bucket.
+-- One unit's emission interval is w / l ms. Measured in ticks of 1 / l ms it is exactly w
+-- ticks, so d = (TAT - now) in ticks is an integer; d plays the part of the token bucket's
+-- debt, and the same shared model (bucket_debt) reads it, edits of the rule included.
 return function(key, now, limit, window, burst, cost, consume_if_allowed, consume_if_rejected)
   local tolerance = burst * window
   local need = cost * window
 
-  local d = 0
+  local d, expires = 0, nil
   local value = redis.call('GET', key)
   if value then
-    local ms, frac = string.match(value, '^(%d+):(%d+)$')
-    if ms then
-      -- A TAT in the past is "now" (a full bucket). One further ahead than the largest debt
-      -- can only come from a clock that went backwards; it is held to that debt.
-      d = math.min(math.max(0, (tonumber(ms) - now) * limit + tonumber(frac)), 2 * tolerance)
-    end
+    local f = fields(key, value, 5)
+    local ms, frac, ts, w, l = f[1], f[2], f[3], f[4], f[5]
+    d, expires = bucket_debt((ms - ts) * l + frac, ts, w, l, now, window, limit, burst)
   end
 
   local allowed = d + need <= tolerance
@@ -38,17 +38,21 @@ return function(key, now, limit, window, burst, cost, consume_if_allowed, consum
     -- A counted rejection pushes the TAT further, up to one full burst of debt.
     d = math.min(d + need, 2 * tolerance)
     local whole = idiv(d, limit)
-    redis.call('SET', key, int(now + whole) .. ':' .. int(d - whole * limit), 'PX', cdiv(d, limit))
+    expires = now + cdiv(d, limit)
+    redis.call('SET', key, int(now + whole) .. ':' .. int(d - whole * limit) .. ':' .. int(now) .. ':'
+      .. int(window) .. ':' .. int(limit), 'PX', ttl(expires - now))
   end
 
   local remaining = 0
   if d < tolerance then
     remaining = idiv(tolerance - d, window)
   end
-  local reset_after = cdiv(d, limit)
-  local retry_after = 0
-  if not allowed then
-    retry_after = cdiv(d + need - tolerance, limit)
+  local reset_after, wait = 0, 0
+  if d > 0 then
+    reset_after = math.min(cdiv(d, limit), expires - now)
   end
-  return { allowed and 1 or 0, remaining, reset_after, retry_after }
+  if d + need > tolerance then
+    wait = math.min(cdiv(d + need - tolerance, limit), expires - now)
+  end
+  return { allowed and 1 or 0, remaining, reset_after, wait }
 end

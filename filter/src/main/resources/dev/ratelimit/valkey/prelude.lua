@@ -30,3 +30,60 @@ end
 local function int(x)
   return string.format('%d', x)
 end
+
+-- Extra life given to every key when time comes from the client's clock (set by the
+-- dispatcher): the app servers' clocks need not agree with the server's, and every state
+-- records its own expiry in its value, so the TTL only has to outlive it, never to match it.
+local TTL_SLACK = 0
+
+-- The TTL, in ms, for a state that stops mattering `ms` from now.
+local function ttl(ms)
+  return ms + TTL_SLACK
+end
+
+-- The fields of a state value "<n>:<n>:...", as numbers; an error (a data error of this one
+-- key, reported by the dispatcher) when the value is not in the expected form.
+local function fields(key, value, count)
+  local out = {}
+  for n in string.gmatch(value, '[^:]+') do
+    out[#out + 1] = tonumber(n)
+  end
+  if #out ~= count then
+    error('state of ' .. key .. ' is not in the expected form: ' .. value, 0)
+  end
+  for i = 1, count do
+    if out[i] == nil then
+      error('state of ' .. key .. ' is not in the expected form: ' .. value, 0)
+    end
+  end
+  return out
+end
+
+-- The token bucket's and GCRA's shared model. A bucket's state is its debt at time ts: the
+-- units taken and not yet refilled, in ticks of the rule that wrote it (one unit = w ticks,
+-- l ticks refilled per ms, so d / w units). Returns the debt now in this rule's ticks and
+-- when the stored state is forgotten (nil when there is none).
+--
+-- A rule edited since the write reads the debt in its own units: the same whole units owed
+-- (rounded up, so an edit never grants a fraction of a unit), at most two full buckets of
+-- the new rule, refilled at the new rate from ts. The state is forgotten when the rule that
+-- wrote it said it would be full again, so an edit never blocks longer than the old state
+-- justified.
+local function bucket_debt(d, ts, w, l, now, window, limit, burst)
+  local expires = ts + cdiv(d, l)
+  if now >= expires then
+    return 0, nil
+  end
+  if w ~= window then
+    d = cdiv(d, w)
+    -- Whole units beyond two buckets are capped before scaling, so the product stays exact.
+    d = math.min(d, 2 * burst) * window
+  end
+  d = math.min(d, 2 * burst * window)
+  -- A clock that went backwards refills nothing rather than draining the bucket.
+  local elapsed = math.max(0, now - ts)
+  if elapsed >= cdiv(d, limit) then
+    return 0, expires
+  end
+  return d - elapsed * limit, expires
+end

@@ -2,7 +2,7 @@
 -- weighted by how much of it still overlaps the sliding window.
 --
 -- A chunk of the limiter script: it returns the function the dispatcher calls for every rule
--- of this algorithm. The prelude's helpers (idiv, cdiv, int) are in scope.
+-- of this algorithm. The prelude's helpers (idiv, cdiv, int, ttl, fields) are in scope.
 --
 -- function(key, now, limit, window, burst, cost, consume_if_allowed, consume_if_rejected)
 --   key      the state key (KEYS[i])
@@ -11,10 +11,20 @@
 --   cost     units this request takes (1 <= cost <= limit, checked by the caller)
 --   consume_if_allowed / consume_if_rejected: whether to take the units when this rule's own
 --            verdict is allow / reject (both false: a read-only decision)
--- returns { allowed (0/1), remaining, reset_after_ms, retry_after_ms }, all describing the
--- state after any write.
+-- returns { allowed (0/1), remaining, reset_after_ms, wait_ms }, all describing the state
+-- after any write; wait_ms is the time until a request of this cost would be allowed (0 if
+-- it would be now).
 --
--- State: one hash { w = current window start ms, c = its count, p = previous window's count }.
+-- State: one string "<s>:<tw>:<c>:<p>:<x>": c units counted in the window starting at ms s,
+-- the last of them at ms tw; p units in the window before it (so before s); the state is
+-- forgotten at ms x (the end of the window after s, when c stops weighing).
+--
+-- Reading it places each count in the window of the current rule that its latest unit could
+-- fall in: c in the current window if tw is in it, else in the previous one, else nowhere;
+-- p likewise with its latest possible time s - 1. For an unedited rule that is exactly "c is
+-- the current count, or the previous one a window later". For an edited window it never
+-- counts a unit in an older window than it may have come in (never granting more than the
+-- new rule allows), and x keeps the old rule's end (never blocking longer than it said).
 --
 -- The estimate is  cur + prev * (window - elapsed) / window.  Everything below is that
 -- estimate multiplied by `window`, so it stays in integers and the comparison is exact.
@@ -22,14 +32,28 @@ return function(key, now, limit, window, burst, cost, consume_if_allowed, consum
   local start = now - now % window
   local elapsed = now - start
 
-  local cur, prev = 0, 0
-  local state = redis.call('HMGET', key, 'w', 'c', 'p')
-  local stored_start = tonumber(state[1])
-  if stored_start == start then
-    cur, prev = tonumber(state[2]) or 0, tonumber(state[3]) or 0
-  elseif stored_start == start - window then
-    -- The stored window has just become the previous one.
-    prev = tonumber(state[2]) or 0
+  local cur, prev, expires = 0, 0, nil
+  local value = redis.call('GET', key)
+  if value then
+    local f = fields(key, value, 5)
+    local s, tw, c, p, x = f[1], f[2], f[3], f[4], f[5]
+    if now < x then
+      expires = x
+      if tw >= start then
+        cur = cur + c
+      elseif tw >= start - window then
+        prev = prev + c
+      end
+      if s > start then
+        cur = cur + p
+      elseif s > start - window then
+        prev = prev + p
+      end
+      -- More than a full window of either count decides nothing more (only an edit that
+      -- lowered the limit gets here); capping keeps every product in exact range.
+      cur = math.min(cur, limit)
+      prev = math.min(prev, limit)
+    end
   end
 
   local prev_weight = prev * (window - elapsed)
@@ -39,9 +63,10 @@ return function(key, now, limit, window, burst, cost, consume_if_allowed, consum
     -- A counted rejection can fill the window but not overfill it: past `limit` the window
     -- rejects anyway, and an unbounded count would only lengthen the lockout into the next one.
     cur = math.min(cur + cost, math.max(limit, cur))
-    redis.call('HSET', key, 'w', int(start), 'c', int(cur), 'p', int(prev))
     -- The current count weighs on decisions until the end of the next window.
-    redis.call('PEXPIRE', key, 2 * window - elapsed)
+    expires = start + 2 * window
+    redis.call('SET', key, int(start) .. ':' .. int(now) .. ':' .. int(cur) .. ':' .. int(prev) .. ':'
+      .. int(expires), 'PX', ttl(expires - now))
   end
 
   local used = cur * window + prev_weight
@@ -57,8 +82,8 @@ return function(key, now, limit, window, burst, cost, consume_if_allowed, consum
     reset_after = window - elapsed
   end
 
-  local retry_after = 0
-  if not allowed then
+  local wait = 0
+  if (cur + cost) * window + prev_weight > limit * window then
     -- Inside this window the previous count's weight must fall to `room`:
     -- prev * (window - e) <= room  <=>  e >= window - floor(room / prev).
     local room = (limit - cost - cur) * window
@@ -67,7 +92,7 @@ return function(key, now, limit, window, burst, cost, consume_if_allowed, consum
       at = window - idiv(room, prev)
     end
     if at < window then
-      retry_after = at - elapsed
+      wait = at - elapsed
     else
       -- Otherwise in the next window, where this window's count is the previous one:
       -- cur * (window - e) <= (limit - cost) * window  <=>  e >= window - floor(...).
@@ -75,8 +100,13 @@ return function(key, now, limit, window, burst, cost, consume_if_allowed, consum
       if cur > 0 then
         next_at = math.max(0, window - idiv((limit - cost) * window, cur))
       end
-      retry_after = (window - elapsed) + next_at
+      wait = (window - elapsed) + next_at
     end
   end
-  return { allowed and 1 or 0, remaining, reset_after, retry_after }
+  if expires then
+    -- Never past the moment the state itself is forgotten (only an edit makes that earlier).
+    reset_after = math.min(reset_after, expires - now)
+    wait = math.min(wait, expires - now)
+  end
+  return { allowed and 1 or 0, remaining, reset_after, wait }
 end

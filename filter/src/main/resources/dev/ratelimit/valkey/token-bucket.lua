@@ -1,7 +1,8 @@
 -- token-bucket.lua: a bucket of `burst` tokens refilled at `limit` tokens per `window`.
 --
 -- A chunk of the limiter script: it returns the function the dispatcher calls for every rule
--- of this algorithm. The prelude's helpers (idiv, cdiv, int) are in scope.
+-- of this algorithm. The prelude's helpers (idiv, cdiv, int, ttl, fields, bucket_debt) are
+-- in scope.
 --
 -- function(key, now, limit, window, burst, cost, consume_if_allowed, consume_if_rejected)
 --   key      the state key (KEYS[i])
@@ -10,44 +11,48 @@
 --   cost     tokens this request takes (1 <= cost <= burst, checked by the caller)
 --   consume_if_allowed / consume_if_rejected: whether to take the tokens when this rule's own
 --            verdict is allow / reject (both false: a read-only decision)
--- returns { allowed (0/1), remaining, reset_after_ms, retry_after_ms }, all describing the
--- state after any write.
+-- returns { allowed (0/1), remaining, reset_after_ms, wait_ms }, all describing the state
+-- after any write; wait_ms is the time until a request of this cost would be allowed (0 if
+-- it would be now).
 --
--- State: one hash { t = tokens x window, ts = ms of the last update }. Holding tokens scaled
--- by the window makes the refill exactly `limit` units per ms, so all arithmetic is on
--- integers: no fractional token can round a request through early. A missing key is a full
+-- State: one string "<d>:<ts>:<w>:<l>", the debt d (tokens missing from a full bucket) at ms
+-- ts, in ticks of the rule that wrote it: one token is w ticks (its window) and l ticks (its
+-- limit) come back per ms. Counting in ticks keeps the refill exact in integers: no
+-- fractional token can round a request through early. Keeping the writer's w and l lets an
+-- edited rule read the debt in whole tokens (see bucket_debt). A missing key is a full
 -- bucket, which is why a full bucket need not be stored at all.
 return function(key, now, limit, window, burst, cost, consume_if_allowed, consume_if_rejected)
   local capacity = burst * window
   local need = cost * window
 
-  local units = capacity
-  local state = redis.call('HMGET', key, 't', 'ts')
-  local stored_units, stored_at = tonumber(state[1]), tonumber(state[2])
-  if stored_units and stored_at then
-    -- A clock that went backwards refills nothing rather than draining the bucket.
-    local elapsed = math.max(0, now - stored_at)
-    units = math.min(capacity, stored_units + elapsed * limit)
+  local d, expires = 0, nil
+  local value = redis.call('GET', key)
+  if value then
+    local f = fields(key, value, 4)
+    d, expires = bucket_debt(f[1], f[2], f[3], f[4], now, window, limit, burst)
   end
 
-  local allowed = units >= need
+  local allowed = d + need <= capacity
   if (allowed and consume_if_allowed) or (not allowed and consume_if_rejected) then
     -- A counted rejection may overdraw the bucket, by at most one full bucket: the hammering
     -- client stays locked out after it stops for at most twice the time to refill.
-    units = math.max(units - need, -capacity)
-    redis.call('HSET', key, 't', int(units), 'ts', int(now))
-    -- The state matters only until the bucket is full again (need >= window, so this is >= 1).
-    redis.call('PEXPIRE', key, cdiv(capacity - units, limit))
+    d = math.min(d + need, 2 * capacity)
+    expires = now + cdiv(d, limit)
+    redis.call('SET', key, int(d) .. ':' .. int(now) .. ':' .. int(window) .. ':' .. int(limit),
+      'PX', ttl(expires - now))
   end
 
   local remaining = 0
-  if units > 0 then
-    remaining = idiv(units, window)
+  if d < capacity then
+    remaining = idiv(capacity - d, window)
   end
-  local reset_after = cdiv(capacity - units, limit)
-  local retry_after = 0
-  if not allowed then
-    retry_after = cdiv(need - units, limit)
+  local reset_after, wait = 0, 0
+  if d > 0 then
+    -- Never past the moment the state itself is forgotten (only an edit makes that earlier).
+    reset_after = math.min(cdiv(d, limit), expires - now)
   end
-  return { allowed and 1 or 0, remaining, reset_after, retry_after }
+  if d + need > capacity then
+    wait = math.min(cdiv(d + need - capacity, limit), expires - now)
+  end
+  return { allowed and 1 or 0, remaining, reset_after, wait }
 end

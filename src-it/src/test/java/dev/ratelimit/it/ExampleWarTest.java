@@ -73,7 +73,7 @@ class ExampleWarTest {
             }
             assertThat(loginAllowed).isEqualTo(5);
             try (var inspect = valkey.connect()) {
-                assertThat(inspect.keys("rl:v1:*")).contains("rl:v1:login-user:{param.username:alice}");
+                assertThat(inspect.keys("rl:v1:*")).contains("rl:v1:login-user:sliding-log:{param.username:alice}");
             }
         } finally {
             System.clearProperty("ratelimit.valkey.url");

@@ -1,0 +1,66 @@
+package dev.ratelimit.internal;
+
+import dev.ratelimit.Claim;
+import dev.ratelimit.Decision;
+import dev.ratelimit.Decisions;
+import dev.ratelimit.Rule;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Turns the per-rule answers of a limiter (its script's reply, or the in-process twin's) into
+ * {@link Decisions}, the same way for every limiter.
+ */
+public final class Verdicts {
+
+    private Verdicts() {
+    }
+
+    /**
+     * One rule's raw answer.
+     *
+     * @param allowed     the rule's own verdict
+     * @param remaining   units left
+     * @param resetMillis time until the quota is full again
+     * @param waitMillis  time until a request of the same cost would be allowed by the state
+     *                    as it is now (after any write): 0 if it would be now
+     */
+    public record Answer(boolean allowed, long remaining, long resetMillis, long waitMillis) {
+    }
+
+    /**
+     * The request's decisions.
+     *
+     * <p>A rejected request's retry-after is the longest wait of its enforcing rules, including
+     * those whose own verdict was to allow but which the rejection charged (count-rejected):
+     * the moment the same request, with no other traffic, is allowed by every rule.
+     *
+     * @param claims            the claims, in order
+     * @param answers           one answer per claim, in the same order
+     * @param rejectedElsewhere whether the request is rejected whatever these answers say (a
+     *                          cluster slot group that rejected it)
+     * @return the decisions
+     */
+    public static Decisions combine(List<Claim> claims, List<Answer> answers, boolean rejectedElsewhere) {
+        List<Decision> decisions = new ArrayList<>(claims.size());
+        boolean allowed = !rejectedElsewhere;
+        long wait = 0;
+        for (int i = 0; i < claims.size(); i++) {
+            Rule rule = claims.get(i).rule();
+            Answer answer = answers.get(i);
+            Duration reset = Duration.ofMillis(answer.resetMillis());
+            decisions.add(answer.allowed()
+                    ? Decision.allowed(rule.name(), rule.limit(), answer.remaining(), reset)
+                    : Decision.rejected(rule.name(), rule.limit(), answer.remaining(), reset,
+                            Duration.ofMillis(Math.max(1, answer.waitMillis()))));
+            if (!rule.shadow()) {
+                allowed &= answer.allowed();
+                wait = Math.max(wait, answer.waitMillis());
+            }
+        }
+        // A rejection decided elsewhere may meet states that all allow by now: still never early.
+        return new Decisions(allowed, decisions, allowed ? Duration.ZERO : Duration.ofMillis(Math.max(1, wait)));
+    }
+}

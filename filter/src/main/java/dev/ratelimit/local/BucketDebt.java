@@ -1,0 +1,51 @@
+package dev.ratelimit.local;
+
+/**
+ * The token bucket's and GCRA's shared model, the twin of {@code bucket_debt} in
+ * {@code prelude.lua}: a debt (units taken and not yet refilled) recorded at a time, in ticks
+ * of the rule that wrote it (one unit = its window in ticks, its limit in ticks refilled per
+ * ms), read by the rule as it is now.
+ *
+ * @param debt    the debt now, in the current rule's ticks
+ * @param expires when the stored state is forgotten, epoch ms; {@link Long#MIN_VALUE} when
+ *                there is none
+ */
+record BucketDebt(long debt, long expires) {
+
+    /** No stored state: a full bucket. */
+    static final BucketDebt NONE = new BucketDebt(0, Long.MIN_VALUE);
+
+    /**
+     * Reads a stored debt.
+     *
+     * <p>A rule edited since the write reads the same whole units owed (rounded up), at most two
+     * full buckets of its own, refilled at its own rate from the time of the write; the state is
+     * forgotten when the rule that wrote it said the bucket would be full again.
+     *
+     * @param d      the stored debt, in the writer's ticks
+     * @param ts     when it was written, epoch ms
+     * @param w      the writer's window in ms (ticks per unit)
+     * @param l      the writer's limit (ticks refilled per ms)
+     * @param now    the time, epoch ms
+     * @param window the current rule's window in ms
+     * @param limit  the current rule's limit
+     * @param burst  the current rule's burst
+     * @return the debt now and the state's expiry
+     */
+    static BucketDebt read(long d, long ts, long w, long l, long now, long window, long limit, long burst) {
+        long expires = ts + KeyState.ceilDiv(d, l);
+        if (now >= expires) {
+            return NONE;
+        }
+        if (w != window) {
+            d = Math.min(KeyState.ceilDiv(d, w), 2 * burst) * window;
+        }
+        d = Math.min(d, 2 * burst * window);
+        // A clock that went backwards refills nothing rather than draining the bucket.
+        long elapsed = Math.max(0, now - ts);
+        if (elapsed >= KeyState.ceilDiv(d, limit)) {
+            return new BucketDebt(0, expires);
+        }
+        return new BucketDebt(d - elapsed * limit, expires);
+    }
+}
