@@ -317,4 +317,46 @@ public abstract class RateLimiterContract {
         clock.advance(1_000);
         assertThat(allowedOf(gcra, "k", 2)).isEqualTo(1);
     }
+
+    /**
+     * The review's case: a rejection that charges a count-rejected rule must announce the time
+     * that rule needs too, not only the time of the rule that rejected.
+     */
+    @Test
+    void retryAfterCoversTheRulesTheRejectionCharged() {
+        Rule burst = Rule.of("burst", Algorithm.FIXED_WINDOW, 1, TEN_SECONDS);
+        Rule lockout = Rule.of("lockout", Algorithm.SLIDING_LOG, 2, Duration.ofHours(1)).withCountRejected(true);
+        List<Claim> both = List.of(Claim.of(burst, "k"), Claim.of(lockout, "k"));
+        assertThat(limiter.acquireAll(both).allowed()).isTrue();
+        clock.advance(1_000);
+        Decisions rejected = limiter.acquireAll(both);
+        assertThat(rejected.allowed()).isFalse();
+        assertThat(rejected.decisions().get(0).retryAfter()).isEqualTo(Duration.ofSeconds(9));
+        // The rejection filled the lockout: its first entry leaves the hour at T0 + 1 h.
+        assertThat(rejected.retryAfter()).isEqualTo(Duration.ofHours(1).minusSeconds(1));
+        long retryAt = clock.getAsLong() + rejected.retryAfter().toMillis();
+        clock.set(retryAt - 1);
+        assertThat(limiter.peek(lockout, "k", 1).allowed()).as("1 ms before the retry-after").isFalse();
+        clock.set(retryAt);
+        assertThat(limiter.acquireAll(both).allowed()).as("at the retry-after").isTrue();
+    }
+
+    /** A count-rejected rule the rejection charged, on every algorithm: never an early retry. */
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void aRetryAfterIsNeverEarlyWhenTheRejectionCharged(Algorithm algorithm) {
+        Rule narrow = Rule.of("narrow", Algorithm.FIXED_WINDOW, 1, Duration.ofSeconds(1));
+        Rule counting = Rule.of("counting", algorithm, 2, Duration.ofMinutes(1)).withCountRejected(true);
+        List<Claim> both = List.of(Claim.of(narrow, "k"), Claim.of(counting, "k"));
+        assertThat(limiter.acquireAll(both).allowed()).isTrue();
+        clock.advance(100);
+        Decisions rejected = limiter.acquireAll(both);
+        assertThat(rejected.allowed()).isFalse();
+        long retryAt = clock.getAsLong() + rejected.retryAfter().toMillis();
+        clock.set(retryAt - 1);
+        assertThat(limiter.peek(narrow, "k", 1).allowed() && limiter.peek(counting, "k", 1).allowed())
+                .as("both allow 1 ms before the retry-after of %s", rejected).isFalse();
+        clock.set(retryAt);
+        assertThat(limiter.acquireAll(both).allowed()).as("at the retry-after of %s", rejected).isTrue();
+    }
 }

@@ -277,8 +277,8 @@ public final class ValkeyRateLimiter implements RateLimiter {
             if (state != null && state.lookingAt()) {
                 breaker.succeeded();
                 int index = Integer.parseInt(state.group(1)) - 1;
-                String rule = index >= 0 && index < claims.size() ? claims.get(index).rule().name() : "?";
-                throw unreadableState(rule, state.group(2));
+                Claim claim = claims.get(Math.max(0, Math.min(index, claims.size() - 1)));
+                throw unreadableState(claim.rule().name(), stateKey(claim.rule(), claim.key()), state.group(2));
             }
             breaker.failed();
             throw failure(operation, e);
@@ -288,9 +288,9 @@ public final class ValkeyRateLimiter implements RateLimiter {
         }
     }
 
-    private UnreadableStateException unreadableState(String rule, String detail) {
-        String message = "rule '" + rule + "': its state cannot be read on " + endpoint + " (" + detail
-                + "); delete the key or wait for its TTL";
+    private UnreadableStateException unreadableState(String rule, String key, String detail) {
+        String message = "rule '" + rule + "': its state at key " + key + " cannot be read on " + endpoint + " ("
+                + detail + "); delete the key or wait for its TTL";
         if (unreadableRules.add(rule)) {
             LOG.log(System.Logger.Level.WARNING, message + ". Requests on such keys get the rule's on-failure "
                     + "policy; this is logged once per rule");

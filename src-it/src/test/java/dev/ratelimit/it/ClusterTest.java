@@ -104,6 +104,38 @@ class ClusterTest {
         }
     }
 
+    /**
+     * The review's case: a count-rejected rule whose group is called again to record a rejection
+     * may allow by then (a window edge); the request must stay rejected, since the other group
+     * was never charged. Every allowed request must be charged to every rule.
+     */
+    @Test
+    void aRequestIsAllowedOnlyIfEveryGroupWasCharged() {
+        Rule perIp = Rule.of("per-ip", Algorithm.FIXED_WINDOW, 1, Duration.ofMillis(5)).withCountRejected(true);
+        Rule perUser = Rule.of("per-user", Algorithm.FIXED_WINDOW, 1_000_000, Duration.ofHours(1));
+        try (ValkeyRateLimiter limiter = limiter()) {
+            List<Claim> claims = List.of(Claim.of(perIp, "ip:192.0.2.1"), Claim.of(perUser, "user:alice"));
+            int allowed = 0;
+            int rejected = 0;
+            long until = System.nanoTime() + Duration.ofSeconds(3).toNanos();
+            for (int i = 0; i < 3_000 && System.nanoTime() < until; i++) {
+                Decisions decisions = limiter.acquireAll(claims);
+                if (decisions.allowed()) {
+                    allowed++;
+                    assertThat(decisions.decisions()).allMatch(d -> d.allowed());
+                } else {
+                    rejected++;
+                    assertThat(decisions.retryAfter()).isPositive();
+                }
+            }
+            long charged = 1_000_000 - limiter.peek(perUser, "user:alice", 1).remaining();
+            System.out.println("cluster, count-rejected across slots: " + allowed + " allowed, " + rejected
+                    + " rejected, " + charged + " charged to per-user");
+            assertThat(rejected).as("the loop must meet rejections to test anything").isPositive();
+            assertThat(charged).as("requests charged to per-user").isEqualTo(allowed);
+        }
+    }
+
     @Test
     void theFilterRunsOnTheCluster() throws Exception {
         Map<String, String> settings = JettyApp.settings(cluster.seedUrl(), "ratelimit.valkey.cluster", "true",

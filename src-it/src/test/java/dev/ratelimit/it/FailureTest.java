@@ -7,6 +7,8 @@ import dev.ratelimit.valkey.ValkeyRateLimiter;
 import dev.ratelimit.valkey.ValkeySettings;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.api.extension.ExtendWith;
 import redis.clients.jedis.Jedis;
 
@@ -16,6 +18,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Matcher;
@@ -68,6 +71,45 @@ class FailureTest {
                 "ratelimit.rule.local.window", "1h",
                 "ratelimit.rule.local.on-failure", "local",
                 "ratelimit.rule.local.local-limit", "2");
+    }
+
+    /**
+     * One user's state that cannot be read (here: overwritten with a value of another type) is
+     * that key's fault, not Valkey being down: that user's requests get the rule's on-failure
+     * policy, every other user is decided as usual, and the breaker never opens.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"closed", "open"})
+    void anUnreadableStateFallsToItsRulesPolicyForThatRequestOnly(String onFailure) throws Exception {
+        Map<String, String> m = JettyApp.settings(valkey.url(), "ratelimit.rules", "login,api",
+                "ratelimit.rule.login.algorithm", "sliding-log", "ratelimit.rule.login.limit", "100",
+                "ratelimit.rule.login.window", "1h", "ratelimit.rule.login.key", "header:X-User",
+                "ratelimit.rule.login.on-failure", onFailure,
+                "ratelimit.rule.api.limit", "4", "ratelimit.rule.api.window", "1h",
+                "ratelimit.rule.api.key", "header:X-User");
+        try (JettyApp app = JettyApp.start(m); Jedis inspect = valkey.connect()) {
+            assertThat(app.get("/", "X-User", "mallory").statusCode()).isEqualTo(200);
+            Set<String> keys = inspect.keys("rl:v1:login:*mallory*");
+            assertThat(keys).hasSize(1);
+            inspect.set(keys.iterator().next(), "not a sorted set");
+
+            List<Integer> mallory = new ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                mallory.add(app.get("/", "X-User", "mallory").statusCode());
+            }
+            List<Integer> alice = new ArrayList<>();
+            for (int i = 0; i < 5; i++) {
+                alice.add(app.get("/", "X-User", "alice").statusCode());
+            }
+            if (onFailure.equals("closed")) {
+                assertThat(mallory).containsOnly(503);
+            } else {
+                // The login rule is skipped for her; the api rule still counts and rejects.
+                assertThat(mallory).containsExactly(200, 200, 200, 429, 429, 429, 429, 429);
+            }
+            assertThat(alice).as("other users, after more failures than open the breaker")
+                    .containsExactly(200, 200, 200, 200, 429);
+        }
     }
 
     @Test

@@ -1,0 +1,173 @@
+package dev.ratelimit.it;
+
+import dev.ratelimit.Algorithm;
+import dev.ratelimit.Claim;
+import dev.ratelimit.Decision;
+import dev.ratelimit.Decisions;
+import dev.ratelimit.ManualClock;
+import dev.ratelimit.RateLimiter;
+import dev.ratelimit.Rule;
+import dev.ratelimit.local.LocalRateLimiter;
+import dev.ratelimit.valkey.ValkeyRateLimiter;
+import dev.ratelimit.valkey.ValkeySettings;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Random;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Random sequences of calls against Valkey and the in-process twin on one client clock: single
+ * and several rules, shadow and count-rejected mixed, costs above 1, rules edited (limit,
+ * window, burst, algorithm) between calls, windows from 1 ms to a day. After every call both
+ * limiters must have answered the same, and every announced time must be exact: a rejected
+ * request is allowed by every enforcing rule at its retry-after and not 1 ms before; a rule's
+ * quota is full at its reset-after and not 1 ms before.
+ */
+@ExtendWith(ValkeyExtension.class)
+class DifferentialTest {
+
+    private static final long T0 = 1_700_000_000_000L;
+    private static final long[] WINDOWS = {1, 7, 50, 1_000, 10_000, 60_000, 3_600_000, 86_400_000};
+    private static final long[] LIMITS = {1, 2, 3, 5, 10, 100};
+    private static final String[] NAMES = {"r0", "r1", "r2", "r3"};
+    private static final String[] KEYS = {"a", "b"};
+    private static final int STEPS = 300;
+
+    private final ValkeyServer valkey;
+
+    DifferentialTest(ValkeyServer valkey) {
+        this.valkey = valkey;
+    }
+
+    @ParameterizedTest(name = "seed {0}")
+    @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
+    void valkeyAndTheTwinAgreeAndEveryAnnouncedTimeIsExact(long seed) {
+        valkey.flushAll();
+        Random random = new Random(seed);
+        ManualClock clock = new ManualClock(T0 + random.nextInt(1_000_000));
+        Rule[] rules = new Rule[NAMES.length];
+        for (int i = 0; i < rules.length; i++) {
+            rules[i] = randomRule(random, NAMES[i], randomAlgorithm(random));
+        }
+        try (ValkeyRateLimiter valkeyLimiter = ValkeyRateLimiter.builder()
+                .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(2)))
+                .clientClock(clock).build();
+             LocalRateLimiter twin = LocalRateLimiter.withClock(clock, 10_000)) {
+            List<String> trace = new ArrayList<>();
+            int rejected = 0;
+            int edits = 0;
+            for (int step = 0; step < STEPS; step++) {
+                if (random.nextInt(8) == 0) {
+                    int edited = random.nextInt(rules.length);
+                    Algorithm algorithm = random.nextInt(4) == 0 ? randomAlgorithm(random) : rules[edited].algorithm();
+                    rules[edited] = randomRule(random, NAMES[edited], algorithm);
+                    trace.add("edit " + rules[edited]);
+                    edits++;
+                }
+                List<Claim> claims = randomClaims(random, rules);
+                Decisions fromValkey = valkeyLimiter.acquireAll(claims);
+                Decisions fromTwin = twin.acquireAll(claims);
+                trace.add("t=" + (clock.getAsLong() - T0) + " " + claims + " -> " + fromValkey);
+                String context = "seed " + seed + ", step " + step + ", last steps:\n  "
+                        + String.join("\n  ", trace.subList(Math.max(0, trace.size() - 8), trace.size()));
+                assertThat(fromValkey).as("Valkey and the twin, %s", context).isEqualTo(fromTwin);
+                for (RateLimiter limiter : List.of(valkeyLimiter, twin)) {
+                    assertExact(limiter, clock, claims, fromValkey, context);
+                }
+                rejected += fromValkey.allowed() ? 0 : 1;
+                clock.advance(randomStep(random, claims, fromValkey));
+            }
+            // A sequence that never rejects or never edits would test little.
+            assertThat(rejected).as("rejections in seed %d", seed).isGreaterThan(STEPS / 10);
+            assertThat(edits).as("edits in seed %d", seed).isGreaterThan(STEPS / 20);
+        }
+    }
+
+    /** Every announced time, checked with peeks at it and 1 ms before, then the clock put back. */
+    private static void assertExact(RateLimiter limiter, ManualClock clock, List<Claim> claims, Decisions decisions,
+                                    String context) {
+        long now = clock.getAsLong();
+        if (!decisions.allowed()) {
+            long retry = decisions.retryAfter().toMillis();
+            clock.set(now + retry - 1);
+            assertThat(allEnforcingAllow(limiter, claims)).as("allowed 1 ms before retry-after %d ms, %s", retry,
+                    context).isFalse();
+            clock.set(now + retry);
+            assertThat(allEnforcingAllow(limiter, claims)).as("allowed at retry-after %d ms, %s", retry, context)
+                    .isTrue();
+        }
+        for (int i = 0; i < claims.size(); i++) {
+            Claim claim = claims.get(i);
+            Decision decision = decisions.decisions().get(i);
+            long reset = decision.resetAfter().toMillis();
+            if (reset > 0) {
+                clock.set(now + reset - 1);
+                assertThat(limiter.peek(claim.rule(), claim.key(), 1).remaining())
+                        .as("%s full 1 ms before reset-after %d ms, %s", claim.rule().name(), reset, context)
+                        .isLessThan(claim.rule().capacity());
+                clock.set(now + reset);
+                assertThat(limiter.peek(claim.rule(), claim.key(), 1).remaining())
+                        .as("%s full at reset-after %d ms, %s", claim.rule().name(), reset, context)
+                        .isEqualTo(claim.rule().capacity());
+            }
+        }
+        clock.set(now);
+    }
+
+    private static boolean allEnforcingAllow(RateLimiter limiter, List<Claim> claims) {
+        for (Claim claim : claims) {
+            if (!claim.rule().shadow() && !limiter.peek(claim.rule(), claim.key(), claim.cost()).allowed()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static Algorithm randomAlgorithm(Random random) {
+        return Algorithm.values()[random.nextInt(Algorithm.values().length)];
+    }
+
+    private static Rule randomRule(Random random, String name, Algorithm algorithm) {
+        long limit = LIMITS[random.nextInt(LIMITS.length)];
+        Duration window = Duration.ofMillis(WINDOWS[random.nextInt(WINDOWS.length)]);
+        Rule rule = Rule.of(name, algorithm, limit, window)
+                .withCountRejected(random.nextInt(3) == 0)
+                .withShadow(random.nextInt(6) == 0);
+        if (algorithm.hasBurst() && random.nextBoolean()) {
+            rule = rule.withBurst(1 + random.nextInt((int) (2 * limit)));
+        }
+        return rule;
+    }
+
+    private static List<Claim> randomClaims(Random random, Rule[] rules) {
+        List<Rule> shuffled = new ArrayList<>(List.of(rules));
+        Collections.shuffle(shuffled, random);
+        int count = 1 + random.nextInt(3);
+        List<Claim> claims = new ArrayList<>(count);
+        for (Rule rule : shuffled.subList(0, count)) {
+            long cost = random.nextInt(5) == 0 ? rule.capacity() : 1 + random.nextInt((int) Math.min(3, rule.capacity()));
+            claims.add(Claim.of(rule, KEYS[random.nextInt(KEYS.length)], cost));
+        }
+        return claims;
+    }
+
+    /** Nothing, a millisecond, a fraction of a window, exactly an announced time, or a long way. */
+    private static long randomStep(Random random, List<Claim> claims, Decisions decisions) {
+        long window = claims.get(random.nextInt(claims.size())).rule().window().toMillis();
+        return switch (random.nextInt(6)) {
+            case 0 -> 0;
+            case 1 -> 1;
+            case 2 -> 1 + (long) (random.nextDouble() * window);
+            case 3 -> decisions.retryAfter().toMillis();
+            case 4 -> decisions.decisions().get(0).resetAfter().toMillis();
+            default -> window * (1 + random.nextInt(3));
+        };
+    }
+}
