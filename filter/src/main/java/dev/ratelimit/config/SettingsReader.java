@@ -172,6 +172,11 @@ public final class SettingsReader {
         OnFailure onFailure = choice(p + "on-failure", OnFailure.OPEN, OnFailure.values(), OnFailure::id);
         long localLimit = number(p + "local-limit", limit, 1, limit);
         boolean shadow = bool(p + "shadow", false);
+        if (algorithm == Algorithm.SLIDING_LOG && limit > Rule.MAX_SLIDING_LOG_LIMIT) {
+            problem(p + "limit", Long.toString(limit), "must be at most " + Rule.MAX_SLIDING_LOG_LIMIT
+                    + " for sliding-log, which keeps one entry per unit (use sliding-window-counter, token-bucket "
+                    + "or gcra for higher limits)");
+        }
         if (problems.size() > before) {
             return Optional.empty();
         }

@@ -97,7 +97,8 @@ import java.util.function.Supplier;
  * <table>
  *   <caption>Rule settings</caption>
  *   <tr><th>property</th><th>default</th><th>meaning</th></tr>
- *   <tr><td>{@code limit}</td><td>(required)</td><td>units per window</td></tr>
+ *   <tr><td>{@code limit}</td><td>(required)</td><td>units per window; {@code limit} (or {@code burst}) × window in
+ *       ms below 2^50; at most 10,000 for {@code sliding-log}</td></tr>
  *   <tr><td>{@code window}</td><td>(required)</td><td>{@code 500ms}, {@code 30s}, {@code 15m}, {@code 1h},
  *       {@code 1d} or ISO-8601 ({@code PT15M})</td></tr>
  *   <tr><td>{@code algorithm}</td><td>{@code sliding-window-counter}</td><td>{@code fixed-window},
@@ -115,8 +116,9 @@ import java.util.function.Supplier;
  *       values first (user names differing only in case are one user)</td></tr>
  *   <tr><td>{@code cost}</td><td>{@code 1}</td><td>units each request takes</td></tr>
  *   <tr><td>{@code count-rejected}</td><td>{@code false}</td><td>rejected requests consume too</td></tr>
- *   <tr><td>{@code on-failure}</td><td>{@code open}</td><td>when Valkey cannot be reached in time: {@code open}
- *       allows, {@code closed} answers 503, {@code local} decides with the in-process limiter</td></tr>
+ *   <tr><td>{@code on-failure}</td><td>{@code open}</td><td>when Valkey cannot be reached in time, or this rule's
+ *       state for the request's key cannot be read: {@code open} allows, {@code closed} answers 503, {@code local}
+ *       decides with the in-process limiter</td></tr>
  *   <tr><td>{@code local-limit}</td><td>{@code limit}</td><td>the limit the in-process limiter enforces per instance
  *       for {@code on-failure=local} (the burst shrinks in proportion)</td></tr>
  *   <tr><td>{@code shadow}</td><td>{@code false}</td><td>count and send headers but never reject</td></tr>

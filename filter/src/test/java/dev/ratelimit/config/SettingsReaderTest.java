@@ -121,4 +121,15 @@ class SettingsReaderTest {
         assertThatThrownBy(() -> read(Map.of())).hasMessageContaining("ratelimit.rules is empty");
         assertThat(read(Map.of("ratelimit.enabled", "false", "ratelimit.rule.x.limit", "nonsense")).enabled()).isFalse();
     }
+
+    @Test
+    void aSlidingLogLimitPastTheBoundIsAListedProblem() {
+        Map<String, String> m = valid();
+        m.put("ratelimit.rule.login.limit", "100000");
+        assertThatThrownBy(() -> read(m)).isInstanceOf(InvalidSettingsException.class)
+                .hasMessageContaining("ratelimit.rule.login.limit").hasMessageContaining("100000")
+                .hasMessageContaining("10000");
+        m.put("ratelimit.rule.login.limit", "10000");
+        assertThat(read(m).rules().get(1).rule().limit()).isEqualTo(10_000);
+    }
 }
