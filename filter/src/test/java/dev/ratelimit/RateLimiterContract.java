@@ -1,6 +1,5 @@
 package dev.ratelimit;
 
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -18,27 +17,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * hand. The in-process limiter runs it in {@code filter/}; the Valkey limiter runs the very
  * same cases in {@code src-it/} against a real server, so the two cannot drift apart.
  */
-public abstract class RateLimiterContract {
+public abstract class RateLimiterContract extends ManualClockLimiterTest {
 
     /** A time aligned to every window used below (10 s, 1 min), so offsets read as window phases. */
     protected static final long T0 = 1_700_000_040_000L;
     protected static final Duration TEN_SECONDS = Duration.ofSeconds(10);
 
-    protected ManualClock clock;
-    protected RateLimiter limiter;
-
-    /**
-     * A limiter reading time from the given clock, with no state from earlier tests.
-     *
-     * @param clock the test's clock
-     * @return a limiter
-     */
-    protected abstract RateLimiter newLimiter(ManualClock clock);
-
-    @BeforeEach
-    void createLimiter() {
-        clock = new ManualClock(T0);
-        limiter = newLimiter(clock);
+    @Override
+    protected long startMillis() {
+        return T0;
     }
 
     protected static Rule rule(Algorithm algorithm, long limit) {

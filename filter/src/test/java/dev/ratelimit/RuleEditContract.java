@@ -1,6 +1,5 @@
 package dev.ratelimit;
 
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -21,26 +20,14 @@ import static org.assertj.core.api.Assertions.assertThat;
  * than the old state would have. The in-process limiter runs it in {@code filter/}, the
  * Valkey limiter the very same cases in {@code src-it/}.
  */
-public abstract class RuleEditContract {
+public abstract class RuleEditContract extends ManualClockLimiterTest {
 
     /** A time 2.5 s into a 10 s window, so that window edits do not fall on an edge by luck. */
     protected static final long T0 = 1_700_000_042_500L;
 
-    protected ManualClock clock;
-    protected RateLimiter limiter;
-
-    /**
-     * A limiter reading time from the given clock, with no state from earlier tests.
-     *
-     * @param clock the test's clock
-     * @return a limiter
-     */
-    protected abstract RateLimiter newLimiter(ManualClock clock);
-
-    @BeforeEach
-    void createLimiter() {
-        clock = new ManualClock(T0);
-        limiter = newLimiter(clock);
+    @Override
+    protected long startMillis() {
+        return T0;
     }
 
     /** Every algorithm with every kind of edit of a rule of 10 per 10 s. */

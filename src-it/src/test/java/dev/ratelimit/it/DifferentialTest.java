@@ -9,7 +9,6 @@ import dev.ratelimit.RateLimiter;
 import dev.ratelimit.Rule;
 import dev.ratelimit.local.LocalRateLimiter;
 import dev.ratelimit.valkey.ValkeyRateLimiter;
-import dev.ratelimit.valkey.ValkeySettings;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -49,16 +48,13 @@ class DifferentialTest {
     @ParameterizedTest(name = "seed {0}")
     @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
     void valkeyAndTheTwinAgreeAndEveryAnnouncedTimeIsExact(long seed) {
-        valkey.flushAll();
         Random random = new Random(seed);
         ManualClock clock = new ManualClock(T0 + random.nextInt(1_000_000));
         Rule[] rules = new Rule[NAMES.length];
         for (int i = 0; i < rules.length; i++) {
             rules[i] = randomRule(random, NAMES[i], randomAlgorithm(random));
         }
-        try (ValkeyRateLimiter valkeyLimiter = ValkeyRateLimiter.builder()
-                .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(2)))
-                .clientClock(clock).build();
+        try (ValkeyRateLimiter valkeyLimiter = ClientClockLimiters.fresh(valkey, clock);
              LocalRateLimiter twin = LocalRateLimiter.withClock(clock, 10_000)) {
             List<String> trace = new ArrayList<>();
             int rejected = 0;

@@ -3,12 +3,9 @@ package dev.ratelimit.it;
 import dev.ratelimit.ManualClock;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.RateLimiterContract;
-import dev.ratelimit.valkey.ValkeyRateLimiter;
-import dev.ratelimit.valkey.ValkeySettings;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-import java.time.Duration;
 
 /**
  * The algorithm contract (exact numbers at window edges, recovery, cost, peek, reset,
@@ -26,11 +23,7 @@ class ValkeyContractTest extends RateLimiterContract {
 
     @Override
     protected RateLimiter newLimiter(ManualClock clock) {
-        valkey.flushAll();
-        return ValkeyRateLimiter.builder()
-                .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(2)))
-                .clientClock(clock)
-                .build();
+        return ClientClockLimiters.fresh(valkey, clock);
     }
 
     @AfterEach
