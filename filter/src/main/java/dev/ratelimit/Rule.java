@@ -65,7 +65,8 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
         if (limit < 1) {
             throw new IllegalArgumentException("rule '" + name + "': limit " + limit + " must be at least 1");
         }
-        if (window.isNegative() || window.isZero() || window.toNanos() % 1_000_000 != 0) {
+        if (window.isNegative() || window.isZero() || window.getNano() % 1_000_000 != 0
+                || window.getSeconds() > Long.MAX_VALUE / 1_000 - 1) {
             throw new IllegalArgumentException("rule '" + name + "': window " + window
                     + " must be a positive whole number of milliseconds");
         }

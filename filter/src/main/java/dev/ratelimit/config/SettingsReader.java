@@ -34,6 +34,8 @@ public final class SettingsReader {
 
     private static final Pattern HEADER_NAME = Pattern.compile("[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}");
     private static final Pattern METHOD = Pattern.compile("[A-Za-z]{1,32}");
+    /** The longest duration any setting takes: about 100 years, far inside every arithmetic on it. */
+    private static final Duration MAX_DURATION = Duration.ofDays(36_500);
 
     private final SettingsSource source;
     private final List<String> problems = new ArrayList<>();
@@ -277,7 +279,11 @@ public final class SettingsReader {
             return min;
         }
         Duration d = parsed.get();
-        if (d.compareTo(min) < 0 || d.toNanos() % 1_000_000 != 0) {
+        if (d.compareTo(MAX_DURATION) > 0) {
+            problem(name, value, "is too long: at most " + MAX_DURATION.toDays() + " days");
+            return min;
+        }
+        if (d.compareTo(min) < 0 || d.getNano() % 1_000_000 != 0) {
             problem(name, value, "must be a whole number of milliseconds, at least " + min.toMillis() + " ms");
             return min;
         }

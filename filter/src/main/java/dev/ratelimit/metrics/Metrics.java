@@ -1,6 +1,7 @@
 package dev.ratelimit.metrics;
 
 import dev.ratelimit.RateLimitListener;
+import dev.ratelimit.internal.GuardedListener;
 
 import javax.management.InstanceAlreadyExistsException;
 import javax.management.JMException;
@@ -30,13 +31,14 @@ public final class Metrics implements RateLimitListener {
      *
      * @param ruleNames   the rules
      * @param breakerOpen whether the store's circuit breaker is open now
-     * @param application the application's listener, or {@link RateLimitListener#NONE}
+     * @param application the application's listener, or {@link RateLimitListener#NONE}; whatever it
+     *                    throws is caught and logged once
      */
     public Metrics(List<String> ruleNames, BooleanSupplier breakerOpen, RateLimitListener application) {
         for (String name : ruleNames) {
             rules.put(name, new RuleMetrics(breakerOpen));
         }
-        this.application = application;
+        this.application = GuardedListener.of(application);
     }
 
     /**

@@ -1,5 +1,9 @@
 package dev.ratelimit.servlet;
 
+import dev.ratelimit.Decision;
+
+import java.time.Duration;
+import java.util.Optional;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -20,10 +24,17 @@ final class DenyCache {
     private static final long SWEEP_INTERVAL_NANOS = 100_000_000L;
 
     private final int maxEntries;
-    private final Map<Entry, Long> deniedUntil = new ConcurrentHashMap<>();
+    private final Map<Entry, Denial> denials = new ConcurrentHashMap<>();
     private final AtomicLong lastSweep = new AtomicLong(System.nanoTime() - SWEEP_INTERVAL_NANOS);
 
     private record Entry(String rule, String key) {
+    }
+
+    /** A rejection: what the store answered, and when. */
+    private record Denial(Decision decision, long decidedAt) {
+        long until() {
+            return decidedAt + decision.retryAfter().toMillis();
+        }
     }
 
     DenyCache(int maxEntries) {
@@ -31,38 +42,44 @@ final class DenyCache {
     }
 
     /**
-     * How long the rule and key are still denied.
+     * The store's rejection of the rule and key, as it stands now, if its retry-after has not
+     * passed: its times shortened by the time since, so that the response says what the store
+     * would say.
      *
      * @param rule   the rule's name
      * @param key    the key
      * @param nowMs  the time in ms
-     * @return the ms left, or 0 when not denied
+     * @return the rejection, or empty when not denied
      */
-    long remainingMillis(String rule, String key, long nowMs) {
-        Long until = deniedUntil.get(new Entry(rule, key));
-        if (until == null) {
-            return 0;
+    Optional<Decision> denied(String rule, String key, long nowMs) {
+        Denial denial = denials.get(new Entry(rule, key));
+        if (denial == null) {
+            return Optional.empty();
         }
-        if (until <= nowMs) {
-            deniedUntil.remove(new Entry(rule, key), until);
-            return 0;
+        if (denial.until() <= nowMs) {
+            denials.remove(new Entry(rule, key), denial);
+            return Optional.empty();
         }
-        return until - nowMs;
+        long elapsed = Math.max(0, nowMs - denial.decidedAt());
+        Decision d = denial.decision();
+        return Optional.of(Decision.rejected(d.rule(), d.limit(), d.remaining(),
+                Duration.ofMillis(Math.max(0, d.resetAfter().toMillis() - elapsed)),
+                Duration.ofMillis(denial.until() - nowMs)));
     }
 
     /**
      * Remembers a rejection.
      *
-     * @param rule    the rule's name
-     * @param key     the key
-     * @param untilMs when requests may be allowed again
-     * @param nowMs   the time in ms, the same clock as {@code untilMs}
+     * @param rule     the rule's name
+     * @param key      the key
+     * @param decision the store's rejection
+     * @param nowMs    when it was decided, in ms
      */
-    void deny(String rule, String key, long untilMs, long nowMs) {
-        if (deniedUntil.size() >= maxEntries && !sweep(nowMs)) {
+    void deny(String rule, String key, Decision decision, long nowMs) {
+        if (denials.size() >= maxEntries && !sweep(nowMs)) {
             return;
         }
-        deniedUntil.put(new Entry(rule, key), untilMs);
+        denials.put(new Entry(rule, key), new Denial(decision, nowMs));
     }
 
     /** Drops expired entries; true when there is room afterwards. */
@@ -70,16 +87,16 @@ final class DenyCache {
         long now = System.nanoTime();
         long last = lastSweep.get();
         if (now - last >= SWEEP_INTERVAL_NANOS && lastSweep.compareAndSet(last, now)) {
-            for (Iterator<Long> it = deniedUntil.values().iterator(); it.hasNext(); ) {
-                if (it.next() <= nowMs) {
+            for (Iterator<Denial> it = denials.values().iterator(); it.hasNext(); ) {
+                if (it.next().until() <= nowMs) {
                     it.remove();
                 }
             }
         }
-        return deniedUntil.size() < maxEntries;
+        return denials.size() < maxEntries;
     }
 
     int size() {
-        return deniedUntil.size();
+        return denials.size();
     }
 }

@@ -31,6 +31,7 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.ServiceConfigurationError;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -129,6 +130,15 @@ import java.util.function.Supplier;
  * and passed to a {@link RateLimitListener} found in the servlet context attribute named
  * {@code dev.ratelimit.RateLimitListener}.
  *
+ * <p>Declare the filter {@code <async-supported>true</async-supported>}: a container refuses
+ * {@code startAsync} to every servlet behind a filter that does not declare it. The filter
+ * itself never goes asynchronous; it decides before the chain runs. It may be mapped for any
+ * dispatcher types ({@code REQUEST}, {@code FORWARD}, {@code INCLUDE}, {@code ASYNC},
+ * {@code ERROR}): one client request is decided once, at the first dispatch the filter sees,
+ * and later dispatches of it (a forward, an async dispatch, an error page after
+ * {@code sendError} or an exception) are passed through with the headers it was given put
+ * back if the response lost them.
+ *
  * <p>A {@code param:} key reads a request parameter, which for a form POST makes the container
  * read the body: the application can still call {@code getParameter}, but no longer
  * {@code getInputStream}.
@@ -136,6 +146,8 @@ import java.util.function.Supplier;
 public final class RateLimitFilter implements Filter {
 
     private static final System.Logger LOG = System.getLogger(RateLimitFilter.class.getName());
+    /** The request attribute that marks a request as decided; its value is the headers it got. */
+    private static final String DECIDED = RateLimitFilter.class.getName() + ".decided";
 
     private FilterSettings settings;
     private RateLimiter limiter;
@@ -249,10 +261,22 @@ public final class RateLimitFilter implements Filter {
             chain.doFilter(req, res);
             return;
         }
+        // One client request is decided once, whatever dispatches it goes through (REQUEST, then
+        // FORWARD, ASYNC, ERROR...): later dispatches only put back the headers it was given.
+        if (request.getAttribute(DECIDED) instanceof Map<?, ?> fields) {
+            @SuppressWarnings("unchecked")
+            Map<String, String> headers = (Map<String, String>) fields;
+            RateLimitHeaders.restore(response, headers);
+            chain.doFilter(request, response);
+            return;
+        }
         List<RuleSettings> rules = new ArrayList<>();
         List<Claim> claims = new ArrayList<>();
         collectClaims(request, rules, claims);
-        if (claims.isEmpty() || !decide(rules, claims, response)) {
+        if (claims.isEmpty()) {
+            request.setAttribute(DECIDED, Map.of());
+            chain.doFilter(request, response);
+        } else if (!decide(request, rules, claims, response)) {
             chain.doFilter(request, response);
         }
     }
@@ -290,8 +314,9 @@ public final class RateLimitFilter implements Filter {
      *
      * @return true when the request was answered here (429 or 503)
      */
-    private boolean decide(List<RuleSettings> rules, List<Claim> claims, HttpServletResponse response)
-            throws IOException {
+    private boolean decide(HttpServletRequest request, List<RuleSettings> rules, List<Claim> claims,
+                           HttpServletResponse response) throws IOException {
+        request.setAttribute(DECIDED, Map.of());
         long now = System.currentTimeMillis();
         if (answeredFromDenyCache(rules, claims, response, now)) {
             return true;
@@ -361,14 +386,15 @@ public final class RateLimitFilter implements Filter {
             List<Integer> indexes = decided == sharedDecisions ? shared : local;
             for (int j = 0; j < indexes.size(); j++) {
                 RuleSettings settingsOfRule = rules.get(indexes.get(j));
-                Rule rule = settingsOfRule.rule();
+                // A local decision is announced with the limit it enforces, not the shared one.
+                Rule rule = decided == sharedDecisions ? settingsOfRule.rule() : settingsOfRule.localRule();
                 Decision decision = decided.decisions().get(j);
                 entries.add(new RateLimitHeaders.Entry(rule, decision));
                 metrics.onEvent(rule.name(), decision.allowed() ? RateLimitListener.Event.ALLOWED
                         : rule.shadow() ? RateLimitListener.Event.SHADOW_REJECTED : RateLimitListener.Event.REJECTED);
-                if (!decision.allowed() && denyCache != null && !rule.shadow() && !rule.countRejected()) {
-                    denyCache.deny(rule.name(), claims.get(indexes.get(j)).key(),
-                            now + decision.retryAfter().toMillis(), now);
+                if (!decision.allowed() && denyCache != null && !rule.shadow() && !rule.countRejected()
+                        && decided == sharedDecisions) {
+                    denyCache.deny(rule.name(), claims.get(indexes.get(j)).key(), decision, now);
                 }
             }
             allowed &= decided.allowed();
@@ -376,7 +402,7 @@ public final class RateLimitFilter implements Filter {
                 retryAfter = decided.retryAfter();
             }
         }
-        RateLimitHeaders.write(response, settings.headers(), entries);
+        request.setAttribute(DECIDED, RateLimitHeaders.write(response, settings.headers(), entries));
         if (allowed) {
             return false;
         }
@@ -411,28 +437,29 @@ public final class RateLimitFilter implements Filter {
 
     /**
      * Rejects the request locally when one of its enforcing rules rejected the same key moments
-     * ago and the announced retry-after has not passed: the store would say the same.
+     * ago and the announced retry-after has not passed: the store would say the same. Not for a
+     * request that a count-rejected rule must see (to record the attempt), whichever rule
+     * rejected it before.
      */
     private boolean answeredFromDenyCache(List<RuleSettings> rules, List<Claim> claims, HttpServletResponse response,
                                           long now) throws IOException {
-        if (denyCache == null) {
+        if (denyCache == null || rules.stream().anyMatch(r -> r.rule().countRejected())) {
             return false;
         }
         List<RateLimitHeaders.Entry> denied = new ArrayList<>();
-        long longest = 0;
+        Duration longest = Duration.ZERO;
         String rejecting = null;
         for (int i = 0; i < rules.size(); i++) {
             Rule rule = rules.get(i).rule();
-            if (rule.shadow() || rule.countRejected()) {
+            if (rule.shadow()) {
                 continue;
             }
-            long left = denyCache.remainingMillis(rule.name(), claims.get(i).key(), now);
-            if (left > 0) {
-                Duration wait = Duration.ofMillis(left);
-                denied.add(new RateLimitHeaders.Entry(rule, Decision.rejected(rule.name(), rule.limit(), 0, wait, wait)));
+            Optional<Decision> rejection = denyCache.denied(rule.name(), claims.get(i).key(), now);
+            if (rejection.isPresent()) {
+                denied.add(new RateLimitHeaders.Entry(rule, rejection.get()));
                 metrics.onEvent(rule.name(), RateLimitListener.Event.REJECTED);
-                if (left > longest) {
-                    longest = left;
+                if (rejection.get().retryAfter().compareTo(longest) > 0) {
+                    longest = rejection.get().retryAfter();
                     rejecting = rule.name();
                 }
             }
@@ -441,7 +468,7 @@ public final class RateLimitFilter implements Filter {
             return false;
         }
         RateLimitHeaders.write(response, settings.headers(), denied);
-        Rejections.tooManyRequests(response, rejecting, Duration.ofMillis(longest));
+        Rejections.tooManyRequests(response, rejecting, longest);
         return true;
     }
 

@@ -6,7 +6,9 @@ import dev.ratelimit.config.HeaderMode;
 import jakarta.servlet.http.HttpServletResponse;
 
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.StringJoiner;
 
 /**
@@ -18,8 +20,18 @@ import java.util.StringJoiner;
  * RateLimit-Policy: "api";q=100;w=60, "login";q=5;w=900
  * RateLimit: "api";r=57;t=12, "login";r=4;t=900
  * </pre>
- * {@code q} is the quota (the limit), {@code w} the window in seconds, {@code r} the units
- * remaining and {@code t} the seconds until the quota is fully restored, rounded up.
+ * {@code q} is the quota, {@code w} its window in seconds, {@code r} the units remaining (never
+ * more than {@code q}) and {@code t} the seconds until the quota is fully restored, rounded up.
+ *
+ * <p>For the token bucket and GCRA the quota is the burst, the units a client may take at once,
+ * and {@code w} the time the rule needs to refill all of them ({@code burst × window / limit}):
+ * {@code q=150;w=90} for 100 per minute with a burst of 150, the same rate as the rule. With the
+ * burst equal to the limit that is the rule's own limit and window.
+ *
+ * <p>{@code t} can exceed {@code w}: it is the time until the quota is <em>fully</em> restored, and
+ * for the sliding window counter the current window's count weighs until the end of the next
+ * window (up to {@code 2w}); a count-rejected bucket that a hammering client overdrew needs up
+ * to {@code 2w} as well. A client that waits {@code t} seconds finds the whole quota.
  *
  * <p>The legacy {@code X-RateLimit-Limit}, {@code X-RateLimit-Remaining} and
  * {@code X-RateLimit-Reset} (seconds from now) describe one rule only, the one with the
@@ -34,9 +46,16 @@ final class RateLimitHeaders {
     record Entry(Rule rule, Decision decision) {
     }
 
-    static void write(HttpServletResponse response, HeaderMode mode, List<Entry> entries) {
+    /**
+     * Sets the fields on the response.
+     *
+     * @return the fields set, name to value, so that a later dispatch of the same request can
+     *         put back any that an error page or a reset dropped
+     */
+    static Map<String, String> write(HttpServletResponse response, HeaderMode mode, List<Entry> entries) {
+        Map<String, String> fields = new LinkedHashMap<>();
         if (entries.isEmpty()) {
-            return;
+            return fields;
         }
         if (mode.draft()) {
             StringJoiner policy = new StringJoiner(", ");
@@ -44,11 +63,11 @@ final class RateLimitHeaders {
             for (Entry entry : entries) {
                 // Rule names are limited to [A-Za-z0-9._-]: nothing to escape in a String item.
                 String name = '"' + entry.rule().name() + '"';
-                policy.add(name + ";q=" + entry.rule().limit() + ";w=" + seconds(entry.rule().window()));
+                policy.add(name + ";q=" + entry.rule().capacity() + ";w=" + seconds(quotaWindow(entry.rule())));
                 state.add(name + ";r=" + entry.decision().remaining() + ";t=" + seconds(entry.decision().resetAfter()));
             }
-            response.setHeader("RateLimit-Policy", policy.toString());
-            response.setHeader("RateLimit", state.toString());
+            fields.put("RateLimit-Policy", policy.toString());
+            fields.put("RateLimit", state.toString());
         }
         if (mode.legacy()) {
             Entry tightest = entries.get(0);
@@ -57,10 +76,39 @@ final class RateLimitHeaders {
                     tightest = entry;
                 }
             }
-            response.setHeader("X-RateLimit-Limit", Long.toString(tightest.rule().limit()));
-            response.setHeader("X-RateLimit-Remaining", Long.toString(tightest.decision().remaining()));
-            response.setHeader("X-RateLimit-Reset", Long.toString(seconds(tightest.decision().resetAfter())));
+            fields.put("X-RateLimit-Limit", Long.toString(tightest.rule().capacity()));
+            fields.put("X-RateLimit-Remaining", Long.toString(tightest.decision().remaining()));
+            fields.put("X-RateLimit-Reset", Long.toString(seconds(tightest.decision().resetAfter())));
         }
+        fields.forEach(response::setHeader);
+        return fields;
+    }
+
+    /**
+     * Puts back the fields of an earlier dispatch that the response no longer has.
+     *
+     * @param response the response
+     * @param fields   what {@link #write} set
+     */
+    static void restore(HttpServletResponse response, Map<String, String> fields) {
+        if (response.isCommitted()) {
+            return;
+        }
+        fields.forEach((name, value) -> {
+            if (!response.containsHeader(name)) {
+                response.setHeader(name, value);
+            }
+        });
+    }
+
+    /** The time in which the rule restores its whole quota ({@link Rule#capacity()}) at its rate. */
+    static Duration quotaWindow(Rule rule) {
+        if (!rule.algorithm().hasBurst() || rule.burst() == rule.limit()) {
+            return rule.window();
+        }
+        // burst × window fits: the rule's own bound keeps max(limit, burst) × window below 2^50.
+        long millis = rule.burst() * rule.window().toMillis();
+        return Duration.ofMillis(millis / rule.limit() + (millis % rule.limit() == 0 ? 0 : 1));
     }
 
     /**

@@ -9,6 +9,7 @@ import dev.ratelimit.Rule;
 import dev.ratelimit.Claim;
 import dev.ratelimit.internal.KeyValues;
 import dev.ratelimit.internal.Claims;
+import dev.ratelimit.internal.GuardedListener;
 import dev.ratelimit.internal.Verdicts;
 import dev.ratelimit.UnreadableStateException;
 import redis.clients.jedis.exceptions.JedisDataException;
@@ -358,13 +359,14 @@ public final class ValkeyRateLimiter implements RateLimiter {
         }
 
         /**
-         * Told when the circuit breaker opens and closes. Default: nobody.
+         * Told when the circuit breaker opens and closes. Default: nobody. Whatever it throws is
+         * caught and logged once: it never fails a call nor counts as a failure of Valkey.
          *
          * @param listener the listener
          * @return this builder
          */
         public Builder listener(RateLimitListener listener) {
-            this.listener = Objects.requireNonNull(listener, "listener");
+            this.listener = GuardedListener.of(listener);
             return this;
         }
 

@@ -1,28 +1,47 @@
 package dev.ratelimit.servlet;
 
+import dev.ratelimit.Decision;
 import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 class DenyCacheTest {
 
+    private static Decision rejection(long remaining, long resetMillis, long retryMillis) {
+        return Decision.rejected("login", 5, remaining, Duration.ofMillis(resetMillis), Duration.ofMillis(retryMillis));
+    }
+
     @Test
-    void deniesUntilTheGivenTimeThenForgets() {
+    void deniesUntilTheRetryAfterThenForgets() {
         DenyCache cache = new DenyCache(10);
-        cache.deny("login", "user:alice", 1_000, 0);
-        assertThat(cache.remainingMillis("login", "user:alice", 400)).isEqualTo(600);
-        assertThat(cache.remainingMillis("login", "user:bob", 400)).isZero();
-        assertThat(cache.remainingMillis("api", "user:alice", 400)).isZero();
-        assertThat(cache.remainingMillis("login", "user:alice", 1_000)).isZero();
+        cache.deny("login", "user:alice", rejection(0, 1_000, 1_000), 0);
+        assertThat(cache.denied("login", "user:alice", 400)).map(d -> d.retryAfter().toMillis()).contains(600L);
+        assertThat(cache.denied("login", "user:bob", 400)).isEmpty();
+        assertThat(cache.denied("api", "user:alice", 400)).isEmpty();
+        assertThat(cache.denied("login", "user:alice", 1_000)).isEmpty();
         assertThat(cache.size()).isZero();
+    }
+
+    /** The review's case: the store said r=1;t=20 with a retry-after of 10 s; the cache must say so too. */
+    @Test
+    void repliesWhatTheStoreSaidWithItsTimesMovedOn() {
+        DenyCache cache = new DenyCache(10);
+        cache.deny("login", "user:alice", rejection(1, 20_000, 10_000), 5_000);
+        Decision replay = cache.denied("login", "user:alice", 7_000).orElseThrow();
+        assertThat(replay.remaining()).isEqualTo(1);
+        assertThat(replay.resetAfter()).isEqualTo(Duration.ofMillis(18_000));
+        assertThat(replay.retryAfter()).isEqualTo(Duration.ofMillis(8_000));
+        assertThat(replay.limit()).isEqualTo(5);
     }
 
     @Test
     void neverHoldsMoreThanItsBound() {
         DenyCache cache = new DenyCache(100);
-        long future = System.currentTimeMillis() + 60_000;
+        long now = System.currentTimeMillis();
         for (int i = 0; i < 100_000; i++) {
-            cache.deny("r", "ip:" + i, future, future - 60_000);
+            cache.deny("r", "ip:" + i, rejection(0, 60_000, 60_000), now);
         }
         assertThat(cache.size()).isEqualTo(100);
     }

@@ -50,7 +50,7 @@ class ExampleWarTest {
             String base = "http://127.0.0.1:" + connector.getLocalPort();
             HttpResponse<String> hello = get(base + "/api/hello");
             assertThat(hello.statusCode()).isEqualTo(200);
-            assertThat(hello.headers().firstValue("RateLimit-Policy")).hasValue("\"api\";q=10;w=60");
+            assertThat(hello.headers().firstValue("RateLimit-Policy")).hasValue("\"api\";q=5;w=30");
             int allowed = 1;
             for (int i = 0; i < 9; i++) {
                 if (get(base + "/api/hello").statusCode() == 200) {

@@ -15,6 +15,7 @@ import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
 import jakarta.servlet.http.HttpServletResponse;
+import org.eclipse.jetty.ee10.servlet.ErrorPageErrorHandler;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
@@ -97,10 +98,22 @@ final class JettyApp implements AutoCloseable {
         if (listener != null) {
             context.setAttribute(RateLimitListener.class.getName(), listener);
         }
-        context.addFilter(new FilterHolder(new TestAuthenticator()), "/*", EnumSet.of(DispatcherType.REQUEST));
-        context.addFilter(new FilterHolder(RateLimitFilter.class), "/*", EnumSet.of(DispatcherType.REQUEST));
+        FilterHolder authenticator = new FilterHolder(new TestAuthenticator());
+        authenticator.setAsyncSupported(true);
+        context.addFilter(authenticator, "/*", EnumSet.of(DispatcherType.REQUEST));
+        // Mapped the way web.xml files often map it: for every dispatcher type, async supported.
+        FilterHolder limiter = new FilterHolder(RateLimitFilter.class);
+        limiter.setAsyncSupported(true);
+        context.addFilter(limiter, "/*", EnumSet.allOf(DispatcherType.class));
         context.addServlet(new ServletHolder(new EchoServlet()), "/");
         context.addServlet(new ServletHolder(new LoginServlet()), "/login");
+        for (ServletHolder holder : DispatchServlets.holders()) {
+            context.addServlet(holder, holder.getName());
+        }
+        ErrorPageErrorHandler errorPages = new ErrorPageErrorHandler();
+        errorPages.addErrorPage(404, DispatchServlets.ERROR_PAGE);
+        errorPages.addErrorPage(Throwable.class, DispatchServlets.ERROR_PAGE);
+        context.setErrorHandler(errorPages);
         server.setHandler(context);
         try {
             server.start();
