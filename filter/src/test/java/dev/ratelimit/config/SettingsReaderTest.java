@@ -132,4 +132,18 @@ class SettingsReaderTest {
         m.put("ratelimit.rule.login.limit", "10000");
         assertThat(read(m).rules().get(1).rule().limit()).isEqualTo(10_000);
     }
+
+    /** The review's cases: an ArithmeticException instead of a listed problem. */
+    @ParameterizedTest
+    @CsvSource({"ratelimit.rule.api.window, 300000d", "ratelimit.rule.api.window, PT2562048H",
+            "ratelimit.breaker.open-for, 300000d", "ratelimit.valkey.timeout, PT2562048H",
+            "ratelimit.failure-retry-after, 9999999999999d", "ratelimit.rule.api.limit, 99999999999999999999",
+            "ratelimit.rule.api.burst, 9223372036854775807"})
+    void hugeDurationsAndNumbersAreListedProblemsNamingTheProperty(String property, String value) {
+        Map<String, String> m = valid();
+        m.put(property, value);
+        assertThatThrownBy(() -> read(m)).isInstanceOf(InvalidSettingsException.class)
+                .hasMessageContaining(property.substring(0, property.lastIndexOf('.')))
+                .hasMessageContaining(value);
+    }
 }

@@ -8,6 +8,8 @@ import javax.management.MBeanServer;
 import javax.management.ObjectName;
 import java.lang.management.ManagementFactory;
 import java.util.Map;
+import java.util.List;
+import java.util.ArrayList;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -58,5 +60,29 @@ class ObservabilityTest {
         assertThat(ManagementFactory.getPlatformMBeanServer()
                 .isRegistered(new ObjectName("dev.ratelimit:type=RateLimiter,rule=observed")))
                 .as("unregistered when the filter is destroyed").isFalse();
+    }
+
+    /** The application's listener is its code: when it throws, requests are still limited, never a 500. */
+    @Test
+    void aListenerThatThrowsNeverBreaksARequestNorItsLimit() throws Exception {
+        valkey.flushAll();
+        LongAdder calls = new LongAdder();
+        RateLimitListener throwing = new RateLimitListener() {
+            @Override
+            public void onEvent(String rule, Event event) {
+                calls.increment();
+                throw new IllegalStateException("a broken metrics bridge");
+            }
+        };
+        Map<String, String> m = JettyApp.settings(valkey.url(), "ratelimit.rules", "api",
+                "ratelimit.rule.api.limit", "2", "ratelimit.rule.api.window", "1m");
+        try (JettyApp app = JettyApp.start(m, Map.of(), throwing)) {
+            List<Integer> statuses = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                statuses.add(app.get("/").statusCode());
+            }
+            assertThat(statuses).containsExactly(200, 200, 429, 429);
+            assertThat(calls.sum()).as("every event still delivered").isEqualTo(4);
+        }
     }
 }
