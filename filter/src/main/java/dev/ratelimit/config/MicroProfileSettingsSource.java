@@ -2,8 +2,10 @@ package dev.ratelimit.config;
 
 import org.eclipse.microprofile.config.Config;
 import org.eclipse.microprofile.config.ConfigProvider;
+import org.eclipse.microprofile.config.spi.ConfigSource;
 
 import java.util.HashSet;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
 
@@ -13,6 +15,9 @@ import java.util.Set;
  * {@code ratelimit.rule.login.limit}), with the usual ordinals.
  */
 public final class MicroProfileSettingsSource implements SettingsSource {
+
+    /** The ordinal MicroProfile Config gives environment variables. */
+    private static final int ENVIRONMENT_ORDINAL = 300;
 
     private final Config config;
 
@@ -41,5 +46,22 @@ public final class MicroProfileSettingsSource implements SettingsSource {
         Set<String> names = new HashSet<>();
         config.getPropertyNames().forEach(names::add);
         return names;
+    }
+
+    @Override
+    public boolean fromEnvironment(String name) {
+        String variable = SettingsSource.environmentForm(name);
+        if (System.getenv(variable) != null) {
+            return true;
+        }
+        // An environment source of the implementation's own (e.g. one built from a map).
+        for (ConfigSource source : config.getConfigSources()) {
+            boolean environment = source.getOrdinal() == ENVIRONMENT_ORDINAL
+                    || source.getName().toLowerCase(Locale.ROOT).contains("env");
+            if (environment && (source.getValue(variable) != null || source.getPropertyNames().contains(variable))) {
+                return true;
+            }
+        }
+        return false;
     }
 }

@@ -32,6 +32,7 @@ public final class SettingsReader {
     /** The prefix of every property. */
     public static final String PREFIX = "ratelimit.";
 
+    private static final System.Logger LOG = System.getLogger(SettingsReader.class.getName());
     private static final Pattern HEADER_NAME = Pattern.compile("[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}");
     private static final Pattern METHOD = Pattern.compile("[A-Za-z]{1,32}");
     /** The longest duration any setting takes: about 100 years, far inside every arithmetic on it. */
@@ -200,11 +201,29 @@ public final class SettingsReader {
         }
     }
 
-    /** Names under {@code ratelimit.} that nothing read: typos, or rules defined but not listed. */
+    /**
+     * Names under {@code ratelimit.} that nothing read. A typo in the properties file or a system
+     * property fails the deployment. A rule configured but not listed (an environment that runs
+     * fewer rules than the file defines) and an environment variable that matches no setting are
+     * logged once as warnings and ignored; an environment variable that is the environment form
+     * of a setting read (hyphens included, {@code RATELIMIT_KEY_PREFIX}) is that setting.
+     */
     private void reportUnread(Set<String> listed) {
+        Set<String> readForms = new HashSet<>();
+        for (String name : read) {
+            readForms.add(SettingsSource.environmentForm(name));
+        }
         TreeMap<String, List<String>> unlistedRules = new TreeMap<>();
+        Set<String> unknownVariables = new TreeSet<>();
         for (String name : new TreeSet<>(source.names())) {
             if (!name.startsWith(PREFIX) || read.contains(name)) {
+                continue;
+            }
+            if (source.fromEnvironment(name)) {
+                String variable = SettingsSource.environmentForm(name);
+                if (!readForms.contains(variable)) {
+                    unknownVariables.add(variable);
+                }
                 continue;
             }
             String rest = name.substring(PREFIX.length());
@@ -215,8 +234,13 @@ public final class SettingsReader {
                 problems.add(name + " is not a known setting (a typo?)");
             }
         }
-        unlistedRules.forEach((rule, names) -> problems.add("rule '" + rule + "' is configured (" + String.join(", ", names)
-                + ") but not listed in ratelimit.rules=" + String.join(",", listed)));
+        unlistedRules.forEach((rule, names) -> LOG.log(System.Logger.Level.WARNING, "Rule ''{0}'' is configured ({1}) "
+                + "but not listed in ratelimit.rules={2}: it is not enforced", rule, String.join(", ", names),
+                String.join(",", listed)));
+        if (!unknownVariables.isEmpty()) {
+            LOG.log(System.Logger.Level.WARNING, "Environment variables that match no rate-limit setting are ignored: "
+                    + "{0}", String.join(", ", unknownVariables));
+        }
     }
 
     // --- typed reads; each records the name as read and any problem with its value ---

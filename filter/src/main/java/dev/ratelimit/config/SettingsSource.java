@@ -24,4 +24,33 @@ public interface SettingsSource {
      * @return the names
      */
     Set<String> names();
+
+    /**
+     * Whether a name comes from the process environment, where MicroProfile Config maps a
+     * variable such as {@code RATELIMIT_KEY_PREFIX} to a name with a dot for every underscore
+     * ({@code ratelimit.key.prefix}): such a name is not a typo of the file, it is the
+     * environment form of a setting (hyphens included) or a variable meant for another version.
+     *
+     * @param name a name from {@link #names()}
+     * @return true when it stands for an environment variable
+     */
+    default boolean fromEnvironment(String name) {
+        return false;
+    }
+
+    /**
+     * The environment-variable form MicroProfile Config gives a property name: every character
+     * other than a letter or digit becomes {@code _}, and letters are upper-cased.
+     *
+     * @param name e.g. {@code ratelimit.rule.login-user.on-failure}
+     * @return e.g. {@code RATELIMIT_RULE_LOGIN_USER_ON_FAILURE}
+     */
+    static String environmentForm(String name) {
+        StringBuilder form = new StringBuilder(name.length());
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            form.append(c < 128 && Character.isLetterOrDigit(c) ? Character.toUpperCase(c) : '_');
+        }
+        return form.toString();
+    }
 }

@@ -8,6 +8,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -87,7 +89,6 @@ class SettingsReaderTest {
             "ratelimit.rules|api,api|ratelimit.rules='api' is listed twice",
             "ratelimit.rules|api,login,ghost|ratelimit.rule.ghost.limit is required",
             "ratelimit.rule.login.burst|9|ratelimit.rule.login.burst='9' applies only to token-bucket and gcra",
-            "ratelimit.rule.apii.limit|3|rule 'apii' is configured (ratelimit.rule.apii.limit) but not listed",
             "ratelimit.valkey.tiemout|1s|ratelimit.valkey.tiemout is not a known setting",
     })
     void namesThePropertyAndTheValueOfEveryProblem(String property, String value, String expected) {
@@ -145,5 +146,52 @@ class SettingsReaderTest {
         assertThatThrownBy(() -> read(m)).isInstanceOf(InvalidSettingsException.class)
                 .hasMessageContaining(property.substring(0, property.lastIndexOf('.')))
                 .hasMessageContaining(value);
+    }
+
+    /** An environment that runs fewer rules than the file defines: the others are ignored, not an error. */
+    @Test
+    void aRuleConfiguredButNotListedIsIgnored() {
+        Map<String, String> m = valid();
+        m.put("ratelimit.rules", "api");
+        m.put("ratelimit.rule.apii.limit", "3");
+        FilterSettings settings = read(m);
+        assertThat(settings.rules()).extracting(r -> r.rule().name()).containsExactly("api");
+    }
+
+    /**
+     * MicroProfile Config maps RATELIMIT_KEY_PREFIX to ratelimit.key.prefix: the environment form of
+     * ratelimit.key-prefix, not a typo. A variable that matches no setting is ignored; the same
+     * name in the file is still a typo.
+     */
+    @Test
+    void environmentFormsOfSettingsWithHyphensAreNotTypos() {
+        Map<String, String> m = valid();
+        m.put("ratelimit.key.prefix", "rl:probe");
+        m.put("ratelimit.rule.login.on.failure", "closed");
+        m.put("ratelimit.rule.api.limt", "5");
+        Set<String> fromEnvironment = Set.of("ratelimit.key.prefix", "ratelimit.rule.login.on.failure",
+                "ratelimit.rule.api.limt");
+        SettingsSource environment = new SettingsSource() {
+            @Override
+            public Optional<String> get(String name) {
+                return Optional.ofNullable(m.get(name));
+            }
+
+            @Override
+            public Set<String> names() {
+                return m.keySet();
+            }
+
+            @Override
+            public boolean fromEnvironment(String name) {
+                return fromEnvironment.contains(name);
+            }
+        };
+        assertThat(SettingsReader.read(environment).rules()).hasSize(2);
+        assertThatThrownBy(() -> read(m)).isInstanceOf(InvalidSettingsException.class)
+                .hasMessageContaining("ratelimit.key.prefix is not a known setting")
+                .hasMessageContaining("ratelimit.rule.api.limt is not a known setting");
+        assertThat(SettingsSource.environmentForm("ratelimit.rule.login-user.on-failure"))
+                .isEqualTo("RATELIMIT_RULE_LOGIN_USER_ON_FAILURE");
     }
 }

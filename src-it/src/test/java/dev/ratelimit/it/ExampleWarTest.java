@@ -1,15 +1,12 @@
 package dev.ratelimit.it;
 
-import org.eclipse.jetty.ee10.webapp.WebAppContext;
 import org.eclipse.jetty.server.Server;
-import org.eclipse.jetty.server.ServerConnector;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 
@@ -30,24 +27,15 @@ class ExampleWarTest {
 
     @Test
     void theExampleEnforcesItsConfiguredRules() throws Exception {
-        Path war = Path.of(System.getProperty("example.war", "../examples/webapp/target/ratelimit-example.war"));
+        Path war = ExampleWar.war();
         assertThat(war).as("the example WAR (built by the examples/webapp module)").exists();
         valkey.flushAll();
-        Server server = new Server();
-        ServerConnector connector = new ServerConnector(server);
-        connector.setHost("127.0.0.1");
-        server.addConnector(connector);
-        WebAppContext webapp = new WebAppContext();
-        webapp.setContextPath("/");
-        webapp.setWar(war.toString());
-        webapp.setTempDirectory(Files.createTempDirectory("example-war").toFile());
-        webapp.setThrowUnavailableOnStartupException(true);
-        server.setHandler(webapp);
         // MicroProfile Config gives system properties precedence over the WAR's own file.
         System.setProperty("ratelimit.valkey.url", valkey.url());
+        Server server = null;
         try {
-            server.start();
-            String base = "http://127.0.0.1:" + connector.getLocalPort();
+            server = ExampleWar.start(war);
+            String base = "http://127.0.0.1:" + ExampleWar.port(server);
             HttpResponse<String> hello = get(base + "/api/hello");
             assertThat(hello.statusCode()).isEqualTo(200);
             assertThat(hello.headers().firstValue("RateLimit-Policy")).hasValue("\"api\";q=5;w=30");
@@ -77,7 +65,9 @@ class ExampleWarTest {
             }
         } finally {
             System.clearProperty("ratelimit.valkey.url");
-            server.stop();
+            if (server != null) {
+                server.stop();
+            }
         }
     }
 
