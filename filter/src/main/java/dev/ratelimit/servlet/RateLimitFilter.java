@@ -495,17 +495,17 @@ public final class RateLimitFilter implements Filter {
         return path.isEmpty() ? "/" : path;
     }
 
-    /** Closes the connections to Valkey and unregisters the MBeans. */
+    /**
+     * Closes the connections to Valkey, the in-process limiter and unregisters the MBeans. Never
+     * throws: every resource is released even if releasing another one failed.
+     */
     @Override
     public void destroy() {
-        if (metrics != null) {
-            metrics.unregisterMBeans();
-        }
-        if (limiter != null) {
-            limiter.close();
-        }
-        if (fallback != null && fallback != limiter) {
-            fallback.close();
-        }
+        Metrics m = metrics;
+        RateLimiter shared = limiter;
+        LocalRateLimiter local = fallback;
+        Teardown.quietly("its JMX MBeans", m == null ? null : m::unregisterMBeans);
+        Teardown.quietly("its Valkey connections", shared == null || shared == local ? null : shared::close);
+        Teardown.quietly("its in-process limiter", local == null ? null : local::close);
     }
 }

@@ -90,6 +90,11 @@ public final class ValkeyRateLimiter implements RateLimiter {
             this.ownsClient = false;
             this.endpoint = "Valkey";
         } else {
+            if (!builder.settings.cluster()) {
+                // Load what closing a client needs now: a container undeploying the application
+                // may refuse to load classes by the time close() runs. No connection is opened.
+                ValkeyClients.create(builder.settings).close();
+            }
             this.client = ValkeyClients.create(builder.settings);
             this.ownsClient = true;
             this.endpoint = "Valkey at " + builder.settings.redactedUrl();
