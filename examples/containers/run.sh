@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Deploys the example WAR on a full Jakarta EE / MicroProfile server fetched from Maven Central,
+# checks the filter's promises over HTTP, and stops the server:
+#   - /api/hello answers 200 with RateLimit-Policy and RateLimit,
+#   - /api/async (an async servlet behind the filter) answers 200,
+#   - the api rule's burst of 5 ends in a 429 with Retry-After.
+#
+# Usage: examples/containers/run.sh liberty|wildfly|payara
+#   VALKEY_URL  the Valkey to use (default: a throwaway valkey-server on a free port)
+#   PORT        the HTTP port (default 18080)
+#   WORK        where servers are unpacked (default target/containers)
+# Versions (override with LIBERTY_VERSION, WILDFLY_VERSION, PAYARA_VERSION) are those the README
+# lists. Payara Micro 7 needs Java 21 or newer: set JAVA_HOME to one.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+server="${1:?usage: $0 liberty|wildfly|payara}"
+port="${PORT:-18080}"
+work="${WORK:-target/containers}"
+case "$work" in /*) ;; *) work="$(pwd)/$work" ;; esac
+LIBERTY_VERSION="${LIBERTY_VERSION:-26.0.0.3}"
+WILDFLY_VERSION="${WILDFLY_VERSION:-39.0.1.Final}"
+PAYARA_VERSION="${PAYARA_VERSION:-7.2026.11}"
+java="${JAVA_HOME:+$JAVA_HOME/bin/}java"
+mkdir -p "$work"
+
+fetch() { # groupId:artifactId:version:packaging -> the file's path
+  ./mvnw -q -B dependency:copy -Dartifact="$1" -DoutputDirectory="$work/downloads" -Dmdep.useBaseVersion=true >&2
+  local a="${1#*:}"; a="${a%%:*}"; local v="${1#*:*:}"; v="${v%%:*}"
+  ls "$work/downloads/$a-$v".*
+}
+
+valkey_pid=""
+server_pid=""
+cleanup() {
+  # The server runs in its own process group (setsid): its launcher script and the JVM it
+  # starts both stop.
+  [ -n "$server_pid" ] && kill -TERM -- "-$server_pid" 2>/dev/null || true
+  [ -n "$valkey_pid" ] && kill "$valkey_pid" 2>/dev/null || true
+}
+trap cleanup EXIT
+
+if [ -z "${VALKEY_URL:-}" ]; then
+  vport=$(( 20000 + RANDOM % 20000 ))
+  valkey-server --port "$vport" --bind 127.0.0.1 --save '' --appendonly no --daemonize no >/dev/null &
+  valkey_pid=$!
+  VALKEY_URL="redis://127.0.0.1:$vport"
+  sleep 0.5
+fi
+export RATELIMIT_VALKEY_URL="$VALKEY_URL"
+
+if curl -s -o /dev/null "http://127.0.0.1:$port/"; then
+  echo "port $port is taken: set PORT" >&2; exit 2
+fi
+# These servers bring MicroProfile Config themselves: the WAR must not carry a second one.
+./mvnw -q -B -pl examples/webapp -am -DskipTests -Pmicroprofile-server package
+war="$work/ratelimit-example.war"
+cp examples/webapp/target/ratelimit-example.war "$war"
+# Leave the module's own WAR as the tests expect it (with SmallRye Config inside).
+./mvnw -q -B -pl examples/webapp -am -DskipTests package
+log="$work/$server.log"
+context=""
+
+case "$server" in
+  wildfly)
+    zip=$(fetch "org.wildfly:wildfly-dist:$WILDFLY_VERSION:zip")
+    rm -rf "$work/wildfly-$WILDFLY_VERSION" && unzip -q "$zip" -d "$work"
+    cp "$war" "$work/wildfly-$WILDFLY_VERSION/standalone/deployments/"
+    context="/ratelimit-example"
+    setsid "$work/wildfly-$WILDFLY_VERSION/bin/standalone.sh" -b 127.0.0.1 -Djboss.http.port="$port" \
+      -Djboss.management.http.port=$((port + 1990)) >"$log" 2>&1 &
+    server_pid=$!
+    ;;
+  payara)
+    jar=$(fetch "fish.payara.extras:payara-micro:$PAYARA_VERSION:jar")
+    setsid "$java" -jar "$jar" --deploy "$war" --contextroot / --port "$port" --nocluster >"$log" 2>&1 &
+    server_pid=$!
+    ;;
+  liberty)
+    zip=$(fetch "io.openliberty:openliberty-runtime:$LIBERTY_VERSION:zip")
+    rm -rf "$work/wlp" && unzip -q "$zip" -d "$work"
+    "$work/wlp/bin/server" create ratelimit >/dev/null
+    cat >"$work/wlp/usr/servers/ratelimit/server.xml" <<XML
+<server>
+  <featureManager><feature>servlet-6.0</feature><feature>mpConfig-3.1</feature></featureManager>
+  <httpEndpoint id="defaultHttpEndpoint" host="127.0.0.1" httpPort="$port" httpsPort="-1"/>
+  <webApplication location="$war" contextRoot="/"/>
+</server>
+XML
+    setsid "$work/wlp/bin/server" run ratelimit >"$log" 2>&1 &
+    server_pid=$!
+    ;;
+  *) echo "unknown server $server: use liberty, wildfly or payara" >&2; exit 2 ;;
+esac
+
+base="http://127.0.0.1:$port$context"
+sleep 1
+ready=""
+for _ in $(seq 240); do
+  # The listener may answer before the application is deployed: wait for the app itself
+  # (on /search, whose own budget the checks below do not use).
+  [ "$(curl -s -o /dev/null -w '%{http_code}' "$base/search?q=ready")" = 200 ] && { ready=yes; break; }
+  kill -0 "$server_pid" 2>/dev/null || { echo "$server exited; see $log" >&2; tail -40 "$log" >&2; exit 1; }
+  sleep 1
+done
+
+[ -n "$ready" ] || { echo "FAIL the example never answered on $base; see $log" >&2; tail -40 "$log" >&2; exit 1; }
+
+fail=0
+check() { if [ "$2" = "$3" ]; then echo "ok   $1: $2"; else echo "FAIL $1: got $2, expected $3"; fail=1; fi; }
+headers=$(curl -s -D - -o /dev/null "$base/api/hello" -H 'X-Forwarded-For: 198.51.100.1')
+check "/api/hello status" "$(echo "$headers" | head -1 | awk '{print $2}')" 200
+echo "$headers" | grep -i '^ratelimit' || { echo "FAIL no RateLimit fields"; fail=1; }
+check "/api/async status" "$(curl -s -o /dev/null -w '%{http_code}' "$base/api/async")" 200
+statuses=""
+for _ in $(seq 6); do statuses="$statuses $(curl -s -o /dev/null -w '%{http_code}' "$base/api/hello")"; done
+echo "six more requests:$statuses"
+case "$statuses" in *429*) echo "ok   the burst ends in 429" ;; *) echo "FAIL no 429"; fail=1 ;; esac
+echo "server log: $log"
+exit $fail
