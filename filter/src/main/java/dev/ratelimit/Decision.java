@@ -22,9 +22,27 @@ import java.util.Objects;
  * @param remaining  units left now
  * @param resetAfter time until the quota is full again
  * @param retryAfter time until a request of the same cost would be allowed (zero if allowed)
+ * @param basis      what decided: the shared store, the in-process fallback, or, when the store
+ *                   could not decide, the rule's failure policy
  */
 public record Decision(String rule, boolean allowed, long limit, long remaining, Duration resetAfter,
-                       Duration retryAfter) {
+                       Duration retryAfter, Basis basis) {
+
+    /** What a decision rests on. */
+    public enum Basis {
+        /** The shared store decided (or the deny cache replayed what it decided moments ago). */
+        SHARED,
+        /** The store could not decide; the in-process limiter did, at the rule's local limit. */
+        LOCAL,
+        /**
+         * Not decided, and nothing was counted: the store could not decide and the rule's policy
+         * lets the request pass, or another rule of the request rejected it from the deny cache
+         * or by a closed policy. The numbers say nothing.
+         */
+        SKIPPED,
+        /** The store could not decide and the rule's policy refuses the request (503, not 429). */
+        UNAVAILABLE
+    }
 
     /**
      * Validates the components.
@@ -36,6 +54,7 @@ public record Decision(String rule, boolean allowed, long limit, long remaining,
         Objects.requireNonNull(rule, "rule");
         Objects.requireNonNull(resetAfter, "resetAfter");
         Objects.requireNonNull(retryAfter, "retryAfter");
+        Objects.requireNonNull(basis, "basis");
         if (remaining < 0 || limit < 1 || resetAfter.isNegative() || retryAfter.isNegative()) {
             throw new IllegalArgumentException("invalid decision for rule '" + rule + "': limit " + limit
                     + ", remaining " + remaining + ", reset after " + resetAfter + ", retry after " + retryAfter);
@@ -56,7 +75,7 @@ public record Decision(String rule, boolean allowed, long limit, long remaining,
      * @return the decision
      */
     public static Decision allowed(String rule, long limit, long remaining, Duration resetAfter) {
-        return new Decision(rule, true, limit, remaining, resetAfter, Duration.ZERO);
+        return new Decision(rule, true, limit, remaining, resetAfter, Duration.ZERO, Basis.SHARED);
     }
 
     /**
@@ -71,6 +90,39 @@ public record Decision(String rule, boolean allowed, long limit, long remaining,
      */
     public static Decision rejected(String rule, long limit, long remaining, Duration resetAfter,
                                     Duration retryAfter) {
-        return new Decision(rule, false, limit, remaining, resetAfter, retryAfter);
+        return new Decision(rule, false, limit, remaining, resetAfter, retryAfter, Basis.SHARED);
+    }
+
+    /**
+     * A decision the store could not make, answered by a failure policy that lets the request
+     * pass.
+     *
+     * @param rule  the rule's name
+     * @param limit the rule's limit
+     * @return an allowed decision whose basis is {@link Basis#SKIPPED}
+     */
+    public static Decision skipped(String rule, long limit) {
+        return new Decision(rule, true, limit, limit, Duration.ZERO, Duration.ZERO, Basis.SKIPPED);
+    }
+
+    /**
+     * A decision the store could not make, answered by a failure policy that refuses.
+     *
+     * @param rule       the rule's name
+     * @param limit      the rule's limit
+     * @param retryAfter when to try again, positive
+     * @return a rejected decision whose basis is {@link Basis#UNAVAILABLE}
+     */
+    public static Decision unavailable(String rule, long limit, Duration retryAfter) {
+        return new Decision(rule, false, limit, 0, Duration.ZERO, retryAfter, Basis.UNAVAILABLE);
+    }
+
+    /**
+     * This decision as made by the in-process fallback.
+     *
+     * @return the same numbers with the basis {@link Basis#LOCAL}
+     */
+    public Decision fromFallback() {
+        return new Decision(rule, allowed, limit, remaining, resetAfter, retryAfter, Basis.LOCAL);
     }
 }

@@ -57,4 +57,14 @@ public record Decisions(boolean allowed, List<Decision> decisions, Duration retr
         }
         return new Decisions(allowed, decisions, retryAfter);
     }
+
+    /**
+     * Whether the store could not decide an enforcing rule whose failure policy refuses the
+     * request: an outage to report (the filter answers 503), not a limit reached (429).
+     *
+     * @return true when an enforcing rule's decision is {@link Decision.Basis#UNAVAILABLE}
+     */
+    public boolean unavailable() {
+        return decisions.stream().anyMatch(d -> d.basis() == Decision.Basis.UNAVAILABLE && !d.allowed());
+    }
 }

@@ -1,5 +1,6 @@
 package dev.ratelimit.config;
 
+import dev.ratelimit.FailurePolicy;
 import dev.ratelimit.Rule;
 
 import java.util.List;
@@ -54,5 +55,18 @@ public record RuleSettings(Rule rule, List<UrlPattern> match, List<UrlPattern> e
             }
         }
         return false;
+    }
+
+    /**
+     * The rule's failure policy, as the limiter takes it.
+     *
+     * @return open, closed, or local with {@link #localRule()}
+     */
+    public FailurePolicy failurePolicy() {
+        return switch (onFailure) {
+            case OPEN -> FailurePolicy.open();
+            case CLOSED -> FailurePolicy.closed();
+            case LOCAL -> FailurePolicy.local(localRule);
+        };
     }
 }

@@ -1,23 +1,16 @@
 package dev.ratelimit.servlet;
 
-import dev.ratelimit.Claim;
 import dev.ratelimit.Decision;
 import dev.ratelimit.Decisions;
 import dev.ratelimit.RateLimitListener;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.Rule;
-import dev.ratelimit.UnreadableStateException;
 import dev.ratelimit.config.FilterSettings;
 import dev.ratelimit.config.InvalidSettingsException;
 import dev.ratelimit.config.MicroProfileSettingsSource;
-import dev.ratelimit.config.OnFailure;
 import dev.ratelimit.config.RuleSettings;
 import dev.ratelimit.config.SettingsReader;
 import dev.ratelimit.config.SettingsSource;
-import dev.ratelimit.local.LocalRateLimiter;
-import dev.ratelimit.metrics.Metrics;
-import dev.ratelimit.valkey.ValkeyRateLimiter;
-import dev.ratelimit.valkey.ValkeySettings;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.FilterConfig;
@@ -26,17 +19,13 @@ import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.ServiceConfigurationError;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Supplier;
 
 /**
  * A servlet filter that holds every instance of an application to one shared set of rate
@@ -150,13 +139,9 @@ public final class RateLimitFilter implements Filter {
     private static final String DECIDED = RateLimitFilter.class.getName() + ".decided";
 
     private FilterSettings settings;
-    private RateLimiter limiter;
-    private LocalRateLimiter fallback;
     private RequestKeys keys;
-    private DenyCache denyCache;
-    private Metrics metrics;
-    private boolean shared;
-    private final AtomicBoolean storeDown = new AtomicBoolean();
+    private LimiterStack stack;
+    private final AtomicBoolean unexpectedLogged = new AtomicBoolean();
 
     /** The filter, configured in {@link #init}. */
     public RateLimitFilter() {
@@ -183,52 +168,16 @@ public final class RateLimitFilter implements Filter {
 
     /** Package-private so tests can start the filter from any settings source. */
     void start(SettingsSource source, RateLimitListener listener) throws ServletException {
+        FilterSettings read;
         try {
-            start(SettingsReader.read(source), listener);
+            read = SettingsReader.read(source);
         } catch (InvalidSettingsException e) {
             throw new ServletException(e.getMessage(), e);
         }
-    }
-
-    private void start(FilterSettings settings, RateLimitListener listener) {
-        this.settings = settings;
-        this.keys = new RequestKeys(new ClientAddressResolver(settings.trustedProxies(), settings.clientIpHeader(),
-                settings.ipv6Prefix()), settings.clientIpHeader());
-        this.fallback = LocalRateLimiter.create(settings.localMaxKeys());
-        this.denyCache = settings.denyCacheSize() > 0 ? new DenyCache(settings.denyCacheSize()) : null;
-        List<String> names = settings.rules().stream().map(r -> r.rule().name()).toList();
-        if (!settings.enabled()) {
-            LOG.log(System.Logger.Level.INFO, "Rate limiting is disabled (ratelimit.enabled=false)");
-            this.limiter = fallback;
-            this.metrics = new Metrics(names, () -> false, listener);
-        } else if (settings.valkeyUrl().isPresent()) {
-            ValkeySettings valkey = new ValkeySettings(settings.valkeyUrl().get(), settings.connectTimeout(),
-                    settings.timeout(), settings.poolMaxTotal(), settings.poolMaxIdle(), settings.poolMaxWait(),
-                    settings.tlsCaFile(), settings.cluster());
-            AtomicReference<ValkeyRateLimiter> built = new AtomicReference<>();
-            this.metrics = new Metrics(names, () -> built.get() != null && built.get().isBreakerOpen(), listener);
-            ValkeyRateLimiter.Builder builder = ValkeyRateLimiter.builder().settings(valkey).keyPrefix(settings.keyPrefix())
-                    .circuitBreaker(settings.breakerFailures(), settings.breakerOpenFor()).listener(metrics);
-            if (settings.clientClock()) {
-                builder.clientClock(System::currentTimeMillis);
-            }
-            try {
-                built.set(builder.build());
-            } catch (RuntimeException e) {
-                // Only a cluster client connects while being built: it must learn the slot layout.
-                throw new IllegalStateException("RateLimitFilter cannot reach the Valkey Cluster at "
-                        + valkey.redactedUrl() + " to learn its slots: " + e.getMessage(), e);
-            }
-            this.limiter = built.get();
-            this.shared = true;
-            LOG.log(System.Logger.Level.INFO, "Rate limiting {0} on {1}", names, valkey.redactedUrl());
-        } else {
-            this.limiter = fallback;
-            this.metrics = new Metrics(names, () -> false, listener);
-            LOG.log(System.Logger.Level.WARNING, "Rate limiting {0} IN THIS PROCESS ONLY: ratelimit.valkey.url is "
-                    + "not set, so each instance of the application enforces the limits on its own", names);
-        }
-        metrics.registerMBeans();
+        this.settings = read;
+        this.keys = new RequestKeys(new ClientAddressResolver(read.trustedProxies(), read.clientIpHeader(),
+                read.ipv6Prefix()), read.clientIpHeader());
+        this.stack = LimiterStack.start(read, listener);
     }
 
     private static SettingsSource readSettings() throws ServletException {
@@ -270,206 +219,60 @@ public final class RateLimitFilter implements Filter {
             chain.doFilter(request, response);
             return;
         }
-        List<RuleSettings> rules = new ArrayList<>();
-        List<Claim> claims = new ArrayList<>();
-        collectClaims(request, rules, claims);
-        if (claims.isEmpty()) {
-            request.setAttribute(DECIDED, Map.of());
+        request.setAttribute(DECIDED, Map.of());
+        RequestKeys.Matched matched = keys.match(request, settings.rules());
+        if (matched.claims().isEmpty() || !answered(request, response, matched)) {
             chain.doFilter(request, response);
-        } else if (!decide(request, rules, claims, response)) {
-            chain.doFilter(request, response);
-        }
-    }
-
-    /** The rules that apply to the request and have a key for it, with their claims. */
-    private void collectClaims(HttpServletRequest request, List<RuleSettings> rules, List<Claim> claims) {
-        String path = path(request);
-        String method = request.getMethod();
-        // Resolved once, and only if a rule's key needs it (walking forwarding headers costs).
-        String[] clientAddress = new String[1];
-        Supplier<String> address = () -> {
-            if (clientAddress[0] == null) {
-                clientAddress[0] = keys.clientAddress(request);
-            }
-            return clientAddress[0];
-        };
-        for (RuleSettings rule : settings.rules()) {
-            if (!rule.appliesTo(method, path)) {
-                continue;
-            }
-            Optional<String> key = keys.key(rule, request, path, address);
-            if (key.isPresent()) {
-                rules.add(rule);
-                claims.add(Claim.of(rule.rule(), key.get(), rule.cost()));
-            }
         }
     }
 
     /**
-     * Decides the claims and writes headers; answers the request itself when it is rejected.
-     *
-     * <p>Rules the store cannot decide are answered by their on-failure policy: all of them when
-     * Valkey cannot be reached, one of them when only its state for this key cannot be read
-     * (the others then decide as usual).
+     * Decides the request and writes its headers.
      *
      * @return true when the request was answered here (429 or 503)
      */
-    private boolean decide(HttpServletRequest request, List<RuleSettings> rules, List<Claim> claims,
-                           HttpServletResponse response) throws IOException {
-        request.setAttribute(DECIDED, Map.of());
-        long now = System.currentTimeMillis();
-        if (answeredFromDenyCache(rules, claims, response, now)) {
-            return true;
-        }
-        List<Integer> shared = new ArrayList<>();
-        for (int i = 0; i < rules.size(); i++) {
-            shared.add(i);
-        }
-        List<Integer> byPolicy = new ArrayList<>();
-        Decisions sharedDecisions = null;
-        while (!shared.isEmpty() && sharedDecisions == null) {
-            try {
-                sharedDecisions = limiter.acquireAll(pick(claims, shared));
-                if (this.shared && storeDown.compareAndSet(true, false)) {
-                    LOG.log(System.Logger.Level.INFO, "Valkey answers again: shared rate limits are enforced again");
-                }
-            } catch (UnreadableStateException e) {
-                // One key's fault: that rule alone falls to its policy; the limiter logged it once.
-                int bad = shared.stream().filter(i -> rules.get(i).rule().name().equals(e.rule())).findFirst()
-                        .orElse(shared.get(0));
-                shared.remove(Integer.valueOf(bad));
-                byPolicy.add(bad);
-                if (closesOnFailure(rules.get(bad))) {
-                    return unavailable(response, rules, byPolicy);
-                }
-            } catch (RuntimeException e) {
-                // Nothing the limiter throws may reach the application as a 500.
-                if (storeDown.compareAndSet(false, true)) {
-                    LOG.log(System.Logger.Level.WARNING, "Valkey cannot be reached; applying each rule''s on-failure "
-                            + "policy until it answers again: {0}", e.getMessage());
-                }
-                byPolicy.addAll(shared);
-                shared.clear();
+    private boolean answered(HttpServletRequest request, HttpServletResponse response, RequestKeys.Matched matched)
+            throws IOException {
+        Decisions decisions;
+        try {
+            decisions = stack.limiter().acquireAll(matched.claims());
+        } catch (RuntimeException e) {
+            // The limiter applies every policy itself; this is a bug, and still no 500 for it.
+            if (unexpectedLogged.compareAndSet(false, true)) {
+                LOG.log(System.Logger.Level.ERROR, "RateLimitFilter could not decide a request; letting requests "
+                        + "through that fail so (logged once)", e);
             }
-        }
-        for (int i : byPolicy) {
-            if (closesOnFailure(rules.get(i))) {
-                return unavailable(response, rules, byPolicy);
-            }
-        }
-        for (int i : byPolicy) {
-            metrics.onEvent(rules.get(i).rule().name(), RateLimitListener.Event.STORE_ERROR);
-            metrics.onEvent(rules.get(i).rule().name(), RateLimitListener.Event.FALLBACK);
-        }
-        List<Integer> local = byPolicy.stream().filter(i -> rules.get(i).onFailure() == OnFailure.LOCAL).sorted().toList();
-        Decisions localDecisions = null;
-        if (!local.isEmpty()) {
-            List<Claim> localClaims = new ArrayList<>(local.size());
-            for (int i : local) {
-                RuleSettings rule = rules.get(i);
-                localClaims.add(Claim.of(rule.localRule(), claims.get(i).key(),
-                        Math.min(claims.get(i).cost(), rule.localRule().capacity())));
-            }
-            localDecisions = fallback.acquireAll(localClaims);
-        }
-        if (sharedDecisions == null && localDecisions == null) {
             return false;
         }
-
-        List<RateLimitHeaders.Entry> entries = new ArrayList<>();
-        boolean allowed = true;
-        Duration retryAfter = Duration.ZERO;
-        for (Decisions decided : new Decisions[] {sharedDecisions, localDecisions}) {
-            if (decided == null) {
-                continue;
-            }
-            List<Integer> indexes = decided == sharedDecisions ? shared : local;
-            for (int j = 0; j < indexes.size(); j++) {
-                RuleSettings settingsOfRule = rules.get(indexes.get(j));
+        if (decisions.unavailable()) {
+            Rejections.unavailable(response, firstOf(decisions, Decision.Basis.UNAVAILABLE),
+                    settings.failureRetryAfter());
+            return true;
+        }
+        List<RateLimitHeaders.Entry> entries = new ArrayList<>(matched.rules().size());
+        for (int i = 0; i < matched.rules().size(); i++) {
+            RuleSettings rule = matched.rules().get(i);
+            Decision decision = decisions.decisions().get(i);
+            switch (decision.basis()) {
+                case SHARED -> entries.add(new RateLimitHeaders.Entry(rule.rule(), decision));
                 // A local decision is announced with the limit it enforces, not the shared one.
-                Rule rule = decided == sharedDecisions ? settingsOfRule.rule() : settingsOfRule.localRule();
-                Decision decision = decided.decisions().get(j);
-                entries.add(new RateLimitHeaders.Entry(rule, decision));
-                metrics.onEvent(rule.name(), decision.allowed() ? RateLimitListener.Event.ALLOWED
-                        : rule.shadow() ? RateLimitListener.Event.SHADOW_REJECTED : RateLimitListener.Event.REJECTED);
-                if (!decision.allowed() && denyCache != null && !rule.shadow() && !rule.countRejected()
-                        && decided == sharedDecisions) {
-                    denyCache.deny(rule.name(), claims.get(indexes.get(j)).key(), decision, now);
+                case LOCAL -> entries.add(new RateLimitHeaders.Entry(rule.localRule(), decision));
+                default -> {
+                    // Not decided: nothing to announce.
                 }
-            }
-            allowed &= decided.allowed();
-            if (decided.retryAfter().compareTo(retryAfter) > 0) {
-                retryAfter = decided.retryAfter();
             }
         }
         request.setAttribute(DECIDED, RateLimitHeaders.write(response, settings.headers(), entries));
-        if (allowed) {
+        if (decisions.allowed()) {
             return false;
         }
-        Rejections.tooManyRequests(response, rejectingRule(entries, retryAfter), retryAfter);
+        Rejections.tooManyRequests(response, rejectingRule(entries, decisions.retryAfter()), decisions.retryAfter());
         return true;
     }
 
-    private static boolean closesOnFailure(RuleSettings rule) {
-        return rule.onFailure() == OnFailure.CLOSED && !rule.rule().shadow();
-    }
-
-    /** Answers 503 for the first closed rule among those the store could not decide. */
-    private boolean unavailable(HttpServletResponse response, List<RuleSettings> rules, List<Integer> byPolicy)
-            throws IOException {
-        for (int i : byPolicy) {
-            metrics.onEvent(rules.get(i).rule().name(), RateLimitListener.Event.STORE_ERROR);
-            metrics.onEvent(rules.get(i).rule().name(), RateLimitListener.Event.FALLBACK);
-        }
-        String closed = byPolicy.stream().map(rules::get).filter(RateLimitFilter::closesOnFailure)
-                .map(r -> r.rule().name()).findFirst().orElseThrow();
-        Rejections.unavailable(response, closed, settings.failureRetryAfter());
-        return true;
-    }
-
-    private static List<Claim> pick(List<Claim> claims, List<Integer> indexes) {
-        List<Claim> picked = new ArrayList<>(indexes.size());
-        for (int i : indexes) {
-            picked.add(claims.get(i));
-        }
-        return picked;
-    }
-
-    /**
-     * Rejects the request locally when one of its enforcing rules rejected the same key moments
-     * ago and the announced retry-after has not passed: the store would say the same. Not for a
-     * request that a count-rejected rule must see (to record the attempt), whichever rule
-     * rejected it before.
-     */
-    private boolean answeredFromDenyCache(List<RuleSettings> rules, List<Claim> claims, HttpServletResponse response,
-                                          long now) throws IOException {
-        if (denyCache == null || rules.stream().anyMatch(r -> r.rule().countRejected())) {
-            return false;
-        }
-        List<RateLimitHeaders.Entry> denied = new ArrayList<>();
-        Duration longest = Duration.ZERO;
-        String rejecting = null;
-        for (int i = 0; i < rules.size(); i++) {
-            Rule rule = rules.get(i).rule();
-            if (rule.shadow()) {
-                continue;
-            }
-            Optional<Decision> rejection = denyCache.denied(rule.name(), claims.get(i).key(), now);
-            if (rejection.isPresent()) {
-                denied.add(new RateLimitHeaders.Entry(rule, rejection.get()));
-                metrics.onEvent(rule.name(), RateLimitListener.Event.REJECTED);
-                if (rejection.get().retryAfter().compareTo(longest) > 0) {
-                    longest = rejection.get().retryAfter();
-                    rejecting = rule.name();
-                }
-            }
-        }
-        if (denied.isEmpty()) {
-            return false;
-        }
-        RateLimitHeaders.write(response, settings.headers(), denied);
-        Rejections.tooManyRequests(response, rejecting, longest);
-        return true;
+    private static String firstOf(Decisions decisions, Decision.Basis basis) {
+        return decisions.decisions().stream().filter(d -> d.basis() == basis && !d.allowed()).map(Decision::rule)
+                .findFirst().orElseThrow();
     }
 
     /** The enforcing rule that keeps the request out longest: the one the client must wait for. */
@@ -487,25 +290,15 @@ public final class RateLimitFilter implements Filter {
         return first != null ? first : entries.get(0).rule().name();
     }
 
-    /** The path within the application the container dispatches to, already decoded and normalised. */
-    private static String path(HttpServletRequest request) {
-        String servletPath = request.getServletPath();
-        String pathInfo = request.getPathInfo();
-        String path = (servletPath == null ? "" : servletPath) + (pathInfo == null ? "" : pathInfo);
-        return path.isEmpty() ? "/" : path;
-    }
-
     /**
      * Closes the connections to Valkey, the in-process limiter and unregisters the MBeans. Never
      * throws: every resource is released even if releasing another one failed.
      */
     @Override
     public void destroy() {
-        Metrics m = metrics;
-        RateLimiter shared = limiter;
-        LocalRateLimiter local = fallback;
-        Teardown.quietly("its JMX MBeans", m == null ? null : m::unregisterMBeans);
-        Teardown.quietly("its Valkey connections", shared == null || shared == local ? null : shared::close);
-        Teardown.quietly("its in-process limiter", local == null ? null : local::close);
+        LimiterStack started = stack;
+        if (started != null) {
+            started.stop();
+        }
     }
 }

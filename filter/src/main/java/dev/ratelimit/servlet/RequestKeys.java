@@ -1,5 +1,8 @@
 package dev.ratelimit.servlet;
 
+import dev.ratelimit.Claim;
+import java.util.ArrayList;
+import java.util.List;
 import dev.ratelimit.config.KeySpec;
 import dev.ratelimit.config.RuleSettings;
 import dev.ratelimit.internal.KeyValues;
@@ -25,6 +28,57 @@ final class RequestKeys {
     RequestKeys(ClientAddressResolver addresses, String clientIpHeader) {
         this.addresses = addresses;
         this.clientIpHeader = clientIpHeader;
+    }
+
+    /**
+     * The rules that apply to a request and have a key for it, with their claims, in the
+     * order of the settings.
+     *
+     * @param rules   one rule's settings and its claim, per rule that applies
+     * @param claims  the claims, in the same order
+     */
+    record Matched(List<RuleSettings> rules, List<Claim> claims) {
+    }
+
+    /**
+     * Matches a request against the rules.
+     *
+     * @param request the request
+     * @param rules   every configured rule
+     * @return the rules that apply and their claims
+     */
+    Matched match(HttpServletRequest request, List<RuleSettings> rules) {
+        String path = path(request);
+        String method = request.getMethod();
+        // Resolved once, and only if a rule's key needs it (walking forwarding headers costs).
+        String[] resolved = new String[1];
+        Supplier<String> address = () -> {
+            if (resolved[0] == null) {
+                resolved[0] = clientAddress(request);
+            }
+            return resolved[0];
+        };
+        List<RuleSettings> matched = new ArrayList<>();
+        List<Claim> claims = new ArrayList<>();
+        for (RuleSettings rule : rules) {
+            if (!rule.appliesTo(method, path)) {
+                continue;
+            }
+            Optional<String> key = key(rule, request, path, address);
+            if (key.isPresent()) {
+                matched.add(rule);
+                claims.add(Claim.of(rule.rule(), key.get(), rule.cost()));
+            }
+        }
+        return new Matched(matched, claims);
+    }
+
+    /** The path within the application the container dispatches to, already decoded and normalised. */
+    private static String path(HttpServletRequest request) {
+        String servletPath = request.getServletPath();
+        String pathInfo = request.getPathInfo();
+        String path = (servletPath == null ? "" : servletPath) + (pathInfo == null ? "" : pathInfo);
+        return path.isEmpty() ? "/" : path;
     }
 
     /**

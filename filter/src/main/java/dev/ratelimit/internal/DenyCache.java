@@ -1,4 +1,4 @@
-package dev.ratelimit.servlet;
+package dev.ratelimit.internal;
 
 import dev.ratelimit.Decision;
 
@@ -19,7 +19,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * is still full, new rejections are simply not cached: the cache only saves work, it never
  * decides anything the store would not.
  */
-final class DenyCache {
+public final class DenyCache {
 
     private static final long SWEEP_INTERVAL_NANOS = 100_000_000L;
 
@@ -37,7 +37,12 @@ final class DenyCache {
         }
     }
 
-    DenyCache(int maxEntries) {
+    /**
+     * A cache of at most {@code maxEntries} rejections.
+     *
+     * @param maxEntries the bound, at least 1
+     */
+    public DenyCache(int maxEntries) {
         this.maxEntries = maxEntries;
     }
 
@@ -51,7 +56,7 @@ final class DenyCache {
      * @param nowMs  the time in ms
      * @return the rejection, or empty when not denied
      */
-    Optional<Decision> denied(String rule, String key, long nowMs) {
+    public Optional<Decision> denied(String rule, String key, long nowMs) {
         Denial denial = denials.get(new Entry(rule, key));
         if (denial == null) {
             return Optional.empty();
@@ -75,7 +80,7 @@ final class DenyCache {
      * @param decision the store's rejection
      * @param nowMs    when it was decided, in ms
      */
-    void deny(String rule, String key, Decision decision, long nowMs) {
+    public void deny(String rule, String key, Decision decision, long nowMs) {
         if (denials.size() >= maxEntries && !sweep(nowMs)) {
             return;
         }
@@ -96,7 +101,12 @@ final class DenyCache {
         return denials.size() < maxEntries;
     }
 
-    int size() {
+    /**
+     * How many rejections are held.
+     *
+     * @return the count
+     */
+    public int size() {
         return denials.size();
     }
 }

@@ -1,4 +1,4 @@
-package dev.ratelimit.servlet;
+package dev.ratelimit.internal;
 
 import dev.ratelimit.Decision;
 import org.junit.jupiter.api.Test;

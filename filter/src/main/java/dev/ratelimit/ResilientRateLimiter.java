@@ -1,0 +1,414 @@
+package dev.ratelimit;
+
+import dev.ratelimit.internal.Claims;
+import dev.ratelimit.internal.DenyCache;
+import dev.ratelimit.internal.GuardedListener;
+import dev.ratelimit.local.LocalRateLimiter;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.LongSupplier;
+
+/**
+ * The decision path of the filter, for code too: a shared limiter (usually
+ * {@code ValkeyRateLimiter}) with, per rule, a {@link FailurePolicy} for when it cannot decide,
+ * the in-process fallback, the deny cache and the metrics events. {@link #acquireAll} never
+ * throws {@link RateLimitException}: what the store cannot decide, each rule's policy does,
+ * and every {@link Decision} says which ({@link Decision#basis()}).
+ *
+ * <pre>{@code
+ * RateLimiter limiter = ResilientRateLimiter.builder(ValkeyRateLimiter.builder()
+ *                 .settings(ValkeySettings.of("redis://localhost:6379")).build())
+ *         .policy("reset-mail", FailurePolicy.closed())
+ *         .build();
+ * Decision decision = limiter.acquire(resetMails, "user:4182");
+ * }</pre>
+ *
+ * <p>Settings, each with its default: {@link Builder#policy} per rule, else
+ * {@link Builder#defaultPolicy} ({@link FailurePolicy#open()}); {@link Builder#denyCache}
+ * 10,000 entries (0: off); {@link Builder#fallback} a new {@link LocalRateLimiter};
+ * {@link Builder#failureRetryAfter} 1 s; {@link Builder#listener} nobody.
+ */
+public final class ResilientRateLimiter implements RateLimiter {
+
+    private static final System.Logger LOG = System.getLogger(ResilientRateLimiter.class.getName());
+
+    /** Default most rejections the deny cache remembers. */
+    public static final int DEFAULT_DENY_CACHE_ENTRIES = 10_000;
+    /** Default retry-after of a decision refused by a closed policy. */
+    public static final Duration DEFAULT_FAILURE_RETRY_AFTER = Duration.ofSeconds(1);
+
+    private final RateLimiter shared;
+    private final LocalRateLimiter fallback;
+    private final Map<String, FailurePolicy> policies;
+    private final FailurePolicy defaultPolicy;
+    private final DenyCache denyCache;
+    private final RateLimitListener listener;
+    private final Duration failureRetryAfter;
+    private final LongSupplier clock;
+    private final AtomicBoolean storeDown = new AtomicBoolean();
+
+    private ResilientRateLimiter(Builder builder) {
+        this.shared = builder.shared;
+        this.fallback = builder.fallback != null ? builder.fallback : LocalRateLimiter.create();
+        this.policies = Map.copyOf(builder.policies);
+        this.defaultPolicy = builder.defaultPolicy;
+        this.denyCache = builder.denyCacheEntries > 0 ? new DenyCache(builder.denyCacheEntries) : null;
+        this.listener = builder.listener;
+        this.failureRetryAfter = builder.failureRetryAfter;
+        this.clock = builder.clock;
+    }
+
+    /**
+     * A builder around a shared limiter.
+     *
+     * @param shared the limiter that decides while it can, e.g. a {@code ValkeyRateLimiter}
+     * @return a new builder
+     */
+    public static Builder builder(RateLimiter shared) {
+        return new Builder(shared);
+    }
+
+    /**
+     * The policy of a rule.
+     *
+     * @param rule the rule's name
+     * @return its policy, or the default one
+     */
+    public FailurePolicy policy(String rule) {
+        return policies.getOrDefault(rule, defaultPolicy);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>In order: a rejection the deny cache remembers is answered without the store (not
+     * for a request that a count-rejected rule must see); then the store decides; a rule whose
+     * state it cannot read falls to its policy alone, the others are decided again; when the
+     * store cannot be reached, every rule falls to its policy. A closed policy makes the
+     * request {@link Decisions#unavailable()} and nothing more is counted; local policies are
+     * decided together by the in-process limiter.
+     */
+    @Override
+    public Decisions acquireAll(List<Claim> claims) {
+        Claims.check(claims);
+        long now = clock.getAsLong();
+        Optional<Decisions> cached = fromDenyCache(claims, now);
+        if (cached.isPresent()) {
+            return cached.get();
+        }
+        Decision[] decisions = new Decision[claims.size()];
+        List<Integer> pending = new ArrayList<>();
+        for (int i = 0; i < claims.size(); i++) {
+            pending.add(i);
+        }
+        List<Integer> byPolicy = new ArrayList<>();
+        while (!pending.isEmpty()) {
+            try {
+                Decisions answer = shared.acquireAll(pick(claims, pending));
+                storeAnswered();
+                for (int j = 0; j < pending.size(); j++) {
+                    decisions[pending.get(j)] = answer.decisions().get(j);
+                }
+                pending.clear();
+            } catch (UnreadableStateException e) {
+                // One key's fault: that rule alone falls to its policy (the limiter logged it once).
+                int bad = pending.stream().filter(i -> claims.get(i).rule().name().equals(e.rule())).findFirst()
+                        .orElse(pending.get(0));
+                pending.remove(Integer.valueOf(bad));
+                byPolicy.add(bad);
+                if (closes(claims.get(bad))) {
+                    byPolicy.addAll(pending);
+                    pending.clear();
+                }
+            } catch (RuntimeException e) {
+                storeFailed(e);
+                byPolicy.addAll(pending);
+                pending.clear();
+            }
+        }
+        applyPolicies(claims, byPolicy, decisions);
+        Decisions result = Decisions.of(claims, List.of(decisions));
+        report(claims, result, now);
+        return result;
+    }
+
+    /** The decisions of the claims the store could not decide, by their rules' policies. */
+    private void applyPolicies(List<Claim> claims, List<Integer> byPolicy, Decision[] decisions) {
+        if (byPolicy.isEmpty()) {
+            return;
+        }
+        boolean closed = byPolicy.stream().anyMatch(i -> closes(claims.get(i)));
+        List<Integer> local = new ArrayList<>();
+        for (int i : byPolicy) {
+            Claim claim = claims.get(i);
+            listener.onEvent(claim.rule().name(), RateLimitListener.Event.STORE_ERROR);
+            listener.onEvent(claim.rule().name(), RateLimitListener.Event.FALLBACK);
+            FailurePolicy policy = policy(claim.rule().name());
+            if (policy.kind() == FailurePolicy.Kind.CLOSED && !claim.rule().shadow()) {
+                decisions[i] = Decision.unavailable(claim.rule().name(), claim.rule().limit(), failureRetryAfter);
+            } else if (policy.kind() == FailurePolicy.Kind.LOCAL && !closed) {
+                local.add(i);
+            } else {
+                // Open, or not counted locally because a closed rule refuses the request anyway.
+                decisions[i] = Decision.skipped(claim.rule().name(), claim.rule().limit());
+            }
+        }
+        if (local.isEmpty()) {
+            return;
+        }
+        List<Claim> localClaims = new ArrayList<>(local.size());
+        for (int i : local) {
+            Claim claim = claims.get(i);
+            Rule localRule = policy(claim.rule().name()).localRule();
+            localClaims.add(Claim.of(localRule, claim.key(), Math.min(claim.cost(), localRule.capacity())));
+        }
+        Decisions decided = fallback.acquireAll(localClaims);
+        for (int j = 0; j < local.size(); j++) {
+            decisions[local.get(j)] = decided.decisions().get(j).fromFallback();
+        }
+    }
+
+    /** A recent rejection of one of the request's enforcing rules, replayed without the store. */
+    private Optional<Decisions> fromDenyCache(List<Claim> claims, long now) {
+        if (denyCache == null || claims.stream().anyMatch(c -> c.rule().countRejected())) {
+            return Optional.empty();
+        }
+        Decision[] decisions = new Decision[claims.size()];
+        boolean any = false;
+        for (int i = 0; i < claims.size(); i++) {
+            Rule rule = claims.get(i).rule();
+            Optional<Decision> denied = rule.shadow() ? Optional.empty()
+                    : denyCache.denied(rule.name(), claims.get(i).key(), now);
+            if (denied.isPresent()) {
+                decisions[i] = denied.get();
+                listener.onEvent(rule.name(), RateLimitListener.Event.REJECTED);
+                any = true;
+            } else {
+                // Not asked, so nothing counted: the request is rejected by a remembered rule anyway.
+                decisions[i] = Decision.skipped(rule.name(), rule.limit());
+            }
+        }
+        return any ? Optional.of(Decisions.of(claims, List.of(decisions))) : Optional.empty();
+    }
+
+    /** Metrics events, and the rejections worth remembering. */
+    private void report(List<Claim> claims, Decisions decisions, long now) {
+        for (int i = 0; i < claims.size(); i++) {
+            Rule rule = claims.get(i).rule();
+            Decision decision = decisions.decisions().get(i);
+            if (decision.basis() == Decision.Basis.SKIPPED || decision.basis() == Decision.Basis.UNAVAILABLE) {
+                continue;
+            }
+            listener.onEvent(rule.name(), decision.allowed() ? RateLimitListener.Event.ALLOWED
+                    : rule.shadow() ? RateLimitListener.Event.SHADOW_REJECTED : RateLimitListener.Event.REJECTED);
+            if (!decision.allowed() && denyCache != null && !rule.shadow() && !rule.countRejected()
+                    && decision.basis() == Decision.Basis.SHARED) {
+                denyCache.deny(rule.name(), claims.get(i).key(), decision, now);
+            }
+        }
+    }
+
+    private boolean closes(Claim claim) {
+        return policy(claim.rule().name()).kind() == FailurePolicy.Kind.CLOSED && !claim.rule().shadow();
+    }
+
+    private void storeAnswered() {
+        if (storeDown.compareAndSet(true, false)) {
+            LOG.log(System.Logger.Level.INFO, "The shared rate-limit store answers again: shared limits are enforced again");
+        }
+    }
+
+    private void storeFailed(RuntimeException e) {
+        if (storeDown.compareAndSet(false, true)) {
+            LOG.log(System.Logger.Level.WARNING, "The shared rate-limit store cannot be reached; applying each rule''s "
+                    + "failure policy until it answers again: {0}", e.getMessage());
+        }
+    }
+
+    private static List<Claim> pick(List<Claim> claims, List<Integer> indexes) {
+        List<Claim> picked = new ArrayList<>(indexes.size());
+        for (int i : indexes) {
+            picked.add(claims.get(i));
+        }
+        return picked;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>When the store cannot answer, the rule's policy does, as for {@link #acquireAll}.
+     */
+    @Override
+    public Decision peek(Rule rule, String key, long cost) {
+        try {
+            Decision decision = shared.peek(rule, key, cost);
+            storeAnswered();
+            return decision;
+        } catch (RuntimeException e) {
+            if (!(e instanceof UnreadableStateException)) {
+                storeFailed(e);
+            }
+            FailurePolicy policy = policy(rule.name());
+            return switch (policy.kind()) {
+                case OPEN -> Decision.skipped(rule.name(), rule.limit());
+                case CLOSED -> Decision.unavailable(rule.name(), rule.limit(), failureRetryAfter);
+                case LOCAL -> fallback.peek(policy.localRule(), key, Math.min(cost, policy.localRule().capacity()))
+                        .fromFallback();
+            };
+        }
+    }
+
+    /**
+     * Forgets the key in the store and in the fallback.
+     *
+     * @throws RateLimitException if the store cannot be reached in time (the fallback is reset anyway)
+     */
+    @Override
+    public void reset(Rule rule, String key) {
+        FailurePolicy policy = policy(rule.name());
+        if (policy.kind() == FailurePolicy.Kind.LOCAL) {
+            fallback.reset(policy.localRule(), key);
+        }
+        shared.reset(rule, key);
+    }
+
+    /** Closes the shared limiter and the fallback, each even if the other fails. */
+    @Override
+    public void close() {
+        try {
+            shared.close();
+        } finally {
+            fallback.close();
+        }
+    }
+
+    /** Builds a {@link ResilientRateLimiter}; not thread-safe, use once. */
+    public static final class Builder {
+        private final RateLimiter shared;
+        private final Map<String, FailurePolicy> policies = new HashMap<>();
+        private FailurePolicy defaultPolicy = FailurePolicy.open();
+        private LocalRateLimiter fallback;
+        private int denyCacheEntries = DEFAULT_DENY_CACHE_ENTRIES;
+        private RateLimitListener listener = RateLimitListener.NONE;
+        private Duration failureRetryAfter = DEFAULT_FAILURE_RETRY_AFTER;
+        private LongSupplier clock = System::currentTimeMillis;
+
+        private Builder(RateLimiter shared) {
+            this.shared = Objects.requireNonNull(shared, "shared");
+        }
+
+        /**
+         * A rule's failure policy. Default: {@link #defaultPolicy}.
+         *
+         * @param rule   the rule's name
+         * @param policy its policy; a local one names a rule of the same name
+         * @return this builder
+         */
+        public Builder policy(String rule, FailurePolicy policy) {
+            Objects.requireNonNull(rule, "rule");
+            Objects.requireNonNull(policy, "policy");
+            if (policy.localRule() != null && !policy.localRule().name().equals(rule)) {
+                throw new IllegalArgumentException("rule '" + rule + "': its local rule is named '"
+                        + policy.localRule().name() + "'; give it the same name");
+            }
+            policies.put(rule, policy);
+            return this;
+        }
+
+        /**
+         * The policy of rules given none. Default {@link FailurePolicy#open()}; a local policy
+         * cannot be a default (its rule is one rule's).
+         *
+         * @param policy open or closed
+         * @return this builder
+         */
+        public Builder defaultPolicy(FailurePolicy policy) {
+            if (Objects.requireNonNull(policy, "policy").kind() == FailurePolicy.Kind.LOCAL) {
+                throw new IllegalArgumentException("a local policy names one rule: give it with policy(rule, ...)");
+            }
+            this.defaultPolicy = policy;
+            return this;
+        }
+
+        /**
+         * The in-process limiter for local policies; the limiter closes it. Default: a new
+         * {@link LocalRateLimiter#create()}.
+         *
+         * @param fallback the fallback
+         * @return this builder
+         */
+        public Builder fallback(LocalRateLimiter fallback) {
+            this.fallback = Objects.requireNonNull(fallback, "fallback");
+            return this;
+        }
+
+        /**
+         * How many rejections to remember, so that a client hammering a limit is answered
+         * without the store until its retry-after. Default
+         * {@value ResilientRateLimiter#DEFAULT_DENY_CACHE_ENTRIES}; 0 turns it off.
+         *
+         * @param entries the bound, at least 0
+         * @return this builder
+         */
+        public Builder denyCache(int entries) {
+            if (entries < 0) {
+                throw new IllegalArgumentException("deny cache entries " + entries + " must be at least 0");
+            }
+            this.denyCacheEntries = entries;
+            return this;
+        }
+
+        /**
+         * Told of every decision and store failure; whatever it throws is caught and logged once.
+         * Default: nobody.
+         *
+         * @param listener the listener
+         * @return this builder
+         */
+        public Builder listener(RateLimitListener listener) {
+            this.listener = GuardedListener.of(listener);
+            return this;
+        }
+
+        /**
+         * The retry-after of a decision refused by a closed policy. Default 1 s.
+         *
+         * @param retryAfter at least 1 s
+         * @return this builder
+         */
+        public Builder failureRetryAfter(Duration retryAfter) {
+            if (retryAfter == null || retryAfter.compareTo(Duration.ofSeconds(1)) < 0) {
+                throw new IllegalArgumentException("failure retry-after " + retryAfter + " must be at least 1 s");
+            }
+            this.failureRetryAfter = retryAfter;
+            return this;
+        }
+
+        /**
+         * The clock of the deny cache. Default: the system clock.
+         *
+         * @param millis epoch milliseconds
+         * @return this builder
+         */
+        public Builder clock(LongSupplier millis) {
+            this.clock = Objects.requireNonNull(millis, "millis");
+            return this;
+        }
+
+        /**
+         * The limiter.
+         *
+         * @return a new limiter
+         */
+        public ResilientRateLimiter build() {
+            return new ResilientRateLimiter(this);
+        }
+    }
+}

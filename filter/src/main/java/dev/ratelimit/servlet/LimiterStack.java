@@ -1,0 +1,98 @@
+package dev.ratelimit.servlet;
+
+import dev.ratelimit.RateLimitListener;
+import dev.ratelimit.RateLimiter;
+import dev.ratelimit.ResilientRateLimiter;
+import dev.ratelimit.config.FilterSettings;
+import dev.ratelimit.config.RuleSettings;
+import dev.ratelimit.local.LocalRateLimiter;
+import dev.ratelimit.metrics.Metrics;
+import dev.ratelimit.valkey.ValkeyRateLimiter;
+import dev.ratelimit.valkey.ValkeySettings;
+
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * What the filter decides with, built from its settings: the shared limiter (Valkey, or the
+ * in-process one when no Valkey is configured), wrapped in the {@link ResilientRateLimiter}
+ * that applies each rule's on-failure policy, the deny cache and the metrics; and the metrics'
+ * MBeans. The filter itself only does HTTP.
+ */
+final class LimiterStack {
+
+    private static final System.Logger LOG = System.getLogger(LimiterStack.class.getName());
+
+    private final ResilientRateLimiter limiter;
+    private final Metrics metrics;
+
+    private LimiterStack(ResilientRateLimiter limiter, Metrics metrics) {
+        this.limiter = limiter;
+        this.metrics = metrics;
+    }
+
+    /**
+     * Builds and connects everything the settings ask for, and registers the MBeans.
+     *
+     * @param settings the filter's settings
+     * @param listener the application's listener
+     * @return the stack
+     * @throws IllegalStateException when a Valkey Cluster cannot be reached to learn its slots
+     */
+    static LimiterStack start(FilterSettings settings, RateLimitListener listener) {
+        List<String> names = settings.rules().stream().map(r -> r.rule().name()).toList();
+        LocalRateLimiter fallback = LocalRateLimiter.create(settings.localMaxKeys());
+        AtomicReference<ValkeyRateLimiter> valkey = new AtomicReference<>();
+        Metrics metrics = new Metrics(names, () -> valkey.get() != null && valkey.get().isBreakerOpen(), listener);
+        RateLimiter shared;
+        if (!settings.enabled()) {
+            LOG.log(System.Logger.Level.INFO, "Rate limiting is disabled (ratelimit.enabled=false)");
+            shared = LocalRateLimiter.create(1);
+        } else if (settings.valkeyUrl().isPresent()) {
+            valkey.set(connect(settings, metrics));
+            shared = valkey.get();
+            LOG.log(System.Logger.Level.INFO, "Rate limiting {0} on {1}", names,
+                    ValkeySettings.of(settings.valkeyUrl().get()).redactedUrl());
+        } else {
+            shared = LocalRateLimiter.create(settings.localMaxKeys());
+            LOG.log(System.Logger.Level.WARNING, "Rate limiting {0} IN THIS PROCESS ONLY: ratelimit.valkey.url is "
+                    + "not set, so each instance of the application enforces the limits on its own", names);
+        }
+        ResilientRateLimiter.Builder builder = ResilientRateLimiter.builder(shared).fallback(fallback)
+                .denyCache(settings.denyCacheSize()).failureRetryAfter(settings.failureRetryAfter()).listener(metrics);
+        for (RuleSettings rule : settings.rules()) {
+            builder.policy(rule.rule().name(), rule.failurePolicy());
+        }
+        metrics.registerMBeans();
+        return new LimiterStack(builder.build(), metrics);
+    }
+
+    private static ValkeyRateLimiter connect(FilterSettings settings, Metrics metrics) {
+        ValkeySettings valkey = new ValkeySettings(settings.valkeyUrl().get(), settings.connectTimeout(),
+                settings.timeout(), settings.poolMaxTotal(), settings.poolMaxIdle(), settings.poolMaxWait(),
+                settings.tlsCaFile(), settings.cluster());
+        ValkeyRateLimiter.Builder builder = ValkeyRateLimiter.builder().settings(valkey).keyPrefix(settings.keyPrefix())
+                .circuitBreaker(settings.breakerFailures(), settings.breakerOpenFor()).listener(metrics);
+        if (settings.clientClock()) {
+            builder.clientClock(System::currentTimeMillis);
+        }
+        try {
+            return builder.build();
+        } catch (RuntimeException e) {
+            // Only a cluster client connects while being built: it must learn the slot layout.
+            throw new IllegalStateException("RateLimitFilter cannot reach the Valkey Cluster at "
+                    + valkey.redactedUrl() + " to learn its slots: " + e.getMessage(), e);
+        }
+    }
+
+    /** The limiter every request is decided by. */
+    ResilientRateLimiter limiter() {
+        return limiter;
+    }
+
+    /** Unregisters the MBeans, closes the limiters; each step even if another fails, none throws. */
+    void stop() {
+        Teardown.quietly("its JMX MBeans", metrics::unregisterMBeans);
+        Teardown.quietly("its Valkey connections and in-process limiter", limiter::close);
+    }
+}
