@@ -1,0 +1,124 @@
+package dev.ratelimit.it;
+
+import dev.ratelimit.Algorithm;
+import dev.ratelimit.Claim;
+import dev.ratelimit.Decision;
+import dev.ratelimit.Decisions;
+import dev.ratelimit.FailurePolicy;
+import dev.ratelimit.RateLimitListener;
+import dev.ratelimit.ResilientRateLimiter;
+import dev.ratelimit.Rule;
+import dev.ratelimit.valkey.ValkeyRateLimiter;
+import dev.ratelimit.valkey.ValkeySettings;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import redis.clients.jedis.Jedis;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The limiter as code uses it gets what the filter gives a request: each rule's failure
+ * policy, the in-process fallback, the deny cache and the metrics events, on a real Valkey and
+ * on a port where nobody listens.
+ */
+@ExtendWith(ValkeyExtension.class)
+class ResilientRateLimiterTest {
+
+    private static final Rule RESET_MAILS = Rule.of("reset-mail", Algorithm.SLIDING_LOG, 3, Duration.ofHours(1));
+    private static final Rule API = Rule.of("api", Algorithm.TOKEN_BUCKET, 1000, Duration.ofMinutes(1));
+    private static final Rule SEARCH = Rule.of("search", Algorithm.GCRA, 1000, Duration.ofMinutes(1));
+
+    private final ValkeyServer valkey;
+    private final Map<String, LongAdder> heard = new ConcurrentHashMap<>();
+    private final RateLimitListener listener = new RateLimitListener() {
+        @Override
+        public void onEvent(String rule, Event event) {
+            heard.computeIfAbsent(rule + ":" + event, k -> new LongAdder()).increment();
+        }
+    };
+
+    ResilientRateLimiterTest(ValkeyServer valkey) {
+        this.valkey = valkey;
+    }
+
+    @BeforeEach
+    void empty() {
+        valkey.flushAll();
+    }
+
+    private ResilientRateLimiter onValkey(String url) {
+        return ResilientRateLimiter.builder(ValkeyRateLimiter.builder()
+                        .settings(ValkeySettings.of(url).withSocketTimeout(Duration.ofMillis(200))
+                                .withConnectTimeout(Duration.ofMillis(200)))
+                        .build())
+                .policy("reset-mail", FailurePolicy.closed())
+                .policy("search", FailurePolicy.local(Rule.of("search", Algorithm.GCRA, 2, Duration.ofMinutes(1))))
+                .listener(listener)
+                .build();
+    }
+
+    private long heard(String key) {
+        LongAdder adder = heard.get(key);
+        return adder == null ? 0 : adder.sum();
+    }
+
+    @Test
+    void withValkeyUpTheStoreDecidesAndRejectionsAreRememberedLocally() throws Exception {
+        try (ResilientRateLimiter limiter = onValkey(valkey.url()); Jedis inspect = valkey.connect()) {
+            for (int i = 0; i < 3; i++) {
+                Decision decision = limiter.acquire(RESET_MAILS, "user:4182");
+                assertThat(decision.allowed()).isTrue();
+                assertThat(decision.basis()).isEqualTo(Decision.Basis.SHARED);
+            }
+            Decision rejected = limiter.acquire(RESET_MAILS, "user:4182");
+            assertThat(rejected.allowed()).isFalse();
+            List<String> before = scriptStats(inspect);
+            Decision replayed = limiter.acquire(RESET_MAILS, "user:4182");
+            assertThat(replayed.allowed()).isFalse();
+            assertThat(replayed.remaining()).isEqualTo(rejected.remaining());
+            assertThat(replayed.retryAfter()).isLessThanOrEqualTo(rejected.retryAfter()).isPositive();
+            assertThat(scriptStats(inspect)).as("the deny cache answered, not Valkey").isEqualTo(before).isNotEmpty();
+            assertThat(heard("reset-mail:ALLOWED")).isEqualTo(3);
+            assertThat(heard("reset-mail:REJECTED")).isEqualTo(2);
+        }
+    }
+
+    /** The script calls Valkey has counted (INFO itself is counted too, so only these lines). */
+    private static List<String> scriptStats(Jedis inspect) {
+        return inspect.info("commandstats").lines().filter(l -> l.startsWith("cmdstat_eval"))
+                .map(l -> l.replaceAll(",usec=.*", "")).toList();
+    }
+
+    @Test
+    void withValkeyDownEachRuleGetsItsPolicyAndNothingIsThrown() {
+        try (ResilientRateLimiter limiter = onValkey("redis://127.0.0.1:" + ValkeyServer.freePort())) {
+            Decision closed = limiter.acquire(RESET_MAILS, "user:4182");
+            assertThat(closed.basis()).isEqualTo(Decision.Basis.UNAVAILABLE);
+            assertThat(closed.allowed()).isFalse();
+            assertThat(closed.retryAfter()).isEqualTo(ResilientRateLimiter.DEFAULT_FAILURE_RETRY_AFTER);
+
+            Decision open = limiter.acquire(API, "user:4182");
+            assertThat(open.basis()).isEqualTo(Decision.Basis.SKIPPED);
+            assertThat(open.allowed()).isTrue();
+
+            List<Decision> local = List.of(limiter.acquire(SEARCH, "ip:1"), limiter.acquire(SEARCH, "ip:1"),
+                    limiter.acquire(SEARCH, "ip:1"));
+            assertThat(local).extracting(Decision::basis).containsOnly(Decision.Basis.LOCAL);
+            assertThat(local).extracting(Decision::allowed).containsExactly(true, true, false);
+            assertThat(local.get(0).limit()).as("the local limit").isEqualTo(2);
+
+            Decisions together = limiter.acquireAll(List.of(Claim.of(API, "ip:2"), Claim.of(RESET_MAILS, "ip:2")));
+            assertThat(together.unavailable()).isTrue();
+            assertThat(together.allowed()).isFalse();
+            assertThat(heard("reset-mail:STORE_ERROR")).isEqualTo(2);
+            assertThat(heard("search:FALLBACK")).isEqualTo(3);
+        }
+    }
+}
