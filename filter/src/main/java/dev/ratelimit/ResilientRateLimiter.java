@@ -2,6 +2,7 @@ package dev.ratelimit;
 
 import dev.ratelimit.internal.Claims;
 import dev.ratelimit.internal.DenyCache;
+import dev.ratelimit.internal.FailurePolicies;
 import dev.ratelimit.internal.GuardedListener;
 import dev.ratelimit.local.LocalRateLimiter;
 
@@ -45,23 +46,19 @@ public final class ResilientRateLimiter implements RateLimiter {
     public static final Duration DEFAULT_FAILURE_RETRY_AFTER = Duration.ofSeconds(1);
 
     private final RateLimiter shared;
-    private final LocalRateLimiter fallback;
-    private final Map<String, FailurePolicy> policies;
-    private final FailurePolicy defaultPolicy;
+    private final FailurePolicies policies;
     private final DenyCache denyCache;
     private final RateLimitListener listener;
-    private final Duration failureRetryAfter;
     private final LongSupplier clock;
     private final AtomicBoolean storeDown = new AtomicBoolean();
 
     private ResilientRateLimiter(Builder builder) {
         this.shared = builder.shared;
-        this.fallback = builder.fallback != null ? builder.fallback : LocalRateLimiter.create();
-        this.policies = Map.copyOf(builder.policies);
-        this.defaultPolicy = builder.defaultPolicy;
+        this.policies = new FailurePolicies(builder.policies, builder.defaultPolicy,
+                builder.fallback != null ? builder.fallback : LocalRateLimiter.create(), builder.listener,
+                builder.failureRetryAfter);
         this.denyCache = builder.denyCacheEntries > 0 ? new DenyCache(builder.denyCacheEntries) : null;
         this.listener = builder.listener;
-        this.failureRetryAfter = builder.failureRetryAfter;
         this.clock = builder.clock;
     }
 
@@ -82,7 +79,7 @@ public final class ResilientRateLimiter implements RateLimiter {
      * @return its policy, or the default one
      */
     public FailurePolicy policy(String rule) {
-        return policies.getOrDefault(rule, defaultPolicy);
+        return policies.policy(rule);
     }
 
     /**
@@ -99,7 +96,7 @@ public final class ResilientRateLimiter implements RateLimiter {
     public Decisions acquireAll(List<Claim> claims) {
         Claims.check(claims);
         long now = clock.getAsLong();
-        Optional<Decisions> cached = fromDenyCache(claims, now);
+        Optional<Decisions> cached = denyCache == null ? Optional.empty() : denyCache.replay(claims, now, listener);
         if (cached.isPresent()) {
             return cached.get();
         }
@@ -123,7 +120,7 @@ public final class ResilientRateLimiter implements RateLimiter {
                         .orElse(pending.get(0));
                 pending.remove(Integer.valueOf(bad));
                 byPolicy.add(bad);
-                if (closes(claims.get(bad))) {
+                if (policies.closes(claims.get(bad))) {
                     byPolicy.addAll(pending);
                     pending.clear();
                 }
@@ -133,69 +130,10 @@ public final class ResilientRateLimiter implements RateLimiter {
                 pending.clear();
             }
         }
-        applyPolicies(claims, byPolicy, decisions);
+        policies.decide(claims, byPolicy, decisions);
         Decisions result = Decisions.of(claims, List.of(decisions));
         report(claims, result, now);
         return result;
-    }
-
-    /** The decisions of the claims the store could not decide, by their rules' policies. */
-    private void applyPolicies(List<Claim> claims, List<Integer> byPolicy, Decision[] decisions) {
-        if (byPolicy.isEmpty()) {
-            return;
-        }
-        boolean closed = byPolicy.stream().anyMatch(i -> closes(claims.get(i)));
-        List<Integer> local = new ArrayList<>();
-        for (int i : byPolicy) {
-            Claim claim = claims.get(i);
-            listener.onEvent(claim.rule().name(), RateLimitListener.Event.STORE_ERROR);
-            listener.onEvent(claim.rule().name(), RateLimitListener.Event.FALLBACK);
-            FailurePolicy policy = policy(claim.rule().name());
-            if (policy.kind() == FailurePolicy.Kind.CLOSED && !claim.rule().shadow()) {
-                decisions[i] = Decision.unavailable(claim.rule().name(), claim.rule().limit(), failureRetryAfter);
-            } else if (policy.kind() == FailurePolicy.Kind.LOCAL && !closed) {
-                local.add(i);
-            } else {
-                // Open, or not counted locally because a closed rule refuses the request anyway.
-                decisions[i] = Decision.skipped(claim.rule().name(), claim.rule().limit());
-            }
-        }
-        if (local.isEmpty()) {
-            return;
-        }
-        List<Claim> localClaims = new ArrayList<>(local.size());
-        for (int i : local) {
-            Claim claim = claims.get(i);
-            Rule localRule = policy(claim.rule().name()).localRule();
-            localClaims.add(Claim.of(localRule, claim.key(), Math.min(claim.cost(), localRule.capacity())));
-        }
-        Decisions decided = fallback.acquireAll(localClaims);
-        for (int j = 0; j < local.size(); j++) {
-            decisions[local.get(j)] = decided.decisions().get(j).fromFallback();
-        }
-    }
-
-    /** A recent rejection of one of the request's enforcing rules, replayed without the store. */
-    private Optional<Decisions> fromDenyCache(List<Claim> claims, long now) {
-        if (denyCache == null || claims.stream().anyMatch(c -> c.rule().countRejected())) {
-            return Optional.empty();
-        }
-        Decision[] decisions = new Decision[claims.size()];
-        boolean any = false;
-        for (int i = 0; i < claims.size(); i++) {
-            Rule rule = claims.get(i).rule();
-            Optional<Decision> denied = rule.shadow() ? Optional.empty()
-                    : denyCache.denied(rule.name(), claims.get(i).key(), now);
-            if (denied.isPresent()) {
-                decisions[i] = denied.get();
-                listener.onEvent(rule.name(), RateLimitListener.Event.REJECTED);
-                any = true;
-            } else {
-                // Not asked, so nothing counted: the request is rejected by a remembered rule anyway.
-                decisions[i] = Decision.skipped(rule.name(), rule.limit());
-            }
-        }
-        return any ? Optional.of(Decisions.of(claims, List.of(decisions))) : Optional.empty();
     }
 
     /** Metrics events, and the rejections worth remembering. */
@@ -213,10 +151,6 @@ public final class ResilientRateLimiter implements RateLimiter {
                 denyCache.deny(rule.name(), claims.get(i).key(), decision, now);
             }
         }
-    }
-
-    private boolean closes(Claim claim) {
-        return policy(claim.rule().name()).kind() == FailurePolicy.Kind.CLOSED && !claim.rule().shadow();
     }
 
     private void storeAnswered() {
@@ -255,13 +189,7 @@ public final class ResilientRateLimiter implements RateLimiter {
             if (!(e instanceof UnreadableStateException)) {
                 storeFailed(e);
             }
-            FailurePolicy policy = policy(rule.name());
-            return switch (policy.kind()) {
-                case OPEN -> Decision.skipped(rule.name(), rule.limit());
-                case CLOSED -> Decision.unavailable(rule.name(), rule.limit(), failureRetryAfter);
-                case LOCAL -> fallback.peek(policy.localRule(), key, Math.min(cost, policy.localRule().capacity()))
-                        .fromFallback();
-            };
+            return policies.peek(rule, key, cost);
         }
     }
 
@@ -272,10 +200,7 @@ public final class ResilientRateLimiter implements RateLimiter {
      */
     @Override
     public void reset(Rule rule, String key) {
-        FailurePolicy policy = policy(rule.name());
-        if (policy.kind() == FailurePolicy.Kind.LOCAL) {
-            fallback.reset(policy.localRule(), key);
-        }
+        policies.reset(rule, key);
         shared.reset(rule, key);
     }
 
@@ -285,7 +210,7 @@ public final class ResilientRateLimiter implements RateLimiter {
         try {
             shared.close();
         } finally {
-            fallback.close();
+            policies.close();
         }
     }
 

@@ -19,7 +19,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.function.Function;
 import java.util.regex.Pattern;
 
 /**
@@ -35,15 +34,13 @@ public final class SettingsReader {
     private static final System.Logger LOG = System.getLogger(SettingsReader.class.getName());
     private static final Pattern HEADER_NAME = Pattern.compile("[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}");
     private static final Pattern METHOD = Pattern.compile("[A-Za-z]{1,32}");
-    /** The longest duration any setting takes: about 100 years, far inside every arithmetic on it. */
-    private static final Duration MAX_DURATION = Duration.ofDays(36_500);
 
     private final SettingsSource source;
-    private final List<String> problems = new ArrayList<>();
-    private final Set<String> read = new HashSet<>();
+    private final SettingsValues values;
 
     private SettingsReader(SettingsSource source) {
         this.source = source;
+        this.values = new SettingsValues(source);
     }
 
     /**
@@ -58,8 +55,8 @@ public final class SettingsReader {
     }
 
     private FilterSettings readAll() {
-        boolean enabled = bool("ratelimit.enabled", true);
-        if (!enabled && problems.isEmpty()) {
+        boolean enabled = values.bool("ratelimit.enabled", true);
+        if (!enabled && values.problems().isEmpty()) {
             // A kill switch must work even while the rest of the settings are broken.
             return new FilterSettings(false, Optional.empty(), ValkeySettings.DEFAULT_SOCKET_TIMEOUT,
                     ValkeySettings.DEFAULT_CONNECT_TIMEOUT, ValkeySettings.DEFAULT_POOL_MAX_TOTAL,
@@ -67,70 +64,70 @@ public final class SettingsReader {
                     List.of(), "X-Forwarded-For", 64, HeaderMode.DRAFT, Duration.ofSeconds(1), 0, Duration.ofSeconds(1),
                     0, 1, Optional.empty(), false, List.of());
         }
-        Optional<String> valkeyUrl = raw("ratelimit.valkey.url");
-        Duration timeout = duration("ratelimit.valkey.timeout", ValkeySettings.DEFAULT_SOCKET_TIMEOUT, Duration.ofMillis(1));
-        Duration connectTimeout = duration("ratelimit.valkey.connect-timeout", ValkeySettings.DEFAULT_CONNECT_TIMEOUT,
+        Optional<String> valkeyUrl = values.raw("ratelimit.valkey.url");
+        Duration timeout = values.duration("ratelimit.valkey.timeout", ValkeySettings.DEFAULT_SOCKET_TIMEOUT, Duration.ofMillis(1));
+        Duration connectTimeout = values.duration("ratelimit.valkey.connect-timeout", ValkeySettings.DEFAULT_CONNECT_TIMEOUT,
                 Duration.ofMillis(1));
-        int poolMaxTotal = (int) number("ratelimit.valkey.pool.max-total", ValkeySettings.DEFAULT_POOL_MAX_TOTAL, 1, 10_000);
-        int poolMaxIdle = (int) number("ratelimit.valkey.pool.max-idle", poolMaxTotal, 0, 10_000);
-        Duration poolMaxWait = duration("ratelimit.valkey.pool.max-wait", ValkeySettings.DEFAULT_POOL_MAX_WAIT,
+        int poolMaxTotal = (int) values.number("ratelimit.valkey.pool.max-total", ValkeySettings.DEFAULT_POOL_MAX_TOTAL, 1, 10_000);
+        int poolMaxIdle = (int) values.number("ratelimit.valkey.pool.max-idle", poolMaxTotal, 0, 10_000);
+        Duration poolMaxWait = values.duration("ratelimit.valkey.pool.max-wait", ValkeySettings.DEFAULT_POOL_MAX_WAIT,
                 Duration.ofMillis(1));
-        Optional<Path> tlsCaFile = raw("ratelimit.valkey.tls.ca-file").map(file -> {
+        Optional<Path> tlsCaFile = values.raw("ratelimit.valkey.tls.ca-file").map(file -> {
             Path path = Path.of(file);
             if (!Files.isReadable(path)) {
-                problem("ratelimit.valkey.tls.ca-file", file, "cannot be read");
+                values.problem("ratelimit.valkey.tls.ca-file", file, "cannot be read");
             }
             return path;
         });
-        boolean cluster = bool("ratelimit.valkey.cluster", false);
+        boolean cluster = values.bool("ratelimit.valkey.cluster", false);
         valkeyUrl.ifPresent(url -> {
             try {
                 new ValkeySettings(url, connectTimeout, timeout, poolMaxTotal, poolMaxIdle, poolMaxWait, tlsCaFile, cluster);
             } catch (IllegalArgumentException e) {
-                problems.add("ratelimit.valkey.*: " + e.getMessage());
+                values.problems().add("ratelimit.valkey.*: " + e.getMessage());
             }
         });
-        String keyPrefix = raw("ratelimit.key-prefix").orElse(ValkeyRateLimiter.DEFAULT_KEY_PREFIX);
+        String keyPrefix = values.raw("ratelimit.key-prefix").orElse(ValkeyRateLimiter.DEFAULT_KEY_PREFIX);
         if (!ValkeyRateLimiter.isValidKeyPrefix(keyPrefix)) {
-            problem("ratelimit.key-prefix", keyPrefix, "is invalid: use 1 to 64 letters, digits, ':', '.', '_' or '-'");
+            values.problem("ratelimit.key-prefix", keyPrefix, "is invalid: use 1 to 64 letters, digits, ':', '.', '_' or '-'");
         }
-        boolean clientClock = choice("ratelimit.clock", "server", List.of("server", "client")).equals("client");
-        List<Cidr> trustedProxies = list("ratelimit.trusted-proxies").stream()
+        boolean clientClock = values.choice("ratelimit.clock", "server", List.of("server", "client")).equals("client");
+        List<Cidr> trustedProxies = values.list("ratelimit.trusted-proxies").stream()
                 .map(cidr -> Cidr.parse(cidr).or(() -> {
-                    problem("ratelimit.trusted-proxies", cidr, "is not an IPv4 or IPv6 address or CIDR network");
+                    values.problem("ratelimit.trusted-proxies", cidr, "is not an IPv4 or IPv6 address or CIDR network");
                     return Optional.empty();
                 }))
                 .flatMap(Optional::stream).toList();
-        String clientIpHeader = text("ratelimit.client-ip-header", "X-Forwarded-For", HEADER_NAME,
+        String clientIpHeader = values.text("ratelimit.client-ip-header", "X-Forwarded-For", HEADER_NAME,
                 "must be an HTTP header name");
-        int ipv6Prefix = (int) number("ratelimit.ipv6-prefix", 64, 1, 128);
-        HeaderMode headers = choice("ratelimit.headers", HeaderMode.DRAFT, HeaderMode.values(), HeaderMode::id);
-        Duration failureRetryAfter = duration("ratelimit.failure-retry-after", Duration.ofSeconds(1), Duration.ofSeconds(1));
-        int breakerFailures = (int) number("ratelimit.breaker.failures", ValkeyRateLimiter.DEFAULT_BREAKER_FAILURES, 0, 1_000_000);
-        Duration breakerOpenFor = duration("ratelimit.breaker.open-for", ValkeyRateLimiter.DEFAULT_BREAKER_OPEN_FOR,
+        int ipv6Prefix = (int) values.number("ratelimit.ipv6-prefix", 64, 1, 128);
+        HeaderMode headers = values.choice("ratelimit.headers", HeaderMode.DRAFT, HeaderMode.values(), HeaderMode::id);
+        Duration failureRetryAfter = values.duration("ratelimit.failure-retry-after", Duration.ofSeconds(1), Duration.ofSeconds(1));
+        int breakerFailures = (int) values.number("ratelimit.breaker.failures", ValkeyRateLimiter.DEFAULT_BREAKER_FAILURES, 0, 1_000_000);
+        Duration breakerOpenFor = values.duration("ratelimit.breaker.open-for", ValkeyRateLimiter.DEFAULT_BREAKER_OPEN_FOR,
                 Duration.ofMillis(1));
-        boolean denyCache = bool("ratelimit.deny-cache.enabled", true);
-        int denyCacheSize = (int) number("ratelimit.deny-cache.max-entries", 10_000, 1, 10_000_000);
-        int localMaxKeys = (int) number("ratelimit.local.max-keys", LocalRateLimiter.DEFAULT_MAX_KEYS, 1, 100_000_000);
+        boolean denyCache = values.bool("ratelimit.deny-cache.enabled", true);
+        int denyCacheSize = (int) values.number("ratelimit.deny-cache.max-entries", 10_000, 1, 10_000_000);
+        int localMaxKeys = (int) values.number("ratelimit.local.max-keys", LocalRateLimiter.DEFAULT_MAX_KEYS, 1, 100_000_000);
 
         List<RuleSettings> rules = new ArrayList<>();
         Set<String> listed = new LinkedHashSet<>();
-        for (String name : list("ratelimit.rules")) {
+        for (String name : values.list("ratelimit.rules")) {
             if (!Rule.isValidName(name)) {
-                problem("ratelimit.rules", name, "is not a valid rule name: use 1 to 64 letters, digits, '.', '_' or '-'");
+                values.problem("ratelimit.rules", name, "is not a valid rule name: use 1 to 64 letters, digits, '.', '_' or '-'");
             } else if (!listed.add(name)) {
-                problem("ratelimit.rules", name, "is listed twice");
+                values.problem("ratelimit.rules", name, "is listed twice");
             } else {
                 readRule(name).ifPresent(rules::add);
             }
         }
-        if (listed.isEmpty() && problems.isEmpty()) {
-            problems.add("ratelimit.rules is empty: list the rules to enforce (e.g. ratelimit.rules=api,login), "
+        if (listed.isEmpty() && values.problems().isEmpty()) {
+            values.problems().add("ratelimit.rules is empty: list the rules to enforce (e.g. ratelimit.rules=api,login), "
                     + "or set ratelimit.enabled=false");
         }
         reportUnread(listed);
-        if (!problems.isEmpty()) {
-            throw new InvalidSettingsException(problems);
+        if (!values.problems().isEmpty()) {
+            throw new InvalidSettingsException(values.problems());
         }
         return new FilterSettings(enabled, valkeyUrl, timeout, connectTimeout, poolMaxTotal, poolMaxIdle, poolMaxWait,
                 keyPrefix, clientClock, trustedProxies, clientIpHeader, ipv6Prefix, headers, failureRetryAfter,
@@ -140,53 +137,53 @@ public final class SettingsReader {
 
     private Optional<RuleSettings> readRule(String name) {
         String p = PREFIX + "rule." + name + ".";
-        int before = problems.size();
-        Algorithm algorithm = choice(p + "algorithm", Algorithm.SLIDING_WINDOW_COUNTER, Algorithm.values(), Algorithm::id);
-        long limit = required(p + "limit").map(v -> parseNumber(p + "limit", v, 1, Long.MAX_VALUE)).orElse(1L);
-        Duration window = required(p + "window").map(v -> parseDuration(p + "window", v, Duration.ofMillis(1)))
+        int before = values.problems().size();
+        Algorithm algorithm = values.choice(p + "algorithm", Algorithm.SLIDING_WINDOW_COUNTER, Algorithm.values(), Algorithm::id);
+        long limit = values.required(p + "limit").map(v -> values.parseNumber(p + "limit", v, 1, Long.MAX_VALUE)).orElse(1L);
+        Duration window = values.required(p + "window").map(v -> values.parseDuration(p + "window", v, Duration.ofMillis(1)))
                 .orElse(Duration.ofSeconds(1));
         long burst = limit;
-        Optional<String> burstText = raw(p + "burst");
+        Optional<String> burstText = values.raw(p + "burst");
         if (burstText.isPresent()) {
             if (!algorithm.hasBurst()) {
-                problem(p + "burst", burstText.get(), "applies only to token-bucket and gcra, not to " + algorithm.id());
+                values.problem(p + "burst", burstText.get(), "applies only to token-bucket and gcra, not to " + algorithm.id());
             } else {
-                burst = parseNumber(p + "burst", burstText.get(), 1, Long.MAX_VALUE);
+                burst = values.parseNumber(p + "burst", burstText.get(), 1, Long.MAX_VALUE);
             }
         }
-        List<UrlPattern> match = patterns(p + "match", "/*");
-        List<UrlPattern> exclude = patterns(p + "exclude", null);
+        List<UrlPattern> match = values.patterns(p + "match", "/*");
+        List<UrlPattern> exclude = values.patterns(p + "exclude", null);
         Set<String> methods = new TreeSet<>();
-        for (String method : list(p + "methods")) {
+        for (String method : values.list(p + "methods")) {
             if (METHOD.matcher(method).matches()) {
                 methods.add(method.toUpperCase(Locale.ROOT));
             } else {
-                problem(p + "methods", method, "is not an HTTP method");
+                values.problem(p + "methods", method, "is not an HTTP method");
             }
         }
-        KeySpec key = raw(p + "key").map(v -> KeySpec.parse(v).orElseGet(() -> {
-            problem(p + "key", v, "is not a key: use ip, principal, principal-or-ip, path, header:<name>, "
+        KeySpec key = values.raw(p + "key").map(v -> KeySpec.parse(v).orElseGet(() -> {
+            values.problem(p + "key", v, "is not a key: use ip, principal, principal-or-ip, path, header:<name>, "
                     + "param:<name> or global, several joined by '+'");
             return null;
         })).orElseGet(() -> KeySpec.parse("ip").orElseThrow());
-        boolean lowercaseKey = bool(p + "lowercase-key", false);
-        long cost = number(p + "cost", 1, 1, Long.MAX_VALUE);
-        boolean countRejected = bool(p + "count-rejected", false);
-        OnFailure onFailure = choice(p + "on-failure", OnFailure.OPEN, OnFailure.values(), OnFailure::id);
-        long localLimit = number(p + "local-limit", limit, 1, limit);
-        boolean shadow = bool(p + "shadow", false);
+        boolean lowercaseKey = values.bool(p + "lowercase-key", false);
+        long cost = values.number(p + "cost", 1, 1, Long.MAX_VALUE);
+        boolean countRejected = values.bool(p + "count-rejected", false);
+        OnFailure onFailure = values.choice(p + "on-failure", OnFailure.OPEN, OnFailure.values(), OnFailure::id);
+        long localLimit = values.number(p + "local-limit", limit, 1, limit);
+        boolean shadow = values.bool(p + "shadow", false);
         if (algorithm == Algorithm.SLIDING_LOG && limit > Rule.MAX_SLIDING_LOG_LIMIT) {
-            problem(p + "limit", Long.toString(limit), "must be at most " + Rule.MAX_SLIDING_LOG_LIMIT
+            values.problem(p + "limit", Long.toString(limit), "must be at most " + Rule.MAX_SLIDING_LOG_LIMIT
                     + " for sliding-log, which keeps one entry per unit (use sliding-window-counter, token-bucket "
                     + "or gcra for higher limits)");
         }
-        if (problems.size() > before) {
+        if (values.problems().size() > before) {
             return Optional.empty();
         }
         try {
             Rule rule = new Rule(name, algorithm, limit, window, burst, countRejected, shadow);
             if (cost > rule.capacity()) {
-                problem(p + "cost", Long.toString(cost), "must not exceed the rule's "
+                values.problem(p + "cost", Long.toString(cost), "must not exceed the rule's "
                         + (algorithm.hasBurst() ? "burst" : "limit") + " (" + rule.capacity() + "): it could never be allowed");
                 return Optional.empty();
             }
@@ -196,7 +193,7 @@ public final class SettingsReader {
             return Optional.of(new RuleSettings(rule, match, exclude, methods, key, lowercaseKey, cost, onFailure,
                     localRule));
         } catch (IllegalArgumentException e) {
-            problems.add(p + "*: " + e.getMessage());
+            values.problems().add(p + "*: " + e.getMessage());
             return Optional.empty();
         }
     }
@@ -210,13 +207,13 @@ public final class SettingsReader {
      */
     private void reportUnread(Set<String> listed) {
         Set<String> readForms = new HashSet<>();
-        for (String name : read) {
+        for (String name : values.read()) {
             readForms.add(SettingsSource.environmentForm(name));
         }
         TreeMap<String, List<String>> unlistedRules = new TreeMap<>();
         Set<String> unknownVariables = new TreeSet<>();
         for (String name : new TreeSet<>(source.names())) {
-            if (!name.startsWith(PREFIX) || read.contains(name)) {
+            if (!name.startsWith(PREFIX) || values.read().contains(name)) {
                 continue;
             }
             if (source.fromEnvironment(name)) {
@@ -231,7 +228,7 @@ public final class SettingsReader {
             if (rest.startsWith("rule.") && dot > 0 && !listed.contains(rest.substring("rule.".length(), dot))) {
                 unlistedRules.computeIfAbsent(rest.substring("rule.".length(), dot), k -> new ArrayList<>()).add(name);
             } else {
-                problems.add(name + " is not a known setting (a typo?)");
+                values.problems().add(name + " is not a known setting (a typo?)");
             }
         }
         unlistedRules.forEach((rule, names) -> LOG.log(System.Logger.Level.WARNING, "Rule ''{0}'' is configured ({1}) "
@@ -241,120 +238,5 @@ public final class SettingsReader {
             LOG.log(System.Logger.Level.WARNING, "Environment variables that match no rate-limit setting are ignored: "
                     + "{0}", String.join(", ", unknownVariables));
         }
-    }
-
-    // --- typed reads; each records the name as read and any problem with its value ---
-
-    private Optional<String> raw(String name) {
-        read.add(name);
-        return source.get(name).map(String::trim).filter(v -> !v.isEmpty());
-    }
-
-    private Optional<String> required(String name) {
-        Optional<String> value = raw(name);
-        if (value.isEmpty()) {
-            problems.add(name + " is required");
-        }
-        return value;
-    }
-
-    private List<String> list(String name) {
-        return raw(name).map(v -> List.of(v.split(","))).orElse(List.of()).stream()
-                .map(String::trim).filter(v -> !v.isEmpty()).toList();
-    }
-
-    private boolean bool(String name, boolean defaultValue) {
-        return raw(name).map(v -> switch (v.toLowerCase(Locale.ROOT)) {
-            case "true" -> true;
-            case "false" -> false;
-            default -> {
-                problem(name, v, "must be true or false");
-                yield defaultValue;
-            }
-        }).orElse(defaultValue);
-    }
-
-    private long number(String name, long defaultValue, long min, long max) {
-        return raw(name).map(v -> parseNumber(name, v, min, max)).orElse(defaultValue);
-    }
-
-    private long parseNumber(String name, String value, long min, long max) {
-        try {
-            long n = Long.parseLong(value);
-            if (n >= min && n <= max) {
-                return n;
-            }
-        } catch (NumberFormatException e) {
-            // reported below
-        }
-        problem(name, value, "must be a whole number " + (max == Long.MAX_VALUE ? "of at least " + min
-                : "from " + min + " to " + max));
-        return min;
-    }
-
-    private Duration duration(String name, Duration defaultValue, Duration min) {
-        return raw(name).map(v -> parseDuration(name, v, min)).orElse(defaultValue);
-    }
-
-    private Duration parseDuration(String name, String value, Duration min) {
-        Optional<Duration> parsed = Durations.parse(value);
-        if (parsed.isEmpty()) {
-            problem(name, value, "is not a duration: use e.g. 500ms, 30s, 15m, 1h, 1d or ISO-8601 (PT15M)");
-            return min;
-        }
-        Duration d = parsed.get();
-        if (d.compareTo(MAX_DURATION) > 0) {
-            problem(name, value, "is too long: at most " + MAX_DURATION.toDays() + " days");
-            return min;
-        }
-        if (d.compareTo(min) < 0 || d.getNano() % 1_000_000 != 0) {
-            problem(name, value, "must be a whole number of milliseconds, at least " + min.toMillis() + " ms");
-            return min;
-        }
-        return d;
-    }
-
-    private String text(String name, String defaultValue, Pattern valid, String rule) {
-        return raw(name).map(v -> {
-            if (!valid.matcher(v).matches()) {
-                problem(name, v, rule);
-                return defaultValue;
-            }
-            return v;
-        }).orElse(defaultValue);
-    }
-
-    private String choice(String name, String defaultValue, List<String> choices) {
-        return raw(name).map(v -> {
-            String lower = v.toLowerCase(Locale.ROOT);
-            if (!choices.contains(lower)) {
-                problem(name, v, "must be one of " + String.join(", ", choices));
-                return defaultValue;
-            }
-            return lower;
-        }).orElse(defaultValue);
-    }
-
-    private <E> E choice(String name, E defaultValue, E[] values, Function<E, String> id) {
-        List<String> ids = java.util.Arrays.stream(values).map(id).toList();
-        String chosen = choice(name, id.apply(defaultValue), ids);
-        return values[ids.indexOf(chosen)];
-    }
-
-    private List<UrlPattern> patterns(String name, String defaultValue) {
-        List<String> texts = list(name);
-        if (texts.isEmpty() && defaultValue != null) {
-            texts = List.of(defaultValue);
-        }
-        List<UrlPattern> patterns = new ArrayList<>();
-        for (String text : texts) {
-            UrlPattern.parse(text).ifPresentOrElse(patterns::add, () -> problem(name, text,
-                    "is not a servlet URL pattern: use /exact, /prefix/*, *.extension or /"));
-        }
-        return patterns;
-    }
-
-    private void problem(String name, String value, String rule) {
-        problems.add(name + "='" + value + "' " + rule);
     }
 }

@@ -1,6 +1,11 @@
 package dev.ratelimit.internal;
 
+import dev.ratelimit.Claim;
 import dev.ratelimit.Decision;
+import dev.ratelimit.Decisions;
+import dev.ratelimit.RateLimitListener;
+import dev.ratelimit.Rule;
+import java.util.List;
 
 import java.time.Duration;
 import java.util.Optional;
@@ -85,6 +90,38 @@ public final class DenyCache {
             return;
         }
         denials.put(new Entry(rule, key), new Denial(decision, nowMs));
+    }
+
+    /**
+     * A recent rejection of one of the request's enforcing rules, replayed without the store:
+     * the remembered rules answer as the store did, the others are not asked (and count
+     * nothing). Never for a request that a count-rejected rule must see.
+     *
+     * @param claims   the request's claims
+     * @param now      the time in ms
+     * @param listener told of each replayed rejection
+     * @return the decisions, or empty when no rule of the request is remembered
+     */
+    public Optional<Decisions> replay(List<Claim> claims, long now, RateLimitListener listener) {
+        if (claims.stream().anyMatch(c -> c.rule().countRejected())) {
+            return Optional.empty();
+        }
+        Decision[] decisions = new Decision[claims.size()];
+        boolean any = false;
+        for (int i = 0; i < claims.size(); i++) {
+            Rule rule = claims.get(i).rule();
+            Optional<Decision> denied = rule.shadow() ? Optional.empty()
+                    : denied(rule.name(), claims.get(i).key(), now);
+            if (denied.isPresent()) {
+                decisions[i] = denied.get();
+                listener.onEvent(rule.name(), RateLimitListener.Event.REJECTED);
+                any = true;
+            } else {
+                // Not asked, so nothing counted: the request is rejected by a remembered rule anyway.
+                decisions[i] = Decision.skipped(rule.name(), rule.limit());
+            }
+        }
+        return any ? Optional.of(Decisions.of(claims, List.of(decisions))) : Optional.empty();
     }
 
     /** Drops expired entries; true when there is room afterwards. */

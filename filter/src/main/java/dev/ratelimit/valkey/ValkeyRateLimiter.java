@@ -2,7 +2,6 @@ package dev.ratelimit.valkey;
 
 import dev.ratelimit.Decision;
 import dev.ratelimit.Decisions;
-import dev.ratelimit.RateLimitException;
 import dev.ratelimit.RateLimitListener;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.Rule;
@@ -11,23 +10,14 @@ import dev.ratelimit.internal.KeyValues;
 import dev.ratelimit.internal.Claims;
 import dev.ratelimit.internal.GuardedListener;
 import dev.ratelimit.internal.Verdicts;
-import dev.ratelimit.UnreadableStateException;
-import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.RedisClusterClient;
 import redis.clients.jedis.UnifiedJedis;
-import redis.clients.jedis.util.JedisClusterCRC16;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
-import java.util.function.Supplier;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
@@ -62,15 +52,8 @@ public final class ValkeyRateLimiter implements RateLimiter {
     public static final Duration DEFAULT_BREAKER_OPEN_FOR = Duration.ofSeconds(2);
 
     private static final Pattern PREFIX = Pattern.compile("[A-Za-z0-9:._-]{1,64}");
-    private static final System.Logger LOG = System.getLogger(ValkeyRateLimiter.class.getName());
     private static final int ARGS_PER_RULE = 7;
     private static final String SERVER_CLOCK = "-1";
-    /** The modes of {@code dispatcher.lua} (its ARGV[2]). */
-    private static final String PEEK = "0";
-    private static final String ACQUIRE = "1";
-    private static final String RECORD_REJECTION = "2";
-    /** The script's error for one unreadable state: {@code RATELIMIT_STATE <rule index> <detail>}. */
-    private static final Pattern STATE_ERROR = Pattern.compile("(?:ERR )?RATELIMIT_STATE (\\d+) (.*)", Pattern.DOTALL);
 
     private final UnifiedJedis client;
     private final boolean ownsClient;
@@ -81,8 +64,7 @@ public final class ValkeyRateLimiter implements RateLimiter {
     private final String endpoint;
     private final CircuitBreaker breaker;
     private final LimiterScript script = LimiterScript.load();
-    /** Rules whose unreadable state was logged already: once each, not once per request. */
-    private final Set<String> unreadableRules = ConcurrentHashMap.newKeySet();
+    private final GuardedCalls calls;
 
     private ValkeyRateLimiter(Builder builder) {
         if (builder.client != null) {
@@ -104,6 +86,7 @@ public final class ValkeyRateLimiter implements RateLimiter {
         this.clientClock = builder.clientClock;
         this.breaker = new CircuitBreaker(builder.breakerFailures, builder.breakerOpenFor, System::nanoTime,
                 builder.listener);
+        this.calls = new GuardedCalls(endpoint, breaker, claim -> stateKey(claim.rule(), claim.key()));
     }
 
     /**
@@ -154,72 +137,27 @@ public final class ValkeyRateLimiter implements RateLimiter {
         Claims.check(claims);
         String now = now();
         if (cluster) {
-            List<List<Integer>> groups = slotGroups(claims);
+            List<List<Integer>> groups = SlotGroups.of(claims, claim -> stateKey(claim.rule(), claim.key()));
             if (groups.size() > 1) {
-                return acquireAcrossSlots(claims, groups, now);
+                return SlotGroups.acquire(claims, groups, (group, mode) -> callForAnswers(group, mode, now));
             }
         }
-        return call(claims, ACQUIRE, now);
+        return call(claims, ScriptMode.ACQUIRE, now);
     }
 
     @Override
     public Decision peek(Rule rule, String key, long cost) {
-        return call(List.of(Claim.of(rule, key, cost)), PEEK, now()).decisions().get(0);
+        return call(List.of(Claim.of(rule, key, cost)), ScriptMode.PEEK, now()).decisions().get(0);
     }
 
     private String now() {
         return clientClock == null ? SERVER_CLOCK : Long.toString(clientClock.getAsLong());
     }
 
-    /** Indexes of the claims, grouped by the cluster slot of their state key, in order of appearance. */
-    private List<List<Integer>> slotGroups(List<Claim> claims) {
-        Map<Integer, List<Integer>> bySlot = new LinkedHashMap<>();
-        for (int i = 0; i < claims.size(); i++) {
-            int slot = JedisClusterCRC16.getSlot(stateKey(claims.get(i).rule(), claims.get(i).key()));
-            bySlot.computeIfAbsent(slot, s -> new ArrayList<>()).add(i);
-        }
-        return new ArrayList<>(bySlot.values());
-    }
-
-    private Decisions acquireAcrossSlots(List<Claim> claims, List<List<Integer>> groups, String now) {
-        Verdicts.Answer[] answers = new Verdicts.Answer[claims.size()];
-        boolean allAllowed = true;
-        for (List<Integer> group : groups) {
-            Decisions peeked = call(subList(claims, group), PEEK, now);
-            allAllowed &= peeked.allowed();
-        }
-        for (List<Integer> group : groups) {
-            List<Claim> claimsOfGroup = subList(claims, group);
-            if (allAllowed) {
-                put(answers, group, callForAnswers(claimsOfGroup, ACQUIRE, now));
-            } else {
-                // Rejected: groups with count-rejected rules record the attempt; the others only
-                // tell their state. Neither pass can turn the rejection into an allow.
-                boolean records = claimsOfGroup.stream().anyMatch(c -> c.rule().countRejected());
-                put(answers, group, callForAnswers(claimsOfGroup, records ? RECORD_REJECTION : PEEK, now));
-            }
-        }
-        return Verdicts.combine(claims, List.of(answers), !allAllowed);
-    }
-
-    private static List<Claim> subList(List<Claim> claims, List<Integer> indexes) {
-        List<Claim> sub = new ArrayList<>(indexes.size());
-        for (int i : indexes) {
-            sub.add(claims.get(i));
-        }
-        return sub;
-    }
-
-    private static void put(Verdicts.Answer[] answers, List<Integer> indexes, List<Verdicts.Answer> group) {
-        for (int j = 0; j < indexes.size(); j++) {
-            answers[indexes.get(j)] = group.get(j);
-        }
-    }
-
     @Override
     public void reset(Rule rule, String key) {
         Claim.of(rule, key); // the same argument checks as every other call
-        guarded("reset", List.of(), () -> client.del(stateKey(rule, key)));
+        calls.run("reset", List.of(), () -> client.del(stateKey(rule, key)));
     }
 
     /**
@@ -238,16 +176,16 @@ public final class ValkeyRateLimiter implements RateLimiter {
         }
     }
 
-    private Decisions call(List<Claim> claims, String mode, String now) {
+    private Decisions call(List<Claim> claims, ScriptMode mode, String now) {
         return Verdicts.combine(claims, callForAnswers(claims, mode, now), false);
     }
 
-    /** One script call; {@code mode} is ARGV[2] of {@code dispatcher.lua}. */
-    private List<Verdicts.Answer> callForAnswers(List<Claim> claims, String mode, String now) {
+    /** One script call. */
+    private List<Verdicts.Answer> callForAnswers(List<Claim> claims, ScriptMode mode, String now) {
         List<String> keys = new ArrayList<>(claims.size());
         List<String> args = new ArrayList<>(2 + ARGS_PER_RULE * claims.size());
         args.add(now);
-        args.add(mode);
+        args.add(mode.argument());
         for (Claim claim : claims) {
             Rule rule = claim.rule();
             keys.add(stateKey(rule, claim.key()));
@@ -259,77 +197,8 @@ public final class ValkeyRateLimiter implements RateLimiter {
             args.add(rule.countRejected() ? "1" : "0");
             args.add(rule.shadow() ? "1" : "0");
         }
-        Object reply = guarded(PEEK.equals(mode) ? "peek" : "acquire", claims,
-                () -> script.run(client, keys, args));
-        return parse(claims, reply);
-    }
-
-    /**
-     * Runs one call to Valkey through the circuit breaker. A script error naming one claim's
-     * state (see {@code dispatcher.lua}) is that key's fault, not the server's: the breaker
-     * counts it as an answer.
-     */
-    private <T> T guarded(String operation, List<Claim> claims, Supplier<T> call) {
-        if (!breaker.allowCall()) {
-            throw new RateLimitException(operation + " not attempted: the circuit breaker for " + endpoint
-                    + " is open after repeated failures", null);
-        }
-        try {
-            T result = call.get();
-            breaker.succeeded();
-            return result;
-        } catch (JedisDataException e) {
-            Matcher state = e.getMessage() == null ? null : STATE_ERROR.matcher(e.getMessage());
-            if (state != null && state.lookingAt()) {
-                breaker.succeeded();
-                int index = Integer.parseInt(state.group(1)) - 1;
-                Claim claim = claims.get(Math.max(0, Math.min(index, claims.size() - 1)));
-                throw unreadableState(claim.rule().name(), stateKey(claim.rule(), claim.key()), state.group(2));
-            }
-            breaker.failed();
-            throw failure(operation, e);
-        } catch (RuntimeException e) {
-            breaker.failed();
-            throw failure(operation, e);
-        }
-    }
-
-    private UnreadableStateException unreadableState(String rule, String key, String detail) {
-        String message = "rule '" + rule + "': its state at key " + key + " cannot be read on " + endpoint + " ("
-                + detail + "); delete the key or wait for its TTL";
-        if (unreadableRules.add(rule)) {
-            LOG.log(System.Logger.Level.WARNING, message + ". Requests on such keys get the rule's on-failure "
-                    + "policy; this is logged once per rule");
-        } else {
-            LOG.log(System.Logger.Level.DEBUG, message);
-        }
-        return new UnreadableStateException(rule, message);
-    }
-
-    private List<Verdicts.Answer> parse(List<Claim> claims, Object reply) {
-        if (!(reply instanceof List<?> values) || values.size() != 1 + 4 * claims.size()) {
-            throw new RateLimitException(endpoint + " sent an unexpected script reply: " + reply, null);
-        }
-        List<Verdicts.Answer> answers = new ArrayList<>(claims.size());
-        for (int i = 0; i < claims.size(); i++) {
-            int at = 1 + 4 * i;
-            answers.add(new Verdicts.Answer(number(values.get(at)) == 1, number(values.get(at + 1)),
-                    number(values.get(at + 2)), number(values.get(at + 3))));
-        }
-        return answers;
-    }
-
-    private long number(Object value) {
-        if (value instanceof Long number) {
-            return number;
-        }
-        throw new RateLimitException(endpoint + " sent a non-integer in the script reply: " + value, null);
-    }
-
-    private RateLimitException failure(String operation, RuntimeException e) {
-        // Jedis messages name hosts and errors, never the password; the endpoint is redacted.
-        return new RateLimitException(operation + " failed on " + endpoint + ": " + e.getClass().getSimpleName()
-                + ": " + e.getMessage(), e);
+        Object reply = calls.run(mode == ScriptMode.PEEK ? "peek" : "acquire", claims, () -> script.run(client, keys, args));
+        return calls.answers(claims, reply);
     }
 
     /** Builds a {@link ValkeyRateLimiter}; not thread-safe, use once. */

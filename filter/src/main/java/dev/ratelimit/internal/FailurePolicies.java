@@ -1,0 +1,144 @@
+package dev.ratelimit.internal;
+
+import dev.ratelimit.Claim;
+import dev.ratelimit.Decision;
+import dev.ratelimit.Decisions;
+import dev.ratelimit.FailurePolicy;
+import dev.ratelimit.RateLimitListener;
+import dev.ratelimit.Rule;
+import dev.ratelimit.local.LocalRateLimiter;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What the limiter answers for rules the shared store cannot decide: each rule's
+ * {@link FailurePolicy}, and the in-process limiter the local ones decide with.
+ */
+public final class FailurePolicies {
+
+    private final Map<String, FailurePolicy> policies;
+    private final FailurePolicy defaultPolicy;
+    private final LocalRateLimiter fallback;
+    private final RateLimitListener listener;
+    private final Duration failureRetryAfter;
+
+    /**
+     * The policies.
+     *
+     * @param policies          per rule name
+     * @param defaultPolicy     for rules not named
+     * @param fallback          the in-process limiter of local policies
+     * @param listener          told of store errors and fallback decisions
+     * @param failureRetryAfter the retry-after of a decision refused by a closed policy
+     */
+    public FailurePolicies(Map<String, FailurePolicy> policies, FailurePolicy defaultPolicy, LocalRateLimiter fallback,
+                           RateLimitListener listener, Duration failureRetryAfter) {
+        this.policies = Map.copyOf(policies);
+        this.defaultPolicy = defaultPolicy;
+        this.fallback = fallback;
+        this.listener = listener;
+        this.failureRetryAfter = failureRetryAfter;
+    }
+
+    /**
+     * A rule's policy.
+     *
+     * @param rule the rule's name
+     * @return its policy, or the default
+     */
+    public FailurePolicy policy(String rule) {
+        return policies.getOrDefault(rule, defaultPolicy);
+    }
+
+    /**
+     * Whether a claim's rule refuses the request when the store cannot decide it.
+     *
+     * @param claim the claim
+     * @return true for a closed policy on an enforcing rule
+     */
+    public boolean closes(Claim claim) {
+        return policy(claim.rule().name()).kind() == FailurePolicy.Kind.CLOSED && !claim.rule().shadow();
+    }
+
+    /**
+     * Decides, by their rules' policies, the claims the store could not decide. A closed
+     * enforcing rule refuses the request: then nothing is counted locally either.
+     *
+     * @param claims    the request's claims
+     * @param byPolicy  the indexes of those the store could not decide
+     * @param decisions the request's decisions, filled in at those indexes
+     */
+    public void decide(List<Claim> claims, List<Integer> byPolicy, Decision[] decisions) {
+        if (byPolicy.isEmpty()) {
+            return;
+        }
+        boolean closed = byPolicy.stream().anyMatch(i -> closes(claims.get(i)));
+        List<Integer> local = new ArrayList<>();
+        for (int i : byPolicy) {
+            Claim claim = claims.get(i);
+            listener.onEvent(claim.rule().name(), RateLimitListener.Event.STORE_ERROR);
+            listener.onEvent(claim.rule().name(), RateLimitListener.Event.FALLBACK);
+            FailurePolicy policy = policy(claim.rule().name());
+            if (policy.kind() == FailurePolicy.Kind.CLOSED && !claim.rule().shadow()) {
+                decisions[i] = Decision.unavailable(claim.rule().name(), claim.rule().limit(), failureRetryAfter);
+            } else if (policy.kind() == FailurePolicy.Kind.LOCAL && !closed) {
+                local.add(i);
+            } else {
+                // Open, or not counted locally because a closed rule refuses the request anyway.
+                decisions[i] = Decision.skipped(claim.rule().name(), claim.rule().limit());
+            }
+        }
+        if (local.isEmpty()) {
+            return;
+        }
+        List<Claim> localClaims = new ArrayList<>(local.size());
+        for (int i : local) {
+            Claim claim = claims.get(i);
+            Rule localRule = policy(claim.rule().name()).localRule();
+            localClaims.add(Claim.of(localRule, claim.key(), Math.min(claim.cost(), localRule.capacity())));
+        }
+        Decisions decided = fallback.acquireAll(localClaims);
+        for (int j = 0; j < local.size(); j++) {
+            decisions[local.get(j)] = decided.decisions().get(j).fromFallback();
+        }
+    }
+
+    /**
+     * What a peek answers when the store cannot.
+     *
+     * @param rule the rule
+     * @param key  the key
+     * @param cost the cost
+     * @return the policy's decision
+     */
+    public Decision peek(Rule rule, String key, long cost) {
+        FailurePolicy policy = policy(rule.name());
+        return switch (policy.kind()) {
+            case OPEN -> Decision.skipped(rule.name(), rule.limit());
+            case CLOSED -> Decision.unavailable(rule.name(), rule.limit(), failureRetryAfter);
+            case LOCAL -> fallback.peek(policy.localRule(), key, Math.min(cost, policy.localRule().capacity()))
+                    .fromFallback();
+        };
+    }
+
+    /**
+     * Forgets a key in the fallback.
+     *
+     * @param rule the shared rule
+     * @param key  the key
+     */
+    public void reset(Rule rule, String key) {
+        FailurePolicy policy = policy(rule.name());
+        if (policy.kind() == FailurePolicy.Kind.LOCAL) {
+            fallback.reset(policy.localRule(), key);
+        }
+    }
+
+    /** Releases the fallback. */
+    public void close() {
+        fallback.close();
+    }
+}

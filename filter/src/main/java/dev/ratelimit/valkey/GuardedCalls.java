@@ -1,0 +1,111 @@
+package dev.ratelimit.valkey;
+
+import dev.ratelimit.Claim;
+import dev.ratelimit.RateLimitException;
+import dev.ratelimit.UnreadableStateException;
+import dev.ratelimit.internal.Verdicts;
+import redis.clients.jedis.exceptions.JedisDataException;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+import java.util.function.Supplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Every call of the limiter to Valkey, through the circuit breaker, and what its reply means:
+ * a failure of the server (counted by the breaker, thrown as {@link RateLimitException} with the
+ * endpoint redacted), one key's unreadable state (an answer, thrown as
+ * {@link UnreadableStateException} and logged once per rule), or the script's numbers.
+ */
+final class GuardedCalls {
+
+    private static final System.Logger LOG = System.getLogger(GuardedCalls.class.getName());
+    /** The script's error for one unreadable state: {@code RATELIMIT_STATE <rule index> <detail>}. */
+    private static final Pattern STATE_ERROR = Pattern.compile("(?:ERR )?RATELIMIT_STATE (\\d+) (.*)", Pattern.DOTALL);
+
+    private final String endpoint;
+    private final CircuitBreaker breaker;
+    private final Function<Claim, String> stateKey;
+    /** Rules whose unreadable state was logged already: once each, not once per request. */
+    private final Set<String> unreadableRules = ConcurrentHashMap.newKeySet();
+
+    GuardedCalls(String endpoint, CircuitBreaker breaker, Function<Claim, String> stateKey) {
+        this.endpoint = endpoint;
+        this.breaker = breaker;
+        this.stateKey = stateKey;
+    }
+
+    /**
+     * Runs one call to Valkey through the circuit breaker. A script error naming one claim's
+     * state (see {@code dispatcher.lua}) is that key's fault, not the server's: the breaker
+     * counts it as an answer.
+     */
+    <T> T run(String operation, List<Claim> claims, Supplier<T> call) {
+        if (!breaker.allowCall()) {
+            throw new RateLimitException(operation + " not attempted: the circuit breaker for " + endpoint
+                    + " is open after repeated failures", null);
+        }
+        try {
+            T result = call.get();
+            breaker.succeeded();
+            return result;
+        } catch (JedisDataException e) {
+            Matcher state = e.getMessage() == null ? null : STATE_ERROR.matcher(e.getMessage());
+            if (state != null && state.lookingAt()) {
+                breaker.succeeded();
+                int index = Integer.parseInt(state.group(1)) - 1;
+                Claim claim = claims.get(Math.max(0, Math.min(index, claims.size() - 1)));
+                throw unreadableState(claim.rule().name(), stateKey.apply(claim), state.group(2));
+            }
+            breaker.failed();
+            throw failure(operation, e);
+        } catch (RuntimeException e) {
+            breaker.failed();
+            throw failure(operation, e);
+        }
+    }
+
+    private UnreadableStateException unreadableState(String rule, String key, String detail) {
+        String message = "rule '" + rule + "': its state at key " + key + " cannot be read on " + endpoint + " ("
+                + detail + "); delete the key or wait for its TTL";
+        if (unreadableRules.add(rule)) {
+            LOG.log(System.Logger.Level.WARNING, message + ". Requests on such keys get the rule's on-failure "
+                    + "policy; this is logged once per rule");
+        } else {
+            LOG.log(System.Logger.Level.DEBUG, message);
+        }
+        return new UnreadableStateException(rule, message);
+    }
+
+    /** The script's reply (see {@code dispatcher.lua}) as one answer per claim. */
+    List<Verdicts.Answer> answers(List<Claim> claims, Object reply) {
+        if (!(reply instanceof List<?> values) || values.size() != 1 + 4 * claims.size()) {
+            throw new RateLimitException(endpoint + " sent an unexpected script reply: " + reply, null);
+        }
+        List<Verdicts.Answer> answers = new ArrayList<>(claims.size());
+        for (int i = 0; i < claims.size(); i++) {
+            int at = 1 + 4 * i;
+            answers.add(new Verdicts.Answer(number(values.get(at)) == 1, number(values.get(at + 1)),
+                    number(values.get(at + 2)), number(values.get(at + 3))));
+        }
+        return answers;
+    }
+
+    private long number(Object value) {
+        if (value instanceof Long number) {
+            return number;
+        }
+        throw new RateLimitException(endpoint + " sent a non-integer in the script reply: " + value, null);
+    }
+
+    private RateLimitException failure(String operation, RuntimeException e) {
+        // Jedis messages name hosts and errors, never the password; the endpoint is redacted.
+        return new RateLimitException(operation + " failed on " + endpoint + ": " + e.getClass().getSimpleName()
+                + ": " + e.getMessage(), e);
+    }
+
+}

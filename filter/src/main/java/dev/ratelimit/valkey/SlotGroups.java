@@ -1,0 +1,77 @@
+package dev.ratelimit.valkey;
+
+import dev.ratelimit.Claim;
+import dev.ratelimit.Decisions;
+import dev.ratelimit.internal.Verdicts;
+import redis.clients.jedis.util.JedisClusterCRC16;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * A request's claims on a cluster, whose keys may hash to different slots: one script call
+ * cannot span slots, so the claims are decided per slot group, first all read-only, then, if
+ * every group allows, one acquiring call per group. When one rejects, the groups holding
+ * count-rejected rules record the attempt in a pass that can never turn the rejection into an
+ * allow: a request is allowed only if every group allowed and was charged.
+ */
+final class SlotGroups {
+
+    /** One script call for one group. */
+    @FunctionalInterface
+    interface GroupCall {
+        List<Verdicts.Answer> call(List<Claim> group, ScriptMode mode);
+    }
+
+    private SlotGroups() {
+    }
+
+    /** Indexes of the claims, grouped by the cluster slot of their state key, in order of appearance. */
+    static List<List<Integer>> of(List<Claim> claims, Function<Claim, String> stateKey) {
+        Map<Integer, List<Integer>> bySlot = new LinkedHashMap<>();
+        for (int i = 0; i < claims.size(); i++) {
+            int slot = JedisClusterCRC16.getSlot(stateKey.apply(claims.get(i)));
+            bySlot.computeIfAbsent(slot, s -> new ArrayList<>()).add(i);
+        }
+        return new ArrayList<>(bySlot.values());
+    }
+
+    /** Decides claims spread over several slot groups. */
+    static Decisions acquire(List<Claim> claims, List<List<Integer>> groups, GroupCall call) {
+        Verdicts.Answer[] answers = new Verdicts.Answer[claims.size()];
+        boolean allAllowed = true;
+        for (List<Integer> group : groups) {
+            List<Claim> claimsOfGroup = subList(claims, group);
+            allAllowed &= Verdicts.combine(claimsOfGroup, call.call(claimsOfGroup, ScriptMode.PEEK), false).allowed();
+        }
+        for (List<Integer> group : groups) {
+            List<Claim> claimsOfGroup = subList(claims, group);
+            if (allAllowed) {
+                put(answers, group, call.call(claimsOfGroup, ScriptMode.ACQUIRE));
+            } else {
+                // Rejected: groups with count-rejected rules record the attempt; the others only
+                // tell their state. Neither pass can turn the rejection into an allow.
+                boolean records = claimsOfGroup.stream().anyMatch(c -> c.rule().countRejected());
+                put(answers, group, call.call(claimsOfGroup, records ? ScriptMode.RECORD_REJECTION : ScriptMode.PEEK));
+            }
+        }
+        return Verdicts.combine(claims, List.of(answers), !allAllowed);
+    }
+
+    private static List<Claim> subList(List<Claim> claims, List<Integer> indexes) {
+        List<Claim> sub = new ArrayList<>(indexes.size());
+        for (int i : indexes) {
+            sub.add(claims.get(i));
+        }
+        return sub;
+    }
+
+    private static void put(Verdicts.Answer[] answers, List<Integer> indexes, List<Verdicts.Answer> group) {
+        for (int j = 0; j < indexes.size(); j++) {
+            answers[indexes.get(j)] = group.get(j);
+        }
+    }
+}
