@@ -1,0 +1,30 @@
+/**
+ * A distributed rate-limiting filter for Jakarta web applications, backed by Valkey.
+ *
+ * <p>The public surface is four packages:
+ * <ul>
+ *   <li>{@code dev.ratelimit}: the API ({@code RateLimiter}, {@code Rule}, {@code Claim},
+ *       {@code Decision}, {@code Decisions}, {@code FailurePolicy}, {@code ResilientRateLimiter},
+ *       {@code RateLimitListener}, the exceptions);</li>
+ *   <li>{@code dev.ratelimit.servlet}: {@code RateLimitFilter};</li>
+ *   <li>{@code dev.ratelimit.valkey}: {@code ValkeyRateLimiter} and {@code ValkeySettings};</li>
+ *   <li>{@code dev.ratelimit.local}: {@code LocalRateLimiter}, the in-process limiter.</li>
+ * </ul>
+ * Everything else (settings reading, metrics, address parsing, shared internals) is not
+ * exported and may change in any release. On the class path, where containers load a WAR's
+ * libraries, the JAR works the same; this descriptor only states what is meant to be used.
+ */
+module dev.ratelimit {
+    requires transitive jakarta.servlet;
+    requires transitive redis.clients.jedis;
+    requires org.apache.commons.pool2;
+    requires microprofile.config.api;
+    requires java.management;
+
+    exports dev.ratelimit;
+    exports dev.ratelimit.servlet;
+    exports dev.ratelimit.valkey;
+    exports dev.ratelimit.local;
+    // The platform MBean server reads the per-rule MBean interfaces.
+    exports dev.ratelimit.metrics to java.management;
+}
