@@ -5,7 +5,6 @@ import redis.clients.jedis.ConnectionPoolConfig;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.RedisClient;
 import redis.clients.jedis.RedisClusterClient;
-import redis.clients.jedis.RedisProtocol;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.util.JedisURIHelper;
 
@@ -29,9 +28,11 @@ final class ValkeyClients {
                 .connectionTimeoutMillis((int) settings.connectTimeout().toMillis())
                 .socketTimeoutMillis((int) settings.socketTimeout().toMillis())
                 .ssl(JedisURIHelper.isRedisSSLScheme(uri))
-                // Every command on a new connection is one more wait a paused server can impose:
-                // speak RESP2 (no HELLO) and skip CLIENT SETINFO.
-                .protocol(RedisProtocol.RESP2)
+                // Every command on a new connection is one more wait a paused server can impose.
+                // Jedis sends HELLO for any protocol it is given, RESP2 included, and negotiates
+                // one when given none: the server's default (RESP2) needs no HELLO at all.
+                // CLIENT SETINFO is skipped too.
+                .serverDefaultProtocol()
                 .clientSetInfoConfig(ClientSetInfoConfig.DISABLED);
         String user = JedisURIHelper.getUser(uri);
         String password = JedisURIHelper.getPassword(uri);

@@ -240,6 +240,30 @@ class ValkeyStateTest {
         assertThat(limiter.acquire(rule, "user:1").allowed()).isTrue();
     }
 
+    /** A new pooled connection costs no round trip but the call itself: no HELLO, no CLIENT SETINFO. */
+    @Test
+    void newConnectionsSendNothingButTheirCalls() throws Exception {
+        inspect.configResetStat();
+        try (ValkeyRateLimiter fresh = ValkeyRateLimiter.builder()
+                .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(2))).build()) {
+            Rule rule = Rule.of("hello", Algorithm.TOKEN_BUCKET, 100, WINDOW);
+            Thread[] threads = new Thread[8];
+            for (int t = 0; t < threads.length; t++) {
+                threads[t] = new Thread(() -> {
+                    for (int i = 0; i < 50; i++) {
+                        fresh.acquire(rule, "k" + i);
+                    }
+                });
+                threads[t].start();
+            }
+            for (Thread thread : threads) {
+                thread.join();
+            }
+        }
+        String stats = inspect.info("commandstats");
+        assertThat(stats).contains("cmdstat_evalsha").doesNotContain("cmdstat_hello").doesNotContain("cmdstat_client");
+    }
+
     /** The review's stall: one call of a large cost on a sliding log. */
     @Test
     void aSlidingLogIsBoundedAndItsLargestCallIsCheap() {
