@@ -2,7 +2,8 @@ package dev.ratelimit.valkey;
 
 import dev.ratelimit.Algorithm;
 import redis.clients.jedis.UnifiedJedis;
-import redis.clients.jedis.exceptions.JedisNoScriptException;
+import redis.clients.jedis.Protocol;
+import redis.clients.jedis.exceptions.JedisDataException;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -12,63 +13,88 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Locale;
 
 /**
- * The one script the limiter runs: the prelude, every algorithm's file, and the dispatcher,
- * joined at start-up (see {@code dispatcher.lua} for the layout of KEYS, ARGV and the reply).
+ * The limiter's code on Valkey: one Valkey Functions library joined at start-up from the
+ * prelude, every algorithm's file and the dispatcher (see {@code dispatcher.lua} for the layout
+ * of KEYS, ARGV and the reply), registering one function.
  *
- * <p>It is called by its SHA-1 with {@code EVALSHA}; the body is sent only when Valkey answers
- * {@code NOSCRIPT} (the first call, and after a restart or {@code SCRIPT FLUSH}). Then the one
- * retry is an {@code EVAL} of the body, which runs the call and loads the script in one step:
- * a separate {@code SCRIPT LOAD} could itself be undone by another flush before the retry.
+ * <p>A function is loaded once ({@code FUNCTION LOAD}) and then called by name
+ * ({@code FCALL}): unlike a script, whose whole top level (prelude, five algorithm closures)
+ * runs again on every call, the library's top level runs only when it is loaded.
+ * Functions are also persisted and replicated, so a restarted server or a promoted replica
+ * still has them. The library's name carries a digest of its code, so two versions of the
+ * application in a rolling deploy each find their own library and never replace the other's.
+ *
+ * <p>When Valkey does not know the function (the first call, an empty new server,
+ * {@code FUNCTION FLUSH}), the library is loaded on the node that serves the call's keys and
+ * the call is made again.
  */
 final class LimiterScript {
 
-    private final String source;
-    private final String sha1;
+    /** Load-and-call rounds before giving up: a flush between the load and the call is a race, not a loop. */
+    private static final int ATTEMPTS = 3;
 
-    private LimiterScript(String source) {
-        this.source = source;
-        this.sha1 = sha1(source);
+    private final String name;
+    private final String library;
+
+    private LimiterScript(String name, String library) {
+        this.name = name;
+        this.library = library;
     }
 
-    /** The script assembled from the resource files next to this class. */
+    /** The library assembled from the resource files next to this class. */
     static LimiterScript load() {
-        StringBuilder source = new StringBuilder(read("prelude.lua"));
-        source.append("\nlocal ALGORITHMS = {}\n");
+        StringBuilder body = new StringBuilder(read("prelude.lua"));
+        body.append("\nlocal ALGORITHMS = {}\n");
         for (Algorithm algorithm : Algorithm.values()) {
-            source.append("\nALGORITHMS['").append(algorithm.id()).append("'] = (function()\n")
+            body.append("\nALGORITHMS['").append(algorithm.id()).append("'] = (function()\n")
                     .append(read(algorithm.id() + ".lua"))
                     .append("\nend)()\n");
         }
-        source.append('\n').append(read("dispatcher.lua"));
-        return new LimiterScript(source.toString());
+        String dispatcher = read("dispatcher.lua");
+        String name = "ratelimit_" + sha1(body + dispatcher).substring(0, 16);
+        body.append("\nredis.register_function('").append(name).append("', (function()\n")
+                .append(dispatcher)
+                .append("\nend)())\n");
+        return new LimiterScript(name, "#!lua name=" + name + "\n" + body);
     }
 
-    /** The full source, as loaded into Valkey. */
-    String source() {
-        return source;
+    /** The library's code, as loaded into Valkey. */
+    String library() {
+        return library;
     }
 
-    /** The SHA-1 Valkey knows the script by. */
-    String sha1() {
-        return sha1;
+    /** The name of the library and of its one function. */
+    String name() {
+        return name;
     }
 
     /**
-     * Runs the script by its SHA-1; if Valkey does not know it, runs (and so loads) the body.
+     * Calls the function; if Valkey does not know it, loads the library on the node of these
+     * keys and calls again.
      *
      * @param client the Valkey client
      * @param keys   KEYS (they also route the call on a cluster)
      * @param args   ARGV
-     * @return the script's reply
+     * @return the function's reply
      */
     Object run(UnifiedJedis client, List<String> keys, List<String> args) {
-        try {
-            return client.evalsha(sha1, keys, args);
-        } catch (JedisNoScriptException e) {
-            return client.eval(source, keys, args);
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return client.fcall(name, keys, args);
+            } catch (JedisDataException e) {
+                if (attempt == ATTEMPTS || !isMissingFunction(e)) {
+                    throw e;
+                }
+                client.sendCommand(keys.get(0), Protocol.Command.FUNCTION, "LOAD", "REPLACE", library);
+            }
         }
+    }
+
+    private static boolean isMissingFunction(JedisDataException e) {
+        return e.getMessage() != null && e.getMessage().toLowerCase(Locale.ROOT).contains("function not found");
     }
 
     private static String read(String name) {

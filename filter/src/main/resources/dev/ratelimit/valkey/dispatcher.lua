@@ -1,7 +1,9 @@
--- dispatcher.lua: the entry point of the limiter script; decides several rules in one call.
+-- dispatcher.lua: the entry point of the limiter; decides several rules in one call.
 --
--- The script the limiter loads is: prelude.lua, then each algorithm's file wrapped as
--- ALGORITHMS['<id>'] = (function() <file> end)(), then this file.
+-- The limiter loads one Valkey Functions library: prelude.lua, then each algorithm's file
+-- wrapped as ALGORITHMS['<id>'] = (function() <file> end)(), then this file, which returns
+-- the one function the library registers, called as FCALL <name> <#KEYS> KEYS... ARGV...
+-- Everything outside that returned function runs once, when the library is loaded.
 --
 -- KEYS[i]   the state key of rule i
 -- ARGV[1]   the time in ms from the client's clock, or -1 to read the server's TIME
@@ -24,101 +26,100 @@
 -- if any rejects, only rules with count_rejected record the attempt and the others are left
 -- exactly as they were. A shadow rule only observes: its verdict does not count towards
 -- all_allowed, and when the request passes it counts exactly as it would alone.
-local now = tonumber(ARGV[1])
-if now < 0 then
-  -- The server's clock: one clock for every app instance. TIME is allowed in scripts since
-  -- scripts replicate their effects, not their source.
-  local time = redis.call('TIME')
-  now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-else
-  TTL_SLACK = 10000
-end
-local mode = ARGV[2]
-local acquire = mode == '1'
 
-local rules = {}
-for i = 1, #KEYS do
+-- The rule being run, so that an error can name it: one pcall per call, not one per rule.
+local current = 0
+
+-- Rule i's verdict (and write, when told to). ARGV of rule i start at 3 + 7 * (i - 1).
+local function run(KEYS, ARGV, now, i, consume_if_allowed, consume_if_rejected)
+  current = i
   local base = 3 + 7 * (i - 1)
-  local algorithm = ALGORITHMS[ARGV[base]]
-  if not algorithm then
-    return redis.error_reply('unknown algorithm ' .. tostring(ARGV[base]))
-  end
-  rules[i] = {
-    run = algorithm,
-    limit = tonumber(ARGV[base + 1]),
-    window = tonumber(ARGV[base + 2]),
-    burst = tonumber(ARGV[base + 3]),
-    cost = tonumber(ARGV[base + 4]),
-    count_rejected = ARGV[base + 5] == '1',
-    shadow = ARGV[base + 6] == '1',
-  }
+  return ALGORITHMS[ARGV[base]](KEYS[i], now, tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]),
+    tonumber(ARGV[base + 3]), tonumber(ARGV[base + 4]), consume_if_allowed, consume_if_rejected)
 end
 
--- Runs rule i; a failure of its key (WRONGTYPE, an unreadable value, arithmetic on it) ends
--- the script with an error naming the rule. The decide pass reads every key before anything is written, so
--- such a failure leaves every state as it was.
-local function run(i, consume_if_allowed, consume_if_rejected)
-  local r = rules[i]
-  local ok, result = pcall(r.run, KEYS[i], now, r.limit, r.window, r.burst, r.cost,
-    consume_if_allowed, consume_if_rejected)
-  if not ok then
-    -- Only WRONGTYPE and an unreadable value (the prelude's `fields`) are about this key; any
-    -- other error (OOM, NOPERM, READONLY after a failover...) is the server's and goes back as
-    -- it is, so that it counts as a failure of the store.
-    local message = type(result) == 'table' and tostring(result.err) or tostring(result)
-    if not (string.find(message, '^WRONGTYPE') or string.find(message, '^state of ')) then
-      error(result, 0)
-    end
-    error('RATELIMIT_STATE ' .. i .. ' ' .. message, 0)
-  end
-  return result
+local function counts_rejected(ARGV, i)
+  return ARGV[3 + 7 * (i - 1) + 5] == '1'
 end
 
-local function decide()
+local function shadow(ARGV, i)
+  return ARGV[3 + 7 * (i - 1) + 6] == '1'
+end
+
+local function decide(KEYS, ARGV, now, mode)
+  local n = #KEYS
   local results = {}
   local all_allowed = 1
   if mode == '2' then
     all_allowed = 0
-    for i = 1, #rules do
-      results[i] = run(i, rules[i].count_rejected, rules[i].count_rejected)
+    for i = 1, n do
+      local counting = counts_rejected(ARGV, i)
+      results[i] = run(KEYS, ARGV, now, i, counting, counting)
     end
-  elseif #rules == 1 then
+  elseif n == 1 then
     -- One rule needs no second pass: it decides and writes in one go.
-    results[1] = run(1, acquire, acquire and rules[1].count_rejected)
-    if not rules[1].shadow then
+    local acquire = mode == '1'
+    results[1] = run(KEYS, ARGV, now, 1, acquire, acquire and counts_rejected(ARGV, 1))
+    if not shadow(ARGV, 1) then
       all_allowed = results[1][1]
     end
   else
-    for i = 1, #rules do
-      results[i] = run(i, false, false)
-      if results[i][1] == 0 and not rules[i].shadow then
+    for i = 1, n do
+      results[i] = run(KEYS, ARGV, now, i, false, false)
+      if results[i][1] == 0 and not shadow(ARGV, i) then
         all_allowed = 0
       end
     end
-    if acquire then
-      for i = 1, #rules do
-        local r = rules[i]
+    if mode == '1' then
+      for i = 1, n do
         if all_allowed == 1 then
           -- Enforcing rules all allowed, so they consume; a shadow rule counts as if alone.
-          results[i] = run(i, true, (not r.shadow) or r.count_rejected)
-        elseif r.count_rejected then
-          results[i] = run(i, true, true)
+          results[i] = run(KEYS, ARGV, now, i, true, (not shadow(ARGV, i)) or counts_rejected(ARGV, i))
+        elseif counts_rejected(ARGV, i) then
+          results[i] = run(KEYS, ARGV, now, i, true, true)
         end
       end
     end
   end
 
   local reply = { all_allowed }
-  for i = 1, #results do
-    for j = 1, 4 do
-      reply[#reply + 1] = results[i][j]
-    end
+  for i = 1, n do
+    local r = results[i]
+    reply[4 * i - 2], reply[4 * i - 1], reply[4 * i], reply[4 * i + 1] = r[1], r[2], r[3], r[4]
   end
   return reply
 end
 
-local ok, reply = pcall(decide)
-if not ok then
-  return redis.error_reply(type(reply) == 'table' and tostring(reply.err) or tostring(reply))
+return function(KEYS, ARGV)
+  local now = tonumber(ARGV[1])
+  -- An upvalue of the library, so it outlives the call: set on every call.
+  TTL_SLACK = 0
+  if now < 0 then
+    -- The server's clock: one clock for every app instance. TIME is allowed since effects,
+    -- not code, are replicated.
+    local time = redis.call('TIME')
+    now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  else
+    TTL_SLACK = 10000
+  end
+  for i = 1, #KEYS do
+    local id = ARGV[3 + 7 * (i - 1)]
+    if not ALGORITHMS[id] then
+      return redis.error_reply('unknown algorithm ' .. tostring(id))
+    end
+  end
+  local ok, reply = pcall(decide, KEYS, ARGV, now, ARGV[2])
+  if ok then
+    return reply
+  end
+  -- Only WRONGTYPE and an unreadable value (the prelude's `fields`) are about the key of the
+  -- rule being run; any other error (OOM, NOPERM, READONLY after a failover...) is the
+  -- server's and goes back as it is, so that it counts as a failure of the store. The decide
+  -- pass reads every key before anything is written, so such a failure leaves every state as
+  -- it was.
+  local message = type(reply) == 'table' and tostring(reply.err) or tostring(reply)
+  if string.find(message, '^WRONGTYPE') or string.find(message, '^state of ') then
+    return redis.error_reply('RATELIMIT_STATE ' .. current .. ' ' .. message)
+  end
+  return redis.error_reply(message)
 end
-return reply

@@ -27,9 +27,9 @@ return function(key, now, limit, window, burst, cost, consume_if_allowed, consum
   local count, ends = 0, nil
   local value = redis.call('GET', key)
   if value then
-    local f = fields(key, value, 2)
-    if now < f[1] then
-      ends, count = f[1], f[2]
+    local stored_end, stored_count = fields(key, value, 2)
+    if now < stored_end then
+      ends, count = stored_end, stored_count
     end
   end
 

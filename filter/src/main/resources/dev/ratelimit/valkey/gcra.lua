@@ -28,8 +28,7 @@ return function(key, now, limit, window, burst, cost, consume_if_allowed, consum
   local d, expires = 0, nil
   local value = redis.call('GET', key)
   if value then
-    local f = fields(key, value, 5)
-    local ms, frac, ts, w, l = f[1], f[2], f[3], f[4], f[5]
+    local ms, frac, ts, w, l = fields(key, value, 5)
     d, expires = bucket_debt((ms - ts) * l + frac, ts, w, l, now, window, limit, burst)
   end
 

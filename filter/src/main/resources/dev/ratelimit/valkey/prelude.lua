@@ -41,22 +41,17 @@ local function ttl(ms)
   return ms + TTL_SLACK
 end
 
--- The fields of a state value "<n>:<n>:...", as numbers; an error (a data error of this one
--- key, reported by the dispatcher) when the value is not in the expected form.
+-- The fields of a state value "<n>:<n>:...", as numbers, by a pattern of that many "(%d+)"
+-- joined by ':'; an error (a data error of this one key, reported by the dispatcher) when the
+-- value is not in that form. One string.match, no table: this runs on every decision.
+local FIELDS = { [2] = '^(%d+):(%d+)$', [4] = '^(%d+):(%d+):(%d+):(%d+)$',
+  [5] = '^(%d+):(%d+):(%d+):(%d+):(%d+)$' }
 local function fields(key, value, count)
-  local out = {}
-  for n in string.gmatch(value, '[^:]+') do
-    out[#out + 1] = tonumber(n)
-  end
-  if #out ~= count then
+  local a, b, c, d, e = string.match(value, FIELDS[count])
+  if not a then
     error('state of ' .. key .. ' is not in the expected form: ' .. value, 0)
   end
-  for i = 1, count do
-    if out[i] == nil then
-      error('state of ' .. key .. ' is not in the expected form: ' .. value, 0)
-    end
-  end
-  return out
+  return tonumber(a), tonumber(b), tonumber(c), tonumber(d), tonumber(e)
 end
 
 -- The token bucket's and GCRA's shared model. A bucket's state is its debt at time ts: the

@@ -35,8 +35,7 @@ return function(key, now, limit, window, burst, cost, consume_if_allowed, consum
   local cur, prev, expires = 0, 0, nil
   local value = redis.call('GET', key)
   if value then
-    local f = fields(key, value, 5)
-    local s, tw, c, p, x = f[1], f[2], f[3], f[4], f[5]
+    local s, tw, c, p, x = fields(key, value, 5)
     if now < x then
       expires = x
       if tw >= start then

@@ -28,8 +28,8 @@ return function(key, now, limit, window, burst, cost, consume_if_allowed, consum
   local d, expires = 0, nil
   local value = redis.call('GET', key)
   if value then
-    local f = fields(key, value, 4)
-    d, expires = bucket_debt(f[1], f[2], f[3], f[4], now, window, limit, burst)
+    local stored, ts, w, l = fields(key, value, 4)
+    d, expires = bucket_debt(stored, ts, w, l, now, window, limit, burst)
   end
 
   local allowed = d + need <= capacity

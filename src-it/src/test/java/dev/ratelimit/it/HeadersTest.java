@@ -77,7 +77,7 @@ class HeadersTest {
         String stats = inspect.info("commandstats");
         long calls = 0;
         for (String line : stats.split("\\r?\\n")) {
-            if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
+            if (line.startsWith("cmdstat_fcall:")) {
                 calls += Long.parseLong(line.replaceAll(".*calls=(\\d+).*", "$1"));
             }
         }

@@ -90,9 +90,9 @@ class ResilientRateLimiterTest {
         }
     }
 
-    /** The script calls Valkey has counted (INFO itself is counted too, so only these lines). */
+    /** The limiter calls Valkey has counted (INFO itself is counted too, so only these lines). */
     private static List<String> scriptStats(Jedis inspect) {
-        return inspect.info("commandstats").lines().filter(l -> l.startsWith("cmdstat_eval"))
+        return inspect.info("commandstats").lines().filter(l -> l.startsWith("cmdstat_fcall"))
                 .map(l -> l.replaceAll(",usec=.*", "")).toList();
     }
 

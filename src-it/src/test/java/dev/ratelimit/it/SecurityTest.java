@@ -34,7 +34,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class SecurityTest {
 
     /** The least-privilege ACL of the README: the limiter's key prefix, the commands it uses. */
-    static final String LIMITER_ACL = "on resetkeys ~rl:* resetchannels -@all +evalsha +eval +del +time +get +set "
+    static final String LIMITER_ACL = "on resetkeys ~rl:* resetchannels -@all +fcall +function|load +del +time +get +set "
             + "+pexpire +zadd +zcard +zcount +zrangebyscore +zrevrange +zrevrangebyscore +zremrangebyscore "
             + "+zremrangebyrank";
 

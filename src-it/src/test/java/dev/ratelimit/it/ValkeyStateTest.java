@@ -135,14 +135,29 @@ class ValkeyStateTest {
     }
 
     @Test
-    void scriptFlushBetweenCallsIsRecoveredFrom() {
+    void functionFlushBetweenCallsIsRecoveredFrom() {
         Rule rule = Rule.of("flush", Algorithm.TOKEN_BUCKET, 5, WINDOW);
         assertThat(limiter.acquire(rule, "k").remaining()).isEqualTo(4);
-        inspect.scriptFlush();
+        inspect.functionFlush();
         assertThat(limiter.acquire(rule, "k").remaining()).isEqualTo(3);
+        inspect.functionFlush();
         inspect.scriptFlush();
         assertThat(limiter.peek(rule, "k", 1).remaining()).isEqualTo(3);
         assertThat(limiter.acquireAll(List.of(Claim.of(rule, "k"))).allowed()).isTrue();
+    }
+
+    /** A rolling deploy: another version's library stays loaded, and each version calls its own. */
+    @Test
+    void anotherVersionsLibraryIsLeftAlone() {
+        Rule rule = Rule.of("versions", Algorithm.GCRA, 5, WINDOW);
+        inspect.functionFlush();
+        inspect.functionLoadReplace("#!lua name=ratelimit_0000000000000000\n"
+                + "redis.register_function('ratelimit_0000000000000000', function(keys, args) return 0 end)");
+        assertThat(limiter.acquire(rule, "k").remaining()).isEqualTo(4);
+        List<String> libraries = inspect.functionList().stream().map(l -> l.getLibraryName()).toList();
+        assertThat(libraries).hasSize(2).contains("ratelimit_0000000000000000")
+                .allMatch(name -> name.matches("ratelimit_[0-9a-f]{16}"));
+        assertThat(inspect.fcall("ratelimit_0000000000000000", List.of(), List.of())).isEqualTo(0L);
     }
 
     @ParameterizedTest
@@ -261,7 +276,7 @@ class ValkeyStateTest {
             }
         }
         String stats = inspect.info("commandstats");
-        assertThat(stats).contains("cmdstat_evalsha").doesNotContain("cmdstat_hello").doesNotContain("cmdstat_client");
+        assertThat(stats).contains("cmdstat_fcall").doesNotContain("cmdstat_hello").doesNotContain("cmdstat_client");
     }
 
     /** The review's stall: one call of a large cost on a sliding log. */
