@@ -43,6 +43,8 @@ public final class Bench {
         try (ValkeyServer valkey = ValkeyServer.provide()) {
             List<Result> results = run(valkey, ops, 8);
             print(results, ops);
+            valkey.flushAll();
+            ServerCost.print(ServerCost.measure(valkey.url(), ops), ops);
         }
     }
 
