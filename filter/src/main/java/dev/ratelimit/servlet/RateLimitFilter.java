@@ -72,7 +72,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *   <tr><td>{@code ratelimit.failure-retry-after}</td><td>{@code 1s}</td><td>{@code Retry-After} of the 503 sent
  *       when a {@code closed} rule cannot reach Valkey</td></tr>
  *   <tr><td>{@code ratelimit.breaker.failures}</td><td>{@code 5}</td><td>consecutive Valkey failures that open the
- *       circuit breaker: no calls, each rule's on-failure policy at once; {@code 0} disables it</td></tr>
+ *       circuit breaker, if at least half of the last second's calls (at least twice this many) failed too: no calls,
+ *       each rule's on-failure policy at once; {@code 0} disables it</td></tr>
  *   <tr><td>{@code ratelimit.breaker.open-for}</td><td>{@code 2s}</td><td>how long the breaker stays open before
  *       one probe call decides whether calls resume</td></tr>
  *   <tr><td>{@code ratelimit.deny-cache.enabled}</td><td>{@code true}</td><td>remember rejections locally until their

@@ -215,7 +215,9 @@ public final class ValkeyRateLimiter implements RateLimiter {
         }
 
         /**
-         * The circuit breaker: after {@code failures} consecutive failures no call is made for
+         * The circuit breaker: after {@code failures} consecutive failures, provided the last
+         * second saw at least twice that many calls and at least half of them failed (so that a
+         * busy server's bursts of timeouts are not taken for a dead server), no call is made for
          * {@code openFor}; then one probe call decides whether calls resume. Default 5 and 2 s.
          *
          * @param failures consecutive failures that open it; 0 disables the breaker

@@ -24,11 +24,12 @@ class CircuitBreakerTest {
 
     @Test
     void opensAfterConsecutiveFailuresProbesOnceThenCloses() {
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < 6; i++) {
+            assertThat(breaker.isOpen()).as("only %d calls in the last second: too few to tell", i).isFalse();
             assertThat(breaker.allowCall()).isTrue();
             breaker.failed();
         }
-        assertThat(breaker.isOpen()).isTrue();
+        assertThat(breaker.isOpen()).as("3 in a row, and 6 of 6 calls of the last second").isTrue();
         assertThat(breaker.allowCall()).isFalse();
         nanos.addAndGet(Duration.ofMillis(1_999).toNanos());
         assertThat(breaker.allowCall()).isFalse();
@@ -67,5 +68,27 @@ class CircuitBreakerTest {
             disabled.failed();
         }
         assertThat(disabled.allowCall()).isTrue();
+    }
+
+    /** A busy server: calls time out in bursts while most are answered. That is not a dead server. */
+    @Test
+    void burstsOfFailuresAmongMostlyAnsweredCallsNeverOpenIt() {
+        for (int round = 0; round < 20; round++) {
+            for (int i = 0; i < 12; i++) {
+                breaker.succeeded();
+            }
+            for (int i = 0; i < 8; i++) { // eight callers waiting on the same slow moment
+                breaker.failed();
+            }
+            nanos.addAndGet(Duration.ofMillis(50).toNanos());
+        }
+        assertThat(breaker.isOpen()).as("40% of calls failed").isFalse();
+        // Then it dies: within the second every call fails, and soon most of the second's calls have.
+        nanos.addAndGet(Duration.ofMillis(600).toNanos());
+        for (int i = 0; i < 60; i++) {
+            breaker.failed();
+        }
+        assertThat(breaker.isOpen()).as("most calls of the last second failed").isTrue();
+        assertThat(changes).containsExactly(true);
     }
 }
