@@ -45,6 +45,8 @@ public final class Bench {
             print(results, ops);
             valkey.flushAll();
             ServerCost.print(ServerCost.measure(valkey.url(), ops), ops);
+            valkey.flushAll();
+            ClientCost.measureAndPrint(valkey.url(), ops);
         }
     }
 
