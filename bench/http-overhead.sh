@@ -5,7 +5,8 @@
 #   on        the api rule with a limit no request reaches (every request decided by Valkey)
 #   hammer    the api rule at its real limit: every request rejected, deny cache on
 #   hammer-nc the same with the deny cache off
-# Usage: bench/http-overhead.sh  (needs wrk and valkey-server; WRK="-t2 -c32 -d10s" to change the load)
+# Usage: bench/http-overhead.sh  (needs wrk and valkey-server; WRK="-t2 -c32 -d10s" to change the load,
+#        RUNS="off on" to run only some)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 load=${WRK:--t2 -c32 -d10s}
@@ -28,7 +29,12 @@ run() { # name, then environment assignments
   kill -TERM -- "-$pid"; wait $pid 2>/dev/null || true
   echo "$name: $(grep 'Requests/sec' /tmp/wrk-$name.txt | awk '{print $2}') req/s, p50 $(grep ' 50%' /tmp/wrk-$name.txt | awk '{print $2}'), p99 $(grep ' 99%' /tmp/wrk-$name.txt | awk '{print $2}'), non-2xx: $(grep -o 'Non-2xx or 3xx responses: [0-9]*' /tmp/wrk-$name.txt | awk '{print $NF}')"
 }
-run off RATELIMIT_ENABLED=false
-run on RATELIMIT_RULE_API_LIMIT=1000000000 RATELIMIT_RULE_API_BURST=1000000000
-run hammer RATELIMIT_DENY_CACHE_ENABLED=true
-run hammer-nc RATELIMIT_DENY_CACHE_ENABLED=false
+runs=${RUNS:-off on hammer hammer-nc}
+for r in $runs; do
+  case $r in
+    off) run off RATELIMIT_ENABLED=false ;;
+    on) run on RATELIMIT_RULE_API_LIMIT=1000000000 RATELIMIT_RULE_API_BURST=1000000000 ;;
+    hammer) run hammer RATELIMIT_DENY_CACHE_ENABLED=true ;;
+    hammer-nc) run hammer-nc RATELIMIT_DENY_CACHE_ENABLED=false ;;
+  esac
+done

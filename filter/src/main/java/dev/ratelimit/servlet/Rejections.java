@@ -3,7 +3,7 @@ package dev.ratelimit.servlet;
 import jakarta.servlet.http.HttpServletResponse;
 
 import java.io.IOException;
-import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 
 /**
@@ -36,9 +36,11 @@ final class Rejections {
         response.setContentType("application/problem+json");
         response.setCharacterEncoding("UTF-8");
         // Every interpolated value is a rule name ([A-Za-z0-9._-]) or a number: no JSON escaping needed.
-        PrintWriter body = response.getWriter();
-        body.write("{\"type\":\"about:blank\",\"title\":\"" + title + "\",\"status\":" + status
-                + ",\"detail\":\"" + detail + "\",\"rule\":\"" + rule + "\",\"retryAfter\":" + retryAfterSeconds + "}");
-        body.flush();
+        byte[] body = ("{\"type\":\"about:blank\",\"title\":\"" + title + "\",\"status\":" + status
+                + ",\"detail\":\"" + detail + "\",\"rule\":\"" + rule + "\",\"retryAfter\":" + retryAfterSeconds + "}")
+                .getBytes(StandardCharsets.UTF_8);
+        // A known length and no flush: the container sends headers and body in one write, not chunked.
+        response.setContentLength(body.length);
+        response.getOutputStream().write(body);
     }
 }

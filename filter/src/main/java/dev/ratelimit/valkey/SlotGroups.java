@@ -12,7 +12,7 @@ import java.util.Map;
 import java.util.function.Function;
 
 /**
- * A request's claims on a cluster, whose keys may hash to different slots: one script call
+ * A request's claims on a cluster, whose keys may hash to different slots: one function call
  * cannot span slots, so the claims are decided per slot group, first all read-only, then, if
  * every group allows, one acquiring call per group. When one rejects, the groups holding
  * count-rejected rules record the attempt in a pass that can never turn the rejection into an
@@ -20,7 +20,7 @@ import java.util.function.Function;
  */
 final class SlotGroups {
 
-    /** One script call for one group. */
+    /** One function call for one group. */
     @FunctionalInterface
     interface GroupCall {
         List<Verdicts.Answer> call(List<Claim> group, ScriptMode mode);

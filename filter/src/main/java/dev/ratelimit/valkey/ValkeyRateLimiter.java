@@ -21,7 +21,7 @@ import java.util.function.LongSupplier;
 import java.util.regex.Pattern;
 
 /**
- * The shared limiter: every decision is one atomic script on Valkey, so every process pointed
+ * The shared limiter: every decision is one atomic function call on Valkey (Lua, run as one step), so every process pointed
  * at the same Valkey enforces one set of limits.
  *
  * <p>State keys are {@code <prefix>:<rule>:<algorithm>:{<key>}}, e.g.
@@ -57,7 +57,7 @@ public final class ValkeyRateLimiter implements RateLimiter {
 
     private final UnifiedJedis client;
     private final boolean ownsClient;
-    /** On a cluster, claims whose keys hash to different slots cannot share one script call. */
+    /** On a cluster, claims whose keys hash to different slots cannot share one function call. */
     private final boolean cluster;
     private final String keyPrefix;
     private final LongSupplier clientClock;
@@ -122,7 +122,7 @@ public final class ValkeyRateLimiter implements RateLimiter {
     /**
      * {@inheritDoc}
      *
-     * <p>On a standalone Valkey (or Sentinel-managed primary) this is one atomic script call. On
+     * <p>On a standalone Valkey (or Sentinel-managed primary) this is one atomic function call. On
      * a cluster, claims whose keys hash to different slots (different identities: an address and
      * a user name) cannot share a script: they are decided per slot group, first all read-only,
      * then, if every group allows, one acquiring call per group. Each group is atomic; across
@@ -180,7 +180,7 @@ public final class ValkeyRateLimiter implements RateLimiter {
         return Verdicts.combine(claims, callForAnswers(claims, mode, now), false);
     }
 
-    /** One script call. */
+    /** One function call. */
     private List<Verdicts.Answer> callForAnswers(List<Claim> claims, ScriptMode mode, String now) {
         List<String> keys = new ArrayList<>(claims.size());
         List<String> args = new ArrayList<>(2 + ARGS_PER_RULE * claims.size());

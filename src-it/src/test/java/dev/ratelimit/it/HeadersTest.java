@@ -64,6 +64,10 @@ class HeadersTest {
             assertThat(scriptCalls(inspect)).as("answered without Valkey").isEqualTo(callsBefore);
             for (HttpResponse<String> response : List.of(fromStore, fromCache)) {
                 assertThat(response.statusCode()).isEqualTo(429);
+                // Sent with its length in one write, not chunked: a hammering client costs little.
+                assertThat(response.headers().firstValue("Content-Length"))
+                        .hasValue(Integer.toString(response.body().getBytes(java.nio.charset.StandardCharsets.UTF_8).length));
+                assertThat(response.headers().firstValue("Transfer-Encoding")).isEmpty();
             }
             assertThat(fromCache.headers().firstValue("RateLimit")).isEqualTo(fromStore.headers().firstValue("RateLimit"))
                     .hasValue("\"api\";r=1;t=3600");
