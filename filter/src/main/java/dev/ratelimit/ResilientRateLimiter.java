@@ -106,9 +106,10 @@ public final class ResilientRateLimiter implements RateLimiter {
             pending.add(i);
         }
         List<Integer> byPolicy = new ArrayList<>();
+        Decisions answer = null;
         while (!pending.isEmpty()) {
             try {
-                Decisions answer = shared.acquireAll(pick(claims, pending));
+                answer = shared.acquireAll(pick(claims, pending));
                 storeAnswered();
                 for (int j = 0; j < pending.size(); j++) {
                     decisions[pending.get(j)] = answer.decisions().get(j);
@@ -131,9 +132,23 @@ public final class ResilientRateLimiter implements RateLimiter {
             }
         }
         policies.decide(claims, byPolicy, decisions);
-        Decisions result = Decisions.of(claims, List.of(decisions));
+        Decisions result = withStoreVerdict(Decisions.of(claims, List.of(decisions)), answer);
         report(claims, result, now);
         return result;
+    }
+
+    /**
+     * The store's own verdict stands: a rejection it decided (a cluster group that rejected while
+     * the others now allow) stays a rejection, and its retry-after, which covers the rules the
+     * rejection itself charged, is never shortened by recombining the per-rule decisions.
+     */
+    private static Decisions withStoreVerdict(Decisions combined, Decisions store) {
+        if (store == null || store.allowed()) {
+            return combined;
+        }
+        Duration retryAfter = combined.retryAfter().compareTo(store.retryAfter()) > 0
+                ? combined.retryAfter() : store.retryAfter();
+        return new Decisions(false, combined.decisions(), retryAfter);
     }
 
     /** Metrics events, and the rejections worth remembering. */

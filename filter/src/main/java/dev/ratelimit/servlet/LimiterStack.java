@@ -49,10 +49,8 @@ final class LimiterStack {
             LOG.log(System.Logger.Level.INFO, "Rate limiting is disabled (ratelimit.enabled=false)");
             shared = LocalRateLimiter.create(1);
         } else if (settings.valkeyUrl().isPresent()) {
-            valkey.set(connect(settings, metrics));
+            valkey.set(connect(settings, metrics, names));
             shared = valkey.get();
-            LOG.log(System.Logger.Level.INFO, "Rate limiting {0} on {1}", names,
-                    ValkeySettings.of(settings.valkeyUrl().get()).redactedUrl());
         } else {
             shared = LocalRateLimiter.create(settings.localMaxKeys());
             LOG.log(System.Logger.Level.WARNING, "Rate limiting {0} IN THIS PROCESS ONLY: ratelimit.valkey.url is "
@@ -67,7 +65,7 @@ final class LimiterStack {
         return new LimiterStack(builder.build(), metrics);
     }
 
-    private static ValkeyRateLimiter connect(FilterSettings settings, Metrics metrics) {
+    private static ValkeyRateLimiter connect(FilterSettings settings, Metrics metrics, List<String> names) {
         ValkeySettings valkey = new ValkeySettings(settings.valkeyUrl().get(), settings.connectTimeout(),
                 settings.timeout(), settings.poolMaxTotal(), settings.poolMaxIdle(), settings.poolMaxWait(),
                 settings.tlsCaFile(), settings.cluster());
@@ -77,7 +75,9 @@ final class LimiterStack {
             builder.clientClock(System::currentTimeMillis);
         }
         try {
-            return builder.build();
+            ValkeyRateLimiter limiter = builder.build();
+            LOG.log(System.Logger.Level.INFO, "Rate limiting {0} on {1}", names, valkey.redactedUrl());
+            return limiter;
         } catch (RuntimeException e) {
             // Only a cluster client connects while being built: it must learn the slot layout.
             throw new IllegalStateException("RateLimitFilter cannot reach the Valkey Cluster at "

@@ -121,4 +121,19 @@ class ResilientRateLimiterTest {
             assertThat(heard("search:FALLBACK")).isEqualTo(3);
         }
     }
+
+    /** The store's retry-after covers the count-rejected rule the rejection charged; recombining must keep it. */
+    @Test
+    void theStoresRetryAfterSurvivesTheDecisionPath() {
+        Rule burst = Rule.of("burst", Algorithm.FIXED_WINDOW, 1, Duration.ofSeconds(10));
+        Rule lockout = Rule.of("lockout", Algorithm.SLIDING_LOG, 2, Duration.ofHours(1)).withCountRejected(true);
+        List<Claim> both = List.of(Claim.of(burst, "k"), Claim.of(lockout, "k"));
+        try (ResilientRateLimiter limiter = onValkey(valkey.url())) {
+            assertThat(limiter.acquireAll(both).allowed()).isTrue();
+            Decisions rejected = limiter.acquireAll(both);
+            assertThat(rejected.allowed()).isFalse();
+            assertThat(rejected.retryAfter()).as("the lockout the rejection filled, not the 10 s window")
+                    .isGreaterThan(Duration.ofMinutes(59));
+        }
+    }
 }
