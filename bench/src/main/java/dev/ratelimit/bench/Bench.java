@@ -3,21 +3,32 @@ package dev.ratelimit.bench;
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.it.ValkeyServer;
 
+import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
+import java.util.function.IntFunction;
 
 /**
- * Ours against Bucket4j on one Valkey, in one run. Timings on shared machines are noisy, so the
- * report gives ratios measured back to back, not absolute numbers to compare across runs.
+ * Ours against Bucket4j and a bare Jedis client on one Valkey, in one run. Timings on shared
+ * machines are noisy, so the report gives ratios measured back to back, not absolute numbers
+ * to compare across runs.
  *
  * <ul>
- *   <li>throughput on one hot key and on many keys, 8 threads, every request allowed;</li>
+ *   <li>throughput, p50 and p99 latency and the JVM's CPU per decision, on one hot key and on
+ *       100,000 random keys, at 1, 8 and 32 threads, every request allowed;</li>
+ *   <li>the five algorithms, and one rule against three in one call;</li>
+ *   <li>{@code valkey-benchmark} calling our function at the same concurrency, with and
+ *       without {@code -P 16};</li>
  *   <li>exactness under contention: 8 threads ask 4 × the limit of one key at once, how many
- *       get through (the limit is the right answer).</li>
+ *       get through (the limit is the right answer);</li>
+ *   <li>the Valkey CPU per decision ({@link ServerCost}) and the calling thread's
+ *       ({@link ClientCost}).</li>
  * </ul>
  *
  * <p>Run: {@code ./mvnw -q -pl bench -am -Prun-bench -DskipTests verify}; {@code BENCH_OPS}
@@ -25,11 +36,20 @@ import java.util.function.Function;
  */
 public final class Bench {
 
+    static final long UNREACHED = 100_000_000L;
+    static final Duration HOUR = Duration.ofHours(1);
+    static final int RANDOM_KEYS = 100_000;
+
     private Bench() {
     }
 
-    /** One measured scenario. */
-    record Result(String scenario, String contender, double opsPerSecond, int allowed) {
+    /**
+     * One measured scenario.
+     *
+     * @param cpuMicros the JVM's CPU time (all threads) per decision
+     */
+    record Result(String scenario, String contender, int threads, double opsPerSecond, int allowed,
+                  double p50Micros, double p99Micros, double cpuMicros) {
     }
 
     /**
@@ -41,8 +61,13 @@ public final class Bench {
     public static void main(String[] args) throws Exception {
         int ops = Integer.parseInt(System.getenv().getOrDefault("BENCH_OPS", "20000"));
         try (ValkeyServer valkey = ValkeyServer.provide()) {
-            List<Result> results = run(valkey, ops, 8);
-            print(results, ops);
+            List<Result> results = throughput(valkey, ops, List.of(1, 8, 32));
+            print("Throughput, every request allowed", results);
+            print("The five algorithms, 100k random keys, 8 threads", algorithms(valkey, ops, 8));
+            print("One rule against three in one call (token-bucket, gcra, fixed-window), 100k random keys",
+                    rules(valkey, ops, List.of(1, 8)));
+            ValkeyBenchmark.print(ValkeyBenchmark.compare(valkey, ops, List.of(8, 32), results));
+            print("Exactness: 4x a limit of 100 on one key, 8 threads at once", exactness(valkey, 8));
             valkey.flushAll();
             ServerCost.print(ServerCost.measure(valkey.url(), ops), ops);
             valkey.flushAll();
@@ -50,24 +75,67 @@ public final class Bench {
         }
     }
 
-    static List<Result> run(ValkeyServer valkey, int ops, int threads) throws InterruptedException {
-        List<Result> results = new ArrayList<>();
+    /** Ours pipelined and not, a bare Jedis client and Bucket4j, on a hot key and on random keys. */
+    static List<Result> throughput(ValkeyServer valkey, int ops, List<Integer> threadCounts) throws InterruptedException {
         List<Function<String, Contender>> contenders = List.of(
-                url -> new OurLimiter(url, Algorithm.TOKEN_BUCKET, 100_000_000L, Duration.ofHours(1)),
-                url -> new OurLimiter(url, Algorithm.GCRA, 100_000_000L, Duration.ofHours(1)),
-                url -> new Bucket4jLimiter(url, 100_000_000L, Duration.ofHours(1)));
-        for (Function<String, Contender> make : contenders) {
-            valkey.flushAll();
-            try (Contender contender = make.apply(valkey.url())) {
-                measure(contender, "warm-up", ops / 4, threads, i -> "warm");
-                results.add(measure(contender, "hot key", ops, threads, i -> "hot"));
-                results.add(measure(contender, "10k keys", ops, threads, i -> "k" + (i % 10_000)));
+                url -> new OurLimiter(url, Algorithm.TOKEN_BUCKET, UNREACHED, HOUR),
+                url -> new OurLimiter(url, List.of(Algorithm.TOKEN_BUCKET), UNREACHED, HOUR, 0),
+                url -> new BareJedis(url, UNREACHED, HOUR),
+                url -> new Bucket4jLimiter(url, UNREACHED, HOUR));
+        List<Result> results = new ArrayList<>();
+        for (int threads : threadCounts) {
+            for (Function<String, Contender> make : contenders) {
+                valkey.flushAll();
+                try (Contender contender = make.apply(valkey.url())) {
+                    measure(contender, "warm-up", ops / 4, threads, i -> "warm" + (i % 1000));
+                    results.add(measure(contender, "one hot key", ops, threads, i -> "hot"));
+                    results.add(measure(contender, "100k random keys", ops, threads, Bench::randomKey));
+                }
             }
         }
+        return results;
+    }
+
+    static List<Result> algorithms(ValkeyServer valkey, int ops, int threads) throws InterruptedException {
+        List<Result> results = new ArrayList<>();
+        for (Algorithm algorithm : Algorithm.values()) {
+            long limit = algorithm == Algorithm.SLIDING_LOG ? 10_000 : UNREACHED;
+            valkey.flushAll();
+            try (Contender contender = new OurLimiter(valkey.url(), algorithm, limit, HOUR)) {
+                measure(contender, "warm-up", ops / 4, threads, i -> "warm" + (i % 1000));
+                results.add(measure(contender, "100k random keys", ops, threads, Bench::randomKey));
+            }
+        }
+        valkey.flushAll();
+        try (Contender contender = new Bucket4jLimiter(valkey.url(), UNREACHED, HOUR)) {
+            measure(contender, "warm-up", ops / 4, threads, i -> "warm" + (i % 1000));
+            results.add(measure(contender, "100k random keys", ops, threads, Bench::randomKey));
+        }
+        return results;
+    }
+
+    static List<Result> rules(ValkeyServer valkey, int ops, List<Integer> threadCounts) throws InterruptedException {
+        List<Result> results = new ArrayList<>();
+        for (int threads : threadCounts) {
+            for (List<Algorithm> algorithms : List.of(List.of(Algorithm.TOKEN_BUCKET),
+                    List.of(Algorithm.TOKEN_BUCKET, Algorithm.GCRA, Algorithm.FIXED_WINDOW))) {
+                valkey.flushAll();
+                try (Contender contender = new OurLimiter(valkey.url(), algorithms, UNREACHED, HOUR, OurLimiter.PIPELINES)) {
+                    measure(contender, "warm-up", ops / 4, threads, i -> "warm" + (i % 1000));
+                    results.add(measure(contender, "100k random keys", ops, threads, Bench::randomKey));
+                }
+            }
+        }
+        return results;
+    }
+
+    static List<Result> exactness(ValkeyServer valkey, int threads) throws InterruptedException {
         List<Function<String, Contender>> exact = List.of(
-                url -> new OurLimiter(url, Algorithm.TOKEN_BUCKET, 100, Duration.ofHours(1)),
-                url -> new OurLimiter(url, Algorithm.SLIDING_LOG, 100, Duration.ofHours(1)),
-                url -> new Bucket4jLimiter(url, 100, Duration.ofHours(1)));
+                url -> new OurLimiter(url, Algorithm.TOKEN_BUCKET, 100, HOUR),
+                url -> new OurLimiter(url, Algorithm.SLIDING_LOG, 100, HOUR),
+                url -> new OurLimiter(url, List.of(Algorithm.TOKEN_BUCKET), 100, HOUR, 0),
+                url -> new Bucket4jLimiter(url, 100, HOUR));
+        List<Result> results = new ArrayList<>();
         for (Function<String, Contender> make : exact) {
             valkey.flushAll();
             try (Contender contender = make.apply(valkey.url())) {
@@ -77,16 +145,26 @@ public final class Bench {
         return results;
     }
 
-    private static Result measure(Contender contender, String scenario, int ops, int threads,
-                                  java.util.function.IntFunction<String> key) throws InterruptedException {
+    private static String randomKey(int i) {
+        return "r" + ThreadLocalRandom.current().nextInt(RANDOM_KEYS);
+    }
+
+    static Result measure(Contender contender, String scenario, int ops, int threads, IntFunction<String> key)
+            throws InterruptedException {
         AtomicInteger next = new AtomicInteger();
         AtomicInteger allowed = new AtomicInteger();
+        long[] latencies = new long[ops];
         List<Thread> workers = new ArrayList<>();
+        long cpuBefore = processCpuNanos();
         long start = System.nanoTime();
         for (int t = 0; t < threads; t++) {
             Thread worker = new Thread(() -> {
                 for (int i = next.getAndIncrement(); i < ops; i = next.getAndIncrement()) {
-                    if (contender.tryAcquire(key.apply(i))) {
+                    String k = key.apply(i);
+                    long began = System.nanoTime();
+                    boolean ok = contender.tryAcquire(k);
+                    latencies[i] = System.nanoTime() - began;
+                    if (ok) {
                         allowed.incrementAndGet();
                     }
                 }
@@ -98,18 +176,33 @@ public final class Bench {
             worker.join();
         }
         double seconds = (System.nanoTime() - start) / 1e9;
-        return new Result(scenario, contender.name(), ops / seconds, allowed.get());
+        double cpu = (processCpuNanos() - cpuBefore) / 1000.0 / ops;
+        Arrays.sort(latencies);
+        return new Result(scenario, contender.name(), threads, ops / seconds, allowed.get(),
+                latencies[(int) (ops * 0.50)] / 1000.0, latencies[Math.min(ops - 1, (int) (ops * 0.99))] / 1000.0, cpu);
     }
 
-    private static void print(List<Result> results, int ops) {
-        System.out.printf(Locale.ROOT, "%nBenchmark: %d decisions per measurement, 8 threads, one valkey-server on loopback%n", ops);
-        System.out.printf(Locale.ROOT, "%-24s %-30s %12s %10s %8s%n", "scenario", "limiter", "decisions/s", "vs b4j", "allowed");
+    private static long processCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime();
+    }
+
+    static void print(String title, List<Result> results) {
+        System.out.printf(Locale.ROOT, "%n%s%n", title);
+        System.out.printf(Locale.ROOT, "%-20s %3s %-32s %11s %8s %8s %8s %8s %8s %7s%n", "scenario", "thr", "limiter",
+                "decisions/s", "vs b4j", "vs bare", "p50 us", "p99 us", "cpu us", "allowed");
         for (Result r : results) {
-            double anchor = results.stream()
-                    .filter(a -> a.scenario().equals(r.scenario()) && a.contender().startsWith("bucket4j"))
-                    .mapToDouble(Result::opsPerSecond).findFirst().orElse(Double.NaN);
-            System.out.printf(Locale.ROOT, "%-24s %-30s %12.0f %9.2fx %8d%n", r.scenario(), r.contender(),
-                    r.opsPerSecond(), r.opsPerSecond() / anchor, r.allowed());
+            System.out.printf(Locale.ROOT, "%-20s %3d %-32s %11.0f %7.2fx %7.2fx %8.0f %8.0f %8.1f %7d%n", r.scenario(),
+                    r.threads(), r.contender(), r.opsPerSecond(), r.opsPerSecond() / anchor(results, r, "bucket4j"),
+                    r.opsPerSecond() / anchor(results, r, "bare"), r.p50Micros(), r.p99Micros(), r.cpuMicros(),
+                    r.allowed());
         }
+    }
+
+    private static double anchor(List<Result> results, Result r, String contender) {
+        return results.stream()
+                .filter(a -> a.scenario().equals(r.scenario()) && a.threads() == r.threads()
+                        && a.contender().startsWith(contender))
+                .mapToDouble(Result::opsPerSecond).findFirst().orElse(Double.NaN);
     }
 }

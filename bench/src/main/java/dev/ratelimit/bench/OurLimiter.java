@@ -1,27 +1,48 @@
 package dev.ratelimit.bench;
 
 import dev.ratelimit.Algorithm;
+import dev.ratelimit.Claim;
 import dev.ratelimit.Rule;
 import dev.ratelimit.valkey.ValkeyRateLimiter;
 import dev.ratelimit.valkey.ValkeySettings;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
-/** This project's Valkey limiter: one EVALSHA per decision. */
+/** This project's Valkey limiter: one function call per decision, with one or several rules. */
 final class OurLimiter implements Contender {
 
+    /** {@code BENCH_PIPELINES}: the pipelines of the pipelined contenders, default the limiter's. */
+    static final int PIPELINES = Integer.parseInt(System.getenv().getOrDefault("BENCH_PIPELINES",
+            Integer.toString(ValkeyRateLimiter.DEFAULT_PIPELINES)));
+
     private final ValkeyRateLimiter limiter;
-    private final Rule rule;
+    private final List<Rule> rules;
     private final String name;
 
-    OurLimiter(String url, Algorithm algorithm, long capacity, Duration refill) {
+    /**
+     * @param algorithms one rule per algorithm, all on the same key (several: one call decides all)
+     * @param pipelines  {@link ValkeyRateLimiter.Builder#pipelines}
+     */
+    OurLimiter(String url, List<Algorithm> algorithms, long capacity, Duration refill, int pipelines) {
         this.limiter = ValkeyRateLimiter.builder()
                 .settings(ValkeySettings.of(url).withSocketTimeout(Duration.ofSeconds(5))
                         .withPoolMaxWait(Duration.ofSeconds(5)).withPool(64, 64))
-                .keyPrefix("bench:ours:" + algorithm.id())
+                .keyPrefix("bench:ours")
+                .pipelines(pipelines)
                 .build();
-        this.rule = Rule.of("bench", algorithm, capacity, refill);
-        this.name = "ratelimit " + algorithm.id();
+        List<Rule> rules = new ArrayList<>();
+        for (Algorithm algorithm : algorithms) {
+            rules.add(Rule.of("bench-" + algorithm.id(), algorithm, capacity, refill));
+        }
+        this.rules = List.copyOf(rules);
+        this.name = "ratelimit " + (algorithms.size() == 1 ? algorithms.get(0).id() : algorithms.size() + " rules")
+                + (pipelines == 0 ? ", unpipelined" : "");
+    }
+
+    OurLimiter(String url, Algorithm algorithm, long capacity, Duration refill) {
+        this(url, List.of(algorithm), capacity, refill, PIPELINES);
     }
 
     @Override
@@ -31,7 +52,14 @@ final class OurLimiter implements Contender {
 
     @Override
     public boolean tryAcquire(String key) {
-        return limiter.acquire(rule, key).allowed();
+        if (rules.size() == 1) {
+            return limiter.acquire(rules.get(0), key).allowed();
+        }
+        List<Claim> claims = new ArrayList<>(rules.size());
+        for (Rule rule : rules) {
+            claims.add(Claim.of(rule, key));
+        }
+        return limiter.acquireAll(claims).allowed();
     }
 
     @Override

@@ -13,15 +13,16 @@ class BenchSmokeTest {
     @Test
     void theBenchmarkRunsAndEveryLimiterIsExactUnderContention() throws Exception {
         try (ValkeyServer valkey = ValkeyServer.provide()) {
-            List<Bench.Result> results = Bench.run(valkey, 400, 4);
-            assertThat(results).hasSize(9);
-            assertThat(results).filteredOn(r -> !r.scenario().startsWith("4x"))
-                    .allSatisfy(r -> {
-                        assertThat(r.opsPerSecond()).isPositive();
-                        assertThat(r.allowed()).isEqualTo(400);
-                    });
-            assertThat(results).filteredOn(r -> r.scenario().startsWith("4x"))
-                    .hasSize(3).allSatisfy(r -> assertThat(r.allowed()).as(r.contender()).isEqualTo(100));
+            List<Bench.Result> results = Bench.throughput(valkey, 400, List.of(1, 4));
+            assertThat(results).hasSize(16).allSatisfy(r -> {
+                assertThat(r.opsPerSecond()).isPositive();
+                assertThat(r.p99Micros()).isGreaterThanOrEqualTo(r.p50Micros());
+                assertThat(r.allowed()).as(r.contender()).isEqualTo(400);
+            });
+            assertThat(Bench.rules(valkey, 400, List.of(4))).hasSize(2)
+                    .allSatisfy(r -> assertThat(r.allowed()).as(r.contender()).isEqualTo(400));
+            assertThat(Bench.exactness(valkey, 8)).hasSize(4)
+                    .allSatisfy(r -> assertThat(r.allowed()).as(r.contender()).isEqualTo(100));
         }
     }
 }

@@ -19,6 +19,8 @@ import java.util.Optional;
  * @param poolMaxTotal     most connections
  * @param poolMaxIdle      most idle connections
  * @param poolMaxWait      wait for a pooled connection
+ * @param pipelines        most pipelines of concurrent calls on the wire at once (0: none, every
+ *                         call on its own connection)
  * @param keyPrefix        the first part of every state key
  * @param clientClock      whether time comes from the app server's clock instead of Valkey's
  * @param trustedProxies   peers whose forwarding headers are believed
@@ -39,7 +41,7 @@ import java.util.Optional;
  * @param rules            the rules, in the order of {@code ratelimit.rules}
  */
 public record FilterSettings(boolean enabled, Optional<String> valkeyUrl, Duration timeout, Duration connectTimeout,
-                             int poolMaxTotal, int poolMaxIdle, Duration poolMaxWait, String keyPrefix,
+                             int poolMaxTotal, int poolMaxIdle, Duration poolMaxWait, int pipelines, String keyPrefix,
                              boolean clientClock, List<Cidr> trustedProxies, String clientIpHeader, int ipv6Prefix,
                              HeaderMode headers, Duration failureRetryAfter, int breakerFailures,
                              Duration breakerOpenFor, int denyCacheSize, int localMaxKeys, Optional<Path> tlsCaFile,

@@ -60,7 +60,8 @@ public final class SettingsReader {
             // A kill switch must work even while the rest of the settings are broken.
             return new FilterSettings(false, Optional.empty(), ValkeySettings.DEFAULT_SOCKET_TIMEOUT,
                     ValkeySettings.DEFAULT_CONNECT_TIMEOUT, ValkeySettings.DEFAULT_POOL_MAX_TOTAL,
-                    ValkeySettings.DEFAULT_POOL_MAX_TOTAL, ValkeySettings.DEFAULT_POOL_MAX_WAIT, ValkeyRateLimiter.DEFAULT_KEY_PREFIX, false,
+                    ValkeySettings.DEFAULT_POOL_MAX_TOTAL, ValkeySettings.DEFAULT_POOL_MAX_WAIT, ValkeyRateLimiter.DEFAULT_PIPELINES,
+                    ValkeyRateLimiter.DEFAULT_KEY_PREFIX, false,
                     List.of(), "X-Forwarded-For", 64, HeaderMode.DRAFT, Duration.ofSeconds(1), 0, Duration.ofSeconds(1),
                     0, 1, Optional.empty(), false, List.of());
         }
@@ -72,6 +73,7 @@ public final class SettingsReader {
         int poolMaxIdle = (int) values.number("ratelimit.valkey.pool.max-idle", poolMaxTotal, 0, 10_000);
         Duration poolMaxWait = values.duration("ratelimit.valkey.pool.max-wait", ValkeySettings.DEFAULT_POOL_MAX_WAIT,
                 Duration.ofMillis(1));
+        int pipelines = (int) values.number("ratelimit.valkey.pipelines", ValkeyRateLimiter.DEFAULT_PIPELINES, 0, 64);
         Optional<Path> tlsCaFile = values.raw("ratelimit.valkey.tls.ca-file").map(file -> {
             Path path = Path.of(file);
             if (!Files.isReadable(path)) {
@@ -130,7 +132,7 @@ public final class SettingsReader {
             throw new InvalidSettingsException(values.problems());
         }
         return new FilterSettings(enabled, valkeyUrl, timeout, connectTimeout, poolMaxTotal, poolMaxIdle, poolMaxWait,
-                keyPrefix, clientClock, trustedProxies, clientIpHeader, ipv6Prefix, headers, failureRetryAfter,
+                pipelines, keyPrefix, clientClock, trustedProxies, clientIpHeader, ipv6Prefix, headers, failureRetryAfter,
                 breakerFailures, breakerOpenFor, denyCache ? denyCacheSize : 0, localMaxKeys, tlsCaFile, cluster,
                 rules);
     }

@@ -70,6 +70,7 @@ final class LimiterStack {
                 settings.timeout(), settings.poolMaxTotal(), settings.poolMaxIdle(), settings.poolMaxWait(),
                 settings.tlsCaFile(), settings.cluster());
         ValkeyRateLimiter.Builder builder = ValkeyRateLimiter.builder().settings(valkey).keyPrefix(settings.keyPrefix())
+                .pipelines(settings.pipelines())
                 .circuitBreaker(settings.breakerFailures(), settings.breakerOpenFor()).listener(metrics);
         if (settings.clientClock()) {
             builder.clientClock(System::currentTimeMillis);

@@ -75,15 +75,16 @@ final class LimiterScript {
      * Calls the function; if Valkey does not know it, loads the library on the node of these
      * keys and calls again.
      *
-     * @param client the Valkey client
-     * @param keys   KEYS (they also route the call on a cluster)
-     * @param args   ARGV
+     * @param client  the Valkey client, which loads the library
+     * @param calls   how the call is sent: {@code client::fcall}, or through a pipeline
+     * @param keys    KEYS (they also route the call on a cluster)
+     * @param args    ARGV
      * @return the function's reply
      */
-    Object run(UnifiedJedis client, List<String> keys, List<String> args) {
+    Object run(UnifiedJedis client, FunctionCalls calls, List<String> keys, List<String> args) {
         for (int attempt = 1; ; attempt++) {
             try {
-                return client.fcall(name, keys, args);
+                return calls.fcall(name, keys, args);
             } catch (JedisDataException e) {
                 if (attempt == ATTEMPTS || !isMissingFunction(e)) {
                     throw e;
@@ -91,6 +92,13 @@ final class LimiterScript {
                 client.sendCommand(keys.get(0), Protocol.Command.FUNCTION, "LOAD", "REPLACE", library);
             }
         }
+    }
+
+    /** How a function call reaches Valkey. */
+    @FunctionalInterface
+    interface FunctionCalls {
+        /** {@code FCALL function keys args}: the reply, or Jedis's exception. */
+        Object fcall(String function, List<String> keys, List<String> args);
     }
 
     private static boolean isMissingFunction(JedisDataException e) {

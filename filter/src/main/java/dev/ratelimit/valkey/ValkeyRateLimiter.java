@@ -51,6 +51,12 @@ public final class ValkeyRateLimiter implements RateLimiter {
     /** Default time the circuit breaker stays open before a probe. */
     public static final Duration DEFAULT_BREAKER_OPEN_FOR = Duration.ofSeconds(2);
 
+    /**
+     * Default most pipelines on the wire at once: calls of threads that arrive while that many
+     * are in flight go together in the next one.
+     */
+    public static final int DEFAULT_PIPELINES = 4;
+
     private static final Pattern PREFIX = Pattern.compile("[A-Za-z0-9:._-]{1,64}");
     private static final int ARGS_PER_RULE = 7;
     private static final String SERVER_CLOCK = "-1";
@@ -65,6 +71,8 @@ public final class ValkeyRateLimiter implements RateLimiter {
     private final CircuitBreaker breaker;
     private final LimiterScript script = LimiterScript.load();
     private final GuardedCalls calls;
+    /** How a function call is sent: on its own, or with other threads' in a pipeline. */
+    private final LimiterScript.FunctionCalls functionCalls;
 
     private ValkeyRateLimiter(Builder builder) {
         if (builder.client != null) {
@@ -87,6 +95,14 @@ public final class ValkeyRateLimiter implements RateLimiter {
         this.breaker = new CircuitBreaker(builder.breakerFailures, builder.breakerOpenFor, System::nanoTime,
                 builder.listener);
         this.calls = new GuardedCalls(endpoint, breaker, claim -> stateKey(claim.rule(), claim.key()));
+        // A cluster pipeline cannot follow a redirection; each cluster call is sent on its own.
+        if (builder.pipelines == 0 || cluster) {
+            this.functionCalls = client::fcall;
+        } else {
+            ValkeySettings bounds = builder.settings != null ? builder.settings : ValkeySettings.of("redis://localhost");
+            long maxWait = bounds.connectTimeout().plus(bounds.poolMaxWait()).plus(bounds.socketTimeout()).toNanos();
+            this.functionCalls = new PipelinedCalls(client, builder.pipelines, maxWait)::fcall;
+        }
     }
 
     /**
@@ -197,7 +213,7 @@ public final class ValkeyRateLimiter implements RateLimiter {
             args.add(rule.countRejected() ? "1" : "0");
             args.add(rule.shadow() ? "1" : "0");
         }
-        Object reply = calls.run(mode == ScriptMode.PEEK ? "peek" : "acquire", claims, () -> script.run(client, keys, args));
+        Object reply = calls.run(mode == ScriptMode.PEEK ? "peek" : "acquire", claims, () -> script.run(client, functionCalls, keys, args));
         return calls.answers(claims, reply);
     }
 
@@ -210,8 +226,32 @@ public final class ValkeyRateLimiter implements RateLimiter {
         private int breakerFailures = DEFAULT_BREAKER_FAILURES;
         private Duration breakerOpenFor = DEFAULT_BREAKER_OPEN_FOR;
         private RateLimitListener listener = RateLimitListener.NONE;
+        private int pipelines = DEFAULT_PIPELINES;
 
         private Builder() {
+        }
+
+        /**
+         * Sending concurrent decisions together. At most {@code pipelines} calls or pipelines are
+         * on the wire at once; a thread that arrives while they all are queues its call, and the
+         * next free thread sends every queued call in one pipeline on one connection. One round
+         * trip then carries many decisions, which is most of the cost of each on both the client
+         * and the server. A call that is alone is sent on its own, as without pipelining. A
+         * queued call waits at most the connect timeout, the pool wait and the socket timeout
+         * of the settings together (120 ms by default, and for a {@link #client given client})
+         * and then fails like a timeout. Not used on a cluster, where every call is sent on its
+         * own. Default {@value #DEFAULT_PIPELINES}.
+         *
+         * @param pipelines at most this many on the wire at once, 1 to 64; 0 sends every call
+         *                  on its own pooled connection
+         * @return this builder
+         */
+        public Builder pipelines(int pipelines) {
+            if (pipelines < 0 || pipelines > 64) {
+                throw new IllegalArgumentException("pipelines " + pipelines + " must be between 0 and 64");
+            }
+            this.pipelines = pipelines;
+            return this;
         }
 
         /**

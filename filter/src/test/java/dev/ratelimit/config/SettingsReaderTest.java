@@ -47,6 +47,7 @@ class SettingsReaderTest {
         assertThat(settings.valkeyUrl()).contains("redis://localhost:6379");
         assertThat(settings.timeout()).isEqualTo(Duration.ofMillis(50));
         assertThat(settings.keyPrefix()).isEqualTo("rl:v1");
+        assertThat(settings.pipelines()).isEqualTo(4);
         assertThat(settings.headers()).isEqualTo(HeaderMode.DRAFT);
         assertThat(settings.clientIpHeader()).isEqualTo("X-Forwarded-For");
         assertThat(settings.rules()).hasSize(2);
@@ -90,6 +91,8 @@ class SettingsReaderTest {
             "ratelimit.rules|api,login,ghost|ratelimit.rule.ghost.limit is required",
             "ratelimit.rule.login.burst|9|ratelimit.rule.login.burst='9' applies only to token-bucket and gcra",
             "ratelimit.valkey.tiemout|1s|ratelimit.valkey.tiemout is not a known setting",
+            "ratelimit.valkey.pipelines|65|ratelimit.valkey.pipelines='65' must be a whole number from 0 to 64",
+            "ratelimit.valkey.pipelines|-1|ratelimit.valkey.pipelines='-1' must be a whole number from 0 to 64",
     })
     void namesThePropertyAndTheValueOfEveryProblem(String property, String value, String expected) {
         Map<String, String> values = valid();

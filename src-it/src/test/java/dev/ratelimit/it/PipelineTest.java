@@ -1,0 +1,237 @@
+package dev.ratelimit.it;
+
+import dev.ratelimit.Algorithm;
+import dev.ratelimit.Decision;
+import dev.ratelimit.RateLimitException;
+import dev.ratelimit.Rule;
+import dev.ratelimit.UnreadableStateException;
+import dev.ratelimit.valkey.ValkeyRateLimiter;
+import dev.ratelimit.valkey.ValkeySettings;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import redis.clients.jedis.Jedis;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Decisions of concurrent threads sent together in pipelines: each caller must get its own
+ * reply, its own error, within the bounds of one call, and the limits must stay exact.
+ */
+@ExtendWith(ValkeyExtension.class)
+class PipelineTest {
+
+    private static final int THREADS = 24;
+
+    private final ValkeyServer valkey;
+
+    PipelineTest(ValkeyServer valkey) {
+        this.valkey = valkey;
+    }
+
+    private ValkeyRateLimiter limiter(int pipelines, Duration timeout) {
+        return ValkeyRateLimiter.builder()
+                .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(timeout).withConnectTimeout(timeout)
+                        .withPoolMaxWait(timeout))
+                .pipelines(pipelines).circuitBreaker(0, Duration.ofSeconds(1)).build();
+    }
+
+    /** Every thread's limit differs: a reply handed to the wrong caller shows in its count. */
+    @Test
+    void everyCallerGetsItsOwnReplyInOrder() throws Exception {
+        valkey.flushAll();
+        Queue<String> wrong = new ConcurrentLinkedQueue<>();
+        try (ValkeyRateLimiter limiter = limiter(1, Duration.ofSeconds(2))) {
+            runAll(THREADS, t -> {
+                Rule rule = Rule.of("own-" + t, Algorithm.FIXED_WINDOW, 10 + t, Duration.ofHours(1));
+                for (int i = 0; i < 2 * (10 + t); i++) {
+                    Decision decision = limiter.acquire(rule, "caller-" + t);
+                    boolean shouldAllow = i < 10 + t;
+                    long shouldRemain = Math.max(0, 10 + t - 1 - i);
+                    if (decision.allowed() != shouldAllow || decision.remaining() != shouldRemain
+                            || decision.limit() != 10 + t) {
+                        wrong.add("thread " + t + " call " + i + ": " + decision);
+                    }
+                }
+            });
+        }
+        assertThat(wrong).isEmpty();
+    }
+
+    @Test
+    void oneHotKeyStaysExactWhileThreadsHammer() throws Exception {
+        valkey.flushAll();
+        Rule rule = Rule.of("hot", Algorithm.TOKEN_BUCKET, 500, Duration.ofHours(1));
+        AtomicInteger allowed = new AtomicInteger();
+        try (ValkeyRateLimiter limiter = limiter(2, Duration.ofSeconds(2))) {
+            runAll(THREADS, t -> {
+                for (int i = 0; i < 60; i++) {
+                    if (limiter.acquire(rule, "one").allowed()) {
+                        allowed.incrementAndGet();
+                    }
+                }
+            });
+        }
+        assertThat(allowed.get()).isEqualTo(500);
+    }
+
+    /** A wrong-typed key fails its own caller's call; the calls sent with it are answered. */
+    @Test
+    void oneUnreadableStateFailsOnlyItsCaller() throws Exception {
+        valkey.flushAll();
+        Rule rule = Rule.of("mixed", Algorithm.TOKEN_BUCKET, 1_000_000, Duration.ofHours(1));
+        AtomicInteger unreadable = new AtomicInteger();
+        AtomicInteger answered = new AtomicInteger();
+        Queue<Throwable> other = new ConcurrentLinkedQueue<>();
+        try (ValkeyRateLimiter limiter = limiter(1, Duration.ofSeconds(2)); Jedis admin = valkey.connect()) {
+            admin.lpush(limiter.stateKey(rule, "broken"), "not a bucket");
+            runAll(THREADS, t -> {
+                for (int i = 0; i < 100; i++) {
+                    try {
+                        limiter.acquire(rule, t % 4 == 0 ? "broken" : "fine-" + t);
+                        answered.incrementAndGet();
+                    } catch (UnreadableStateException e) {
+                        if (t % 4 != 0) {
+                            other.add(e);
+                        }
+                        unreadable.incrementAndGet();
+                    } catch (RuntimeException e) {
+                        other.add(e);
+                    }
+                }
+            });
+        }
+        assertThat(other).isEmpty();
+        assertThat(unreadable.get()).isEqualTo(THREADS / 4 * 100);
+        assertThat(answered.get()).isEqualTo((THREADS - THREADS / 4) * 100);
+    }
+
+    /** After FUNCTION FLUSH every queued call gets "function not found": each reloads and goes on. */
+    @Test
+    void aFunctionFlushUnderLoadCostsNoDecision() throws Exception {
+        valkey.flushAll();
+        Rule rule = Rule.of("flushed", Algorithm.GCRA, 1_000_000, Duration.ofHours(1));
+        Queue<Throwable> failures = new ConcurrentLinkedQueue<>();
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicLong decided = new AtomicLong();
+        try (ValkeyRateLimiter limiter = limiter(2, Duration.ofSeconds(2)); Jedis admin = valkey.connect()) {
+            limiter.acquire(rule, "load");
+            Thread flusher = new Thread(() -> {
+                for (int i = 0; i < 10 && !stop.get(); i++) {
+                    admin.functionFlush();
+                    sleep(30);
+                }
+            });
+            flusher.start();
+            runAll(THREADS, t -> {
+                for (int i = 0; i < 150; i++) {
+                    try {
+                        limiter.acquire(rule, "k" + t);
+                        decided.incrementAndGet();
+                    } catch (RuntimeException e) {
+                        failures.add(e);
+                    }
+                }
+            });
+            stop.set(true);
+            flusher.join();
+        }
+        assertThat(failures).isEmpty();
+        assertThat(decided.get()).isEqualTo(THREADS * 150L);
+    }
+
+    /**
+     * A paused server: every caller, queued or sent, fails within the bound of its call (the
+     * connect timeout, pool wait and socket timeout, 3 × 40 ms here, with wide margins for this
+     * machine), none hangs, and calls succeed again once it is back.
+     */
+    @Test
+    void aPausedServerFailsEveryQueuedCallerWithinItsBound() throws Exception {
+        valkey.flushAll();
+        Rule rule = Rule.of("paused", Algorithm.FIXED_WINDOW, 1_000_000, Duration.ofHours(1));
+        AtomicLong slowest = new AtomicLong();
+        AtomicInteger failed = new AtomicInteger();
+        Queue<Throwable> unexpected = new ConcurrentLinkedQueue<>();
+        try (ValkeyRateLimiter limiter = limiter(1, Duration.ofMillis(40)); Jedis admin = valkey.connect()) {
+            limiter.acquire(rule, "warm");
+            CountDownLatch started = new CountDownLatch(THREADS);
+            Thread pauser = new Thread(() -> {
+                await(started);
+                admin.clientPause(600);
+            });
+            pauser.start();
+            runAll(THREADS, t -> {
+                started.countDown();
+                long end = System.nanoTime() + Duration.ofMillis(900).toNanos();
+                while (System.nanoTime() < end) {
+                    long began = System.nanoTime();
+                    try {
+                        limiter.acquire(rule, "k" + t);
+                    } catch (RateLimitException e) {
+                        failed.incrementAndGet();
+                    } catch (RuntimeException e) {
+                        unexpected.add(e);
+                    }
+                    slowest.accumulateAndGet(System.nanoTime() - began, Math::max);
+                }
+            });
+            pauser.join();
+            sleep(300);
+            assertThat(limiter.acquire(rule, "after").allowed()).isTrue();
+        }
+        assertThat(unexpected).isEmpty();
+        assertThat(failed.get()).as("the pause must make calls fail, or this tests nothing").isPositive();
+        assertThat(Duration.ofNanos(slowest.get())).as("the slowest call").isLessThan(Duration.ofMillis(500));
+    }
+
+    private interface Body {
+        void run(int thread) throws Exception;
+    }
+
+    private static void runAll(int threads, Body body) throws InterruptedException {
+        Queue<Throwable> errors = new ConcurrentLinkedQueue<>();
+        List<Thread> running = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            int index = t;
+            Thread thread = new Thread(() -> {
+                try {
+                    body.run(index);
+                } catch (Throwable e) {
+                    errors.add(e);
+                }
+            });
+            thread.start();
+            running.add(thread);
+        }
+        for (Thread thread : running) {
+            thread.join(60_000);
+            assertThat(thread.isAlive()).as("a caller still waits after 60 s").isFalse();
+        }
+        assertThat(errors).isEmpty();
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            latch.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
