@@ -32,7 +32,9 @@ import java.util.function.IntFunction;
  * </ul>
  *
  * <p>Run: {@code ./mvnw -q -pl bench -am -Prun-bench -DskipTests verify}; {@code BENCH_OPS}
- * sets the decisions per measurement (default 20000).
+ * sets the decisions per measurement (default 20000), {@code BENCH_PIPELINES} the pipelines of
+ * the pipelined limiters (default the limiter's), {@code BENCH_ONLY=server} measures only the
+ * Valkey CPU per decision.
  */
 public final class Bench {
 
@@ -61,6 +63,10 @@ public final class Bench {
     public static void main(String[] args) throws Exception {
         int ops = Integer.parseInt(System.getenv().getOrDefault("BENCH_OPS", "20000"));
         try (ValkeyServer valkey = ValkeyServer.provide()) {
+            if ("server".equals(System.getenv("BENCH_ONLY"))) {
+                ServerCost.print(ServerCost.measure(valkey.url(), ops), ops);
+                return;
+            }
             List<Result> results = throughput(valkey, ops, List.of(1, 8, 32));
             print("Throughput, every request allowed", results);
             print("The five algorithms, 100k random keys, 8 threads", algorithms(valkey, ops, 8));

@@ -22,20 +22,21 @@
 -- Or an error "RATELIMIT_STATE <i> <message>" when the state of rule i cannot be read (a key
 -- of another type, a value in another form): a fault of that key, not of the server.
 --
--- All-or-nothing: every rule is decided before any is written. If all allow, all consume;
--- if any rejects, only rules with count_rejected record the attempt and the others are left
--- exactly as they were. A shadow rule only observes: its verdict does not count towards
+-- All-or-nothing: every rule's state is read once and decided before any is written. If all
+-- allow, all consume; if any rejects, only rules with count_rejected record the attempt and the
+-- others are left exactly as they were. A shadow rule only observes: its verdict does not count towards
 -- all_allowed, and when the request passes it counts exactly as it would alone.
 
 -- The rule being run, so that an error can name it: one pcall per call, not one per rule.
 local current = 0
 
--- Rule i's verdict (and write, when told to). ARGV of rule i start at 3 + 7 * (i - 1).
-local function run(KEYS, ARGV, now, i, consume_if_allowed, consume_if_rejected)
+-- Rule i's state, read once: its own verdict and the finish(consume) that writes and answers.
+-- ARGV of rule i start at 3 + 7 * (i - 1).
+local function read(KEYS, ARGV, now, i)
   current = i
   local base = 3 + 7 * (i - 1)
   return ALGORITHMS[ARGV[base]](KEYS[i], now, tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]),
-    tonumber(ARGV[base + 3]), tonumber(ARGV[base + 4]), consume_if_allowed, consume_if_rejected)
+    tonumber(ARGV[base + 3]), tonumber(ARGV[base + 4]))
 end
 
 local function counts_rejected(ARGV, i)
@@ -48,43 +49,32 @@ end
 
 local function decide(KEYS, ARGV, now, mode)
   local n = #KEYS
-  local results = {}
-  local all_allowed = 1
-  if mode == '2' then
-    all_allowed = 0
-    for i = 1, n do
-      local counting = counts_rejected(ARGV, i)
-      results[i] = run(KEYS, ARGV, now, i, counting, counting)
-    end
-  elseif n == 1 then
-    -- One rule needs no second pass: it decides and writes in one go.
-    local acquire = mode == '1'
-    results[1] = run(KEYS, ARGV, now, 1, acquire, acquire and counts_rejected(ARGV, 1))
-    if not shadow(ARGV, 1) then
-      all_allowed = results[1][1]
-    end
-  else
-    for i = 1, n do
-      results[i] = run(KEYS, ARGV, now, i, false, false)
-      if results[i][1] == 0 and not shadow(ARGV, i) then
-        all_allowed = 0
-      end
-    end
-    if mode == '1' then
-      for i = 1, n do
-        if all_allowed == 1 then
-          -- Enforcing rules all allowed, so they consume; a shadow rule counts as if alone.
-          results[i] = run(KEYS, ARGV, now, i, true, (not shadow(ARGV, i)) or counts_rejected(ARGV, i))
-        elseif counts_rejected(ARGV, i) then
-          results[i] = run(KEYS, ARGV, now, i, true, true)
-        end
-      end
+  local verdicts, finishes = {}, {}
+  local all_allowed = mode == '2' and 0 or 1
+  -- Every state is read, and every verdict known, before anything is written.
+  for i = 1, n do
+    verdicts[i], finishes[i] = read(KEYS, ARGV, now, i)
+    if not verdicts[i] and not shadow(ARGV, i) then
+      all_allowed = 0
     end
   end
 
   local reply = { all_allowed }
   for i = 1, n do
-    local r = results[i]
+    local consume = false
+    if mode == '2' then
+      -- Rejected elsewhere: only the attempts that count are recorded.
+      consume = counts_rejected(ARGV, i)
+    elseif mode == '1' then
+      if all_allowed == 1 then
+        -- Enforcing rules all allowed, so they consume; a shadow rule counts as if alone.
+        consume = verdicts[i] or counts_rejected(ARGV, i)
+      else
+        consume = counts_rejected(ARGV, i)
+      end
+    end
+    current = i
+    local r = finishes[i](consume)
     reply[4 * i - 2], reply[4 * i - 1], reply[4 * i], reply[4 * i + 1] = r[1], r[2], r[3], r[4]
   end
   return reply

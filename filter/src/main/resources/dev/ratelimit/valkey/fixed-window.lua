@@ -3,16 +3,17 @@
 -- A chunk of the limiter script: it returns the function the dispatcher calls for every rule
 -- of this algorithm. The prelude's helpers (idiv, cdiv, int, ttl, fields) are in scope.
 --
--- function(key, now, limit, window, burst, cost, consume_if_allowed, consume_if_rejected)
+-- function(key, now, limit, window, burst, cost) -> allowed, finish
 --   key      the state key (KEYS[i])
 --   now      the time in ms (server TIME or the client's clock)
 --   limit    units per window; window in ms; burst is not used by this algorithm
 --   cost     units this request takes (1 <= cost <= limit, checked by the caller)
---   consume_if_allowed / consume_if_rejected: whether to take the units when this rule's own
---            verdict is allow / reject (both false: a read-only decision)
--- returns { allowed (0/1), remaining, reset_after_ms, wait_ms }, all describing the state
--- after any write; wait_ms is the time until a request of this cost would be allowed (0 if
--- it would be now).
+-- reads the state once and returns this rule's own verdict (a boolean) and finish(consume):
+--   consume  whether to take the units (false: a read-only decision); the dispatcher
+--            decides it from every rule's verdict, so the state is read once per call
+-- finish returns { allowed (0/1), remaining, reset_after_ms, wait_ms }, all describing the
+-- state after any write; wait_ms is the time until a request of this cost would be allowed
+-- (0 if it would be now).
 --
 -- State: one string "<end ms>:<count>", the units counted in the window that ends at `end`;
 -- it expires then. The end is kept in the value, not only in the TTL, so that the
@@ -20,7 +21,7 @@
 -- empty. Keeping the end rather than the start also survives an edit of the window: the
 -- count weighs until the window it was counted in ends, never longer, and then joins the
 -- new rule's window if more units are counted before that.
-return function(key, now, limit, window, burst, cost, consume_if_allowed, consume_if_rejected)
+return function(key, now, limit, window, burst, cost)
   -- Windows are aligned to the epoch, so every app instance agrees on where they start.
   local start = now - now % window
 
@@ -34,21 +35,23 @@ return function(key, now, limit, window, burst, cost, consume_if_allowed, consum
   end
 
   local allowed = count + cost <= limit
-  if (allowed and consume_if_allowed) or (not allowed and consume_if_rejected) then
-    count = count + cost
-    ends = start + window
-    -- The TTL is exactly what is left of the window: the state is worthless after it.
-    redis.call('SET', key, int(ends) .. ':' .. int(count), 'PX', ttl(ends - now))
-  end
+  return allowed, function(consume)
+    if consume then
+      count = count + cost
+      ends = start + window
+      -- The TTL is exactly what is left of the window: the state is worthless after it.
+      redis.call('SET', key, int(ends) .. ':' .. int(count), 'PX', ttl(ends - now))
+    end
 
-  local remaining = math.max(0, limit - count)
-  local reset_after, wait = 0, 0
-  if count > 0 then
-    reset_after = ends - now
+    local remaining = math.max(0, limit - count)
+    local reset_after, wait = 0, 0
+    if count > 0 then
+      reset_after = ends - now
+    end
+    if count + cost > limit then
+      -- Once the counted window ends the count is gone and cost <= limit: that moment is it.
+      wait = ends - now
+    end
+    return { allowed and 1 or 0, remaining, reset_after, wait }
   end
-  if count + cost > limit then
-    -- Once the counted window ends the count is gone and cost <= limit: that moment is it.
-    wait = ends - now
-  end
-  return { allowed and 1 or 0, remaining, reset_after, wait }
 end

@@ -4,16 +4,17 @@
 -- of this algorithm. The prelude's helpers (idiv, cdiv, int, ttl, fields, bucket_debt) are
 -- in scope.
 --
--- function(key, now, limit, window, burst, cost, consume_if_allowed, consume_if_rejected)
+-- function(key, now, limit, window, burst, cost) -> allowed, finish
 --   key      the state key (KEYS[i])
 --   now      the time in ms (server TIME or the client's clock)
 --   limit    tokens added per window; window in ms; burst = the bucket's capacity
 --   cost     tokens this request takes (1 <= cost <= burst, checked by the caller)
---   consume_if_allowed / consume_if_rejected: whether to take the tokens when this rule's own
---            verdict is allow / reject (both false: a read-only decision)
--- returns { allowed (0/1), remaining, reset_after_ms, wait_ms }, all describing the state
--- after any write; wait_ms is the time until a request of this cost would be allowed (0 if
--- it would be now).
+-- reads the state once and returns this rule's own verdict (a boolean) and finish(consume):
+--   consume  whether to take the tokens (false: a read-only decision); the dispatcher
+--            decides it from every rule's verdict, so the state is read once per call
+-- finish returns { allowed (0/1), remaining, reset_after_ms, wait_ms }, all describing the
+-- state after any write; wait_ms is the time until a request of this cost would be allowed
+-- (0 if it would be now).
 --
 -- State: one string "<d>:<ts>:<w>:<l>", the debt d (tokens missing from a full bucket) at ms
 -- ts, in ticks of the rule that wrote it: one token is w ticks (its window) and l ticks (its
@@ -21,7 +22,7 @@
 -- fractional token can round a request through early. Keeping the writer's w and l lets an
 -- edited rule read the debt in whole tokens (see bucket_debt). A missing key is a full
 -- bucket, which is why a full bucket need not be stored at all.
-return function(key, now, limit, window, burst, cost, consume_if_allowed, consume_if_rejected)
+return function(key, now, limit, window, burst, cost)
   local capacity = burst * window
   local need = cost * window
 
@@ -33,26 +34,28 @@ return function(key, now, limit, window, burst, cost, consume_if_allowed, consum
   end
 
   local allowed = d + need <= capacity
-  if (allowed and consume_if_allowed) or (not allowed and consume_if_rejected) then
-    -- A counted rejection may overdraw the bucket, by at most one full bucket: the hammering
-    -- client stays locked out after it stops for at most twice the time to refill.
-    d = math.min(d + need, 2 * capacity)
-    expires = now + cdiv(d, limit)
-    redis.call('SET', key, int(d) .. ':' .. int(now) .. ':' .. int(window) .. ':' .. int(limit),
-      'PX', ttl(expires - now))
-  end
+  return allowed, function(consume)
+    if consume then
+      -- A counted rejection may overdraw the bucket, by at most one full bucket: the hammering
+      -- client stays locked out after it stops for at most twice the time to refill.
+      d = math.min(d + need, 2 * capacity)
+      expires = now + cdiv(d, limit)
+      redis.call('SET', key, int(d) .. ':' .. int(now) .. ':' .. int(window) .. ':' .. int(limit),
+        'PX', ttl(expires - now))
+    end
 
-  local remaining = 0
-  if d < capacity then
-    remaining = idiv(capacity - d, window)
+    local remaining = 0
+    if d < capacity then
+      remaining = idiv(capacity - d, window)
+    end
+    local reset_after, wait = 0, 0
+    if d > 0 then
+      -- Never past the moment the state itself is forgotten (only an edit makes that earlier).
+      reset_after = math.min(cdiv(d, limit), expires - now)
+    end
+    if d + need > capacity then
+      wait = math.min(cdiv(d + need - capacity, limit), expires - now)
+    end
+    return { allowed and 1 or 0, remaining, reset_after, wait }
   end
-  local reset_after, wait = 0, 0
-  if d > 0 then
-    -- Never past the moment the state itself is forgotten (only an edit makes that earlier).
-    reset_after = math.min(cdiv(d, limit), expires - now)
-  end
-  if d + need > capacity then
-    wait = math.min(cdiv(d + need - capacity, limit), expires - now)
-  end
-  return { allowed and 1 or 0, remaining, reset_after, wait }
 end
