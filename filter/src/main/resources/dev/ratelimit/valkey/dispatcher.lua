@@ -30,13 +30,11 @@
 -- The rule being run, so that an error can name it: one pcall per call, not one per rule.
 local current = 0
 
--- Rule i's state, read once: its own verdict and the finish(consume) that writes and answers.
--- ARGV of rule i start at 3 + 7 * (i - 1).
-local function read(KEYS, ARGV, now, i)
-  current = i
+-- Rule i's algorithm and its numbers. ARGV of rule i start at 3 + 7 * (i - 1).
+local function rule(ARGV, i)
   local base = 3 + 7 * (i - 1)
-  return ALGORITHMS[ARGV[base]](KEYS[i], now, tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]),
-    tonumber(ARGV[base + 3]), tonumber(ARGV[base + 4]))
+  return ALGORITHMS[ARGV[base]], tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]),
+    tonumber(ARGV[base + 3]), tonumber(ARGV[base + 4])
 end
 
 local function counts_rejected(ARGV, i)
@@ -47,13 +45,43 @@ local function shadow(ARGV, i)
   return ARGV[3 + 7 * (i - 1) + 6] == '1'
 end
 
+-- Whether rule i takes its units, given its own verdict and the request's.
+local function consumes(ARGV, i, mode, verdict, all_allowed)
+  if mode == '1' and all_allowed == 1 then
+    -- Enforcing rules all allowed, so they consume; a shadow rule counts as if alone.
+    return verdict or counts_rejected(ARGV, i)
+  end
+  -- Rejected, here or elsewhere (mode 2): only the attempts that count are recorded.
+  return mode ~= '0' and counts_rejected(ARGV, i)
+end
+
+-- One rule, the common case: read, decide, finish, with nothing kept in between.
+local function decide_one(KEYS, ARGV, now, mode)
+  current = 1
+  local algorithm, limit, window, burst, cost = rule(ARGV, 1)
+  local verdict, a, b, c = algorithm.read(KEYS[1], now, limit, window, burst, cost)
+  local all_allowed = 0
+  if mode ~= '2' and (verdict or shadow(ARGV, 1)) then
+    all_allowed = 1
+  end
+  local consume = consumes(ARGV, 1, mode, verdict, all_allowed)
+  local allowed, remaining, reset_after, wait = algorithm.finish(KEYS[1], now, limit, window, burst, cost,
+    consume, verdict, a, b, c)
+  return { all_allowed, allowed, remaining, reset_after, wait }
+end
+
 local function decide(KEYS, ARGV, now, mode)
   local n = #KEYS
-  local verdicts, finishes = {}, {}
+  if n == 1 then
+    return decide_one(KEYS, ARGV, now, mode)
+  end
+  local verdicts, as, bs, cs = {}, {}, {}, {}
   local all_allowed = mode == '2' and 0 or 1
   -- Every state is read, and every verdict known, before anything is written.
   for i = 1, n do
-    verdicts[i], finishes[i] = read(KEYS, ARGV, now, i)
+    current = i
+    local algorithm, limit, window, burst, cost = rule(ARGV, i)
+    verdicts[i], as[i], bs[i], cs[i] = algorithm.read(KEYS[i], now, limit, window, burst, cost)
     if not verdicts[i] and not shadow(ARGV, i) then
       all_allowed = 0
     end
@@ -61,21 +89,11 @@ local function decide(KEYS, ARGV, now, mode)
 
   local reply = { all_allowed }
   for i = 1, n do
-    local consume = false
-    if mode == '2' then
-      -- Rejected elsewhere: only the attempts that count are recorded.
-      consume = counts_rejected(ARGV, i)
-    elseif mode == '1' then
-      if all_allowed == 1 then
-        -- Enforcing rules all allowed, so they consume; a shadow rule counts as if alone.
-        consume = verdicts[i] or counts_rejected(ARGV, i)
-      else
-        consume = counts_rejected(ARGV, i)
-      end
-    end
     current = i
-    local r = finishes[i](consume)
-    reply[4 * i - 2], reply[4 * i - 1], reply[4 * i], reply[4 * i + 1] = r[1], r[2], r[3], r[4]
+    local algorithm, limit, window, burst, cost = rule(ARGV, i)
+    local consume = consumes(ARGV, i, mode, verdicts[i], all_allowed)
+    reply[4 * i - 2], reply[4 * i - 1], reply[4 * i], reply[4 * i + 1] = algorithm.finish(KEYS[i], now, limit,
+      window, burst, cost, consume, verdicts[i], as[i], bs[i], cs[i])
   end
   return reply
 end

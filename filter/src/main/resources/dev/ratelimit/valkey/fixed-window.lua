@@ -1,17 +1,19 @@
 -- fixed-window.lua: a counter per window aligned to the epoch (INCR + EXPIRE NX semantics).
 --
--- A chunk of the limiter script: it returns the function the dispatcher calls for every rule
--- of this algorithm. The prelude's helpers (idiv, cdiv, int, ttl, fields) are in scope.
+-- A chunk of the limiter script: it returns the two functions the dispatcher calls for every
+-- rule of this algorithm. The prelude's helpers (idiv, cdiv, int, ttl, fields) are in scope.
 --
--- function(key, now, limit, window, burst, cost) -> allowed, finish
+-- read(key, now, limit, window, burst, cost) -> allowed, count, ends
 --   key      the state key (KEYS[i])
 --   now      the time in ms (server TIME or the client's clock)
 --   limit    units per window; window in ms; burst is not used by this algorithm
 --   cost     units this request takes (1 <= cost <= limit, checked by the caller)
--- reads the state once and returns this rule's own verdict (a boolean) and finish(consume):
---   consume  whether to take the units (false: a read-only decision); the dispatcher
---            decides it from every rule's verdict, so the state is read once per call
--- finish returns { allowed (0/1), remaining, reset_after_ms, wait_ms }, all describing the
+-- reads the state and returns this rule's own verdict (a boolean) and what it read;
+-- finish(key, now, limit, window, burst, cost, consume, allowed, count, ends)
+--   takes the units if consume (false: a read-only decision), on what read returned:
+--   the dispatcher decides consume from every rule's verdict, so each state is read
+--   once per call. Plain values, not a closure or a table: nothing is allocated.
+-- finish returns allowed (0/1), remaining, reset_after_ms, wait_ms, all describing the
 -- state after any write; wait_ms is the time until a request of this cost would be allowed
 -- (0 if it would be now).
 --
@@ -21,7 +23,7 @@
 -- empty. Keeping the end rather than the start also survives an edit of the window: the
 -- count weighs until the window it was counted in ends, never longer, and then joins the
 -- new rule's window if more units are counted before that.
-return function(key, now, limit, window, burst, cost)
+local function read(key, now, limit, window, burst, cost)
   -- Windows are aligned to the epoch, so every app instance agrees on where they start.
   local start = now - now % window
 
@@ -35,23 +37,28 @@ return function(key, now, limit, window, burst, cost)
   end
 
   local allowed = count + cost <= limit
-  return allowed, function(consume)
-    if consume then
-      count = count + cost
-      ends = start + window
-      -- The TTL is exactly what is left of the window: the state is worthless after it.
-      redis.call('SET', key, int(ends) .. ':' .. int(count), 'PX', ttl(ends - now))
-    end
-
-    local remaining = math.max(0, limit - count)
-    local reset_after, wait = 0, 0
-    if count > 0 then
-      reset_after = ends - now
-    end
-    if count + cost > limit then
-      -- Once the counted window ends the count is gone and cost <= limit: that moment is it.
-      wait = ends - now
-    end
-    return { allowed and 1 or 0, remaining, reset_after, wait }
-  end
+  return allowed, count, ends
 end
+
+local function finish(key, now, limit, window, burst, cost, consume, allowed, count, ends)
+  local start = now - now % window
+  if consume then
+    count = count + cost
+    ends = start + window
+    -- The TTL is exactly what is left of the window: the state is worthless after it.
+    redis.call('SET', key, int(ends) .. ':' .. int(count), 'PX', ttl(ends - now))
+  end
+
+  local remaining = math.max(0, limit - count)
+  local reset_after, wait = 0, 0
+  if count > 0 then
+    reset_after = ends - now
+  end
+  if count + cost > limit then
+    -- Once the counted window ends the count is gone and cost <= limit: that moment is it.
+    wait = ends - now
+  end
+  return allowed and 1 or 0, remaining, reset_after, wait
+end
+
+return { read = read, finish = finish }

@@ -1,18 +1,20 @@
 -- gcra.lua: the generic cell rate algorithm, the token bucket's model in one timestamp.
 --
--- A chunk of the limiter script: it returns the function the dispatcher calls for every rule
--- of this algorithm. The prelude's helpers (idiv, cdiv, int, ttl, fields, bucket_debt) are
+-- A chunk of the limiter script: it returns the two functions the dispatcher calls for every
+-- rule of this algorithm. The prelude's helpers (idiv, cdiv, int, ttl, fields, bucket_debt) are
 -- in scope.
 --
--- function(key, now, limit, window, burst, cost) -> allowed, finish
+-- read(key, now, limit, window, burst, cost) -> allowed, d, expires
 --   key      the state key (KEYS[i])
 --   now      the time in ms (server TIME or the client's clock)
 --   limit    units per window; window in ms; burst = how many units may arrive at once
 --   cost     units this request takes (1 <= cost <= burst, checked by the caller)
--- reads the state once and returns this rule's own verdict (a boolean) and finish(consume):
---   consume  whether to take the units (false: a read-only decision); the dispatcher
---            decides it from every rule's verdict, so the state is read once per call
--- finish returns { allowed (0/1), remaining, reset_after_ms, wait_ms }, all describing the
+-- reads the state and returns this rule's own verdict (a boolean) and what it read;
+-- finish(key, now, limit, window, burst, cost, consume, allowed, d, expires)
+--   takes the units if consume (false: a read-only decision), on what read returned:
+--   the dispatcher decides consume from every rule's verdict, so each state is read
+--   once per call. Plain values, not a closure or a table: nothing is allocated.
+-- finish returns allowed (0/1), remaining, reset_after_ms, wait_ms, all describing the
 -- state after any write; wait_ms is the time until a request of this cost would be allowed
 -- (0 if it would be now).
 --
@@ -22,7 +24,7 @@
 -- One unit's emission interval is w / l ms. Measured in ticks of 1 / l ms it is exactly w
 -- ticks, so d = (TAT - now) in ticks is an integer; d plays the part of the token bucket's
 -- debt, and the same shared model (bucket_debt) reads it, edits of the rule included.
-return function(key, now, limit, window, burst, cost)
+local function read(key, now, limit, window, burst, cost)
   local tolerance = burst * window
   local need = cost * window
 
@@ -34,27 +36,33 @@ return function(key, now, limit, window, burst, cost)
   end
 
   local allowed = d + need <= tolerance
-  return allowed, function(consume)
-    if consume then
-      -- A counted rejection pushes the TAT further, up to one full burst of debt.
-      d = math.min(d + need, 2 * tolerance)
-      local whole = idiv(d, limit)
-      expires = now + cdiv(d, limit)
-      redis.call('SET', key, int(now + whole) .. ':' .. int(d - whole * limit) .. ':' .. int(now) .. ':'
-        .. int(window) .. ':' .. int(limit), 'PX', ttl(expires - now))
-    end
-
-    local remaining = 0
-    if d < tolerance then
-      remaining = idiv(tolerance - d, window)
-    end
-    local reset_after, wait = 0, 0
-    if d > 0 then
-      reset_after = math.min(cdiv(d, limit), expires - now)
-    end
-    if d + need > tolerance then
-      wait = math.min(cdiv(d + need - tolerance, limit), expires - now)
-    end
-    return { allowed and 1 or 0, remaining, reset_after, wait }
-  end
+  return allowed, d, expires
 end
+
+local function finish(key, now, limit, window, burst, cost, consume, allowed, d, expires)
+  local tolerance = burst * window
+  local need = cost * window
+  if consume then
+    -- A counted rejection pushes the TAT further, up to one full burst of debt.
+    d = math.min(d + need, 2 * tolerance)
+    local whole = idiv(d, limit)
+    expires = now + cdiv(d, limit)
+    redis.call('SET', key, int(now + whole) .. ':' .. int(d - whole * limit) .. ':' .. int(now) .. ':'
+      .. int(window) .. ':' .. int(limit), 'PX', ttl(expires - now))
+  end
+
+  local remaining = 0
+  if d < tolerance then
+    remaining = idiv(tolerance - d, window)
+  end
+  local reset_after, wait = 0, 0
+  if d > 0 then
+    reset_after = math.min(cdiv(d, limit), expires - now)
+  end
+  if d + need > tolerance then
+    wait = math.min(cdiv(d + need - tolerance, limit), expires - now)
+  end
+  return allowed and 1 or 0, remaining, reset_after, wait
+end
+
+return { read = read, finish = finish }

@@ -1,17 +1,19 @@
 -- sliding-log.lua: an exact sliding window kept as a sorted set of request times.
 --
--- A chunk of the limiter script: it returns the function the dispatcher calls for every rule
--- of this algorithm. The prelude's helpers (idiv, cdiv, int, ttl, fields) are in scope.
+-- A chunk of the limiter script: it returns the two functions the dispatcher calls for every
+-- rule of this algorithm. The prelude's helpers (idiv, cdiv, int, ttl, fields) are in scope.
 --
--- function(key, now, limit, window, burst, cost) -> allowed, finish
+-- read(key, now, limit, window, burst, cost) -> allowed, count, expires
 --   key      the state key (KEYS[i])
 --   now      the time in ms (server TIME or the client's clock)
 --   limit    units per window; window in ms; burst is not used by this algorithm
 --   cost     units this request takes (1 <= cost <= limit <= 10,000, checked by the caller)
--- reads the state once and returns this rule's own verdict (a boolean) and finish(consume):
---   consume  whether to take the units (false: a read-only decision); the dispatcher
---            decides it from every rule's verdict, so the state is read once per call
--- finish returns { allowed (0/1), remaining, reset_after_ms, wait_ms }, all describing the
+-- reads the state and returns this rule's own verdict (a boolean) and what it read;
+-- finish(key, now, limit, window, burst, cost, consume, allowed, count, expires)
+--   takes the units if consume (false: a read-only decision), on what read returned:
+--   the dispatcher decides consume from every rule's verdict, so each state is read
+--   once per call. Plain values, not a closure or a table: nothing is allocated.
+-- finish returns allowed (0/1), remaining, reset_after_ms, wait_ms, all describing the
 -- state after any write; wait_ms is the time until a request of this cost would be allowed
 -- (0 if it would be now).
 --
@@ -39,7 +41,7 @@ local function forgotten_at(key)
   return tonumber(top[2]) + written_by
 end
 
-return function(key, now, limit, window, burst, cost)
+local function read(key, now, limit, window, burst, cost)
   local since = now - window
   local in_window = '(' .. int(since)
 
@@ -53,56 +55,62 @@ return function(key, now, limit, window, burst, cost)
   end
   local allowed = count + cost <= limit
 
-  return allowed, function(consume)
-    if consume then
-      if expires then
-        redis.call('ZREMRANGEBYSCORE', key, '-inf', int(since))
-      else
-        -- Entries the writing rule already forgot must not come back with this write.
-        redis.call('DEL', key)
-      end
-      -- Continue the sequence of this millisecond after its highest member, if any.
-      local seq = 0
-      local last = redis.call('ZREVRANGEBYSCORE', key, int(now), int(now), 'LIMIT', 0, 1)
-      if last[1] then
-        seq = tonumber(string.match(last[1], '^%d+:(%d+):')) + 1
-      end
-      local i = 0
-      while i < cost do
-        local args = {}
-        for j = i, math.min(cost, i + BATCH) - 1 do
-          args[#args + 1] = int(now)
-          args[#args + 1] = string.format('%d:%012d:%d', now, seq + j, window)
-        end
-        redis.call('ZADD', key, unpack(args))
-        i = i + BATCH
-      end
-      -- Only the newest `limit` entries can ever decide anything: the window holds too many
-      -- exactly until the oldest of them leaves. Counting rejected requests therefore never
-      -- makes the set larger than the limit.
-      redis.call('ZREMRANGEBYRANK', key, 0, -(limit + 1))
-      count = redis.call('ZCARD', key)
-      expires = forgotten_at(key)
-      redis.call('PEXPIRE', key, ttl(expires - now))
-    end
-
-    local remaining = math.max(0, limit - count)
-    local reset_after = 0
-    if count > 0 then
-      -- Fully restored when the newest entry leaves the window.
-      local newest = redis.call('ZREVRANGEBYSCORE', key, '+inf', in_window, 'WITHSCORES', 'LIMIT', 0, 1)
-      -- An entry in the window has t > now - window, so this is at least 1 ms.
-      reset_after = math.min(tonumber(newest[2]) + window - now, expires - now)
-    end
-
-    local wait = 0
-    if count + cost > limit then
-      -- The window must shed (count + cost - limit) entries; the last of them to leave is the
-      -- k-th oldest, and it leaves at its time + window.
-      local k = count + cost - limit
-      local entry = redis.call('ZRANGEBYSCORE', key, in_window, '+inf', 'WITHSCORES', 'LIMIT', k - 1, 1)
-      wait = math.min(math.max(1, tonumber(entry[2]) + window - now), expires - now)
-    end
-    return { allowed and 1 or 0, remaining, reset_after, wait }
-  end
+  return allowed, count, expires
 end
+
+local function finish(key, now, limit, window, burst, cost, consume, allowed, count, expires)
+  local since = now - window
+  local in_window = '(' .. int(since)
+  if consume then
+    if expires then
+      redis.call('ZREMRANGEBYSCORE', key, '-inf', int(since))
+    else
+      -- Entries the writing rule already forgot must not come back with this write.
+      redis.call('DEL', key)
+    end
+    -- Continue the sequence of this millisecond after its highest member, if any.
+    local seq = 0
+    local last = redis.call('ZREVRANGEBYSCORE', key, int(now), int(now), 'LIMIT', 0, 1)
+    if last[1] then
+      seq = tonumber(string.match(last[1], '^%d+:(%d+):')) + 1
+    end
+    local i = 0
+    while i < cost do
+      local args = {}
+      for j = i, math.min(cost, i + BATCH) - 1 do
+        args[#args + 1] = int(now)
+        args[#args + 1] = string.format('%d:%012d:%d', now, seq + j, window)
+      end
+      redis.call('ZADD', key, unpack(args))
+      i = i + BATCH
+    end
+    -- Only the newest `limit` entries can ever decide anything: the window holds too many
+    -- exactly until the oldest of them leaves. Counting rejected requests therefore never
+    -- makes the set larger than the limit.
+    redis.call('ZREMRANGEBYRANK', key, 0, -(limit + 1))
+    count = redis.call('ZCARD', key)
+    expires = forgotten_at(key)
+    redis.call('PEXPIRE', key, ttl(expires - now))
+  end
+
+  local remaining = math.max(0, limit - count)
+  local reset_after = 0
+  if count > 0 then
+    -- Fully restored when the newest entry leaves the window.
+    local newest = redis.call('ZREVRANGEBYSCORE', key, '+inf', in_window, 'WITHSCORES', 'LIMIT', 0, 1)
+    -- An entry in the window has t > now - window, so this is at least 1 ms.
+    reset_after = math.min(tonumber(newest[2]) + window - now, expires - now)
+  end
+
+  local wait = 0
+  if count + cost > limit then
+    -- The window must shed (count + cost - limit) entries; the last of them to leave is the
+    -- k-th oldest, and it leaves at its time + window.
+    local k = count + cost - limit
+    local entry = redis.call('ZRANGEBYSCORE', key, in_window, '+inf', 'WITHSCORES', 'LIMIT', k - 1, 1)
+    wait = math.min(math.max(1, tonumber(entry[2]) + window - now), expires - now)
+  end
+  return allowed and 1 or 0, remaining, reset_after, wait
+end
+
+return { read = read, finish = finish }

@@ -1,18 +1,20 @@
 -- sliding-window-counter.lua: the current and previous fixed windows, the previous one
 -- weighted by how much of it still overlaps the sliding window.
 --
--- A chunk of the limiter script: it returns the function the dispatcher calls for every rule
--- of this algorithm. The prelude's helpers (idiv, cdiv, int, ttl, fields) are in scope.
+-- A chunk of the limiter script: it returns the two functions the dispatcher calls for every
+-- rule of this algorithm. The prelude's helpers (idiv, cdiv, int, ttl, fields) are in scope.
 --
--- function(key, now, limit, window, burst, cost) -> allowed, finish
+-- read(key, now, limit, window, burst, cost) -> allowed, cur, prev, expires
 --   key      the state key (KEYS[i])
 --   now      the time in ms (server TIME or the client's clock)
 --   limit    units per window; window in ms; burst is not used by this algorithm
 --   cost     units this request takes (1 <= cost <= limit, checked by the caller)
--- reads the state once and returns this rule's own verdict (a boolean) and finish(consume):
---   consume  whether to take the units (false: a read-only decision); the dispatcher
---            decides it from every rule's verdict, so the state is read once per call
--- finish returns { allowed (0/1), remaining, reset_after_ms, wait_ms }, all describing the
+-- reads the state and returns this rule's own verdict (a boolean) and what it read;
+-- finish(key, now, limit, window, burst, cost, consume, allowed, cur, prev, expires)
+--   takes the units if consume (false: a read-only decision), on what read returned:
+--   the dispatcher decides consume from every rule's verdict, so each state is read
+--   once per call. Plain values, not a closure or a table: nothing is allocated.
+-- finish returns allowed (0/1), remaining, reset_after_ms, wait_ms, all describing the
 -- state after any write; wait_ms is the time until a request of this cost would be allowed
 -- (0 if it would be now).
 --
@@ -29,7 +31,7 @@
 --
 -- The estimate is  cur + prev * (window - elapsed) / window.  Everything below is that
 -- estimate multiplied by `window`, so it stays in integers and the comparison is exact.
-return function(key, now, limit, window, burst, cost)
+local function read(key, now, limit, window, burst, cost)
   local start = now - now % window
   local elapsed = now - start
 
@@ -59,56 +61,63 @@ return function(key, now, limit, window, burst, cost)
   local prev_weight = prev * (window - elapsed)
   local allowed = (cur + cost) * window + prev_weight <= limit * window
 
-  return allowed, function(consume)
-    if consume then
-      -- A counted rejection can fill the window but not overfill it: past `limit` the window
-      -- rejects anyway, and an unbounded count would only lengthen the lockout into the next one.
-      cur = math.min(cur + cost, math.max(limit, cur))
-      -- The current count weighs on decisions until the end of the next window.
-      expires = start + 2 * window
-      redis.call('SET', key, int(start) .. ':' .. int(now) .. ':' .. int(cur) .. ':' .. int(prev) .. ':'
-        .. int(expires), 'PX', ttl(expires - now))
-    end
-
-    local used = cur * window + prev_weight
-    local remaining = 0
-    if used < limit * window then
-      remaining = idiv(limit * window - used, window)
-    end
-
-    local reset_after = 0
-    if cur > 0 then
-      reset_after = 2 * window - elapsed
-    elseif prev > 0 then
-      reset_after = window - elapsed
-    end
-
-    local wait = 0
-    if (cur + cost) * window + prev_weight > limit * window then
-      -- Inside this window the previous count's weight must fall to `room`:
-      -- prev * (window - e) <= room  <=>  e >= window - floor(room / prev).
-      local room = (limit - cost - cur) * window
-      local at = window
-      if room >= 0 and prev > 0 then
-        at = window - idiv(room, prev)
-      end
-      if at < window then
-        wait = at - elapsed
-      else
-        -- Otherwise in the next window, where this window's count is the previous one:
-        -- cur * (window - e) <= (limit - cost) * window  <=>  e >= window - floor(...).
-        local next_at = 0
-        if cur > 0 then
-          next_at = math.max(0, window - idiv((limit - cost) * window, cur))
-        end
-        wait = (window - elapsed) + next_at
-      end
-    end
-    if expires then
-      -- Never past the moment the state itself is forgotten (only an edit makes that earlier).
-      reset_after = math.min(reset_after, expires - now)
-      wait = math.min(wait, expires - now)
-    end
-    return { allowed and 1 or 0, remaining, reset_after, wait }
-  end
+  return allowed, cur, prev, expires
 end
+
+local function finish(key, now, limit, window, burst, cost, consume, allowed, cur, prev, expires)
+  local start = now - now % window
+  local elapsed = now - start
+  local prev_weight = prev * (window - elapsed)
+  if consume then
+    -- A counted rejection can fill the window but not overfill it: past `limit` the window
+    -- rejects anyway, and an unbounded count would only lengthen the lockout into the next one.
+    cur = math.min(cur + cost, math.max(limit, cur))
+    -- The current count weighs on decisions until the end of the next window.
+    expires = start + 2 * window
+    redis.call('SET', key, int(start) .. ':' .. int(now) .. ':' .. int(cur) .. ':' .. int(prev) .. ':'
+      .. int(expires), 'PX', ttl(expires - now))
+  end
+
+  local used = cur * window + prev_weight
+  local remaining = 0
+  if used < limit * window then
+    remaining = idiv(limit * window - used, window)
+  end
+
+  local reset_after = 0
+  if cur > 0 then
+    reset_after = 2 * window - elapsed
+  elseif prev > 0 then
+    reset_after = window - elapsed
+  end
+
+  local wait = 0
+  if (cur + cost) * window + prev_weight > limit * window then
+    -- Inside this window the previous count's weight must fall to `room`:
+    -- prev * (window - e) <= room  <=>  e >= window - floor(room / prev).
+    local room = (limit - cost - cur) * window
+    local at = window
+    if room >= 0 and prev > 0 then
+      at = window - idiv(room, prev)
+    end
+    if at < window then
+      wait = at - elapsed
+    else
+      -- Otherwise in the next window, where this window's count is the previous one:
+      -- cur * (window - e) <= (limit - cost) * window  <=>  e >= window - floor(...).
+      local next_at = 0
+      if cur > 0 then
+        next_at = math.max(0, window - idiv((limit - cost) * window, cur))
+      end
+      wait = (window - elapsed) + next_at
+    end
+  end
+  if expires then
+    -- Never past the moment the state itself is forgotten (only an edit makes that earlier).
+    reset_after = math.min(reset_after, expires - now)
+    wait = math.min(wait, expires - now)
+  end
+  return allowed and 1 or 0, remaining, reset_after, wait
+end
+
+return { read = read, finish = finish }

@@ -1,18 +1,20 @@
 -- token-bucket.lua: a bucket of `burst` tokens refilled at `limit` tokens per `window`.
 --
--- A chunk of the limiter script: it returns the function the dispatcher calls for every rule
--- of this algorithm. The prelude's helpers (idiv, cdiv, int, ttl, fields, bucket_debt) are
+-- A chunk of the limiter script: it returns the two functions the dispatcher calls for every
+-- rule of this algorithm. The prelude's helpers (idiv, cdiv, int, ttl, fields, bucket_debt) are
 -- in scope.
 --
--- function(key, now, limit, window, burst, cost) -> allowed, finish
+-- read(key, now, limit, window, burst, cost) -> allowed, d, expires
 --   key      the state key (KEYS[i])
 --   now      the time in ms (server TIME or the client's clock)
 --   limit    tokens added per window; window in ms; burst = the bucket's capacity
 --   cost     tokens this request takes (1 <= cost <= burst, checked by the caller)
--- reads the state once and returns this rule's own verdict (a boolean) and finish(consume):
---   consume  whether to take the tokens (false: a read-only decision); the dispatcher
---            decides it from every rule's verdict, so the state is read once per call
--- finish returns { allowed (0/1), remaining, reset_after_ms, wait_ms }, all describing the
+-- reads the state and returns this rule's own verdict (a boolean) and what it read;
+-- finish(key, now, limit, window, burst, cost, consume, allowed, d, expires)
+--   takes the tokens if consume (false: a read-only decision), on what read returned:
+--   the dispatcher decides consume from every rule's verdict, so each state is read
+--   once per call. Plain values, not a closure or a table: nothing is allocated.
+-- finish returns allowed (0/1), remaining, reset_after_ms, wait_ms, all describing the
 -- state after any write; wait_ms is the time until a request of this cost would be allowed
 -- (0 if it would be now).
 --
@@ -22,7 +24,7 @@
 -- fractional token can round a request through early. Keeping the writer's w and l lets an
 -- edited rule read the debt in whole tokens (see bucket_debt). A missing key is a full
 -- bucket, which is why a full bucket need not be stored at all.
-return function(key, now, limit, window, burst, cost)
+local function read(key, now, limit, window, burst, cost)
   local capacity = burst * window
   local need = cost * window
 
@@ -34,28 +36,34 @@ return function(key, now, limit, window, burst, cost)
   end
 
   local allowed = d + need <= capacity
-  return allowed, function(consume)
-    if consume then
-      -- A counted rejection may overdraw the bucket, by at most one full bucket: the hammering
-      -- client stays locked out after it stops for at most twice the time to refill.
-      d = math.min(d + need, 2 * capacity)
-      expires = now + cdiv(d, limit)
-      redis.call('SET', key, int(d) .. ':' .. int(now) .. ':' .. int(window) .. ':' .. int(limit),
-        'PX', ttl(expires - now))
-    end
-
-    local remaining = 0
-    if d < capacity then
-      remaining = idiv(capacity - d, window)
-    end
-    local reset_after, wait = 0, 0
-    if d > 0 then
-      -- Never past the moment the state itself is forgotten (only an edit makes that earlier).
-      reset_after = math.min(cdiv(d, limit), expires - now)
-    end
-    if d + need > capacity then
-      wait = math.min(cdiv(d + need - capacity, limit), expires - now)
-    end
-    return { allowed and 1 or 0, remaining, reset_after, wait }
-  end
+  return allowed, d, expires
 end
+
+local function finish(key, now, limit, window, burst, cost, consume, allowed, d, expires)
+  local capacity = burst * window
+  local need = cost * window
+  if consume then
+    -- A counted rejection may overdraw the bucket, by at most one full bucket: the hammering
+    -- client stays locked out after it stops for at most twice the time to refill.
+    d = math.min(d + need, 2 * capacity)
+    expires = now + cdiv(d, limit)
+    redis.call('SET', key, int(d) .. ':' .. int(now) .. ':' .. int(window) .. ':' .. int(limit),
+      'PX', ttl(expires - now))
+  end
+
+  local remaining = 0
+  if d < capacity then
+    remaining = idiv(capacity - d, window)
+  end
+  local reset_after, wait = 0, 0
+  if d > 0 then
+    -- Never past the moment the state itself is forgotten (only an edit makes that earlier).
+    reset_after = math.min(cdiv(d, limit), expires - now)
+  end
+  if d + need > capacity then
+    wait = math.min(cdiv(d + need - capacity, limit), expires - now)
+  end
+  return allowed and 1 or 0, remaining, reset_after, wait
+end
+
+return { read = read, finish = finish }

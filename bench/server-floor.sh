@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# What bounds the server's cost per decision: valkey-benchmark (one C client, so the JVM takes
+# no CPU from the server) calls, in interleaved rounds on an empty throwaway valkey-server,
+#   - an empty function, with 1 and with our 9 arguments (the price of FCALL and its ARGV),
+#   - a function doing only TIME + GET + SET (our token bucket's server calls, no logic),
+#   - the source article's minimal token-bucket script (EVALSHA),
+#   - our token bucket on the server clock and on the client clock, and three rules in one call,
+# and prints usec_per_call from INFO commandstats, the median of the rounds, and each as a ratio
+# to the minimal script. Needs valkey-server, valkey-cli, valkey-benchmark and a built filter
+# jar (./mvnw -q install -DskipTests).
+#   ROUNDS (default 5), CALLS per measurement (default 20000), PORT (default a free one).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS=${ROUNDS:-5}
+CALLS=${CALLS:-20000}
+PORT=${PORT:-$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')}
+DIR=$(mktemp -d)
+valkey-server --port "$PORT" --bind 127.0.0.1 --save "" --appendonly no --dir "$DIR" --daemonize yes \
+  --pidfile "$DIR/pid" --logfile "$DIR/log"
+trap 'kill "$(cat "$DIR/pid")" 2>/dev/null; rm -rf "$DIR"' EXIT
+CLI="valkey-cli -p $PORT"
+until $CLI PING >/dev/null 2>&1; do sleep 0.1; done
+
+# The library exactly as the limiter assembles it (LimiterScript): prelude, algorithms, dispatcher.
+R=filter/src/main/resources/dev/ratelimit/valkey
+LIB="$DIR/lib.lua"
+{
+  echo "#!lua name=ratelimit_floor"
+  cat "$R/prelude.lua"
+  echo; echo "local ALGORITHMS = {}"
+  for a in fixed-window sliding-window-counter sliding-log token-bucket gcra; do
+    echo; echo "ALGORITHMS['$a'] = (function()"; cat "$R/$a.lua"; echo; echo "end)()"
+  done
+  echo; echo "redis.register_function('ratelimit_floor', (function()"; cat "$R/dispatcher.lua"; echo; echo "end)())"
+} > "$LIB"
+$CLI -x FUNCTION LOAD REPLACE < "$LIB" >/dev/null
+$CLI FUNCTION LOAD REPLACE "#!lua name=floor
+redis.register_function('empty', function(keys, args) return 1 end)
+redis.register_function('time_get_set', function(keys, args)
+  local t = redis.call('TIME')
+  local v = redis.call('GET', keys[1])
+  redis.call('SET', keys[1], '0:1764000000000:60000:100', 'PX', 60000)
+  return { 1, 1, 99, 600, 0 }
+end)" >/dev/null
+SHA=$($CLI SCRIPT LOAD "$(cat bench/src/main/resources/dev/ratelimit/bench/minimal-token-bucket.lua)")
+NOW=$(date +%s%3N)
+TB="token-bucket 100 60000 100 1 0 0"
+
+declare -A CASES=(
+  [1-empty]="FCALL empty 1 e:{__rand_int__}"
+  [2-empty-9-args]="FCALL empty 1 e:{__rand_int__} -1 1 $TB"
+  [3-time-get-set]="FCALL time_get_set 1 t:{__rand_int__}"
+  [4-minimal]="EVALSHA $SHA 1 m:{__rand_int__} 100 1.6667 $NOW 1"
+  [5-token-bucket]="FCALL ratelimit_floor 1 tb:{__rand_int__} -1 1 $TB"
+  [6-token-bucket-client-clock]="FCALL ratelimit_floor 1 tc:{__rand_int__} $NOW 1 $TB"
+  [7-three-rules]="FCALL ratelimit_floor 3 a:{__rand_int__} b:{__rand_int__} c:{__rand_int__} -1 1 $TB gcra 100 60000 100 1 0 0 fixed-window 100 60000 0 1 0 0"
+)
+declare -A SAMPLES
+for round in $(seq "$ROUNDS"); do
+  for name in $(printf '%s\n' "${!CASES[@]}" | sort); do
+    $CLI FLUSHALL >/dev/null
+    $CLI CONFIG RESETSTAT >/dev/null
+    # shellcheck disable=SC2086
+    valkey-benchmark -p "$PORT" -c 1 -n "$CALLS" -r 100000 -q ${CASES[$name]} >/dev/null
+    usec=$($CLI INFO commandstats | grep -E '^cmdstat_(fcall|evalsha):' | sed 's/.*usec_per_call=\([0-9.]*\).*/\1/')
+    SAMPLES[$name]="${SAMPLES[$name]:-} $usec"
+  done
+done
+median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+MINIMAL=$(echo "${SAMPLES[4-minimal]}" | median)
+echo "usec_per_call, median of $ROUNDS rounds of $CALLS calls on 100k random keys (valkey-benchmark -c 1)"
+for name in $(printf '%s\n' "${!CASES[@]}" | sort); do
+  m=$(echo "${SAMPLES[$name]}" | median)
+  printf '%-30s %7.2f us %6.2fx minimal   (rounds:%s)\n' "${name#*-}" "$m" "$(echo "$m / $MINIMAL" | bc -l)" "${SAMPLES[$name]}"
+done
