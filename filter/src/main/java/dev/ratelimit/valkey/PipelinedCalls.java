@@ -55,11 +55,10 @@ final class PipelinedCalls {
         queue.add(call);
         long deadline = System.nanoTime() + maxWaitNanos;
         while (!call.isDone()) {
-            if (pipelines.tryAcquire()) {
+            // Only a queued call may lead: one already taken waits for its pipeline's reply.
+            if (call.isQueued() && pipelines.tryAcquire()) {
                 try {
-                    if (call.isQueued()) {
-                        send();
-                    }
+                    send();
                 } finally {
                     pipelines.release();
                     wakeNextQueued();
