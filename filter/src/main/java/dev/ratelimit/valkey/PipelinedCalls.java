@@ -51,6 +51,15 @@ final class PipelinedCalls {
      * @throws RuntimeException the reply's error or the connection's, as Jedis threw it
      */
     Object fcall(String function, List<String> keys, List<String> args) {
+        // Nobody waiting and a pipeline free: the call goes out on its own, as if unpipelined.
+        if (queue.isEmpty() && pipelines.tryAcquire()) {
+            try {
+                return client.fcall(function, keys, args);
+            } finally {
+                pipelines.release();
+                wakeNextQueued();
+            }
+        }
         Call call = new Call(function, keys, args);
         queue.add(call);
         long deadline = System.nanoTime() + maxWaitNanos;
@@ -128,6 +137,9 @@ final class PipelinedCalls {
 
     /** A leader leaving lets the first queued caller lead next, rather than leading for everyone. */
     private void wakeNextQueued() {
+        if (queue.isEmpty()) {
+            return;
+        }
         for (Call call : queue) {
             if (call.isQueued()) {
                 LockSupport.unpark(call.caller);
