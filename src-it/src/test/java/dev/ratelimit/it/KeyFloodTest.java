@@ -31,6 +31,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class KeyFloodTest {
 
     private static final int CLIENTS = 100_000;
+    private static boolean serverWarmed;
 
     private final ValkeyServer valkey;
 
@@ -48,31 +49,31 @@ class KeyFloodTest {
             "SLIDING_LOG, 250"
     })
     void distinctClientsCostOneSmallExpiringKeyEach(Algorithm algorithm, long maxBytesPerKey) throws Exception {
+        Rule rule = Rule.of("flood", algorithm, 5, Duration.ofMinutes(10));
+        if (!serverWarmed) {
+            // A server's first flood grows structures it keeps (measured: about 100 bytes a key
+            // more, whichever algorithm comes first); the budget is for a server that has run.
+            try (ValkeyRateLimiter limiter = ValkeyRateLimiter.builder().settings(ValkeySettings.of(valkey.url())
+                    .withSocketTimeout(Duration.ofSeconds(2)).withPoolMaxWait(Duration.ofSeconds(2))).build()) {
+                flood(limiter, Rule.of("warm-up", algorithm, 5, Duration.ofMinutes(10)), 0, CLIENTS);
+            }
+            serverWarmed = true;
+        }
         try (Jedis admin = valkey.connect()) {
             admin.flushAll(FlushMode.SYNC); // an asynchronous flush would still hold memory when measured
         }
-        Rule rule = Rule.of("flood", algorithm, 5, Duration.ofMinutes(10));
-        long before = usedMemory();
+        long half;
         try (ValkeyRateLimiter limiter = ValkeyRateLimiter.builder()
                 .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(2))
                         .withPoolMaxWait(Duration.ofSeconds(2)))
                 .build()) {
-            AtomicInteger next = new AtomicInteger();
-            List<Thread> threads = new ArrayList<>();
-            for (int t = 0; t < 8; t++) {
-                Thread thread = new Thread(() -> {
-                    for (int i = next.getAndIncrement(); i < CLIENTS; i = next.getAndIncrement()) {
-                        limiter.acquire(rule, "ip:10." + (i >> 16) + "." + ((i >> 8) & 255) + "." + (i & 255));
-                    }
-                });
-                thread.start();
-                threads.add(thread);
-            }
-            for (Thread thread : threads) {
-                thread.join();
-            }
+            // The cost per key is what the second half of the flood adds: what a server pays once
+            // (the library, its first connections, buffers) falls in the first half.
+            flood(limiter, rule, 0, CLIENTS / 2);
+            half = usedMemory();
+            flood(limiter, rule, CLIENTS / 2, CLIENTS);
         }
-        long perKey = (usedMemory() - before) / CLIENTS;
+        long perKey = (usedMemory() - half) / (CLIENTS - CLIENTS / 2);
         System.out.printf("key flood: %s uses %d bytes of Valkey memory per client key%n", algorithm.id(), perKey);
 
         try (Jedis inspect = valkey.connect()) {
@@ -97,6 +98,23 @@ class KeyFloodTest {
             assertThat(withoutTtl).as("keys without a TTL no longer than the state needs").isZero();
         }
         assertThat(perKey).as("bytes per client key").isLessThanOrEqualTo(maxBytesPerKey);
+    }
+
+    private static void flood(ValkeyRateLimiter limiter, Rule rule, int from, int to) throws InterruptedException {
+        AtomicInteger next = new AtomicInteger(from);
+        List<Thread> threads = new ArrayList<>();
+        for (int t = 0; t < 8; t++) {
+            Thread thread = new Thread(() -> {
+                for (int i = next.getAndIncrement(); i < to; i = next.getAndIncrement()) {
+                    limiter.acquire(rule, "ip:10." + (i >> 16) + "." + ((i >> 8) & 255) + "." + (i & 255));
+                }
+            });
+            thread.start();
+            threads.add(thread);
+        }
+        for (Thread thread : threads) {
+            thread.join();
+        }
     }
 
     private long usedMemory() {
