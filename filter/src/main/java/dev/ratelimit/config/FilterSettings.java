@@ -38,6 +38,7 @@ import java.util.Optional;
  * @param tlsCaFile        a PEM file of the CA certificates to trust for {@code rediss://}
  *                         (instead of the JVM's default trust store)
  * @param cluster          whether {@code valkeyUrl} names one node of a Valkey Cluster
+ * @param sentinel         the Sentinel-managed primary to use instead of the URL's host
  * @param rules            the rules, in the order of {@code ratelimit.rules}
  */
 public record FilterSettings(boolean enabled, Optional<String> valkeyUrl, Duration timeout, Duration connectTimeout,
@@ -45,7 +46,8 @@ public record FilterSettings(boolean enabled, Optional<String> valkeyUrl, Durati
                              boolean clientClock, List<Cidr> trustedProxies, String clientIpHeader, int ipv6Prefix,
                              HeaderMode headers, Duration failureRetryAfter, int breakerFailures,
                              Duration breakerOpenFor, int denyCacheSize, int localMaxKeys, Optional<Path> tlsCaFile,
-                             boolean cluster, List<RuleSettings> rules) {
+                             boolean cluster, Optional<ValkeySettings.Sentinel> sentinel,
+                             List<RuleSettings> rules) {
 
     /** Copies the lists. */
     public FilterSettings {

@@ -63,7 +63,7 @@ public final class SettingsReader {
                     ValkeySettings.DEFAULT_POOL_MAX_TOTAL, ValkeySettings.DEFAULT_POOL_MAX_WAIT, ValkeyRateLimiter.DEFAULT_PIPELINES,
                     ValkeyRateLimiter.DEFAULT_KEY_PREFIX, false,
                     List.of(), "X-Forwarded-For", 64, HeaderMode.DRAFT, Duration.ofSeconds(1), 0, Duration.ofSeconds(1),
-                    0, 1, Optional.empty(), false, List.of());
+                    0, 1, Optional.empty(), false, Optional.empty(), List.of());
         }
         Optional<String> valkeyUrl = values.raw("ratelimit.valkey.url");
         Duration timeout = values.duration("ratelimit.valkey.timeout", ValkeySettings.DEFAULT_SOCKET_TIMEOUT, Duration.ofMillis(1));
@@ -82,9 +82,11 @@ public final class SettingsReader {
             return path;
         });
         boolean cluster = values.bool("ratelimit.valkey.cluster", false);
+        Optional<ValkeySettings.Sentinel> sentinel = sentinel(cluster);
         valkeyUrl.ifPresent(url -> {
             try {
-                new ValkeySettings(url, connectTimeout, timeout, poolMaxTotal, poolMaxIdle, poolMaxWait, tlsCaFile, cluster);
+                new ValkeySettings(url, connectTimeout, timeout, poolMaxTotal, poolMaxIdle, poolMaxWait, tlsCaFile, cluster,
+                        sentinel);
             } catch (IllegalArgumentException e) {
                 values.problems().add("ratelimit.valkey.*: " + e.getMessage());
             }
@@ -134,7 +136,47 @@ public final class SettingsReader {
         return new FilterSettings(enabled, valkeyUrl, timeout, connectTimeout, poolMaxTotal, poolMaxIdle, poolMaxWait,
                 pipelines, keyPrefix, clientClock, trustedProxies, clientIpHeader, ipv6Prefix, headers, failureRetryAfter,
                 breakerFailures, breakerOpenFor, denyCache ? denyCacheSize : 0, localMaxKeys, tlsCaFile, cluster,
-                rules);
+                sentinel, rules);
+    }
+
+    /** The Sentinel-managed primary: both settings or neither, and not with a cluster. */
+    private Optional<ValkeySettings.Sentinel> sentinel(boolean cluster) {
+        Optional<String> master = values.raw("ratelimit.valkey.sentinel.master");
+        List<String> nodes = values.list("ratelimit.valkey.sentinel.nodes");
+        if (master.isEmpty()) {
+            if (!nodes.isEmpty()) {
+                values.problem("ratelimit.valkey.sentinel.nodes", String.join(",", nodes),
+                        "needs ratelimit.valkey.sentinel.master, the name the sentinels know the primary by");
+            }
+            return Optional.empty();
+        }
+        if (nodes.isEmpty()) {
+            values.problem("ratelimit.valkey.sentinel.master", master.get(),
+                    "needs ratelimit.valkey.sentinel.nodes, the sentinels as host:port,host:port");
+            return Optional.empty();
+        }
+        if (cluster) {
+            values.problem("ratelimit.valkey.sentinel.master", master.get(),
+                    "cannot be used with ratelimit.valkey.cluster=true: a cluster fails over by itself");
+            return Optional.empty();
+        }
+        int before = values.problems().size();
+        for (String node : nodes) {
+            try {
+                new ValkeySettings.Sentinel(master.get(), List.of(node));
+            } catch (IllegalArgumentException e) {
+                values.problem("ratelimit.valkey.sentinel.nodes", node, "must be host:port with a port from 1 to 65535");
+            }
+        }
+        if (values.problems().size() > before) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(new ValkeySettings.Sentinel(master.get(), nodes));
+        } catch (IllegalArgumentException e) {
+            values.problem("ratelimit.valkey.sentinel.master", master.get(), "must be a name without surrounding spaces");
+            return Optional.empty();
+        }
     }
 
     private Optional<RuleSettings> readRule(String name) {

@@ -37,7 +37,8 @@ final class LimiterStack {
      * @param settings the filter's settings
      * @param listener the application's listener
      * @return the stack
-     * @throws IllegalStateException when a Valkey Cluster cannot be reached to learn its slots
+     * @throws IllegalStateException when a Valkey Cluster or the sentinels cannot be reached to
+     *                               learn where the primaries are
      */
     static LimiterStack start(FilterSettings settings, RateLimitListener listener) {
         List<String> names = settings.rules().stream().map(r -> r.rule().name()).toList();
@@ -68,7 +69,7 @@ final class LimiterStack {
     private static ValkeyRateLimiter connect(FilterSettings settings, Metrics metrics, List<String> names) {
         ValkeySettings valkey = new ValkeySettings(settings.valkeyUrl().get(), settings.connectTimeout(),
                 settings.timeout(), settings.poolMaxTotal(), settings.poolMaxIdle(), settings.poolMaxWait(),
-                settings.tlsCaFile(), settings.cluster());
+                settings.tlsCaFile(), settings.cluster(), settings.sentinel());
         ValkeyRateLimiter.Builder builder = ValkeyRateLimiter.builder().settings(valkey).keyPrefix(settings.keyPrefix())
                 .pipelines(settings.pipelines())
                 .circuitBreaker(settings.breakerFailures(), settings.breakerOpenFor()).listener(metrics);
@@ -80,9 +81,11 @@ final class LimiterStack {
             LOG.log(System.Logger.Level.INFO, "Rate limiting {0} on {1}", names, valkey.redactedUrl());
             return limiter;
         } catch (RuntimeException e) {
-            // Only a cluster client connects while being built: it must learn the slot layout.
-            throw new IllegalStateException("RateLimitFilter cannot reach the Valkey Cluster at "
-                    + valkey.redactedUrl() + " to learn its slots: " + e.getMessage(), e);
+            // Only cluster and Sentinel clients connect while being built: they must learn where
+            // the primaries are.
+            throw new IllegalStateException("RateLimitFilter cannot reach "
+                    + (settings.cluster() ? "the Valkey Cluster at " + valkey.redactedUrl() + " to learn its slots"
+                    : "the sentinels of " + valkey.redactedUrl() + " to learn the primary") + ": " + e.getMessage(), e);
         }
     }
 

@@ -55,10 +55,15 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *       to trust for {@code rediss://}; the server's host name is always verified</td></tr>
  *   <tr><td>{@code ratelimit.valkey.timeout}</td><td>{@code 50ms}</td><td>the longest wait for a reply</td></tr>
  *   <tr><td>{@code ratelimit.valkey.connect-timeout}</td><td>{@code 50ms}</td><td>the longest wait to connect</td></tr>
+ *   <tr><td>{@code ratelimit.valkey.sentinel.master}</td><td>(unset)</td><td>the name Valkey Sentinel monitors the
+ *       primary by; with it the URL's host and port are not used (its scheme, credentials and database are, for the
+ *       primary and the sentinels) and the limiter follows the primary through failovers</td></tr>
+ *   <tr><td>{@code ratelimit.valkey.sentinel.nodes}</td><td>(unset)</td><td>the sentinels, {@code host:port,host:port};
+ *       required with {@code sentinel.master}. At least one must answer at start-up</td></tr>
  *   <tr><td>{@code ratelimit.valkey.pool.max-total}</td><td>{@code 32}</td><td>most connections</td></tr>
  *   <tr><td>{@code ratelimit.valkey.pool.max-idle}</td><td>{@code max-total}</td><td>most idle connections kept</td></tr>
  *   <tr><td>{@code ratelimit.valkey.pool.max-wait}</td><td>{@code 20ms}</td><td>the longest wait for a free connection</td></tr>
- *   <tr><td>{@code ratelimit.valkey.pipelines}</td><td>{@code 4}</td><td>most calls or pipelines on the wire at
+ *   <tr><td>{@code ratelimit.valkey.pipelines}</td><td>{@code 8}</td><td>most calls or pipelines on the wire at
  *       once: the calls of threads that arrive while that many are in flight are sent together in the next pipeline,
  *       one round trip for many decisions; {@code 0} sends every call on its own connection. Not used on a
  *       cluster</td></tr>

@@ -3,8 +3,10 @@ package dev.ratelimit.valkey;
 import redis.clients.jedis.ClientSetInfoConfig;
 import redis.clients.jedis.ConnectionPoolConfig;
 import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.JedisClientConfig;
 import redis.clients.jedis.RedisClient;
 import redis.clients.jedis.RedisClusterClient;
+import redis.clients.jedis.RedisSentinelClient;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.util.JedisURIHelper;
 
@@ -12,7 +14,7 @@ import javax.net.ssl.SSLParameters;
 import java.net.URI;
 import java.util.Set;
 
-/** Builds the Jedis client for {@link ValkeySettings}: a pooled standalone or cluster client. */
+/** Builds the Jedis client for {@link ValkeySettings}: a pooled standalone, Sentinel or cluster client. */
 final class ValkeyClients {
 
     private ValkeyClients() {
@@ -20,7 +22,9 @@ final class ValkeyClients {
 
     /**
      * A pooled client whose every wait (connect, reply, borrow) is bounded by the settings.
-     * No connection is opened here: a Valkey that is down at start-up is found on first use.
+     * A standalone client opens no connection here: a Valkey that is down at start-up is found
+     * on first use. Sentinel and cluster clients must ask where the primaries are, and fail when
+     * nobody answers.
      */
     static UnifiedJedis create(ValkeySettings settings) {
         URI uri = URI.create(settings.url());
@@ -50,6 +54,8 @@ final class ValkeyClients {
             config.sslParameters(parameters);
             settings.tlsCaFile().ifPresent(file -> config.sslSocketFactory(TrustedCertificates.socketFactory(file)));
         }
+        // Sentinels take the same timeouts, TLS and credentials, but have no databases to select.
+        JedisClientConfig sentinelConfig = config.build();
         if (JedisURIHelper.hasDbIndex(uri)) {
             config.database(JedisURIHelper.getDBIndex(uri));
         }
@@ -62,6 +68,17 @@ final class ValkeyClients {
         // Jedis's pool defaults to a JMX registration per pool, which clashes between instances.
         pool.setJmxEnabled(false);
 
+        if (settings.sentinel().isPresent()) {
+            // Asks the sentinels for the primary now (it fails when none answers), then follows
+            // their +switch-master announcements: a promoted replica is used without a restart.
+            return RedisSentinelClient.builder()
+                    .masterName(settings.sentinel().get().master())
+                    .sentinels(settings.sentinel().get().addresses())
+                    .sentinelClientConfig(sentinelConfig)
+                    .clientConfig(config.build())
+                    .poolConfig(pool)
+                    .build();
+        }
         if (settings.cluster()) {
             return RedisClusterClient.builder()
                     .nodes(Set.of(JedisURIHelper.getHostAndPort(uri)))

@@ -55,7 +55,7 @@ public final class ValkeyRateLimiter implements RateLimiter {
      * Default most pipelines on the wire at once: calls of threads that arrive while that many
      * are in flight go together in the next one.
      */
-    public static final int DEFAULT_PIPELINES = 4;
+    public static final int DEFAULT_PIPELINES = 8;
 
     private static final Pattern PREFIX = Pattern.compile("[A-Za-z0-9:._-]{1,64}");
     private static final int ARGS_PER_RULE = 7;
@@ -80,7 +80,7 @@ public final class ValkeyRateLimiter implements RateLimiter {
             this.ownsClient = false;
             this.endpoint = "Valkey";
         } else {
-            if (!builder.settings.cluster()) {
+            if (!builder.settings.cluster() && builder.settings.sentinel().isEmpty()) {
                 // Load what closing a client needs now: a container undeploying the application
                 // may refuse to load classes by the time close() runs. No connection is opened.
                 ValkeyClients.create(builder.settings).close();

@@ -1,11 +1,16 @@
 package dev.ratelimit.valkey;
 
+import redis.clients.jedis.HostAndPort;
+
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * How to reach Valkey, and how long any call may take. Immutable; start from {@link #of} and
@@ -26,9 +31,14 @@ import java.util.Optional;
  *                       name is verified against its certificate either way
  * @param cluster        whether the URL names one node of a Valkey Cluster (the others are
  *                       discovered) rather than a standalone server. Default: false
+ * @param sentinel       the Sentinel-managed primary to use instead of the URL's host: its
+ *                       name and the sentinels that know it. The URL then gives only the
+ *                       scheme (TLS or not), the credentials and the database, which serve the
+ *                       sentinels too. Default: none
  */
 public record ValkeySettings(String url, Duration connectTimeout, Duration socketTimeout, int poolMaxTotal,
-                             int poolMaxIdle, Duration poolMaxWait, Optional<Path> tlsCaFile, boolean cluster) {
+                             int poolMaxIdle, Duration poolMaxWait, Optional<Path> tlsCaFile, boolean cluster,
+                             Optional<Sentinel> sentinel) {
 
     /** Default connect timeout. */
     public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofMillis(50);
@@ -50,6 +60,11 @@ public record ValkeySettings(String url, Duration connectTimeout, Duration socke
         Objects.requireNonNull(socketTimeout, "socketTimeout");
         Objects.requireNonNull(poolMaxWait, "poolMaxWait");
         Objects.requireNonNull(tlsCaFile, "tlsCaFile");
+        Objects.requireNonNull(sentinel, "sentinel");
+        if (cluster && sentinel.isPresent()) {
+            throw new IllegalArgumentException("a Valkey Cluster and a Sentinel-managed primary cannot both be "
+                    + "configured: a cluster fails over by itself");
+        }
         URI uri = parse(url);
         if (!"redis".equals(uri.getScheme()) && !"rediss".equals(uri.getScheme())) {
             throw new IllegalArgumentException("Valkey URL " + redact(url)
@@ -78,7 +93,7 @@ public record ValkeySettings(String url, Duration connectTimeout, Duration socke
      */
     public static ValkeySettings of(String url) {
         return new ValkeySettings(url, DEFAULT_CONNECT_TIMEOUT, DEFAULT_SOCKET_TIMEOUT, DEFAULT_POOL_MAX_TOTAL,
-                DEFAULT_POOL_MAX_TOTAL, DEFAULT_POOL_MAX_WAIT, Optional.empty(), false);
+                DEFAULT_POOL_MAX_TOTAL, DEFAULT_POOL_MAX_WAIT, Optional.empty(), false, Optional.empty());
     }
 
     /**
@@ -88,7 +103,8 @@ public record ValkeySettings(String url, Duration connectTimeout, Duration socke
      * @return new settings
      */
     public ValkeySettings withConnectTimeout(Duration timeout) {
-        return new ValkeySettings(url, timeout, socketTimeout, poolMaxTotal, poolMaxIdle, poolMaxWait, tlsCaFile, cluster);
+        return new ValkeySettings(url, timeout, socketTimeout, poolMaxTotal, poolMaxIdle, poolMaxWait, tlsCaFile, cluster,
+                sentinel);
     }
 
     /**
@@ -98,7 +114,8 @@ public record ValkeySettings(String url, Duration connectTimeout, Duration socke
      * @return new settings
      */
     public ValkeySettings withSocketTimeout(Duration timeout) {
-        return new ValkeySettings(url, connectTimeout, timeout, poolMaxTotal, poolMaxIdle, poolMaxWait, tlsCaFile, cluster);
+        return new ValkeySettings(url, connectTimeout, timeout, poolMaxTotal, poolMaxIdle, poolMaxWait, tlsCaFile, cluster,
+                sentinel);
     }
 
     /**
@@ -109,7 +126,8 @@ public record ValkeySettings(String url, Duration connectTimeout, Duration socke
      * @return new settings
      */
     public ValkeySettings withPool(int maxTotal, int maxIdle) {
-        return new ValkeySettings(url, connectTimeout, socketTimeout, maxTotal, maxIdle, poolMaxWait, tlsCaFile, cluster);
+        return new ValkeySettings(url, connectTimeout, socketTimeout, maxTotal, maxIdle, poolMaxWait, tlsCaFile, cluster,
+                sentinel);
     }
 
     /**
@@ -119,7 +137,8 @@ public record ValkeySettings(String url, Duration connectTimeout, Duration socke
      * @return new settings
      */
     public ValkeySettings withPoolMaxWait(Duration maxWait) {
-        return new ValkeySettings(url, connectTimeout, socketTimeout, poolMaxTotal, poolMaxIdle, maxWait, tlsCaFile, cluster);
+        return new ValkeySettings(url, connectTimeout, socketTimeout, poolMaxTotal, poolMaxIdle, maxWait, tlsCaFile, cluster,
+                sentinel);
     }
 
     /**
@@ -130,7 +149,7 @@ public record ValkeySettings(String url, Duration connectTimeout, Duration socke
      */
     public ValkeySettings withTlsCaFile(Path caFile) {
         return new ValkeySettings(url, connectTimeout, socketTimeout, poolMaxTotal, poolMaxIdle, poolMaxWait,
-                Optional.of(caFile), cluster);
+                Optional.of(caFile), cluster, sentinel);
     }
 
     /**
@@ -141,7 +160,79 @@ public record ValkeySettings(String url, Duration connectTimeout, Duration socke
      */
     public ValkeySettings withCluster(boolean cluster) {
         return new ValkeySettings(url, connectTimeout, socketTimeout, poolMaxTotal, poolMaxIdle, poolMaxWait,
-                tlsCaFile, cluster);
+                tlsCaFile, cluster, sentinel);
+    }
+
+    /**
+     * These settings for a primary managed by Valkey Sentinel: the client asks the sentinels
+     * where the primary is and follows it when they fail over. The URL's host and port are not
+     * used; its scheme, credentials and database are, for the primary and the sentinels.
+     *
+     * @param master the name the sentinels monitor the primary by
+     * @param nodes  the sentinels, {@code host:port} each, at least one
+     * @return new settings
+     */
+    public ValkeySettings withSentinel(String master, List<String> nodes) {
+        return new ValkeySettings(url, connectTimeout, socketTimeout, poolMaxTotal, poolMaxIdle, poolMaxWait,
+                tlsCaFile, cluster, Optional.of(new Sentinel(master, nodes)));
+    }
+
+    /**
+     * Where the sentinels are, and which primary of theirs to use.
+     *
+     * @param master the name the sentinels monitor the primary by ({@code sentinel monitor <name> ...})
+     * @param nodes  the sentinels, {@code host:port} each, at least one
+     */
+    public record Sentinel(String master, List<String> nodes) {
+
+        /**
+         * Validates both.
+         *
+         * @throws IllegalArgumentException naming the bad value
+         */
+        public Sentinel {
+            Objects.requireNonNull(master, "master");
+            Objects.requireNonNull(nodes, "nodes");
+            nodes = List.copyOf(nodes);
+            if (master.isBlank() || !master.equals(master.strip())) {
+                throw new IllegalArgumentException("sentinel master name '" + master + "' must be a non-empty name "
+                        + "without surrounding spaces");
+            }
+            if (nodes.isEmpty()) {
+                throw new IllegalArgumentException("sentinel nodes must list at least one host:port");
+            }
+            for (String node : nodes) {
+                hostAndPort(node);
+            }
+        }
+
+        /** The sentinels as Jedis addresses. */
+        Set<HostAndPort> addresses() {
+            Set<HostAndPort> addresses = new LinkedHashSet<>();
+            for (String node : nodes) {
+                addresses.add(hostAndPort(node));
+            }
+            return addresses;
+        }
+
+        private static HostAndPort hostAndPort(String node) {
+            int colon = node.lastIndexOf(':');
+            String host = colon > 0 ? node.substring(0, colon) : "";
+            int port = -1;
+            if (colon > 0) {
+                try {
+                    port = Integer.parseInt(node.substring(colon + 1));
+                } catch (NumberFormatException e) {
+                    port = -1;
+                }
+            }
+            if (host.isBlank() || port < 1 || port > 65_535) {
+                throw new IllegalArgumentException("sentinel node '" + node + "' must be host:port with a port "
+                        + "from 1 to 65535");
+            }
+            return new HostAndPort(host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1)
+                    : host, port);
+        }
     }
 
     /**
@@ -150,14 +241,16 @@ public record ValkeySettings(String url, Duration connectTimeout, Duration socke
      * @return the redacted URL
      */
     public String redactedUrl() {
-        return redact(url);
+        return sentinel.map(s -> "Sentinel primary '" + s.master() + "' via " + String.join(",", s.nodes())
+                + " (" + redact(url) + ")").orElse(redact(url));
     }
 
     @Override
     public String toString() {
         return "ValkeySettings[url=" + redactedUrl() + ", connectTimeout=" + connectTimeout + ", socketTimeout="
                 + socketTimeout + ", poolMaxTotal=" + poolMaxTotal + ", poolMaxIdle=" + poolMaxIdle
-                + ", poolMaxWait=" + poolMaxWait + ", tlsCaFile=" + tlsCaFile + ", cluster=" + cluster + "]";
+                + ", poolMaxWait=" + poolMaxWait + ", tlsCaFile=" + tlsCaFile + ", cluster=" + cluster
+                + ", sentinel=" + sentinel + "]";
     }
 
     /**

@@ -47,7 +47,7 @@ class SettingsReaderTest {
         assertThat(settings.valkeyUrl()).contains("redis://localhost:6379");
         assertThat(settings.timeout()).isEqualTo(Duration.ofMillis(50));
         assertThat(settings.keyPrefix()).isEqualTo("rl:v1");
-        assertThat(settings.pipelines()).isEqualTo(4);
+        assertThat(settings.pipelines()).isEqualTo(8);
         assertThat(settings.headers()).isEqualTo(HeaderMode.DRAFT);
         assertThat(settings.clientIpHeader()).isEqualTo("X-Forwarded-For");
         assertThat(settings.rules()).hasSize(2);
@@ -91,6 +91,8 @@ class SettingsReaderTest {
             "ratelimit.rules|api,login,ghost|ratelimit.rule.ghost.limit is required",
             "ratelimit.rule.login.burst|9|ratelimit.rule.login.burst='9' applies only to token-bucket and gcra",
             "ratelimit.valkey.tiemout|1s|ratelimit.valkey.tiemout is not a known setting",
+            "ratelimit.valkey.sentinel.nodes|s1:26379|ratelimit.valkey.sentinel.nodes='s1:26379' needs ratelimit.valkey.sentinel.master",
+            "ratelimit.valkey.sentinel.master|primary|ratelimit.valkey.sentinel.master='primary' needs ratelimit.valkey.sentinel.nodes",
             "ratelimit.valkey.pipelines|65|ratelimit.valkey.pipelines='65' must be a whole number from 0 to 64",
             "ratelimit.valkey.pipelines|-1|ratelimit.valkey.pipelines='-1' must be a whole number from 0 to 64",
     })
@@ -99,6 +101,30 @@ class SettingsReaderTest {
         values.put(property, value);
         assertThatThrownBy(() -> read(values)).isInstanceOf(InvalidSettingsException.class)
                 .hasMessageContaining(expected);
+    }
+
+    @Test
+    void readsASentinelPrimaryAndNamesEveryBadSentinel() {
+        Map<String, String> values = valid();
+        values.put("ratelimit.valkey.sentinel.master", "primary");
+        values.put("ratelimit.valkey.sentinel.nodes", "s1:26379, [::1]:26380");
+        FilterSettings settings = read(values);
+        assertThat(settings.sentinel()).hasValueSatisfying(sentinel -> {
+            assertThat(sentinel.master()).isEqualTo("primary");
+            assertThat(sentinel.nodes()).containsExactly("s1:26379", "[::1]:26380");
+        });
+
+        values.put("ratelimit.valkey.sentinel.nodes", "s1,s2:0,s3:26379");
+        assertThatThrownBy(() -> read(values)).isInstanceOf(InvalidSettingsException.class)
+                .hasMessageContaining("ratelimit.valkey.sentinel.nodes='s1' must be host:port")
+                .hasMessageContaining("ratelimit.valkey.sentinel.nodes='s2:0' must be host:port")
+                .hasMessageNotContaining("s3:26379'");
+
+        values.put("ratelimit.valkey.sentinel.nodes", "s1:26379");
+        values.put("ratelimit.valkey.cluster", "true");
+        assertThatThrownBy(() -> read(values)).isInstanceOf(InvalidSettingsException.class)
+                .hasMessageContaining("ratelimit.valkey.sentinel.master='primary' cannot be used with "
+                        + "ratelimit.valkey.cluster=true");
     }
 
     @Test
