@@ -1,0 +1,132 @@
+package dev.ratelimit.it;
+
+import dev.ratelimit.Algorithm;
+import dev.ratelimit.Decision;
+import dev.ratelimit.FailurePolicy;
+import dev.ratelimit.ResilientRateLimiter;
+import dev.ratelimit.Rule;
+import dev.ratelimit.valkey.ValkeyRateLimiter;
+import dev.ratelimit.valkey.ValkeySettings;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.util.JedisClusterCRC16;
+
+import java.time.Duration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A Valkey Cluster shard's primary killed (SIGKILL) while eight threads are held to a limit on a
+ * key it serves: during the failover every request is answered within its bounds by the rule's
+ * on-failure policy, the cluster client finds the promoted replica by itself, and the limit is
+ * enforced again on the count the replica had.
+ */
+class ClusterFailoverTest {
+
+    private static final int LIMIT = 1_500;
+    private static final int THREADS = 8;
+
+    private static ValkeyCluster cluster;
+
+    @BeforeAll
+    static void start() {
+        // A node timeout of 1 s: the cluster marks the killed primary failed and promotes its
+        // replica in about two, rather than the default fifteen.
+        cluster = ValkeyCluster.startWithReplicas(3, 1_000);
+    }
+
+    @AfterAll
+    static void stop() {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    @Test
+    void killingAShardsPrimaryUnderLoadIsAnsweredByPolicyThenItsReplicaEnforcesTheLimit() throws Exception {
+        // A day, so that the epoch-aligned window does not roll over during the test.
+        Rule rule = Rule.of("failover", Algorithm.FIXED_WINDOW, LIMIT, Duration.ofDays(1));
+        ValkeySettings settings = ValkeySettings.of(cluster.seedUrl()).withCluster(true)
+                .withConnectTimeout(Duration.ofMillis(100)).withSocketTimeout(Duration.ofMillis(100))
+                .withPoolMaxWait(Duration.ofMillis(20));
+        try (ValkeyRateLimiter valkey = ValkeyRateLimiter.builder().settings(settings)
+                .circuitBreaker(5, Duration.ofMillis(500)).build();
+             ResilientRateLimiter limiter = ResilientRateLimiter.builder(valkey)
+                     .policy(rule.name(), FailurePolicy.open()).denyCache(0).build()) {
+            // A key on a shard other than the seed node's, so the kill does not also take the
+            // node the client was built from.
+            String key = keyNotServedBy(valkey, rule, cluster.nodes().get(0));
+            int slot = JedisClusterCRC16.getSlot(valkey.stateKey(rule, key));
+            ValkeyServer oldPrimary = cluster.primaryOf(slot);
+            // And a key on a shard that keeps its primary: with the default
+            // cluster-require-full-coverage, the whole cluster refuses calls until the failover.
+            Rule elsewhere = Rule.of("elsewhere", Algorithm.FIXED_WINDOW, 1_000_000, Duration.ofDays(1));
+            String otherKey = keyServedBy(valkey, elsewhere, cluster.nodes().get(0));
+            FailoverLoad load = new FailoverLoad(limiter, rule, key, THREADS);
+            FailoverLoad otherShard = new FailoverLoad(limiter, elsewhere, otherKey, 2);
+            try (load; otherShard) {
+                FailoverLoad.sleep(1_000);
+                load.kill(oldPrimary::stop);
+                // Then long enough after the promotion for the limit to be reached and enforced.
+                FailoverLoad.sleep(3_000);
+            }
+            assertThat(load.recoveryMillis()).as("ms to a shared decision after the kill; the cluster: %s",
+                    cluster.describe()).isPositive();
+            ValkeyServer newPrimary = cluster.primaryOf(slot);
+            long counted;
+            try (Jedis promoted = newPrimary.connect()) {
+                String value = promoted.get(valkey.stateKey(rule, key));
+                counted = Long.parseLong(value.substring(value.indexOf(':') + 1));
+            }
+            // Increments the old primary acknowledged and never replicated are lost with it.
+            long lost = load.sharedAllowed.get() - counted;
+            System.out.printf("cluster failover: first shared decision %d ms after the kill; %d requests answered "
+                    + "by policy (open: %d allowed); %d allowed by Valkey against a limit of %d, %d of them lost "
+                    + "with the old primary; slowest call %d ms; on a shard that kept its primary %d requests "
+                    + "answered by policy, %d by Valkey%n", load.recoveryMillis(), load.byPolicy.get(),
+                    load.byPolicyAllowed.get(), load.sharedAllowed.get(), LIMIT, lost, load.slowestNanos.get() / 1_000_000,
+                    otherShard.byPolicy.get(), otherShard.sharedAllowed.get());
+
+            assertThat(load.escaped).as("exceptions that reached the caller").isEmpty();
+            assertThat(otherShard.escaped).as("exceptions that reached the caller").isEmpty();
+            assertThat(otherShard.sharedAllowed.get()).as("the other shard decided before and after").isPositive();
+            assertThat(newPrimary).as("the cluster promoted the replica").isNotSameAs(oldPrimary);
+            assertThat(load.byPolicy.get()).as("the kill must make some requests fall to the policy").isPositive();
+            assertThat(counted).as("the promoted replica's count never passes the limit").isLessThanOrEqualTo(LIMIT);
+            assertThat(load.sharedAllowed.get()).as("the limit was reached and enforced after the failover")
+                    .isGreaterThanOrEqualTo(LIMIT);
+            assertThat(lost).as("increments lost with the old primary: its last replication lag").isBetween(0L, 50L);
+            assertThat(Duration.ofNanos(load.slowestNanos.get())).as("the slowest call").isLessThan(Duration.ofMillis(1_000));
+
+            // A new key in the same slot, on the promoted primary: exactly its limit.
+            Rule small = Rule.of("after-failover", Algorithm.TOKEN_BUCKET, 5, Duration.ofDays(1));
+            int allowed = 0;
+            for (int i = 0; i < 8; i++) {
+                Decision decision = limiter.acquire(small, key);
+                assertThat(decision.basis()).isEqualTo(Decision.Basis.SHARED);
+                allowed += decision.allowed() ? 1 : 0;
+            }
+            assertThat(allowed).isEqualTo(5);
+        }
+    }
+
+    private static String keyNotServedBy(ValkeyRateLimiter valkey, Rule rule, ValkeyServer node) {
+        for (int i = 0; ; i++) {
+            String key = "shared-" + i;
+            if (cluster.primaryOf(JedisClusterCRC16.getSlot(valkey.stateKey(rule, key))) != node) {
+                return key;
+            }
+        }
+    }
+
+    private static String keyServedBy(ValkeyRateLimiter valkey, Rule rule, ValkeyServer node) {
+        for (int i = 0; ; i++) {
+            String key = "other-" + i;
+            if (cluster.primaryOf(JedisClusterCRC16.getSlot(valkey.stateKey(rule, key))) == node) {
+                return key;
+            }
+        }
+    }
+}

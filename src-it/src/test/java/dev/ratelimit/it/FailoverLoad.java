@@ -1,0 +1,97 @@
+package dev.ratelimit.it;
+
+import dev.ratelimit.Decision;
+import dev.ratelimit.RateLimiter;
+import dev.ratelimit.Rule;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Threads asking a limiter for one key about a hundred times a second each, while a test kills
+ * the store under them: what was decided by Valkey, what by policy, how slow the slowest call
+ * was, and when Valkey decided again after the kill.
+ */
+final class FailoverLoad implements AutoCloseable {
+
+    final AtomicInteger sharedAllowed = new AtomicInteger();
+    final AtomicInteger byPolicy = new AtomicInteger();
+    final AtomicInteger byPolicyAllowed = new AtomicInteger();
+    final AtomicLong slowestNanos = new AtomicLong();
+    final Queue<Throwable> escaped = new ConcurrentLinkedQueue<>();
+    private final AtomicLong killedAt = new AtomicLong();
+    private final AtomicLong firstSharedAfterKill = new AtomicLong();
+    private final AtomicBoolean stop = new AtomicBoolean();
+    private final List<Thread> threads = new ArrayList<>();
+
+    FailoverLoad(RateLimiter limiter, Rule rule, String key, int threadCount) {
+        for (int t = 0; t < threadCount; t++) {
+            Thread thread = new Thread(() -> {
+                while (!stop.get()) {
+                    long began = System.nanoTime();
+                    try {
+                        Decision decision = limiter.acquire(rule, key);
+                        slowestNanos.accumulateAndGet(System.nanoTime() - began, Math::max);
+                        if (decision.basis() == Decision.Basis.SHARED) {
+                            if (decision.allowed()) {
+                                sharedAllowed.incrementAndGet();
+                            }
+                            long kill = killedAt.get();
+                            // A call sent before the kill may still have been answered by the old primary.
+                            if (kill != 0 && began > kill) {
+                                firstSharedAfterKill.compareAndSet(0, System.nanoTime());
+                            }
+                        } else {
+                            byPolicy.incrementAndGet();
+                            if (decision.allowed()) {
+                                byPolicyAllowed.incrementAndGet();
+                            }
+                        }
+                    } catch (Throwable e) {
+                        escaped.add(e);
+                    }
+                    sleep(10);
+                }
+            });
+            thread.start();
+            threads.add(thread);
+        }
+    }
+
+    /** Marks the kill, runs it, and waits for Valkey to decide again (at most 40 s). */
+    void kill(Runnable kill) {
+        killedAt.set(System.nanoTime());
+        kill.run();
+        long deadline = System.nanoTime() + Duration.ofSeconds(40).toNanos();
+        while (firstSharedAfterKill.get() == 0 && System.nanoTime() < deadline) {
+            sleep(50);
+        }
+    }
+
+    /** Milliseconds from the kill to the first decision by Valkey after it; -1 if none came. */
+    long recoveryMillis() {
+        return firstSharedAfterKill.get() == 0 ? -1 : (firstSharedAfterKill.get() - killedAt.get()) / 1_000_000;
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        stop.set(true);
+        for (Thread thread : threads) {
+            thread.join(10_000);
+        }
+    }
+
+    static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
