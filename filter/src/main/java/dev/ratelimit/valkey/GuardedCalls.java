@@ -6,10 +6,12 @@ import dev.ratelimit.UnreadableStateException;
 import dev.ratelimit.internal.Verdicts;
 import redis.clients.jedis.exceptions.JedisDataException;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
@@ -27,15 +29,21 @@ final class GuardedCalls {
     /** The script's error for one unreadable state: {@code RATELIMIT_STATE <rule index> <detail>}. */
     private static final Pattern STATE_ERROR = Pattern.compile("(?:ERR )?RATELIMIT_STATE (\\d+) (.*)", Pattern.DOTALL);
 
+    /** The longest pause between two tries of a call refused with TRYAGAIN. */
+    private static final long MAX_TRY_AGAIN_PAUSE_NANOS = 20_000_000L;
+
     private final String endpoint;
     private final CircuitBreaker breaker;
+    /** How long a call refused with TRYAGAIN is tried again; 0 on a single server. */
+    private final long tryAgainNanos;
     private final Function<Claim, String> stateKey;
     /** Rules whose unreadable state was logged already: once each, not once per request. */
     private final Set<String> unreadableRules = ConcurrentHashMap.newKeySet();
 
-    GuardedCalls(String endpoint, CircuitBreaker breaker, Function<Claim, String> stateKey) {
+    GuardedCalls(String endpoint, CircuitBreaker breaker, Duration tryAgainFor, Function<Claim, String> stateKey) {
         this.endpoint = endpoint;
         this.breaker = breaker;
+        this.tryAgainNanos = tryAgainFor.toNanos();
         this.stateKey = stateKey;
     }
 
@@ -50,7 +58,7 @@ final class GuardedCalls {
                     + " is open after repeated failures", null);
         }
         try {
-            T result = call.get();
+            T result = tryingAgain(call);
             breaker.succeeded();
             return result;
         } catch (JedisDataException e) {
@@ -66,6 +74,30 @@ final class GuardedCalls {
         } catch (RuntimeException e) {
             breaker.failed();
             throw failure(operation, e);
+        }
+    }
+
+    /**
+     * A cluster refuses, without running it, a call naming several keys of a slot that is being
+     * migrated when some of them have moved and some not ({@code TRYAGAIN}); the migration moves
+     * the rest within moments. Such a call is sent again, after pauses of 1, 2, 4 ... 20 ms,
+     * until it runs or the time given at construction (the socket timeout) is spent.
+     */
+    private <T> T tryingAgain(Supplier<T> call) {
+        long deadline = System.nanoTime() + tryAgainNanos;
+        for (long pause = 1_000_000L; ; pause = Math.min(2 * pause, MAX_TRY_AGAIN_PAUSE_NANOS)) {
+            try {
+                return call.get();
+            } catch (JedisDataException e) {
+                if (e.getMessage() == null || !e.getMessage().startsWith("TRYAGAIN")
+                        || System.nanoTime() + pause > deadline) {
+                    throw e;
+                }
+            }
+            LockSupport.parkNanos(pause);
+            if (Thread.currentThread().isInterrupted()) {
+                throw new RateLimitException("interrupted while waiting to try a call again on " + endpoint, null);
+            }
         }
     }
 

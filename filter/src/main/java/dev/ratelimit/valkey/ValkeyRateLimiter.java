@@ -94,12 +94,13 @@ public final class ValkeyRateLimiter implements RateLimiter {
         this.clientClock = builder.clientClock;
         this.breaker = new CircuitBreaker(builder.breakerFailures, builder.breakerOpenFor, System::nanoTime,
                 builder.listener);
-        this.calls = new GuardedCalls(endpoint, breaker, claim -> stateKey(claim.rule(), claim.key()));
+        ValkeySettings bounds = builder.settings != null ? builder.settings : ValkeySettings.of("redis://localhost");
+        this.calls = new GuardedCalls(endpoint, breaker, cluster ? bounds.socketTimeout() : Duration.ZERO,
+                claim -> stateKey(claim.rule(), claim.key()));
         // A cluster pipeline cannot follow a redirection; each cluster call is sent on its own.
         if (builder.pipelines == 0 || cluster) {
             this.functionCalls = client::fcall;
         } else {
-            ValkeySettings bounds = builder.settings != null ? builder.settings : ValkeySettings.of("redis://localhost");
             long maxWait = bounds.connectTimeout().plus(bounds.poolMaxWait()).plus(bounds.socketTimeout()).toNanos();
             this.functionCalls = new PipelinedCalls(client, builder.pipelines, maxWait)::fcall;
         }
