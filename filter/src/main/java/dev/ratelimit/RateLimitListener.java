@@ -21,7 +21,11 @@ public interface RateLimitListener {
         /** The store failed to answer for this rule. */
         STORE_ERROR,
         /** The rule's on-failure policy decided instead of the store. */
-        FALLBACK
+        FALLBACK,
+        /** Units the rule took were given back after the work ({@link Reservation#cancel()}). */
+        REFUNDED,
+        /** Units the rule took were to be given back, but the store could not be reached: they stay counted. */
+        REFUND_DROPPED
     }
 
     /** A listener that ignores everything. */

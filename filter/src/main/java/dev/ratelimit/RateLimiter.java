@@ -52,6 +52,52 @@ public interface RateLimiter extends AutoCloseable {
     Decisions acquireAll(List<Claim> claims);
 
     /**
+     * Takes one unit for the key, to be kept or given back once the work's outcome is known.
+     *
+     * @param rule the rule
+     * @param key  what is limited, non-empty
+     * @return the reservation; see {@link Reservation}
+     * @throws RateLimitException if the store cannot be reached in time
+     */
+    default Reservation reserve(Rule rule, String key) {
+        return reserve(rule, key, 1);
+    }
+
+    /**
+     * Takes {@code cost} units for the key, to be kept or given back once the work's outcome is
+     * known.
+     *
+     * @param rule the rule
+     * @param key  what is limited, non-empty
+     * @param cost units to take, between 1 and {@link Rule#capacity()}
+     * @return the reservation; see {@link Reservation}
+     * @throws IllegalArgumentException if the cost is out of range or the key empty
+     * @throws RateLimitException       if the store cannot be reached in time
+     */
+    default Reservation reserve(Rule rule, String key, long cost) {
+        return reserveAll(List.of(Claim.of(rule, key, cost)));
+    }
+
+    /**
+     * Takes every claim at once, exactly as {@link #acquireAll} does, and says how to give the
+     * units back: {@link Reservation#cancel()} after work that must not count (a successful
+     * login under a limit of failed ones, a mail that was never sent). Only an allowed
+     * reservation has anything to give back; a rejected one keeps what count-rejected rules
+     * recorded.
+     *
+     * <p>The default, for limiters that cannot give units back, keeps them:
+     * {@code Reservation.kept(acquireAll(claims))}. Every limiter of this library gives back.
+     *
+     * @param claims the rules, keys and costs, at least one, no rule twice
+     * @return the reservation
+     * @throws IllegalArgumentException if the list is empty or names a rule twice
+     * @throws RateLimitException       if the store cannot be reached in time
+     */
+    default Reservation reserveAll(List<Claim> claims) {
+        return Reservation.kept(acquireAll(claims));
+    }
+
+    /**
      * What {@link #acquire(Rule, String, long)} would answer now, without taking anything.
      *
      * @param rule the rule

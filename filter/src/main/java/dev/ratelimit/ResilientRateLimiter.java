@@ -15,6 +15,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
+import java.util.function.Predicate;
 
 /**
  * The decision path of the filter, for code too: a shared limiter (usually
@@ -94,11 +95,25 @@ public final class ResilientRateLimiter implements RateLimiter {
      */
     @Override
     public Decisions acquireAll(List<Claim> claims) {
+        return reserveAll(claims).decisions();
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Decided as {@link #acquireAll}. Only units the store took can be given back: a request
+     * decided by the deny cache or by a failure policy keeps what it has. Giving back never
+     * throws: when the store cannot be reached the refund is dropped, not retried (the units
+     * stay counted until their window or refill frees them), logged once while the store is
+     * down, and reported as {@link RateLimitListener.Event#REFUND_DROPPED}.
+     */
+    @Override
+    public Reservation reserveAll(List<Claim> claims) {
         Claims.check(claims);
         long now = clock.getAsLong();
         Optional<Decisions> cached = denyCache == null ? Optional.empty() : denyCache.replay(claims, now, listener);
         if (cached.isPresent()) {
-            return cached.get();
+            return Reservation.kept(cached.get());
         }
         Decision[] decisions = new Decision[claims.size()];
         List<Integer> pending = new ArrayList<>();
@@ -107,9 +122,13 @@ public final class ResilientRateLimiter implements RateLimiter {
         }
         List<Integer> byPolicy = new ArrayList<>();
         Decisions answer = null;
+        Reservation reserved = null;
+        List<Claim> reservedClaims = List.of();
         while (!pending.isEmpty()) {
             try {
-                answer = shared.acquireAll(pick(claims, pending));
+                reservedClaims = pick(claims, pending);
+                reserved = shared.reserveAll(reservedClaims);
+                answer = reserved.decisions();
                 storeAnswered();
                 for (int j = 0; j < pending.size(); j++) {
                     decisions[pending.get(j)] = answer.decisions().get(j);
@@ -134,7 +153,31 @@ public final class ResilientRateLimiter implements RateLimiter {
         policies.decide(claims, byPolicy, decisions);
         Decisions result = withStoreVerdict(Decisions.of(claims, List.of(decisions)), answer);
         report(claims, result, now);
-        return result;
+        if (reserved == null || !result.allowed() || !reserved.allowed()) {
+            return Reservation.kept(result);
+        }
+        Reservation store = reserved;
+        List<Claim> storeClaims = reservedClaims;
+        return Reservation.of(result, which -> giveBack(store, storeClaims, which));
+    }
+
+    private List<String> giveBack(Reservation store, List<Claim> storeClaims, Predicate<Rule> which) {
+        try {
+            List<String> given = store.cancel(which);
+            storeAnswered();
+            for (String rule : given) {
+                listener.onEvent(rule, RateLimitListener.Event.REFUNDED);
+            }
+            return given;
+        } catch (RuntimeException e) {
+            storeFailed(e);
+            for (Claim claim : storeClaims) {
+                if (which.test(claim.rule())) {
+                    listener.onEvent(claim.rule().name(), RateLimitListener.Event.REFUND_DROPPED);
+                }
+            }
+            return List.of();
+        }
     }
 
     /**

@@ -8,6 +8,7 @@ import dev.ratelimit.Rule;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Predicate;
 
 /**
  * Turns the per-rule answers of a limiter (its script's reply, or the in-process twin's) into
@@ -26,8 +27,50 @@ public final class Verdicts {
      * @param resetMillis time until the quota is full again
      * @param waitMillis  time until a request of the same cost would be allowed by the state
      *                    as it is now (after any write): 0 if it would be now
+     * @param undoA       what the rule wrote, for giving it back (see {@code refund.lua}); -1
+     *                    when it wrote nothing
+     * @param undoB       the second number of what it wrote
      */
-    public record Answer(boolean allowed, long remaining, long resetMillis, long waitMillis) {
+    public record Answer(boolean allowed, long remaining, long resetMillis, long waitMillis, long undoA, long undoB) {
+
+        /** An answer of a rule that wrote nothing. */
+        public Answer(boolean allowed, long remaining, long resetMillis, long waitMillis) {
+            this(allowed, remaining, resetMillis, waitMillis, -1, 0);
+        }
+
+        /**
+         * Whether the rule took units that can be given back.
+         *
+         * @return true when it wrote
+         */
+        public boolean took() {
+            return undoA >= 0;
+        }
+    }
+
+    /**
+     * The claims of an allowed request whose units may be given back: those whose rule took
+     * units and that {@code which} accepts. A rejected request gives nothing back: what its
+     * count-rejected rules recorded stands.
+     *
+     * @param claims    the claims, in order
+     * @param answers   their answers
+     * @param decisions the request's decisions
+     * @param which     which rules to give back
+     * @return the indexes of the claims to give back
+     */
+    public static List<Integer> toGiveBack(List<Claim> claims, List<Answer> answers, Decisions decisions,
+                                           Predicate<Rule> which) {
+        List<Integer> indexes = new ArrayList<>();
+        if (!decisions.allowed()) {
+            return indexes;
+        }
+        for (int i = 0; i < claims.size(); i++) {
+            if (answers.get(i).took() && which.test(claims.get(i).rule())) {
+                indexes.add(i);
+            }
+        }
+        return indexes;
     }
 
     /**

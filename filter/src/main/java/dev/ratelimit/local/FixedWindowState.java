@@ -23,7 +23,8 @@ final class FixedWindowState implements KeyState {
         }
 
         boolean allowed = current + cost <= rule.limit();
-        if (allowed ? consumeIfAllowed : consumeIfRejected) {
+        boolean consume = allowed ? consumeIfAllowed : consumeIfRejected;
+        if (consume) {
             current += cost;
             end = start + window;
             count = current;
@@ -31,7 +32,17 @@ final class FixedWindowState implements KeyState {
         }
         long resetAfter = current > 0 ? end - now : 0;
         long wait = current + cost > rule.limit() ? end - now : 0;
-        return new Outcome(allowed, Math.max(0, rule.limit() - current), resetAfter, wait);
+        return new Outcome(allowed, Math.max(0, rule.limit() - current), resetAfter, wait, consume ? end : -1, 0);
+    }
+
+    @Override
+    public boolean refund(long now, Rule rule, long cost, long chargedEnd, long unused) {
+        // A window that has ended, or was replaced by another, is not touched.
+        if (ends != chargedEnd || now >= ends) {
+            return false;
+        }
+        count = Math.max(0, count - cost);
+        return true;
     }
 
     @Override

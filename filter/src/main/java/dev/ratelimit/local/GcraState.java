@@ -32,7 +32,8 @@ final class GcraState implements KeyState {
         long expires = read.expires();
 
         boolean allowed = d + need <= tolerance;
-        if (allowed ? consumeIfAllowed : consumeIfRejected) {
+        boolean consume = allowed ? consumeIfAllowed : consumeIfRejected;
+        if (consume) {
             d = Math.min(d + need, 2 * tolerance);
             expires = now + KeyState.ceilDiv(d, limit);
             stored = true;
@@ -46,7 +47,29 @@ final class GcraState implements KeyState {
         long remaining = d < tolerance ? (tolerance - d) / window : 0;
         long resetAfter = d > 0 ? Math.min(KeyState.ceilDiv(d, limit), expires - now) : 0;
         long wait = d + need > tolerance ? Math.min(KeyState.ceilDiv(d + need - tolerance, limit), expires - now) : 0;
-        return new Outcome(allowed, remaining, resetAfter, wait);
+        return new Outcome(allowed, remaining, resetAfter, wait, consume ? now : -1, 0);
+    }
+
+    @Override
+    public boolean refund(long now, Rule rule, long cost, long undoA, long undoB) {
+        long window = rule.window().toMillis();
+        long limit = rule.limit();
+        long d = stored
+                ? BucketDebt.read((tatMillis - writtenAt) * writerLimit + tatFraction, writtenAt, writerWindow,
+                        writerLimit, now, window, limit, rule.burst()).debt()
+                : 0;
+        if (d == 0) {
+            return false;
+        }
+        // The TAT moves back by the cost's emission intervals, never before now.
+        d = Math.max(0, d - cost * window);
+        stored = d > 0;
+        tatMillis = now + d / limit;
+        tatFraction = d % limit;
+        writtenAt = now;
+        writerWindow = window;
+        writerLimit = limit;
+        return true;
     }
 
     @Override

@@ -24,6 +24,18 @@ interface KeyState {
     Outcome take(long now, Rule rule, long cost, boolean consumeIfAllowed, boolean consumeIfRejected);
 
     /**
+     * Gives back units an earlier {@link #take} took, as the algorithm's Lua {@code refund} does.
+     *
+     * @param now   the time in ms
+     * @param rule  the rule as it was when the units were taken
+     * @param cost  the units taken
+     * @param undoA what the take wrote ({@link Outcome#undoA()})
+     * @param undoB the second number of it
+     * @return whether anything was given back
+     */
+    boolean refund(long now, Rule rule, long cost, long undoA, long undoB);
+
+    /**
      * When this state stops mattering: from then on it answers exactly as a new state would.
      *
      * @return epoch ms

@@ -4,6 +4,7 @@ import dev.ratelimit.Algorithm;
 import dev.ratelimit.Decision;
 import dev.ratelimit.Decisions;
 import dev.ratelimit.RateLimiter;
+import dev.ratelimit.Reservation;
 import dev.ratelimit.Rule;
 import dev.ratelimit.Claim;
 import dev.ratelimit.internal.Claims;
@@ -89,6 +90,17 @@ public final class LocalRateLimiter implements RateLimiter {
 
     @Override
     public Decisions acquireAll(List<Claim> claims) {
+        return reserveAll(claims).decisions();
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Giving back reaches the key's state as it is then: a key forgotten since (expired,
+     * reset, or evicted as the least recently used) has nothing to give back.
+     */
+    @Override
+    public Reservation reserveAll(List<Claim> claims) {
         Claims.check(claims);
         synchronized (states) {
             long now = clock.getAsLong();
@@ -109,8 +121,31 @@ public final class LocalRateLimiter implements RateLimiter {
             for (Outcome outcome : outcomes) {
                 answers.add(answer(outcome));
             }
-            return Verdicts.combine(claims, answers, false);
+            Decisions decisions = Verdicts.combine(claims, answers, false);
+            if (!decisions.allowed()) {
+                return Reservation.kept(decisions);
+            }
+            return Reservation.of(decisions, which -> giveBack(claims, answers,
+                    Verdicts.toGiveBack(claims, answers, decisions, which)));
         }
+    }
+
+    private List<String> giveBack(List<Claim> claims, List<Verdicts.Answer> answers, List<Integer> indexes) {
+        List<String> given = new ArrayList<>(indexes.size());
+        synchronized (states) {
+            long now = clock.getAsLong();
+            for (int i : indexes) {
+                Claim claim = claims.get(i);
+                // The key's state as it is now, as Valkey reads the key: one forgotten since
+                // (expired, reset, evicted) has nothing to give back.
+                KeyState state = states.get(StateKey.of(claim));
+                if (state != null
+                        && state.refund(now, claim.rule(), claim.cost(), answers.get(i).undoA(), answers.get(i).undoB())) {
+                    given.add(claim.rule().name());
+                }
+            }
+        }
+        return given;
     }
 
     /** Several rules: decide every rule first, then write; all or nothing, as the script does. */
@@ -191,7 +226,7 @@ public final class LocalRateLimiter implements RateLimiter {
 
     private static Verdicts.Answer answer(Outcome outcome) {
         return new Verdicts.Answer(outcome.allowed(), outcome.remaining(), outcome.resetAfterMillis(),
-                outcome.waitMillis());
+                outcome.waitMillis(), outcome.undoA(), outcome.undoB());
     }
 
     /** The state's identity: a rule that changes algorithm starts from a new state. */

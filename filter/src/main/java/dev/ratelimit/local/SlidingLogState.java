@@ -11,8 +11,11 @@ import java.util.ArrayDeque;
  */
 final class SlidingLogState implements KeyState {
 
-    /** One unit taken: when, and under which window. */
-    private record Entry(long time, long window) {
+    /**
+     * One unit taken: when, under which window, and its sequence number within its millisecond
+     * (the Lua member's {@code seq}), so that a refund removes exactly the units it took.
+     */
+    private record Entry(long time, long window, long seq) {
     }
 
     /** Oldest first; entries of one millisecond in the order they were taken. */
@@ -27,14 +30,23 @@ final class SlidingLogState implements KeyState {
         long count = live ? entries.stream().filter(e -> e.time() > since).count() : 0;
 
         boolean allowed = count + cost <= rule.limit();
-        if (allowed ? consumeIfAllowed : consumeIfRejected) {
+        boolean consume = allowed ? consumeIfAllowed : consumeIfRejected;
+        long firstSeq = 0;
+        if (consume) {
             if (live) {
                 entries.removeIf(e -> e.time() <= since);
             } else {
                 entries.clear();
             }
+            // Continue the sequence of this millisecond after its highest entry, as the Lua file does.
+            firstSeq = 0;
+            for (Entry e : entries) {
+                if (e.time() == now) {
+                    firstSeq = Math.max(firstSeq, e.seq() + 1);
+                }
+            }
             for (long i = 0; i < cost; i++) {
-                insertSorted(new Entry(now, window));
+                insertSorted(new Entry(now, window, firstSeq + i));
             }
             while (entries.size() > rule.limit()) {
                 entries.pollFirst();
@@ -67,7 +79,16 @@ final class SlidingLogState implements KeyState {
             }
             wait = Math.min(Math.max(1, kth + window - now), expires - now);
         }
-        return new Outcome(allowed, Math.max(0, rule.limit() - count), resetAfter, wait);
+        return new Outcome(allowed, Math.max(0, rule.limit() - count), resetAfter, wait, consume ? now : -1,
+                consume ? firstSeq : 0);
+    }
+
+    /** Removes exactly the entries a take added, those still there (the oldest may have been trimmed). */
+    @Override
+    public boolean refund(long now, Rule rule, long cost, long takenAt, long firstSeq) {
+        long window = rule.window().toMillis();
+        return entries.removeIf(e -> e.time() == takenAt && e.window() == window && e.seq() >= firstSeq
+                && e.seq() < firstSeq + cost);
     }
 
     /** Keeps the log ordered by time even if the clock stepped back, as the sorted set does. */

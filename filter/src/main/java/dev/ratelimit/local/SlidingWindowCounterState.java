@@ -45,7 +45,8 @@ final class SlidingWindowCounterState implements KeyState {
 
         long prevWeight = prev * (window - elapsed);
         boolean allowed = (cur + cost) * window + prevWeight <= limit * window;
-        if (allowed ? consumeIfAllowed : consumeIfRejected) {
+        boolean consume = allowed ? consumeIfAllowed : consumeIfRejected;
+        if (consume) {
             // A counted rejection fills the window but never overfills it (see the Lua file).
             cur = Math.min(cur + cost, Math.max(limit, cur));
             start = windowStart;
@@ -78,7 +79,17 @@ final class SlidingWindowCounterState implements KeyState {
             resetAfter = Math.min(resetAfter, expires - now);
             wait = Math.min(wait, expires - now);
         }
-        return new Outcome(allowed, remaining, resetAfter, wait);
+        return new Outcome(allowed, remaining, resetAfter, wait, consume ? windowStart : -1, 0);
+    }
+
+    @Override
+    public boolean refund(long now, Rule rule, long cost, long chargedStart, long unused) {
+        // A window that has rolled over is left alone (see the Lua file).
+        if (start != chargedStart || now >= start + rule.window().toMillis() || now >= expiresAt) {
+            return false;
+        }
+        current = Math.max(0, current - cost);
+        return true;
     }
 
     @Override

@@ -29,7 +29,8 @@ final class TokenBucketState implements KeyState {
         long expires = read.expires();
 
         boolean allowed = d + need <= capacity;
-        if (allowed ? consumeIfAllowed : consumeIfRejected) {
+        boolean consume = allowed ? consumeIfAllowed : consumeIfRejected;
+        if (consume) {
             // A counted rejection may overdraw the bucket by at most one full bucket (see the Lua file).
             d = Math.min(d + need, 2 * capacity);
             expires = now + KeyState.ceilDiv(d, limit);
@@ -43,7 +44,26 @@ final class TokenBucketState implements KeyState {
         long remaining = d < capacity ? (capacity - d) / window : 0;
         long resetAfter = d > 0 ? Math.min(KeyState.ceilDiv(d, limit), expires - now) : 0;
         long wait = d + need > capacity ? Math.min(KeyState.ceilDiv(d + need - capacity, limit), expires - now) : 0;
-        return new Outcome(allowed, remaining, resetAfter, wait);
+        return new Outcome(allowed, remaining, resetAfter, wait, consume ? now : -1, 0);
+    }
+
+    @Override
+    public boolean refund(long now, Rule rule, long cost, long undoA, long undoB) {
+        long window = rule.window().toMillis();
+        long d = stored
+                ? BucketDebt.read(debt, writtenAt, writerWindow, writerLimit, now, window, rule.limit(), rule.burst()).debt()
+                : 0;
+        if (d == 0) {
+            return false;
+        }
+        // Never fuller than the burst: the debt stops at 0, a full bucket.
+        d = Math.max(0, d - cost * window);
+        stored = d > 0;
+        debt = d;
+        writtenAt = now;
+        writerWindow = window;
+        writerLimit = rule.limit();
+        return true;
     }
 
     @Override

@@ -13,6 +13,8 @@ public final class RuleMetrics implements RuleMetricsMBean {
     private final LongAdder shadowRejected = new LongAdder();
     private final LongAdder storeErrors = new LongAdder();
     private final LongAdder fallbackDecisions = new LongAdder();
+    private final LongAdder refunded = new LongAdder();
+    private final LongAdder refundsDropped = new LongAdder();
     private final BooleanSupplier breakerOpen;
 
     /**
@@ -36,6 +38,8 @@ public final class RuleMetrics implements RuleMetricsMBean {
             case SHADOW_REJECTED -> shadowRejected.increment();
             case STORE_ERROR -> storeErrors.increment();
             case FALLBACK -> fallbackDecisions.increment();
+            case REFUNDED -> refunded.increment();
+            case REFUND_DROPPED -> refundsDropped.increment();
         }
     }
 
@@ -62,6 +66,16 @@ public final class RuleMetrics implements RuleMetricsMBean {
     @Override
     public long getFallbackDecisions() {
         return fallbackDecisions.sum();
+    }
+
+    @Override
+    public long getRefunded() {
+        return refunded.sum();
+    }
+
+    @Override
+    public long getRefundsDropped() {
+        return refundsDropped.sum();
     }
 
     @Override

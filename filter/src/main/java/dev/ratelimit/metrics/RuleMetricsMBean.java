@@ -42,6 +42,20 @@ public interface RuleMetricsMBean {
     long getFallbackDecisions();
 
     /**
+     * Rules' units given back after the response (a refund or an outcome that does not count).
+     *
+     * @return the count
+     */
+    long getRefunded();
+
+    /**
+     * Refunds dropped because the store could not be reached: those units stay counted.
+     *
+     * @return the count
+     */
+    long getRefundsDropped();
+
+    /**
      * Whether the circuit breaker in front of the store is open now.
      *
      * @return true while calls to the store are suspended

@@ -113,18 +113,33 @@ final class GuardedCalls {
         return new UnreadableStateException(rule, message);
     }
 
-    /** The script's reply (see {@code dispatcher.lua}) as one answer per claim. */
+    /** The deciding function's reply (see {@code dispatcher.lua}) as one answer per claim. */
     List<Verdicts.Answer> answers(List<Claim> claims, Object reply) {
-        if (!(reply instanceof List<?> values) || values.size() != 1 + 4 * claims.size()) {
+        if (!(reply instanceof List<?> values) || values.size() != 1 + 6 * claims.size()) {
             throw new RateLimitException(endpoint + " sent an unexpected script reply: " + reply, null);
         }
         List<Verdicts.Answer> answers = new ArrayList<>(claims.size());
         for (int i = 0; i < claims.size(); i++) {
-            int at = 1 + 4 * i;
+            int at = 1 + 6 * i;
             answers.add(new Verdicts.Answer(number(values.get(at)) == 1, number(values.get(at + 1)),
-                    number(values.get(at + 2)), number(values.get(at + 3))));
+                    number(values.get(at + 2)), number(values.get(at + 3)), number(values.get(at + 4)),
+                    number(values.get(at + 5))));
         }
         return answers;
+    }
+
+    /** The refund function's reply (see {@code refund.lua}): which of the claims gave units back. */
+    List<String> givenBack(List<Claim> claims, Object reply) {
+        if (!(reply instanceof List<?> values) || values.size() != claims.size()) {
+            throw new RateLimitException(endpoint + " sent an unexpected refund reply: " + reply, null);
+        }
+        List<String> rules = new ArrayList<>(claims.size());
+        for (int i = 0; i < claims.size(); i++) {
+            if (number(values.get(i)) == 1) {
+                rules.add(claims.get(i).rule().name());
+            }
+        }
+        return rules;
     }
 
     private long number(Object value) {

@@ -18,7 +18,8 @@ import java.util.Locale;
 /**
  * The limiter's code on Valkey: one Valkey Functions library joined at start-up from the
  * prelude, every algorithm's file and the dispatcher (see {@code dispatcher.lua} for the layout
- * of KEYS, ARGV and the reply), registering one function.
+ * of KEYS, ARGV and the reply), registering two functions: {@code <name>}, which decides, and
+ * {@code <name>_refund} ({@code refund.lua}), which gives units back.
  *
  * <p>A function is loaded once ({@code FUNCTION LOAD}) and then called by name
  * ({@code FCALL}): unlike a script, whose whole top level (prelude, five algorithm closures)
@@ -35,6 +36,7 @@ final class LimiterScript {
 
     /** Load-and-call rounds before giving up: a flush between the load and the call is a race, not a loop. */
     private static final int ATTEMPTS = 3;
+    private static final String REFUND_SUFFIX = "_refund";
 
     private final String name;
     private final String library;
@@ -54,9 +56,13 @@ final class LimiterScript {
                     .append("\nend)()\n");
         }
         String dispatcher = read("dispatcher.lua");
-        String name = "ratelimit_" + sha1(body + dispatcher).substring(0, 16);
+        String refund = read("refund.lua");
+        String name = "ratelimit_" + sha1(body + dispatcher + refund).substring(0, 16);
         body.append("\nredis.register_function('").append(name).append("', (function()\n")
                 .append(dispatcher)
+                .append("\nend)())\n");
+        body.append("\nredis.register_function('").append(name).append(REFUND_SUFFIX).append("', (function()\n")
+                .append(refund)
                 .append("\nend)())\n");
         return new LimiterScript(name, "#!lua name=" + name + "\n" + body);
     }
@@ -66,14 +72,19 @@ final class LimiterScript {
         return library;
     }
 
-    /** The name of the library and of its one function. */
+    /** The name of the library and of its deciding function. */
     String name() {
         return name;
     }
 
+    /** The name of its function that gives units back (see {@code refund.lua}). */
+    String refundName() {
+        return name + REFUND_SUFFIX;
+    }
+
     /**
-     * Calls the function; if Valkey does not know it, loads the library on the node of these
-     * keys and calls again.
+     * Calls the deciding function; if Valkey does not know it, loads the library on the node of
+     * these keys and calls again.
      *
      * @param client  the Valkey client, which loads the library
      * @param calls   how the call is sent: {@code client::fcall}, or through a pipeline
@@ -82,9 +93,23 @@ final class LimiterScript {
      * @return the function's reply
      */
     Object run(UnifiedJedis client, FunctionCalls calls, List<String> keys, List<String> args) {
+        return run(client, calls, name, keys, args);
+    }
+
+    /**
+     * Calls one of the library's functions, loading the library where Valkey does not know it.
+     *
+     * @param client   the Valkey client, which loads the library
+     * @param calls    how the call is sent
+     * @param function {@link #name()} or {@link #refundName()}
+     * @param keys     KEYS
+     * @param args     ARGV
+     * @return the function's reply
+     */
+    Object run(UnifiedJedis client, FunctionCalls calls, String function, List<String> keys, List<String> args) {
         for (int attempt = 1; ; attempt++) {
             try {
-                return calls.fcall(name, keys, args);
+                return calls.fcall(function, keys, args);
             } catch (JedisDataException e) {
                 if (attempt == ATTEMPTS || !isMissingFunction(e)) {
                     throw e;

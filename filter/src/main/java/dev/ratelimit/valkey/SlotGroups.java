@@ -39,8 +39,12 @@ final class SlotGroups {
         return new ArrayList<>(bySlot.values());
     }
 
+    /** The decisions, and every claim's answer (what each wrote, to give it back). */
+    record Outcome(Decisions decisions, List<Verdicts.Answer> answers) {
+    }
+
     /** Decides claims spread over several slot groups. */
-    static Decisions acquire(List<Claim> claims, List<List<Integer>> groups, GroupCall call) {
+    static Outcome acquire(List<Claim> claims, List<List<Integer>> groups, GroupCall call) {
         Verdicts.Answer[] answers = new Verdicts.Answer[claims.size()];
         boolean allAllowed = true;
         for (List<Integer> group : groups) {
@@ -58,10 +62,11 @@ final class SlotGroups {
                 put(answers, group, call.call(claimsOfGroup, records ? ScriptMode.RECORD_REJECTION : ScriptMode.PEEK));
             }
         }
-        return Verdicts.combine(claims, List.of(answers), !allAllowed);
+        List<Verdicts.Answer> all = List.of(answers);
+        return new Outcome(Verdicts.combine(claims, all, !allAllowed), all);
     }
 
-    private static List<Claim> subList(List<Claim> claims, List<Integer> indexes) {
+    static List<Claim> subList(List<Claim> claims, List<Integer> indexes) {
         List<Claim> sub = new ArrayList<>(indexes.size());
         for (int i : indexes) {
             sub.add(claims.get(i));

@@ -3,7 +3,9 @@ package dev.ratelimit.valkey;
 import dev.ratelimit.Decision;
 import dev.ratelimit.Decisions;
 import dev.ratelimit.RateLimitListener;
+import dev.ratelimit.RateLimitException;
 import dev.ratelimit.RateLimiter;
+import dev.ratelimit.Reservation;
 import dev.ratelimit.Rule;
 import dev.ratelimit.Claim;
 import dev.ratelimit.internal.KeyValues;
@@ -151,15 +153,102 @@ public final class ValkeyRateLimiter implements RateLimiter {
      */
     @Override
     public Decisions acquireAll(List<Claim> claims) {
+        return reserveAll(claims).decisions();
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Decided as {@link #acquireAll}, in the same calls. Giving back is one more function
+     * call ({@code refund.lua}; one per slot group on a cluster), on the clock the decision used.
+     * On a cluster, a request that one slot group rejected after the others had taken their
+     * units (the race described at {@link #acquireAll}) has those units given back at once,
+     * except what count-rejected rules recorded.
+     */
+    @Override
+    public Reservation reserveAll(List<Claim> claims) {
         Claims.check(claims);
         String now = now();
         if (cluster) {
             List<List<Integer>> groups = SlotGroups.of(claims, claim -> stateKey(claim.rule(), claim.key()));
             if (groups.size() > 1) {
-                return SlotGroups.acquire(claims, groups, (group, mode) -> callForAnswers(group, mode, now));
+                SlotGroups.Outcome outcome = SlotGroups.acquire(claims, groups,
+                        (group, mode) -> callForAnswers(group, mode, now));
+                if (!outcome.decisions().allowed()) {
+                    giveBackRaced(claims, outcome.answers());
+                }
+                return reservation(claims, outcome.answers(), outcome.decisions());
             }
         }
-        return call(claims, ScriptMode.ACQUIRE, now);
+        List<Verdicts.Answer> answers = callForAnswers(claims, ScriptMode.ACQUIRE, now);
+        return reservation(claims, answers, Verdicts.combine(claims, answers, false));
+    }
+
+    private Reservation reservation(List<Claim> claims, List<Verdicts.Answer> answers, Decisions decisions) {
+        if (!decisions.allowed()) {
+            return Reservation.kept(decisions);
+        }
+        return Reservation.of(decisions, which -> giveBack(claims, answers,
+                Verdicts.toGiveBack(claims, answers, decisions, which)));
+    }
+
+    /** A cluster request rejected by one group after others took units: those go back, best effort. */
+    private void giveBackRaced(List<Claim> claims, List<Verdicts.Answer> answers) {
+        List<Integer> taken = new ArrayList<>();
+        for (int i = 0; i < claims.size(); i++) {
+            if (answers.get(i).took() && !claims.get(i).rule().countRejected()) {
+                taken.add(i);
+            }
+        }
+        try {
+            giveBack(claims, answers, taken);
+        } catch (RateLimitException e) {
+            // The request is rejected either way; the units expire with their window.
+        }
+    }
+
+    /** Gives back the units of the given claims: one refund call per slot group. */
+    private List<String> giveBack(List<Claim> claims, List<Verdicts.Answer> answers, List<Integer> indexes) {
+        if (indexes.isEmpty()) {
+            return List.of();
+        }
+        List<Claim> back = SlotGroups.subList(claims, indexes);
+        List<List<Integer>> groups = cluster ? SlotGroups.of(back, claim -> stateKey(claim.rule(), claim.key()))
+                : List.of(allIndexes(back.size()));
+        String now = now();
+        List<String> given = new ArrayList<>();
+        for (List<Integer> group : groups) {
+            List<String> keys = new ArrayList<>(group.size());
+            List<String> args = new ArrayList<>(1 + ARGS_PER_RULE * group.size());
+            args.add(now);
+            List<Claim> claimsOfGroup = new ArrayList<>(group.size());
+            for (int j : group) {
+                Claim claim = back.get(j);
+                Verdicts.Answer answer = answers.get(indexes.get(j));
+                Rule rule = claim.rule();
+                claimsOfGroup.add(claim);
+                keys.add(stateKey(rule, claim.key()));
+                args.add(rule.algorithm().id());
+                args.add(Long.toString(rule.limit()));
+                args.add(Long.toString(rule.window().toMillis()));
+                args.add(Long.toString(rule.burst()));
+                args.add(Long.toString(claim.cost()));
+                args.add(Long.toString(answer.undoA()));
+                args.add(Long.toString(answer.undoB()));
+            }
+            Object reply = calls.run("refund", claimsOfGroup,
+                    () -> script.run(client, functionCalls, script.refundName(), keys, args));
+            given.addAll(calls.givenBack(claimsOfGroup, reply));
+        }
+        return given;
+    }
+
+    private static List<Integer> allIndexes(int size) {
+        List<Integer> indexes = new ArrayList<>(size);
+        for (int i = 0; i < size; i++) {
+            indexes.add(i);
+        }
+        return indexes;
     }
 
     @Override

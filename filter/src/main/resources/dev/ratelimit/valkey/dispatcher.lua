@@ -2,7 +2,8 @@
 --
 -- The limiter loads one Valkey Functions library: prelude.lua, then each algorithm's file
 -- wrapped as ALGORITHMS['<id>'] = (function() <file> end)(), then this file, which returns
--- the one function the library registers, called as FCALL <name> <#KEYS> KEYS... ARGV...
+-- the function the library registers as <name>, called as FCALL <name> <#KEYS> KEYS... ARGV...
+-- (and refund.lua, registered as <name>_refund).
 -- Everything outside that returned function runs once, when the library is loaded.
 --
 -- KEYS[i]   the state key of rule i
@@ -14,10 +15,12 @@
 --           algorithm id, limit, window ms, burst, cost, count_rejected (1/0), shadow (1/0)
 --
 -- Reply: { all_allowed (0/1), then for each rule i: allowed (0/1), remaining,
---          reset_after_ms, wait_ms }
+--          reset_after_ms, wait_ms, undo_a, undo_b }
 -- where wait_ms is the time until a request of the same cost would be allowed by rule i as
 -- its state is after this call (0 if it would be now): a rejected request may retry after
--- the longest wait of its enforcing rules, including rules the rejection itself charged.
+-- the longest wait of its enforcing rules, including rules the rejection itself charged;
+-- undo_a and undo_b say what rule i wrote, for refund.lua to give it back (undo_a = -1: rule
+-- i wrote nothing).
 --
 -- Or an error "RATELIMIT_STATE <i> <message>" when the state of rule i cannot be read (a key
 -- of another type, a value in another form): a fault of that key, not of the server.
@@ -65,9 +68,9 @@ local function decide_one(KEYS, ARGV, now, mode)
     all_allowed = 1
   end
   local consume = consumes(ARGV, 1, mode, verdict, all_allowed)
-  local allowed, remaining, reset_after, wait = algorithm.finish(KEYS[1], now, limit, window, burst, cost,
-    consume, verdict, a, b, c)
-  return { all_allowed, allowed, remaining, reset_after, wait }
+  local allowed, remaining, reset_after, wait, undo_a, undo_b = algorithm.finish(KEYS[1], now, limit, window,
+    burst, cost, consume, verdict, a, b, c)
+  return { all_allowed, allowed, remaining, reset_after, wait, undo_a, undo_b }
 end
 
 local function decide(KEYS, ARGV, now, mode)
@@ -92,24 +95,15 @@ local function decide(KEYS, ARGV, now, mode)
     current = i
     local algorithm, limit, window, burst, cost = rule(ARGV, i)
     local consume = consumes(ARGV, i, mode, verdicts[i], all_allowed)
-    reply[4 * i - 2], reply[4 * i - 1], reply[4 * i], reply[4 * i + 1] = algorithm.finish(KEYS[i], now, limit,
-      window, burst, cost, consume, verdicts[i], as[i], bs[i], cs[i])
+    local at = 6 * i - 4
+    reply[at], reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4], reply[at + 5] = algorithm.finish(KEYS[i],
+      now, limit, window, burst, cost, consume, verdicts[i], as[i], bs[i], cs[i])
   end
   return reply
 end
 
 return function(KEYS, ARGV)
-  local now = tonumber(ARGV[1])
-  -- An upvalue of the library, so it outlives the call: set on every call.
-  TTL_SLACK = 0
-  if now < 0 then
-    -- The server's clock: one clock for every app instance. TIME is allowed since effects,
-    -- not code, are replicated.
-    local time = redis.call('TIME')
-    now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-  else
-    TTL_SLACK = 10000
-  end
+  local now = clock(ARGV[1])
   for i = 1, #KEYS do
     local id = ARGV[3 + 7 * (i - 1)]
     if not ALGORITHMS[id] then

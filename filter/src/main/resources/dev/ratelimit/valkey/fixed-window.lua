@@ -15,7 +15,10 @@
 --   once per call. Plain values, not a closure or a table: nothing is allocated.
 -- finish returns allowed (0/1), remaining, reset_after_ms, wait_ms, all describing the
 -- state after any write; wait_ms is the time until a request of this cost would be allowed
--- (0 if it would be now).
+-- (0 if it would be now); then the two numbers that undo the write (see refund), here the end
+-- of the window charged and 0, or -1, 0 when nothing was written.
+-- refund(key, now, limit, window, burst, cost, ends, _) gives the cost back to the window that
+--   ends at `ends`, if that window is still the current one; returns 1 if it gave it back.
 --
 -- State: one string "<end ms>:<count>", the units counted in the window that ends at `end`;
 -- it expires then. The end is kept in the value, not only in the TTL, so that the
@@ -58,7 +61,26 @@ local function finish(key, now, limit, window, burst, cost, consume, allowed, co
     -- Once the counted window ends the count is gone and cost <= limit: that moment is it.
     wait = ends - now
   end
-  return allowed and 1 or 0, remaining, reset_after, wait
+  return allowed and 1 or 0, remaining, reset_after, wait, consume and ends or -1, 0
 end
 
-return { read = read, finish = finish }
+local function refund(key, now, limit, window, burst, cost, charged_end)
+  local value = redis.call('GET', key)
+  if not value then
+    return 0
+  end
+  local ends, count = fields(key, value, 2)
+  -- A window that has ended (or was replaced by another) is not touched: its count is gone.
+  if ends ~= charged_end or now >= ends then
+    return 0
+  end
+  count = math.max(0, count - cost)
+  if count == 0 then
+    redis.call('DEL', key)
+  else
+    redis.call('SET', key, int(ends) .. ':' .. int(count), 'PX', ttl(ends - now))
+  end
+  return 1
+end
+
+return { read = read, finish = finish, refund = refund }

@@ -16,7 +16,10 @@
 --   once per call. Plain values, not a closure or a table: nothing is allocated.
 -- finish returns allowed (0/1), remaining, reset_after_ms, wait_ms, all describing the
 -- state after any write; wait_ms is the time until a request of this cost would be allowed
--- (0 if it would be now).
+-- (0 if it would be now); then the two numbers that undo the write (see refund), here the
+-- time of the write and 0, or -1, 0 when nothing was written.
+-- refund(key, now, limit, window, burst, cost, _, _) moves the TAT back by the cost's emission
+--   intervals, never before now (a full burst); returns 1 if it gave any back.
 --
 -- State: one string "<ms>:<frac>:<ts>:<w>:<l>": the theoretical arrival time
 -- TAT = ms + frac / l, written at ms ts by a rule of window w and limit l.
@@ -62,7 +65,24 @@ local function finish(key, now, limit, window, burst, cost, consume, allowed, d,
   if d + need > tolerance then
     wait = math.min(cdiv(d + need - tolerance, limit), expires - now)
   end
-  return allowed and 1 or 0, remaining, reset_after, wait
+  return allowed and 1 or 0, remaining, reset_after, wait, consume and now or -1, 0
 end
 
-return { read = read, finish = finish }
+local function refund(key, now, limit, window, burst, cost)
+  local allowed, d = read(key, now, limit, window, burst, cost)
+  if d == 0 then
+    return 0
+  end
+  d = math.max(0, d - cost * window)
+  if d == 0 then
+    -- A TAT at or before now is a missing key.
+    redis.call('DEL', key)
+  else
+    local whole = idiv(d, limit)
+    redis.call('SET', key, int(now + whole) .. ':' .. int(d - whole * limit) .. ':' .. int(now) .. ':'
+      .. int(window) .. ':' .. int(limit), 'PX', ttl(cdiv(d, limit)))
+  end
+  return 1
+end
+
+return { read = read, finish = finish, refund = refund }

@@ -41,6 +41,20 @@ local function ttl(ms)
   return ms + TTL_SLACK
 end
 
+-- The time of a call in ms: ARGV[1] from the client's clock, or -1 for the server's TIME (one
+-- clock for every app instance; TIME is allowed since effects, not code, are replicated).
+-- Sets TTL_SLACK for the call: an upvalue of the library, it outlives the call.
+local function clock(argument)
+  local now = tonumber(argument)
+  if now < 0 then
+    TTL_SLACK = 0
+    local time = redis.call('TIME')
+    return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  end
+  TTL_SLACK = 10000
+  return now
+end
+
 -- The fields of a state value "<n>:<n>:...", as numbers, by a pattern of that many "(%d+)"
 -- joined by ':'; an error (a data error of this one key, reported by the dispatcher) when the
 -- value is not in that form. One string.match, no table: this runs on every decision.

@@ -15,7 +15,11 @@
 --   once per call. Plain values, not a closure or a table: nothing is allocated.
 -- finish returns allowed (0/1), remaining, reset_after_ms, wait_ms, all describing the
 -- state after any write; wait_ms is the time until a request of this cost would be allowed
--- (0 if it would be now).
+-- (0 if it would be now); then the two numbers that undo the write (see refund), here the ms
+-- and the first seq of the members added, or -1, 0 when nothing was written.
+-- refund(key, now, limit, window, burst, cost, ms, seq) removes exactly the members that write
+--   added, those still there (the oldest may have been trimmed since); returns 1 if it
+--   removed any.
 --
 -- State: a sorted set with one member per unit taken, scored by its time in ms. An entry at
 -- time t is inside the window while t > now - window. Members are "<ms>:<seq>:<window>":
@@ -60,6 +64,7 @@ end
 
 local function finish(key, now, limit, window, burst, cost, consume, allowed, count, expires)
   local since = now - window
+  local seq = -1
   local in_window = '(' .. int(since)
   if consume then
     if expires then
@@ -69,7 +74,7 @@ local function finish(key, now, limit, window, burst, cost, consume, allowed, co
       redis.call('DEL', key)
     end
     -- Continue the sequence of this millisecond after its highest member, if any.
-    local seq = 0
+    seq = 0
     local last = redis.call('ZREVRANGEBYSCORE', key, int(now), int(now), 'LIMIT', 0, 1)
     if last[1] then
       seq = tonumber(string.match(last[1], '^%d+:(%d+):')) + 1
@@ -110,7 +115,23 @@ local function finish(key, now, limit, window, burst, cost, consume, allowed, co
     local entry = redis.call('ZRANGEBYSCORE', key, in_window, '+inf', 'WITHSCORES', 'LIMIT', k - 1, 1)
     wait = math.min(math.max(1, tonumber(entry[2]) + window - now), expires - now)
   end
-  return allowed and 1 or 0, remaining, reset_after, wait
+  return allowed and 1 or 0, remaining, reset_after, wait, consume and now or -1, consume and seq or 0
 end
 
-return { read = read, finish = finish }
+local function refund(key, now, limit, window, burst, cost, ms, seq)
+  local removed = 0
+  local i = 0
+  while i < cost do
+    local members = {}
+    for j = i, math.min(cost, i + BATCH) - 1 do
+      members[#members + 1] = string.format('%d:%012d:%d', ms, seq + j, window)
+    end
+    removed = removed + redis.call('ZREM', key, unpack(members))
+    i = i + BATCH
+  end
+  -- The TTL is left as it was: the newest entry's time + window decides reads (forgotten_at),
+  -- and a TTL that outlives the state by a little costs nothing.
+  return removed > 0 and 1 or 0
+end
+
+return { read = read, finish = finish, refund = refund }

@@ -16,7 +16,12 @@
 --   once per call. Plain values, not a closure or a table: nothing is allocated.
 -- finish returns allowed (0/1), remaining, reset_after_ms, wait_ms, all describing the
 -- state after any write; wait_ms is the time until a request of this cost would be allowed
--- (0 if it would be now).
+-- (0 if it would be now); then the two numbers that undo the write (see refund), here the
+-- start of the window charged and 0, or -1, 0 when nothing was written.
+-- refund(key, now, limit, window, burst, cost, start, _) takes the cost off the count of the
+--   window that starts at `start`, if that window is still the current one; returns 1 if it
+--   gave it back. A window that has rolled over is left alone: its count already weighs as
+--   the previous window's, and the weight it had when decisions were made is history.
 --
 -- State: one string "<s>:<tw>:<c>:<p>:<x>": c units counted in the window starting at ms s,
 -- the last of them at ms tw; p units in the window before it (so before s); the state is
@@ -117,7 +122,21 @@ local function finish(key, now, limit, window, burst, cost, consume, allowed, cu
     reset_after = math.min(reset_after, expires - now)
     wait = math.min(wait, expires - now)
   end
-  return allowed and 1 or 0, remaining, reset_after, wait
+  return allowed and 1 or 0, remaining, reset_after, wait, consume and start or -1, 0
 end
 
-return { read = read, finish = finish }
+local function refund(key, now, limit, window, burst, cost, charged_start)
+  local value = redis.call('GET', key)
+  if not value then
+    return 0
+  end
+  local s, tw, c, p, x = fields(key, value, 5)
+  if s ~= charged_start or now >= s + window or now >= x then
+    return 0
+  end
+  redis.call('SET', key, int(s) .. ':' .. int(tw) .. ':' .. int(math.max(0, c - cost)) .. ':' .. int(p) .. ':'
+    .. int(x), 'PX', ttl(x - now))
+  return 1
+end
+
+return { read = read, finish = finish, refund = refund }

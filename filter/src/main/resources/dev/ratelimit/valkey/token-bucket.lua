@@ -16,7 +16,12 @@
 --   once per call. Plain values, not a closure or a table: nothing is allocated.
 -- finish returns allowed (0/1), remaining, reset_after_ms, wait_ms, all describing the
 -- state after any write; wait_ms is the time until a request of this cost would be allowed
--- (0 if it would be now).
+-- (0 if it would be now); then the two numbers that undo the write (see refund), here the
+-- time of the write and 0, or -1, 0 when nothing was written.
+-- refund(key, now, limit, window, burst, cost, _, _) puts the cost back into the bucket, which
+--   never holds more than it can (the debt does not go below 0); returns 1 if it gave any
+--   back. Tokens taken and given back while the bucket refilled are not refilled twice: the
+--   debt is what is owed now.
 --
 -- State: one string "<d>:<ts>:<w>:<l>", the debt d (tokens missing from a full bucket) at ms
 -- ts, in ticks of the rule that wrote it: one token is w ticks (its window) and l ticks (its
@@ -63,7 +68,23 @@ local function finish(key, now, limit, window, burst, cost, consume, allowed, d,
   if d + need > capacity then
     wait = math.min(cdiv(d + need - capacity, limit), expires - now)
   end
-  return allowed and 1 or 0, remaining, reset_after, wait
+  return allowed and 1 or 0, remaining, reset_after, wait, consume and now or -1, 0
 end
 
-return { read = read, finish = finish }
+local function refund(key, now, limit, window, burst, cost)
+  local allowed, d = read(key, now, limit, window, burst, cost)
+  if d == 0 then
+    return 0
+  end
+  d = math.max(0, d - cost * window)
+  if d == 0 then
+    -- A full bucket is a missing key.
+    redis.call('DEL', key)
+  else
+    redis.call('SET', key, int(d) .. ':' .. int(now) .. ':' .. int(window) .. ':' .. int(limit),
+      'PX', ttl(cdiv(d, limit)))
+  end
+  return 1
+end
+
+return { read = read, finish = finish, refund = refund }

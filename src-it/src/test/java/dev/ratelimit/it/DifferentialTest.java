@@ -6,6 +6,7 @@ import dev.ratelimit.Decision;
 import dev.ratelimit.Decisions;
 import dev.ratelimit.ManualClock;
 import dev.ratelimit.RateLimiter;
+import dev.ratelimit.Reservation;
 import dev.ratelimit.Rule;
 import dev.ratelimit.local.LocalRateLimiter;
 import dev.ratelimit.valkey.ValkeyRateLimiter;
@@ -24,7 +25,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Random sequences of calls against Valkey and the in-process twin on one client clock: single
  * and several rules, shadow and count-rejected mixed, costs above 1, rules edited (limit,
- * window, burst, algorithm) between calls, windows from 1 ms to a day. After every call both
+ * window, burst, algorithm) between calls, windows from 1 ms to a day, and reservations kept or
+ * given back (wholly or one rule) some steps later. After every call both
  * limiters must have answered the same, and every announced time must be exact: a rejected
  * request is allowed by every enforcing rule at its retry-after and not 1 ms before; a rule's
  * quota is full at its reset-after and not 1 ms before.
@@ -57,8 +59,10 @@ class DifferentialTest {
         try (ValkeyRateLimiter valkeyLimiter = ClientClockLimiters.fresh(valkey, clock);
              LocalRateLimiter twin = LocalRateLimiter.withClock(clock, 10_000)) {
             List<String> trace = new ArrayList<>();
+            List<Reservation[]> pending = new ArrayList<>();
             int rejected = 0;
             int edits = 0;
+            int refunds = 0;
             for (int step = 0; step < STEPS; step++) {
                 if (random.nextInt(8) == 0) {
                     int edited = random.nextInt(rules.length);
@@ -67,9 +71,35 @@ class DifferentialTest {
                     trace.add("edit " + rules[edited]);
                     edits++;
                 }
+                if (!pending.isEmpty() && random.nextBoolean()) {
+                    // Settle an earlier reservation, most often the latest: give back all or some
+                    // of its rules, or keep it.
+                    Reservation[] both = pending.remove(random.nextBoolean() ? pending.size() - 1
+                            : random.nextInt(pending.size()));
+                    String name = NAMES[random.nextInt(NAMES.length)];
+                    int how = random.nextInt(3);
+                    List<String> fromValkey = settle(both[0], how, name);
+                    List<String> fromTwin = settle(both[1], how, name);
+                    trace.add("t=" + (clock.getAsLong() - T0) + " settle " + how + " " + name + " -> " + fromValkey);
+                    assertThat(fromValkey).as("given back by Valkey and the twin, seed %d, step %d, last steps:\n  %s",
+                            seed, step, String.join("\n  ", trace.subList(Math.max(0, trace.size() - 8), trace.size())))
+                            .isEqualTo(fromTwin);
+                    refunds += fromValkey.size();
+                }
                 List<Claim> claims = randomClaims(random, rules);
-                Decisions fromValkey = valkeyLimiter.acquireAll(claims);
-                Decisions fromTwin = twin.acquireAll(claims);
+                boolean reserve = random.nextBoolean();
+                Decisions fromValkey;
+                Decisions fromTwin;
+                if (reserve) {
+                    Reservation valkeyReservation = valkeyLimiter.reserveAll(claims);
+                    Reservation twinReservation = twin.reserveAll(claims);
+                    pending.add(new Reservation[] {valkeyReservation, twinReservation});
+                    fromValkey = valkeyReservation.decisions();
+                    fromTwin = twinReservation.decisions();
+                } else {
+                    fromValkey = valkeyLimiter.acquireAll(claims);
+                    fromTwin = twin.acquireAll(claims);
+                }
                 trace.add("t=" + (clock.getAsLong() - T0) + " " + claims + " -> " + fromValkey);
                 String context = "seed " + seed + ", step " + step + ", last steps:\n  "
                         + String.join("\n  ", trace.subList(Math.max(0, trace.size() - 8), trace.size()));
@@ -83,7 +113,20 @@ class DifferentialTest {
             // A sequence that never rejects or never edits would test little.
             assertThat(rejected).as("rejections in seed %d", seed).isGreaterThan(STEPS / 10);
             assertThat(edits).as("edits in seed %d", seed).isGreaterThan(STEPS / 20);
+            assertThat(refunds).as("rules given back in seed %d", seed).isGreaterThan(STEPS / 20);
         }
+    }
+
+    /** 0: give everything back; 1: give back one rule's units; 2: keep them. */
+    private static List<String> settle(Reservation reservation, int how, String rule) {
+        return switch (how) {
+            case 0 -> reservation.cancel();
+            case 1 -> reservation.cancel(r -> r.name().equals(rule));
+            default -> {
+                reservation.commit();
+                yield List.of();
+            }
+        };
     }
 
     /** Every announced time, checked with peeks at it and 1 ms before, then the clock put back. */

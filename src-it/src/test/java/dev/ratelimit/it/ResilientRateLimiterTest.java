@@ -7,6 +7,7 @@ import dev.ratelimit.Decisions;
 import dev.ratelimit.FailurePolicy;
 import dev.ratelimit.RateLimitListener;
 import dev.ratelimit.ResilientRateLimiter;
+import dev.ratelimit.Reservation;
 import dev.ratelimit.Rule;
 import dev.ratelimit.valkey.ValkeyRateLimiter;
 import dev.ratelimit.valkey.ValkeySettings;
@@ -134,6 +135,37 @@ class ResilientRateLimiterTest {
             assertThat(rejected.allowed()).isFalse();
             assertThat(rejected.retryAfter()).as("the lockout the rejection filled, not the 10 s window")
                     .isGreaterThan(Duration.ofMinutes(59));
+        }
+    }
+
+    /** A refund Valkey cannot take is dropped (reported, never thrown), and not sent again later. */
+    @Test
+    void aRefundTheStoreCannotTakeIsDroppedNotRetried() throws Exception {
+        ValkeyServer own = ValkeyServer.startProcess(List.of());
+        try (ResilientRateLimiter limiter = onValkey(own.url())) {
+            Reservation sent = limiter.reserve(RESET_MAILS, "user:1");
+            assertThat(sent.allowed()).isTrue();
+            own.stop();
+            assertThat(sent.cancel()).as("nothing given back while Valkey is down").isEmpty();
+            assertThat(heard("reset-mail:REFUND_DROPPED")).isEqualTo(1);
+            assertThat(heard("reset-mail:REFUNDED")).isZero();
+
+            own.start();
+            Thread.sleep(300);
+            try (Jedis inspect = own.connect()) {
+                assertThat(scriptStats(inspect)).as("no call, refund or other, reached the new server").isEmpty();
+            }
+            // Once Valkey answers again, giving back works again.
+            Reservation after = limiter.reserve(RESET_MAILS, "user:1");
+            for (int i = 0; i < 20 && after.decisions().decisions().get(0).basis() != Decision.Basis.SHARED; i++) {
+                Thread.sleep(100);
+                after = limiter.reserve(RESET_MAILS, "user:1");
+            }
+            assertThat(after.decisions().decisions().get(0).basis()).isEqualTo(Decision.Basis.SHARED);
+            assertThat(after.cancel()).containsExactly("reset-mail");
+            assertThat(heard("reset-mail:REFUNDED")).isEqualTo(1);
+        } finally {
+            own.close();
         }
     }
 }

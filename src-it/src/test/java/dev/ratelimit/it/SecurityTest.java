@@ -36,7 +36,7 @@ class SecurityTest {
     /** The least-privilege ACL of the README: the limiter's key prefix, the commands it uses. */
     static final String LIMITER_ACL = "on resetkeys ~rl:* resetchannels -@all +fcall +function|load +del +time +get +set "
             + "+pexpire +zadd +zcard +zcount +zrangebyscore +zrevrange +zrevrangebyscore +zremrangebyscore "
-            + "+zremrangebyrank";
+            + "+zremrangebyrank +zrem";
 
     private final ValkeyServer valkey;
 
@@ -133,6 +133,8 @@ class SecurityTest {
                         assertThat(limiter.acquire(rule, "k").allowed()).isFalse();
                         limiter.reset(rule, "k");
                         assertThat(limiter.acquire(rule, "k").allowed()).isTrue();
+                        // Giving back, as count-when and refund-when do after the response.
+                        assertThat(limiter.reserve(rule, "k").cancel()).containsExactly(rule.name());
                     }
                     // The server clock (TIME) too.
                     assertThat(limiter.peek(Rule.of("acl", Algorithm.GCRA, 1, Duration.ofSeconds(1)), "k", 1).allowed())

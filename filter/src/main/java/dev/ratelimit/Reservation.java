@@ -1,0 +1,145 @@
+package dev.ratelimit;
+
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Predicate;
+
+/**
+ * Units taken for a piece of work whose outcome decides whether they count: the answer of
+ * {@link RateLimiter#reserveAll}. The units are taken before the work, exactly as
+ * {@link RateLimiter#acquireAll} takes them, so concurrent work cannot all pass the check
+ * before any of it is counted; once the outcome is known, {@link #commit()} keeps them and
+ * {@link #cancel()} gives them back.
+ *
+ * <pre>{@code
+ * Reservation mail = limiter.reserve(resetMails, "user:" + userId);
+ * if (!mail.allowed()) {
+ *     return tooManyRequests(mail.decisions().retryAfter());
+ * }
+ * try {
+ *     mailer.send(resetLink(userId));
+ *     mail.commit();           // a mail that went out counts
+ * } catch (MailException e) {
+ *     mail.cancel();           // one that never left does not
+ *     throw e;
+ * }
+ * }</pre>
+ *
+ * <p>A reservation is settled once: the first {@code commit} or {@code cancel} decides, later
+ * ones do nothing. One never settled keeps its units, as a commit would. Giving back is exact
+ * per algorithm: a token bucket or GCRA gets its units back (never more than its burst), a
+ * sliding log loses exactly the entries this reservation added, a fixed window or sliding
+ * window counter has its count lowered (never below zero) if the window charged is still the
+ * current one; a window that has rolled over is left as it is. Thread-safe.
+ */
+public final class Reservation {
+
+    /** Gives back the units a limiter took; called at most once per reservation. */
+    @FunctionalInterface
+    public interface Refund {
+        /**
+         * Gives back the units taken for the rules that {@code rules} accepts.
+         *
+         * @param rules which of the reservation's rules to give back
+         * @return the names of the rules that gave units back (a rule whose state has expired,
+         *         rolled over or been reset has nothing to give back)
+         * @throws RateLimitException if the store cannot be reached in time
+         */
+        List<String> giveBack(Predicate<Rule> rules);
+    }
+
+    private static final Refund NOTHING = rules -> List.of();
+
+    private final Decisions decisions;
+    private final Refund refund;
+    private final AtomicBoolean settled = new AtomicBoolean();
+
+    private Reservation(Decisions decisions, Refund refund) {
+        this.decisions = Objects.requireNonNull(decisions, "decisions");
+        this.refund = Objects.requireNonNull(refund, "refund");
+    }
+
+    /**
+     * A reservation whose units {@code refund} can give back.
+     *
+     * @param decisions the decisions of the acquiring call
+     * @param refund    what gives the units back
+     * @return the reservation
+     */
+    public static Reservation of(Decisions decisions, Refund refund) {
+        return new Reservation(decisions, refund);
+    }
+
+    /**
+     * A reservation with nothing to give back: a rejected request, or one decided by a
+     * failure policy, or by a limiter that cannot give units back.
+     *
+     * @param decisions the decisions
+     * @return the reservation; {@link #cancel()} gives nothing back
+     */
+    public static Reservation kept(Decisions decisions) {
+        return new Reservation(decisions, NOTHING);
+    }
+
+    /**
+     * Every rule's decision, as {@link RateLimiter#acquireAll} would have returned them.
+     *
+     * @return the decisions
+     */
+    public Decisions decisions() {
+        return decisions;
+    }
+
+    /**
+     * Whether the work may go ahead.
+     *
+     * @return {@code decisions().allowed()}
+     */
+    public boolean allowed() {
+        return decisions.allowed();
+    }
+
+    /**
+     * Keeps the units: the work counts.
+     *
+     * @return true if this settled the reservation, false if it was settled already
+     */
+    public boolean commit() {
+        return settled.compareAndSet(false, true);
+    }
+
+    /**
+     * Gives back every unit taken: the work does not count.
+     *
+     * @return the names of the rules that gave units back; none if the reservation was settled
+     *         already or took nothing
+     * @throws RateLimitException if the store cannot be reached in time (a reservation from
+     *                            {@link ResilientRateLimiter} never throws: it drops the refund)
+     */
+    public List<String> cancel() {
+        return cancel(rule -> true);
+    }
+
+    /**
+     * Gives back the units of some rules and keeps the others'; settles the reservation.
+     *
+     * @param rules the rules to give back
+     * @return the names of the rules that gave units back; none if the reservation was settled
+     *         already
+     * @throws RateLimitException if the store cannot be reached in time (a reservation from
+     *                            {@link ResilientRateLimiter} never throws: it drops the refund)
+     */
+    public List<String> cancel(Predicate<Rule> rules) {
+        Objects.requireNonNull(rules, "rules");
+        if (!settled.compareAndSet(false, true)) {
+            return List.of();
+        }
+        return refund.giveBack(rules);
+    }
+
+    @Override
+    public String toString() {
+        return "Reservation[" + decisions + (settled.get() ? ", settled]" : "]");
+    }
+}

@@ -1,0 +1,43 @@
+-- refund.lua: gives back what an acquiring call of the dispatcher took, rule by rule.
+--
+-- Registered in the same library as the dispatcher (see dispatcher.lua), as <name>_refund,
+-- and called as FCALL <name>_refund <#KEYS> KEYS... ARGV...
+--
+-- KEYS[i]   the state key of rule i, as in the acquiring call
+-- ARGV[1]   the time in ms from the client's clock, or -1 to read the server's TIME
+-- ARGV[2..] seven values per rule i, starting at ARGV[2 + 7 * (i - 1)]:
+--           algorithm id, limit, window ms, burst, cost, undo_a, undo_b: the rule as it was
+--           when the units were taken, and the two numbers the acquiring call's reply gave
+--           for it (what it wrote; see each algorithm's refund)
+--
+-- Reply: { given_back (0/1) for each rule i }: 0 when there was nothing left to give back
+-- (the state expired, its window rolled over, it was reset, or it cannot be read).
+--
+-- Each algorithm's refund gives back at most what was taken and never leaves a state better
+-- than empty (a bucket fuller than its burst, a count below zero). Rules are independent: a
+-- refund is a correction after the fact, not part of the all-or-nothing decision.
+
+return function(KEYS, ARGV)
+  local now = clock(ARGV[1])
+  local reply = {}
+  for i = 1, #KEYS do
+    local base = 2 + 7 * (i - 1)
+    local algorithm = ALGORITHMS[ARGV[base]]
+    if not algorithm then
+      return redis.error_reply('unknown algorithm ' .. tostring(ARGV[base]))
+    end
+    local ok, given = pcall(algorithm.refund, KEYS[i], now, tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]),
+      tonumber(ARGV[base + 3]), tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]))
+    if not ok then
+      -- An unreadable state (another type, another form) keeps what it has; any other error
+      -- (OOM, READONLY...) is the server's and goes back as it is.
+      local message = type(given) == 'table' and tostring(given.err) or tostring(given)
+      if not (string.find(message, '^WRONGTYPE') or string.find(message, '^state of ')) then
+        return redis.error_reply(message)
+      end
+      given = 0
+    end
+    reply[i] = given
+  end
+  return reply
+end

@@ -1,0 +1,173 @@
+package dev.ratelimit;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.time.Duration;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Reservations given back, with exact numbers, on every algorithm: what a cancel restores,
+ * that it never restores more than was taken nor makes a state better than empty, and that a
+ * window that has rolled over is left alone. The in-process limiter runs it in {@code filter/},
+ * the Valkey limiter the same cases in {@code src-it/}.
+ */
+public abstract class ReservationContract extends ManualClockLimiterTest {
+
+    /** Aligned to the 10 s window, so offsets read as window phases. */
+    protected static final long T0 = 1_700_000_040_000L;
+    private static final Duration WINDOW = Duration.ofSeconds(10);
+
+    @Override
+    protected long startMillis() {
+        return T0;
+    }
+
+    private static Rule rule(Algorithm algorithm, long limit) {
+        return Rule.of("res-" + algorithm.id(), algorithm, limit, WINDOW);
+    }
+
+    private int allowedOf(Rule rule, String key, int n) {
+        int allowed = 0;
+        for (int i = 0; i < n; i++) {
+            allowed += limiter.acquire(rule, key).allowed() ? 1 : 0;
+        }
+        return allowed;
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void aCancelledReservationGivesItsUnitBackAndNoMore(Algorithm algorithm) {
+        Rule rule = rule(algorithm, 5);
+        Reservation first = limiter.reserve(rule, "k");
+        assertThat(first.allowed()).isTrue();
+        assertThat(allowedOf(rule, "k", 4)).isEqualTo(4);
+        assertThat(limiter.acquire(rule, "k").allowed()).as("the limit is reached").isFalse();
+
+        assertThat(first.cancel()).containsExactly(rule.name());
+        assertThat(limiter.peek(rule, "k", 1).remaining()).as("one unit back").isEqualTo(1);
+        assertThat(allowedOf(rule, "k", 3)).as("exactly one more").isEqualTo(1);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void aCommittedReservationKeepsItsUnitsAndSettlesOnce(Algorithm algorithm) {
+        Rule rule = rule(algorithm, 5);
+        Reservation kept = limiter.reserve(rule, "k");
+        assertThat(kept.commit()).isTrue();
+        assertThat(kept.cancel()).as("settled already").isEmpty();
+        assertThat(limiter.peek(rule, "k", 1).remaining()).isEqualTo(4);
+
+        Reservation twice = limiter.reserve(rule, "k");
+        assertThat(twice.cancel()).containsExactly(rule.name());
+        assertThat(twice.cancel()).as("a second cancel gives nothing").isEmpty();
+        assertThat(twice.commit()).isFalse();
+        assertThat(limiter.peek(rule, "k", 1).remaining()).isEqualTo(4);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void aCostIsGivenBackWhole(Algorithm algorithm) {
+        Rule rule = rule(algorithm, 5);
+        Reservation three = limiter.reserve(rule, "k", 3);
+        assertThat(limiter.peek(rule, "k", 1).remaining()).isEqualTo(2);
+        assertThat(three.cancel()).containsExactly(rule.name());
+        assertThat(allowedOf(rule, "k", 6)).isEqualTo(5);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void aRejectedReservationHasNothingToGiveBack(Algorithm algorithm) {
+        Rule rule = rule(algorithm, 2);
+        assertThat(allowedOf(rule, "k", 2)).isEqualTo(2);
+        Reservation rejected = limiter.reserve(rule, "k");
+        assertThat(rejected.allowed()).isFalse();
+        assertThat(rejected.decisions().retryAfter()).isPositive();
+        assertThat(rejected.cancel()).isEmpty();
+        assertThat(limiter.acquire(rule, "k").allowed()).isFalse();
+    }
+
+    /** Other requests' units, taken in the same millisecond, stay counted. */
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void givingBackTakesOnlyThisReservationsUnits(Algorithm algorithm) {
+        Rule rule = rule(algorithm, 5);
+        assertThat(limiter.acquire(rule, "k").allowed()).isTrue();
+        Reservation mine = limiter.reserve(rule, "k", 2);
+        assertThat(limiter.acquire(rule, "k").allowed()).isTrue();
+        clock.advance(1);
+        assertThat(mine.cancel()).containsExactly(rule.name());
+        assertThat(allowedOf(rule, "k", 5)).as("5 - 2 others").isEqualTo(3);
+    }
+
+    /** A bucket that refilled meanwhile is not made fuller than its burst. */
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
+    void aBucketNeverHoldsMoreThanItsBurst(Algorithm algorithm) {
+        Rule rule = rule(algorithm, 5);
+        Reservation two = limiter.reserve(rule, "k", 2);
+        // 5 per 10 s: after 3 s, 1.5 of the 2 units have come back by refilling.
+        clock.advance(3_000);
+        assertThat(two.cancel()).containsExactly(rule.name());
+        assertThat(allowedOf(rule, "k", 7)).as("a full bucket, not 5.5").isEqualTo(5);
+    }
+
+    /** After a full refill there is nothing left to give back. */
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
+    void aRefilledBucketHasNothingToGiveBack(Algorithm algorithm) {
+        Rule rule = rule(algorithm, 5);
+        Reservation one = limiter.reserve(rule, "k");
+        clock.advance(WINDOW.toMillis());
+        assertThat(one.cancel()).isEmpty();
+        assertThat(allowedOf(rule, "k", 6)).isEqualTo(5);
+    }
+
+    /** A window that has rolled over is left as it is: the new window is not credited. */
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"FIXED_WINDOW", "SLIDING_WINDOW_COUNTER"})
+    void aWindowThatRolledOverIsNotTouched(Algorithm algorithm) {
+        Rule rule = rule(algorithm, 5);
+        Reservation old = limiter.reserve(rule, "k");
+        clock.advance(WINDOW.toMillis());
+        assertThat(limiter.acquire(rule, "k").allowed()).isTrue();
+        long before = limiter.peek(rule, "k", 1).remaining();
+        assertThat(old.cancel()).isEmpty();
+        assertThat(limiter.peek(rule, "k", 1).remaining()).isEqualTo(before);
+    }
+
+    /** A state reset (or expired) since has nothing to give back: never better than empty. */
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void aResetStateIsNotMadeBetterThanEmpty(Algorithm algorithm) {
+        Rule rule = rule(algorithm, 5);
+        Reservation first = limiter.reserve(rule, "k", 2);
+        limiter.reset(rule, "k");
+        assertThat(first.cancel()).isEmpty();
+        assertThat(allowedOf(rule, "k", 6)).isEqualTo(5);
+    }
+
+    @Test
+    void onlyTheRulesAskedForAreGivenBack() {
+        Rule failures = Rule.of("failures", Algorithm.SLIDING_LOG, 3, WINDOW);
+        Rule all = Rule.of("all", Algorithm.TOKEN_BUCKET, 3, WINDOW);
+        Reservation both = limiter.reserveAll(List.of(Claim.of(failures, "k"), Claim.of(all, "k")));
+        assertThat(both.allowed()).isTrue();
+        assertThat(both.cancel(rule -> rule.name().equals("failures"))).containsExactly("failures");
+        assertThat(limiter.peek(failures, "k", 1).remaining()).isEqualTo(3);
+        assertThat(limiter.peek(all, "k", 1).remaining()).isEqualTo(2);
+    }
+
+    @Test
+    void aShadowRulesUnitsAreGivenBackWithTheOthers() {
+        Rule enforcing = Rule.of("enforcing", Algorithm.FIXED_WINDOW, 3, WINDOW);
+        Rule shadow = Rule.of("shadow", Algorithm.FIXED_WINDOW, 3, WINDOW).withShadow(true);
+        Reservation both = limiter.reserveAll(List.of(Claim.of(enforcing, "k"), Claim.of(shadow, "k")));
+        assertThat(both.cancel()).containsExactlyInAnyOrder("enforcing", "shadow");
+        assertThat(limiter.peek(enforcing, "k", 1).remaining()).isEqualTo(3);
+        assertThat(limiter.peek(shadow, "k", 1).remaining()).isEqualTo(3);
+    }
+}
