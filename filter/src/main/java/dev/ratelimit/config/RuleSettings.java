@@ -4,6 +4,7 @@ import dev.ratelimit.FailurePolicy;
 import dev.ratelimit.Rule;
 
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -21,9 +22,12 @@ import java.util.Set;
  * @param onFailure   what to do when Valkey cannot be reached in time
  * @param localRule   the rule the in-process limiter enforces for {@code on-failure=local}: the
  *                    same rule with {@code local-limit} as its limit (and its burst scaled alike)
+ * @param outcome     which responses count ({@code count-when} or {@code refund-when}); empty:
+ *                    every request the rule allows counts
  */
 public record RuleSettings(Rule rule, List<UrlPattern> match, List<UrlPattern> exclude, Set<String> methods,
-                           KeySpec key, boolean lowercaseKey, long cost, OnFailure onFailure, Rule localRule) {
+                           KeySpec key, boolean lowercaseKey, long cost, OnFailure onFailure, Rule localRule,
+                           Optional<OutcomeCondition> outcome) {
 
     /** Copies the collections. */
     public RuleSettings {

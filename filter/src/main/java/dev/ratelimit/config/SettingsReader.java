@@ -216,6 +216,7 @@ public final class SettingsReader {
         OnFailure onFailure = values.choice(p + "on-failure", OnFailure.OPEN, OnFailure.values(), OnFailure::id);
         long localLimit = values.number(p + "local-limit", limit, 1, limit);
         boolean shadow = values.bool(p + "shadow", false);
+        Optional<OutcomeCondition> outcome = outcome(p);
         if (algorithm == Algorithm.SLIDING_LOG && limit > Rule.MAX_SLIDING_LOG_LIMIT) {
             values.problem(p + "limit", Long.toString(limit), "must be at most " + Rule.MAX_SLIDING_LOG_LIMIT
                     + " for sliding-log, which keeps one entry per unit (use sliding-window-counter, token-bucket "
@@ -235,11 +236,31 @@ public final class SettingsReader {
             long localBurst = algorithm.hasBurst() ? Math.max(1, (long) Math.ceil((double) burst * localLimit / limit)) : localLimit;
             Rule localRule = new Rule(name, algorithm, localLimit, window, localBurst, countRejected, shadow);
             return Optional.of(new RuleSettings(rule, match, exclude, methods, key, lowercaseKey, cost, onFailure,
-                    localRule));
+                    localRule, outcome));
         } catch (IllegalArgumentException e) {
             values.problems().add(p + "*: " + e.getMessage());
             return Optional.empty();
         }
+    }
+
+    /** {@code count-when} or {@code refund-when}: at most one of them. */
+    private Optional<OutcomeCondition> outcome(String p) {
+        Optional<String> countWhen = values.raw(p + "count-when");
+        Optional<String> refundWhen = values.raw(p + "refund-when");
+        if (countWhen.isPresent() && refundWhen.isPresent()) {
+            values.problem(p + "refund-when", refundWhen.get(), "cannot be set together with " + p + "count-when="
+                    + countWhen.get() + ": give the statuses that count, or those given back, not both");
+            return Optional.empty();
+        }
+        String property = p + (countWhen.isPresent() ? "count-when" : "refund-when");
+        Optional<String> value = countWhen.or(() -> refundWhen);
+        if (value.isEmpty()) {
+            return Optional.empty();
+        }
+        List<String> problems = new ArrayList<>();
+        Optional<OutcomeCondition> condition = OutcomeCondition.parse(countWhen.isPresent(), value.get(), problems);
+        problems.forEach(problem -> values.problem(property, value.get(), problem));
+        return condition;
     }
 
     /**

@@ -4,6 +4,7 @@ import dev.ratelimit.Decision;
 import dev.ratelimit.Decisions;
 import dev.ratelimit.RateLimitListener;
 import dev.ratelimit.RateLimiter;
+import dev.ratelimit.Reservation;
 import dev.ratelimit.Rule;
 import dev.ratelimit.config.FilterSettings;
 import dev.ratelimit.config.InvalidSettingsException;
@@ -116,6 +117,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *       values first (user names differing only in case are one user)</td></tr>
  *   <tr><td>{@code cost}</td><td>{@code 1}</td><td>units each request takes</td></tr>
  *   <tr><td>{@code count-rejected}</td><td>{@code false}</td><td>rejected requests consume too</td></tr>
+ *   <tr><td>{@code count-when}</td><td>(every request)</td><td>{@code status:} and statuses or classes
+ *       ({@code status:401,403}, {@code status:4xx}): only responses with these statuses count; the units
+ *       are taken before the application runs and given back after any other response</td></tr>
+ *   <tr><td>{@code refund-when}</td><td>(never)</td><td>{@code status:} and statuses or classes
+ *       ({@code status:5xx}): responses with these statuses are given back; not with {@code count-when}</td></tr>
  *   <tr><td>{@code on-failure}</td><td>{@code open}</td><td>when Valkey cannot be reached in time, or this rule's
  *       state for the request's key cannot be read: {@code open} allows, {@code closed} answers 503, {@code local}
  *       decides with the in-process limiter</td></tr>
@@ -231,7 +237,18 @@ public final class RateLimitFilter implements Filter {
         }
         request.setAttribute(DECIDED, Map.of());
         RequestKeys.Matched matched = keys.match(request, settings.rules());
-        if (matched.claims().isEmpty() || !answered(request, response, matched)) {
+        if (matched.claims().isEmpty()) {
+            chain.doFilter(request, response);
+            return;
+        }
+        boolean byOutcome = OutcomeCounting.applies(matched.rules());
+        Reservation reservation = decide(request, response, matched, byOutcome);
+        if (reservation == null) {
+            return;
+        }
+        if (byOutcome) {
+            OutcomeCounting.run(request, response, chain, reservation, matched.rules());
+        } else {
             chain.doFilter(request, response);
         }
     }
@@ -239,25 +256,29 @@ public final class RateLimitFilter implements Filter {
     /**
      * Decides the request and writes its headers.
      *
-     * @return true when the request was answered here (429 or 503)
+     * @param byOutcome whether some rule counts by the response's status: its units are then
+     *                  reserved, to be kept or given back after the response
+     * @return null when the request was answered here (429 or 503), else what it took
      */
-    private boolean answered(HttpServletRequest request, HttpServletResponse response, RequestKeys.Matched matched)
-            throws IOException {
-        Decisions decisions;
+    private Reservation decide(HttpServletRequest request, HttpServletResponse response, RequestKeys.Matched matched,
+                               boolean byOutcome) throws IOException {
+        Reservation reservation;
         try {
-            decisions = stack.limiter().acquireAll(matched.claims());
+            reservation = byOutcome ? stack.limiter().reserveAll(matched.claims())
+                    : Reservation.kept(stack.limiter().acquireAll(matched.claims()));
         } catch (RuntimeException e) {
             // The limiter applies every policy itself; this is a bug, and still no 500 for it.
             if (unexpectedLogged.compareAndSet(false, true)) {
                 LOG.log(System.Logger.Level.ERROR, "RateLimitFilter could not decide a request; letting requests "
                         + "through that fail so (logged once)", e);
             }
-            return false;
+            return Reservation.kept(Decisions.of(List.of(), List.of()));
         }
+        Decisions decisions = reservation.decisions();
         if (decisions.unavailable()) {
             Rejections.unavailable(response, firstOf(decisions, Decision.Basis.UNAVAILABLE),
                     settings.failureRetryAfter());
-            return true;
+            return null;
         }
         List<RateLimitHeaders.Entry> entries = new ArrayList<>(matched.rules().size());
         for (int i = 0; i < matched.rules().size(); i++) {
@@ -274,10 +295,10 @@ public final class RateLimitFilter implements Filter {
         }
         request.setAttribute(DECIDED, RateLimitHeaders.write(response, settings.headers(), entries));
         if (decisions.allowed()) {
-            return false;
+            return reservation;
         }
         Rejections.tooManyRequests(response, rejectingRule(entries, decisions.retryAfter()), decisions.retryAfter());
-        return true;
+        return null;
     }
 
     private static String firstOf(Decisions decisions, Decision.Basis basis) {

@@ -95,6 +95,9 @@ class SettingsReaderTest {
             "ratelimit.valkey.sentinel.master|primary|ratelimit.valkey.sentinel.master='primary' needs ratelimit.valkey.sentinel.nodes",
             "ratelimit.valkey.pipelines|65|ratelimit.valkey.pipelines='65' must be a whole number from 0 to 64",
             "ratelimit.valkey.pipelines|-1|ratelimit.valkey.pipelines='-1' must be a whole number from 0 to 64",
+            "ratelimit.rule.login.count-when|401|ratelimit.rule.login.count-when='401' must be status: and a list",
+            "ratelimit.rule.login.count-when|status:401,6xx,,abc|ratelimit.rule.login.count-when='status:401,6xx,,abc' has 6xx, (empty), abc: each item must be a status from 100 to 599",
+            "ratelimit.rule.login.refund-when|status:99|ratelimit.rule.login.refund-when='status:99' has 99",
     })
     void namesThePropertyAndTheValueOfEveryProblem(String property, String value, String expected) {
         Map<String, String> values = valid();
@@ -125,6 +128,29 @@ class SettingsReaderTest {
         assertThatThrownBy(() -> read(values)).isInstanceOf(InvalidSettingsException.class)
                 .hasMessageContaining("ratelimit.valkey.sentinel.master='primary' cannot be used with "
                         + "ratelimit.valkey.cluster=true");
+    }
+
+    @Test
+    void readsCountWhenAndRefundWhenAndRefusesBoth() {
+        Map<String, String> values = valid();
+        values.put("ratelimit.rule.login.count-when", "status:401, 403");
+        values.put("ratelimit.rule.api.refund-when", "STATUS:5xx");
+        FilterSettings settings = read(values);
+        OutcomeCondition failures = settings.rules().get(1).outcome().orElseThrow();
+        assertThat(failures.givesBack(200)).as("a success does not count").isTrue();
+        assertThat(failures.givesBack(401)).isFalse();
+        assertThat(failures.givesBack(403)).isFalse();
+        assertThat(failures.givesBack(404)).isTrue();
+        OutcomeCondition serverErrors = settings.rules().get(0).outcome().orElseThrow();
+        assertThat(serverErrors.givesBack(500)).isTrue();
+        assertThat(serverErrors.givesBack(599)).isTrue();
+        assertThat(serverErrors.givesBack(499)).isFalse();
+        assertThat(serverErrors.givesBack(200)).isFalse();
+
+        values.put("ratelimit.rule.login.refund-when", "status:5xx");
+        assertThatThrownBy(() -> read(values)).hasMessageContaining(
+                "ratelimit.rule.login.refund-when='status:5xx' cannot be set together with "
+                        + "ratelimit.rule.login.count-when=status:401, 403");
     }
 
     @Test

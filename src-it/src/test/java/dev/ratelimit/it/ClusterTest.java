@@ -3,6 +3,7 @@ package dev.ratelimit.it;
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.Claim;
 import dev.ratelimit.Decisions;
+import dev.ratelimit.Reservation;
 import dev.ratelimit.Rule;
 import dev.ratelimit.valkey.ValkeyRateLimiter;
 import dev.ratelimit.valkey.ValkeySettings;
@@ -13,6 +14,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import redis.clients.jedis.Jedis;
+import redis.clients.jedis.util.JedisClusterCRC16;
 
 import java.net.http.HttpResponse;
 import java.time.Duration;
@@ -133,6 +135,24 @@ class ClusterTest {
                     + " rejected, " + charged + " charged to per-user");
             assertThat(rejected).as("the loop must meet rejections to test anything").isPositive();
             assertThat(charged).as("requests charged to per-user").isEqualTo(allowed);
+        }
+    }
+
+    /** A reservation spanning two slots gives back on both nodes' keys, one refund call per group. */
+    @Test
+    void aReservationAcrossSlotsIsGivenBackInEveryGroup() {
+        Rule perIp = Rule.of("per-ip", Algorithm.SLIDING_LOG, 3, Duration.ofHours(1));
+        Rule perUser = Rule.of("per-user", Algorithm.GCRA, 3, Duration.ofHours(1));
+        try (ValkeyRateLimiter limiter = limiter()) {
+            List<Claim> claims = List.of(Claim.of(perIp, "ip:192.0.2.1"), Claim.of(perUser, "user:alice"));
+            assertThat(JedisClusterCRC16.getSlot(limiter.stateKey(perIp, "ip:192.0.2.1")))
+                    .isNotEqualTo(JedisClusterCRC16.getSlot(limiter.stateKey(perUser, "user:alice")));
+            Reservation reservation = limiter.reserveAll(claims);
+            assertThat(reservation.allowed()).isTrue();
+            assertThat(limiter.peek(perIp, "ip:192.0.2.1", 1).remaining()).isEqualTo(2);
+            assertThat(reservation.cancel()).containsExactlyInAnyOrder("per-ip", "per-user");
+            assertThat(limiter.peek(perIp, "ip:192.0.2.1", 1).remaining()).isEqualTo(3);
+            assertThat(limiter.peek(perUser, "user:alice", 1).remaining()).isEqualTo(3);
         }
     }
 

@@ -107,6 +107,9 @@ final class JettyApp implements AutoCloseable {
         context.addFilter(limiter, "/*", EnumSet.allOf(DispatcherType.class));
         context.addServlet(new ServletHolder(new EchoServlet()), "/");
         context.addServlet(new ServletHolder(new LoginServlet()), "/login");
+        ServletHolder outcome = new ServletHolder(new OutcomeServlet());
+        outcome.setAsyncSupported(true);
+        context.addServlet(outcome, "/outcome");
         for (ServletHolder holder : DispatchServlets.holders()) {
             context.addServlet(holder, holder.getName());
         }
@@ -194,6 +197,45 @@ final class JettyApp implements AutoCloseable {
         protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
             response.setContentType("text/plain");
             response.getWriter().write("login");
+        }
+    }
+
+    /**
+     * Answers with the status in {@code ?status=} (default 200) after {@code ?sleep=} ms, from an
+     * async context when {@code ?async=1}; throws when {@code ?throw=1}: an application whose
+     * outcome a rule counts by.
+     */
+    static final class OutcomeServlet extends HttpServlet {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
+            int status = Integer.parseInt(java.util.Objects.requireNonNullElse(request.getParameter("status"), "200"));
+            long sleep = Long.parseLong(java.util.Objects.requireNonNullElse(request.getParameter("sleep"), "0"));
+            if ("1".equals(request.getParameter("throw"))) {
+                throw new IllegalStateException("the application failed");
+            }
+            if ("1".equals(request.getParameter("async"))) {
+                jakarta.servlet.AsyncContext async = request.startAsync();
+                async.start(() -> {
+                    pause(sleep);
+                    ((HttpServletResponse) async.getResponse()).setStatus(status);
+                    async.complete();
+                });
+                return;
+            }
+            pause(sleep);
+            response.setStatus(status);
+            response.setContentType("text/plain");
+            response.getWriter().write("outcome " + status);
+        }
+
+        private static void pause(long millis) {
+            try {
+                Thread.sleep(millis);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 

@@ -1,0 +1,112 @@
+package dev.ratelimit.servlet;
+
+import dev.ratelimit.Reservation;
+import dev.ratelimit.Rule;
+import dev.ratelimit.config.OutcomeCondition;
+import dev.ratelimit.config.RuleSettings;
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Predicate;
+
+/**
+ * Rules that count by the response ({@code count-when}, {@code refund-when}): the request's
+ * units were reserved before the application ran, so that concurrent requests cannot all pass
+ * the check before any is counted; once the response is complete (an async one included) they
+ * are kept, or given back when its status says the request must not count.
+ */
+final class OutcomeCounting {
+
+    /** The status a request gets when the application throws: the container answers 500. */
+    private static final int THROWN = HttpServletResponse.SC_INTERNAL_SERVER_ERROR;
+
+    private OutcomeCounting() {
+    }
+
+    /** Whether any of a request's rules counts by outcome. */
+    static boolean applies(List<RuleSettings> rules) {
+        for (RuleSettings rule : rules) {
+            if (rule.outcome().isPresent()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Runs the chain, then settles the reservation by the response's status: at once, or when
+     * an async request completes.
+     */
+    static void run(HttpServletRequest request, HttpServletResponse response, FilterChain chain,
+                    Reservation reservation, List<RuleSettings> rules) throws IOException, ServletException {
+        boolean later = false;
+        boolean thrown = true;
+        try {
+            chain.doFilter(request, response);
+            thrown = false;
+            if (request.isAsyncStarted()) {
+                request.getAsyncContext().addListener(new Completion(reservation, rules));
+                later = true;
+            }
+        } finally {
+            if (!later) {
+                settle(reservation, rules, thrown ? THROWN : response.getStatus());
+            }
+        }
+    }
+
+    /** Keeps the units, or gives back those of the rules whose condition says this status does not count. */
+    static void settle(Reservation reservation, List<RuleSettings> rules, int status) {
+        Predicate<Rule> givesBack = rule -> condition(rules, rule).map(c -> c.givesBack(status)).orElse(false);
+        for (RuleSettings rule : rules) {
+            if (givesBack.test(rule.rule())) {
+                reservation.cancel(givesBack);
+                return;
+            }
+        }
+        reservation.commit();
+    }
+
+    private static Optional<OutcomeCondition> condition(List<RuleSettings> rules, Rule rule) {
+        for (RuleSettings settings : rules) {
+            if (settings.rule().name().equals(rule.name())) {
+                return settings.outcome();
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** Settles an async request once its response is complete (after a timeout or an error too). */
+    private record Completion(Reservation reservation, List<RuleSettings> rules) implements AsyncListener {
+
+        @Override
+        public void onComplete(AsyncEvent event) {
+            int status = event.getSuppliedResponse() instanceof HttpServletResponse response
+                    ? response.getStatus() : THROWN;
+            settle(reservation, rules, status);
+        }
+
+        @Override
+        public void onTimeout(AsyncEvent event) {
+            // onComplete follows, with the status the timeout left.
+        }
+
+        @Override
+        public void onError(AsyncEvent event) {
+            // onComplete follows.
+        }
+
+        @Override
+        public void onStartAsync(AsyncEvent event) {
+            // A new async cycle (startAsync again): stay registered for its completion.
+            event.getAsyncContext().addListener(this);
+        }
+    }
+}
