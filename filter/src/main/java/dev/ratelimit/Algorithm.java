@@ -4,11 +4,13 @@ import java.util.Arrays;
 import java.util.stream.Collectors;
 
 /**
- * The five rate-limiting algorithms, each with the id used in configuration.
+ * The five rate-limiting algorithms and the in-flight limit, each with the id used in
+ * configuration.
  *
  * <p>Every algorithm answers the same questions (allowed, remaining, reset-after,
  * retry-after) with the meaning given on {@link Decision}; they differ in what they remember
- * and so in how exact they are at window edges.
+ * and so in how exact they are at window edges. For {@link #CONCURRENCY} the times are those
+ * of the leases' timeouts: an upper bound, since leases are usually released sooner.
  */
 public enum Algorithm {
     /**
@@ -34,7 +36,14 @@ public enum Algorithm {
     /**
      * The generic cell rate algorithm: the token bucket's model kept in one timestamp.
      */
-    GCRA("gcra");
+    GCRA("gcra"),
+    /**
+     * At most {@code limit} units in progress at once, not per window: each unit is a lease,
+     * taken before the work and released after it ({@link Reservation}). The rule's
+     * {@code window} is the lease timeout: a lease its holder never released (a process that
+     * died mid-request) expires then and its unit comes back.
+     */
+    CONCURRENCY("concurrency");
 
     private final String id;
 
@@ -58,6 +67,15 @@ public enum Algorithm {
      */
     public boolean hasBurst() {
         return this == TOKEN_BUCKET || this == GCRA;
+    }
+
+    /**
+     * Whether the algorithm limits units in progress (leases) rather than units per window.
+     *
+     * @return true for {@link #CONCURRENCY}
+     */
+    public boolean isConcurrency() {
+        return this == CONCURRENCY;
     }
 
     /**

@@ -27,7 +27,10 @@ import java.util.function.Predicate;
  * }</pre>
  *
  * <p>A reservation is settled once: the first {@code commit} or {@code cancel} decides, later
- * ones do nothing. One never settled keeps its units, as a commit would. Giving back is exact
+ * ones do nothing. One never settled keeps its units, as a commit would. A
+ * {@link Algorithm#CONCURRENCY} rule's units are leases on work in progress: settling the
+ * reservation either way releases them (the work is over), and one never settled holds them
+ * until the rule's lease timeout. Giving back is exact
  * per algorithm: a token bucket or GCRA gets its units back (never more than its burst), a
  * sliding log loses exactly the entries this reservation added, a fixed window or sliding
  * window counter has its count lowered (never below zero) if the window charged is still the
@@ -101,12 +104,20 @@ public final class Reservation {
     }
 
     /**
-     * Keeps the units: the work counts.
+     * Keeps the units: the work counts. Releases the leases of concurrency rules.
      *
      * @return true if this settled the reservation, false if it was settled already
+     * @throws RateLimitException if a lease is to be released and the store cannot be reached
+     *                            in time (a reservation from {@link ResilientRateLimiter} never
+     *                            throws: the lease then times out)
      */
     public boolean commit() {
-        return settled.compareAndSet(false, true);
+        if (!settled.compareAndSet(false, true)) {
+            return false;
+        }
+        // Nothing is sent when no claim is a concurrency rule's.
+        refund.giveBack(rule -> rule.algorithm().isConcurrency());
+        return true;
     }
 
     /**
@@ -122,7 +133,8 @@ public final class Reservation {
     }
 
     /**
-     * Gives back the units of some rules and keeps the others'; settles the reservation.
+     * Gives back the units of some rules and keeps the others'; settles the reservation, so the
+     * leases of concurrency rules are released whichever rules are named.
      *
      * @param rules the rules to give back
      * @return the names of the rules that gave units back; none if the reservation was settled
@@ -135,8 +147,9 @@ public final class Reservation {
         if (!settled.compareAndSet(false, true)) {
             return List.of();
         }
-        return refund.giveBack(rules);
+        return refund.giveBack(rule -> rule.algorithm().isConcurrency() || rules.test(rule));
     }
+
 
     @Override
     public String toString() {

@@ -101,8 +101,9 @@ public final class ResilientRateLimiter implements RateLimiter {
     /**
      * {@inheritDoc}
      *
-     * <p>Decided as {@link #acquireAll}. Only units the store took can be given back: a request
-     * decided by the deny cache or by a failure policy keeps what it has. Giving back never
+     * <p>Decided as {@link #acquireAll}. Units the store or the in-process fallback
+     * ({@link FailurePolicy#local}) took can be given back; a request decided by the deny cache,
+     * or by an open or closed policy, took nothing. Giving back never
      * throws: when the store cannot be reached the refund is dropped, not retried (the units
      * stay counted until their window or refill frees them), logged once while the store is
      * down, and reported as {@link RateLimitListener.Event#REFUND_DROPPED}.
@@ -150,21 +151,34 @@ public final class ResilientRateLimiter implements RateLimiter {
                 pending.clear();
             }
         }
-        policies.decide(claims, byPolicy, decisions);
+        Reservation local = policies.decide(claims, byPolicy, decisions);
         Decisions result = withStoreVerdict(Decisions.of(claims, List.of(decisions)), answer);
         report(claims, result, now);
-        if (reserved == null || !result.allowed() || !reserved.allowed()) {
+        Reservation store = reserved != null && reserved.allowed() ? reserved : null;
+        Reservation fallback = local != null && local.allowed() ? local : null;
+        if (!result.allowed() || (store == null && fallback == null)) {
             return Reservation.kept(result);
         }
-        Reservation store = reserved;
         List<Claim> storeClaims = reservedClaims;
-        return Reservation.of(result, which -> giveBack(store, storeClaims, which));
+        return Reservation.of(result, which -> {
+            List<String> given = new ArrayList<>();
+            if (store != null) {
+                given.addAll(giveBack(store, storeClaims, which));
+            }
+            if (fallback != null) {
+                // In-process: it cannot fail.
+                given.addAll(fallback.cancel(which));
+            }
+            return given;
+        });
     }
 
     private List<String> giveBack(Reservation store, List<Claim> storeClaims, Predicate<Rule> which) {
         try {
             List<String> given = store.cancel(which);
-            storeAnswered();
+            if (!given.isEmpty()) {
+                storeAnswered();
+            }
             for (String rule : given) {
                 listener.onEvent(rule, RateLimitListener.Event.REFUNDED);
             }

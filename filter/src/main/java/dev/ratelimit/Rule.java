@@ -13,16 +13,18 @@ import java.util.regex.Pattern;
  *                      letters, digits, {@code .}, {@code _} and {@code -}, at most 64 characters
  * @param algorithm     how the limit is enforced
  * @param limit         units allowed per window, at least 1; at most
- *                      {@value #MAX_SLIDING_LOG_LIMIT} for {@link Algorithm#SLIDING_LOG}
+ *                      {@value #MAX_SLIDING_LOG_LIMIT} for {@link Algorithm#SLIDING_LOG} and
+ *                      {@link Algorithm#CONCURRENCY} (units in progress at once)
  * @param window        the window (for the token bucket and GCRA: the time in which
- *                      {@code limit} units are refilled), a whole number of milliseconds, at
- *                      least 1 ms
+ *                      {@code limit} units are refilled; for {@link Algorithm#CONCURRENCY} the
+ *                      lease timeout), a whole number of milliseconds, at least 1 ms
  * @param burst         for {@link Algorithm#TOKEN_BUCKET} and {@link Algorithm#GCRA}: how many
  *                      units may be taken at once (the bucket's capacity); for the others it
  *                      always equals {@code limit}. Default: {@code limit}
  * @param countRejected whether a rejected request still consumes (keeps a client that goes on
- *                      hammering locked out) instead of only accepted ones counting. Default:
- *                      false
+ *                      hammering locked out) instead of only accepted ones counting; not for
+ *                      {@link Algorithm#CONCURRENCY}, where a rejected request holds nothing.
+ *                      Default: false
  * @param shadow        whether the rule only observes: it counts and reports as usual but its
  *                      rejections never reject a request nor stop other rules from consuming
  *                      (for a safe roll-out). Default: false
@@ -74,6 +76,14 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
             throw new IllegalArgumentException("rule '" + name + "': limit " + limit + " is too large for "
                     + "sliding-log, which keeps one entry per unit: at most " + MAX_SLIDING_LOG_LIMIT
                     + " (use sliding-window-counter, token-bucket or gcra for higher limits)");
+        }
+        if (algorithm == Algorithm.CONCURRENCY && limit > MAX_SLIDING_LOG_LIMIT) {
+            throw new IllegalArgumentException("rule '" + name + "': limit " + limit + " is too large for "
+                    + "concurrency, which keeps one lease per unit in progress: at most " + MAX_SLIDING_LOG_LIMIT);
+        }
+        if (algorithm == Algorithm.CONCURRENCY && countRejected) {
+            throw new IllegalArgumentException("rule '" + name + "': count-rejected does not apply to concurrency: "
+                    + "a rejected request holds no lease");
         }
         if (!algorithm.hasBurst() && burst != limit) {
             throw new IllegalArgumentException("rule '" + name + "': burst " + burst

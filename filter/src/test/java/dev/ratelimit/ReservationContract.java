@@ -53,7 +53,7 @@ public abstract class ReservationContract extends ManualClockLimiterTest {
     }
 
     @ParameterizedTest
-    @EnumSource(Algorithm.class)
+    @EnumSource(value = Algorithm.class, mode = EnumSource.Mode.EXCLUDE, names = "CONCURRENCY")
     void aCommittedReservationKeepsItsUnitsAndSettlesOnce(Algorithm algorithm) {
         Rule rule = rule(algorithm, 5);
         Reservation kept = limiter.reserve(rule, "k");
@@ -169,5 +169,46 @@ public abstract class ReservationContract extends ManualClockLimiterTest {
         assertThat(both.cancel()).containsExactlyInAnyOrder("enforcing", "shadow");
         assertThat(limiter.peek(enforcing, "k", 1).remaining()).isEqualTo(3);
         assertThat(limiter.peek(shadow, "k", 1).remaining()).isEqualTo(3);
+    }
+
+    /** A lease is released by settling either way; one never settled holds its slot until the lease timeout. */
+    @Test
+    void aLeaseIsReleasedWhenItsWorkEndsAndTimesOutWhenItsHolderNeverSaysSo() {
+        Rule inFlight = Rule.of("in-flight", Algorithm.CONCURRENCY, 2, Duration.ofSeconds(60));
+        Reservation committed = limiter.reserve(inFlight, "k");
+        Reservation cancelled = limiter.reserve(inFlight, "k");
+        Reservation third = limiter.reserve(inFlight, "k");
+        assertThat(third.allowed()).as("two in progress already").isFalse();
+        assertThat(third.decisions().retryAfter()).as("the first lease's timeout, an upper bound")
+                .isEqualTo(Duration.ofSeconds(60));
+        assertThat(committed.commit()).isTrue();
+        assertThat(limiter.peek(inFlight, "k", 1).remaining()).isEqualTo(1);
+        assertThat(cancelled.cancel()).containsExactly("in-flight");
+        assertThat(limiter.peek(inFlight, "k", 1).remaining()).isEqualTo(2);
+
+        // A holder that dies: its leases come back at the timeout, not 1 ms before.
+        assertThat(limiter.reserve(inFlight, "k").allowed()).isTrue();
+        clock.advance(1);
+        Reservation orphan = limiter.reserve(inFlight, "k");
+        assertThat(orphan.allowed()).isTrue();
+        assertThat(limiter.acquire(inFlight, "k").allowed()).isFalse();
+        clock.advance(60_000 - 2);
+        assertThat(limiter.peek(inFlight, "k", 1).allowed()).as("1 ms before the first timeout").isFalse();
+        clock.advance(1);
+        assertThat(limiter.peek(inFlight, "k", 1).remaining()).as("at the first timeout").isEqualTo(1);
+        clock.advance(1);
+        assertThat(orphan.cancel()).as("a timed-out lease was given back already").isEmpty();
+        assertThat(limiter.peek(inFlight, "k", 1).remaining()).isEqualTo(2);
+    }
+
+    /** A lease keeps the timeout it was taken with when the rule's timeout is edited. */
+    @Test
+    void aLeaseKeepsItsTimeoutAcrossAnEdit() {
+        Rule shortLeases = Rule.of("leases", Algorithm.CONCURRENCY, 1, Duration.ofSeconds(10));
+        Rule longLeases = Rule.of("leases", Algorithm.CONCURRENCY, 1, Duration.ofSeconds(100));
+        assertThat(limiter.reserve(shortLeases, "k").allowed()).isTrue();
+        assertThat(limiter.acquire(longLeases, "k").allowed()).isFalse();
+        clock.advance(10_000);
+        assertThat(limiter.reserve(longLeases, "k").allowed()).isTrue();
     }
 }

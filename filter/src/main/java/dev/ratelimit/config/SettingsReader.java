@@ -34,6 +34,8 @@ public final class SettingsReader {
     private static final System.Logger LOG = System.getLogger(SettingsReader.class.getName());
     private static final Pattern HEADER_NAME = Pattern.compile("[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}");
     private static final Pattern METHOD = Pattern.compile("[A-Za-z]{1,32}");
+    /** How long a concurrency rule's lease lives when its holder never releases it. */
+    public static final Duration DEFAULT_LEASE_TIMEOUT = Duration.ofSeconds(60);
 
     private final SettingsSource source;
     private final SettingsValues values;
@@ -184,8 +186,7 @@ public final class SettingsReader {
         int before = values.problems().size();
         Algorithm algorithm = values.choice(p + "algorithm", Algorithm.SLIDING_WINDOW_COUNTER, Algorithm.values(), Algorithm::id);
         long limit = values.required(p + "limit").map(v -> values.parseNumber(p + "limit", v, 1, Long.MAX_VALUE)).orElse(1L);
-        Duration window = values.required(p + "window").map(v -> values.parseDuration(p + "window", v, Duration.ofMillis(1)))
-                .orElse(Duration.ofSeconds(1));
+        Duration window = window(p, algorithm);
         long burst = limit;
         Optional<String> burstText = values.raw(p + "burst");
         if (burstText.isPresent()) {
@@ -213,10 +214,17 @@ public final class SettingsReader {
         boolean lowercaseKey = values.bool(p + "lowercase-key", false);
         long cost = values.number(p + "cost", 1, 1, Long.MAX_VALUE);
         boolean countRejected = values.bool(p + "count-rejected", false);
+        if (algorithm.isConcurrency() && countRejected) {
+            values.problem(p + "count-rejected", "true", "does not apply to concurrency: a rejected request holds no lease");
+        }
         OnFailure onFailure = values.choice(p + "on-failure", OnFailure.OPEN, OnFailure.values(), OnFailure::id);
         long localLimit = values.number(p + "local-limit", limit, 1, limit);
         boolean shadow = values.bool(p + "shadow", false);
-        Optional<OutcomeCondition> outcome = outcome(p);
+        Optional<OutcomeCondition> outcome = outcome(p, algorithm);
+        if (algorithm.isConcurrency() && limit > Rule.MAX_SLIDING_LOG_LIMIT) {
+            values.problem(p + "limit", Long.toString(limit), "must be at most " + Rule.MAX_SLIDING_LOG_LIMIT
+                    + " for concurrency, which keeps one lease per request in progress");
+        }
         if (algorithm == Algorithm.SLIDING_LOG && limit > Rule.MAX_SLIDING_LOG_LIMIT) {
             values.problem(p + "limit", Long.toString(limit), "must be at most " + Rule.MAX_SLIDING_LOG_LIMIT
                     + " for sliding-log, which keeps one entry per unit (use sliding-window-counter, token-bucket "
@@ -243,10 +251,32 @@ public final class SettingsReader {
         }
     }
 
-    /** {@code count-when} or {@code refund-when}: at most one of them. */
-    private Optional<OutcomeCondition> outcome(String p) {
+    /**
+     * The window, or for a concurrency rule the lease timeout ({@code lease-timeout}, default
+     * {@link #DEFAULT_LEASE_TIMEOUT}), which the rule carries as its window.
+     */
+    private Duration window(String p, Algorithm algorithm) {
+        if (algorithm.isConcurrency()) {
+            values.raw(p + "window").ifPresent(v -> values.problem(p + "window", v, "does not apply to concurrency, "
+                    + "which limits requests in progress, not per window: set " + p + "lease-timeout"));
+            return values.duration(p + "lease-timeout", DEFAULT_LEASE_TIMEOUT, Duration.ofMillis(1));
+        }
+        values.raw(p + "lease-timeout").ifPresent(v -> values.problem(p + "lease-timeout", v,
+                "applies only to algorithm=concurrency, not to " + algorithm.id()));
+        return values.required(p + "window").map(v -> values.parseDuration(p + "window", v, Duration.ofMillis(1)))
+                .orElse(Duration.ofSeconds(1));
+    }
+
+    /** {@code count-when} or {@code refund-when}: at most one of them, and not on a concurrency rule. */
+    private Optional<OutcomeCondition> outcome(String p, Algorithm algorithm) {
         Optional<String> countWhen = values.raw(p + "count-when");
         Optional<String> refundWhen = values.raw(p + "refund-when");
+        if (algorithm.isConcurrency() && (countWhen.isPresent() || refundWhen.isPresent())) {
+            String property = p + (countWhen.isPresent() ? "count-when" : "refund-when");
+            values.problem(property, countWhen.or(() -> refundWhen).get(), "does not apply to concurrency: its "
+                    + "lease is released after every response");
+            return Optional.empty();
+        }
         if (countWhen.isPresent() && refundWhen.isPresent()) {
             values.problem(p + "refund-when", refundWhen.get(), "cannot be set together with " + p + "count-when="
                     + countWhen.get() + ": give the statuses that count, or those given back, not both");

@@ -5,6 +5,7 @@ import dev.ratelimit.Decision;
 import dev.ratelimit.Decisions;
 import dev.ratelimit.FailurePolicy;
 import dev.ratelimit.RateLimitListener;
+import dev.ratelimit.Reservation;
 import dev.ratelimit.Rule;
 import dev.ratelimit.local.LocalRateLimiter;
 
@@ -70,10 +71,12 @@ public final class FailurePolicies {
      * @param claims    the request's claims
      * @param byPolicy  the indexes of those the store could not decide
      * @param decisions the request's decisions, filled in at those indexes
+     * @return what the in-process fallback took, to give back or release with the request's
+     *         reservation; null when it decided nothing
      */
-    public void decide(List<Claim> claims, List<Integer> byPolicy, Decision[] decisions) {
+    public Reservation decide(List<Claim> claims, List<Integer> byPolicy, Decision[] decisions) {
         if (byPolicy.isEmpty()) {
-            return;
+            return null;
         }
         boolean closed = byPolicy.stream().anyMatch(i -> closes(claims.get(i)));
         List<Integer> local = new ArrayList<>();
@@ -92,7 +95,7 @@ public final class FailurePolicies {
             }
         }
         if (local.isEmpty()) {
-            return;
+            return null;
         }
         List<Claim> localClaims = new ArrayList<>(local.size());
         for (int i : local) {
@@ -100,10 +103,12 @@ public final class FailurePolicies {
             Rule localRule = policy(claim.rule().name()).localRule();
             localClaims.add(Claim.of(localRule, claim.key(), Math.min(claim.cost(), localRule.capacity())));
         }
-        Decisions decided = fallback.acquireAll(localClaims);
+        Reservation reserved = fallback.reserveAll(localClaims);
+        Decisions decided = reserved.decisions();
         for (int j = 0; j < local.size(); j++) {
             decisions[local.get(j)] = decided.decisions().get(j).fromFallback();
         }
+        return reserved;
     }
 
     /**

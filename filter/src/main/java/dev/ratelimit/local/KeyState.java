@@ -55,6 +55,7 @@ interface KeyState {
             case SLIDING_WINDOW_COUNTER -> new SlidingWindowCounterState();
             case TOKEN_BUCKET -> new TokenBucketState();
             case GCRA -> new GcraState();
+            case CONCURRENCY -> new ConcurrencyState();
         };
     }
 

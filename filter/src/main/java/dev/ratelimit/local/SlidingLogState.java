@@ -83,12 +83,16 @@ final class SlidingLogState implements KeyState {
                 consume ? firstSeq : 0);
     }
 
-    /** Removes exactly the entries a take added, those still there (the oldest may have been trimmed). */
+    /**
+     * Removes exactly the entries a take added, those still there (the oldest may have been
+     * trimmed); gives back only if one of them was still in the window.
+     */
     @Override
     public boolean refund(long now, Rule rule, long cost, long takenAt, long firstSeq) {
         long window = rule.window().toMillis();
+        boolean counted = takenAt > now - window;
         return entries.removeIf(e -> e.time() == takenAt && e.window() == window && e.seq() >= firstSeq
-                && e.seq() < firstSeq + cost);
+                && e.seq() < firstSeq + cost) && counted;
     }
 
     /** Keeps the log ordered by time even if the clock stepped back, as the sorted set does. */

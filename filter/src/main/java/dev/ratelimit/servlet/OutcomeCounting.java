@@ -17,10 +17,12 @@ import java.util.Optional;
 import java.util.function.Predicate;
 
 /**
- * Rules that count by the response ({@code count-when}, {@code refund-when}): the request's
- * units were reserved before the application ran, so that concurrent requests cannot all pass
- * the check before any is counted; once the response is complete (an async one included) they
- * are kept, or given back when its status says the request must not count.
+ * Rules that count by the response ({@code count-when}, {@code refund-when}) and in-flight
+ * limits ({@code algorithm=concurrency}): the request's units were reserved before the
+ * application ran, so that concurrent requests cannot all pass the check before any is
+ * counted; once the response is complete (an async one, or one the application threw on,
+ * included) they are kept, or given back when its status says the request must not count, and
+ * leases are released.
  */
 final class OutcomeCounting {
 
@@ -30,10 +32,10 @@ final class OutcomeCounting {
     private OutcomeCounting() {
     }
 
-    /** Whether any of a request's rules counts by outcome. */
+    /** Whether any of a request's rules counts by outcome or holds a lease for the request's duration. */
     static boolean applies(List<RuleSettings> rules) {
         for (RuleSettings rule : rules) {
-            if (rule.outcome().isPresent()) {
+            if (rule.outcome().isPresent() || rule.rule().algorithm().isConcurrency()) {
                 return true;
             }
         }
@@ -62,7 +64,10 @@ final class OutcomeCounting {
         }
     }
 
-    /** Keeps the units, or gives back those of the rules whose condition says this status does not count. */
+    /**
+     * Keeps the units, or gives back those of the rules whose condition says this status does
+     * not count; either way releases the leases of concurrency rules (see {@link Reservation}).
+     */
     static void settle(Reservation reservation, List<RuleSettings> rules, int status) {
         Predicate<Rule> givesBack = rule -> condition(rules, rule).map(c -> c.givesBack(status)).orElse(false);
         for (RuleSettings rule : rules) {

@@ -98,12 +98,16 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <table>
  *   <caption>Rule settings</caption>
  *   <tr><th>property</th><th>default</th><th>meaning</th></tr>
- *   <tr><td>{@code limit}</td><td>(required)</td><td>units per window; {@code limit} (or {@code burst}) × window in
- *       ms below 2^50; at most 10,000 for {@code sliding-log}</td></tr>
+ *   <tr><td>{@code limit}</td><td>(required)</td><td>units per window (for {@code concurrency}: requests in
+ *       progress at once); {@code limit} (or {@code burst}) × window in ms below 2^50; at most 10,000 for
+ *       {@code sliding-log} and {@code concurrency}</td></tr>
  *   <tr><td>{@code window}</td><td>(required)</td><td>{@code 500ms}, {@code 30s}, {@code 15m}, {@code 1h},
- *       {@code 1d} or ISO-8601 ({@code PT15M})</td></tr>
+ *       {@code 1d} or ISO-8601 ({@code PT15M}); not for {@code concurrency}</td></tr>
  *   <tr><td>{@code algorithm}</td><td>{@code sliding-window-counter}</td><td>{@code fixed-window},
- *       {@code sliding-log}, {@code sliding-window-counter}, {@code token-bucket} or {@code gcra}</td></tr>
+ *       {@code sliding-log}, {@code sliding-window-counter}, {@code token-bucket}, {@code gcra}, or
+ *       {@code concurrency} (requests in progress, released after each response)</td></tr>
+ *   <tr><td>{@code lease-timeout}</td><td>{@code 60s}</td><td>{@code concurrency} only: when a request's lease
+ *       expires if it is never released (an instance that died mid-request)</td></tr>
  *   <tr><td>{@code burst}</td><td>{@code limit}</td><td>token-bucket and gcra only: units that may be taken at once</td></tr>
  *   <tr><td>{@code match}</td><td>{@code /*}</td><td>comma-separated servlet URL patterns: {@code /exact},
  *       {@code /prefix/*}, {@code *.ext}, {@code /}; matched against the path the container dispatches to</td></tr>

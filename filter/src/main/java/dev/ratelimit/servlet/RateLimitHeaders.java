@@ -28,6 +28,10 @@ import java.util.StringJoiner;
  * {@code q=150;w=90} for 100 per minute with a burst of 150, the same rate as the rule. With the
  * burst equal to the limit that is the rule's own limit and window.
  *
+ * <p>A concurrency rule (requests in progress at once) has {@code qu="concurrent-requests"} and
+ * no {@code w}: {@code "jobs";q=20;qu="concurrent-requests"}; its {@code r} is the free slots
+ * and its {@code t} the time until every lease held would have timed out, an upper bound.
+ *
  * <p>{@code t} can exceed {@code w}: it is the time until the quota is <em>fully</em> restored, and
  * for the sliding window counter the current window's count weighs until the end of the next
  * window (up to {@code 2w}); a count-rejected bucket that a hammering client overdrew needs up
@@ -63,7 +67,10 @@ final class RateLimitHeaders {
             for (Entry entry : entries) {
                 // Rule names are limited to [A-Za-z0-9._-]: nothing to escape in a String item.
                 String name = '"' + entry.rule().name() + '"';
-                policy.add(name + ";q=" + entry.rule().capacity() + ";w=" + seconds(quotaWindow(entry.rule())));
+                policy.add(entry.rule().algorithm().isConcurrency()
+                        // Units in progress, not per window: the draft's unit for it, and no w.
+                        ? name + ";q=" + entry.rule().capacity() + ";qu=\"concurrent-requests\""
+                        : name + ";q=" + entry.rule().capacity() + ";w=" + seconds(quotaWindow(entry.rule())));
                 state.add(name + ";r=" + entry.decision().remaining() + ";t=" + seconds(entry.decision().resetAfter()));
             }
             fields.put("RateLimit-Policy", policy.toString());

@@ -18,8 +18,8 @@
 -- (0 if it would be now); then the two numbers that undo the write (see refund), here the ms
 -- and the first seq of the members added, or -1, 0 when nothing was written.
 -- refund(key, now, limit, window, burst, cost, ms, seq) removes exactly the members that write
---   added, those still there (the oldest may have been trimmed since); returns 1 if it
---   removed any.
+--   added, those still there (the oldest may have been trimmed since); returns 1 if any of
+--   them was still in the window.
 --
 -- State: a sorted set with one member per unit taken, scored by its time in ms. An entry at
 -- time t is inside the window while t > now - window. Members are "<ms>:<seq>:<window>":
@@ -119,19 +119,21 @@ local function finish(key, now, limit, window, burst, cost, consume, allowed, co
 end
 
 local function refund(key, now, limit, window, burst, cost, ms, seq)
-  local removed = 0
+  -- Only entries still in the window are given back: one that has left it no longer counts.
+  local in_window = '(' .. int(now - window)
+  local before = redis.call('ZCOUNT', key, in_window, '+inf')
   local i = 0
   while i < cost do
     local members = {}
     for j = i, math.min(cost, i + BATCH) - 1 do
       members[#members + 1] = string.format('%d:%012d:%d', ms, seq + j, window)
     end
-    removed = removed + redis.call('ZREM', key, unpack(members))
+    redis.call('ZREM', key, unpack(members))
     i = i + BATCH
   end
   -- The TTL is left as it was: the newest entry's time + window decides reads (forgotten_at),
   -- and a TTL that outlives the state by a little costs nothing.
-  return removed > 0 and 1 or 0
+  return redis.call('ZCOUNT', key, in_window, '+inf') < before and 1 or 0
 end
 
 return { read = read, finish = finish, refund = refund }

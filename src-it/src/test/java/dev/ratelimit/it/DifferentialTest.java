@@ -177,7 +177,7 @@ class DifferentialTest {
         long limit = LIMITS[random.nextInt(LIMITS.length)];
         Duration window = Duration.ofMillis(WINDOWS[random.nextInt(WINDOWS.length)]);
         Rule rule = Rule.of(name, algorithm, limit, window)
-                .withCountRejected(random.nextInt(3) == 0)
+                .withCountRejected(!algorithm.isConcurrency() && random.nextInt(3) == 0)
                 .withShadow(random.nextInt(6) == 0);
         if (algorithm.hasBurst() && random.nextBoolean()) {
             rule = rule.withBurst(1 + random.nextInt((int) (2 * limit)));

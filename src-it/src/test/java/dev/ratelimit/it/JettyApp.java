@@ -207,12 +207,36 @@ final class JettyApp implements AutoCloseable {
      */
     static final class OutcomeServlet extends HttpServlet {
         private static final long serialVersionUID = 1L;
+        /** Requests in progress in every app of this JVM, and the most seen at once. */
+        private static final java.util.concurrent.atomic.AtomicInteger IN_FLIGHT = new java.util.concurrent.atomic.AtomicInteger();
+        private static final java.util.concurrent.atomic.AtomicInteger MAX_IN_FLIGHT = new java.util.concurrent.atomic.AtomicInteger();
+
+        static void resetInFlight() {
+            IN_FLIGHT.set(0);
+            MAX_IN_FLIGHT.set(0);
+        }
+
+        static int maxInFlight() {
+            return MAX_IN_FLIGHT.get();
+        }
 
         @Override
         protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
+            MAX_IN_FLIGHT.accumulateAndGet(IN_FLIGHT.incrementAndGet(), Math::max);
+            try {
+                respond(request, response);
+            } finally {
+                if (!request.isAsyncStarted()) {
+                    IN_FLIGHT.decrementAndGet();
+                }
+            }
+        }
+
+        private void respond(HttpServletRequest request, HttpServletResponse response) throws IOException {
             int status = Integer.parseInt(java.util.Objects.requireNonNullElse(request.getParameter("status"), "200"));
             long sleep = Long.parseLong(java.util.Objects.requireNonNullElse(request.getParameter("sleep"), "0"));
             if ("1".equals(request.getParameter("throw"))) {
+                pause(sleep);
                 throw new IllegalStateException("the application failed");
             }
             if ("1".equals(request.getParameter("async"))) {
@@ -220,6 +244,7 @@ final class JettyApp implements AutoCloseable {
                 async.start(() -> {
                     pause(sleep);
                     ((HttpServletResponse) async.getResponse()).setStatus(status);
+                    IN_FLIGHT.decrementAndGet();
                     async.complete();
                 });
                 return;

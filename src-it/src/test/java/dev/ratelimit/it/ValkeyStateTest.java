@@ -83,7 +83,8 @@ class ValkeyStateTest {
     @EnumSource(Algorithm.class)
     void everyWriteLeavesATtlNoLongerThanTheStateNeeds(Algorithm algorithm) {
         Rule plain = Rule.of("plain", algorithm, 3, WINDOW);
-        Rule counting = Rule.of("counting", algorithm, 3, WINDOW).withCountRejected(true);
+        // A concurrency rule has no count-rejected: a rejected request holds no lease.
+        Rule counting = Rule.of("counting", algorithm, 3, WINDOW).withCountRejected(!algorithm.isConcurrency());
         for (Rule rule : List.of(plain, counting)) {
             for (int i = 0; i < 5; i++) { // allowed, allowed, allowed, rejected, rejected
                 Decision decision = limiter.acquire(rule, "k");
@@ -93,12 +94,13 @@ class ValkeyStateTest {
         }
         // Multi-rule paths: all allowed, then one rejecting with and without count-rejected.
         Rule wide = Rule.of("wide", algorithm, 10, WINDOW);
-        Rule wideCounting = Rule.of("wide-counting", algorithm, 10, WINDOW).withCountRejected(true);
+        Rule wideCounting = Rule.of("wide-counting", algorithm, 10, WINDOW).withCountRejected(!algorithm.isConcurrency());
         for (int i = 0; i < 5; i++) {
             Decisions decisions = limiter.acquireAll(List.of(Claim.of(wide, "k"),
                     Claim.of(wideCounting, "k"), Claim.of(plain, "other")));
             assertTtl(limiter.stateKey(wide, "k"), decisions.decisions().get(0), decisions.allowed());
-            assertTtl(limiter.stateKey(wideCounting, "k"), decisions.decisions().get(1), true);
+            assertTtl(limiter.stateKey(wideCounting, "k"), decisions.decisions().get(1),
+                    decisions.allowed() || wideCounting.countRejected());
             clock.advance(7);
         }
         assertThat(allKeys()).allSatisfy(key -> assertThat(inspect.pttl(key)).as("PTTL of %s", key).isPositive());

@@ -1,0 +1,87 @@
+package dev.ratelimit.local;
+
+import dev.ratelimit.Rule;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The in-process twin of {@code concurrency.lua}: the leases held, each with the time it was
+ * taken, its sequence number in that millisecond and timeout, and when it times out. Timed-out
+ * leases stop counting at once and are reclaimed by the next take.
+ */
+final class ConcurrencyState implements KeyState {
+
+    /** One unit in progress. */
+    private record Lease(long takenAt, long seq, long timeout, long expires) {
+    }
+
+    private final List<Lease> leases = new ArrayList<>();
+
+    @Override
+    public Outcome take(long now, Rule rule, long cost, boolean consumeIfAllowed, boolean consumeIfRejected) {
+        long timeout = rule.window().toMillis();
+        long count = live(now);
+        boolean allowed = count + cost <= rule.limit();
+        boolean consume = allowed ? consumeIfAllowed : consumeIfRejected;
+        long firstSeq = 0;
+        if (consume) {
+            leases.removeIf(lease -> lease.expires() <= now);
+            for (Lease lease : leases) {
+                if (lease.takenAt() == now && lease.timeout() == timeout) {
+                    firstSeq = Math.max(firstSeq, lease.seq() + 1);
+                }
+            }
+            for (long i = 0; i < cost; i++) {
+                leases.add(new Lease(now, firstSeq + i, timeout, now + timeout));
+            }
+            count = leases.size();
+        }
+        long resetAfter = 0;
+        long wait = 0;
+        if (count > 0) {
+            List<Long> expiries = new ArrayList<>();
+            for (Lease lease : leases) {
+                if (lease.expires() > now) {
+                    expiries.add(lease.expires());
+                }
+            }
+            expiries.sort(null);
+            resetAfter = expiries.get(expiries.size() - 1) - now;
+            if (count + cost > rule.limit()) {
+                wait = expiries.get((int) (count + cost - rule.limit()) - 1) - now;
+            }
+        }
+        return new Outcome(allowed, Math.max(0, rule.limit() - count), resetAfter, wait, consume ? now : -1,
+                consume ? firstSeq : 0);
+    }
+
+    @Override
+    public boolean refund(long now, Rule rule, long cost, long takenAt, long firstSeq) {
+        long timeout = rule.window().toMillis();
+        long before = live(now);
+        leases.removeIf(lease -> lease.takenAt() == takenAt && lease.timeout() == timeout
+                && lease.seq() >= firstSeq && lease.seq() < firstSeq + cost);
+        return live(now) < before;
+    }
+
+    private long live(long now) {
+        long count = 0;
+        for (Lease lease : leases) {
+            if (lease.expires() > now) {
+                count++;
+            }
+        }
+        return count;
+    }
+
+    /** When the last lease times out. */
+    @Override
+    public long expiresAt() {
+        long last = Long.MIN_VALUE;
+        for (Lease lease : leases) {
+            last = Math.max(last, lease.expires());
+        }
+        return last;
+    }
+}

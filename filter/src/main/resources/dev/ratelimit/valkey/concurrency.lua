@@ -1,0 +1,100 @@
+-- concurrency.lua: at most `limit` units in progress at once, each a lease with a timeout.
+--
+-- A chunk of the limiter script: it returns the three functions the dispatcher and refund.lua
+-- call for every rule of this algorithm. The prelude's helpers (idiv, cdiv, int, ttl, fields)
+-- are in scope.
+--
+-- read(key, now, limit, window, burst, cost) -> allowed, count
+--   key      the state key (KEYS[i])
+--   now      the time in ms (server TIME or the client's clock)
+--   limit    units in progress at once; window = the lease timeout in ms; burst is not used
+--   cost     units this request takes (1 <= cost <= limit <= 10,000, checked by the caller)
+-- reads the state and returns this rule's own verdict (a boolean) and the live leases;
+-- finish(key, now, limit, window, burst, cost, consume, allowed, count)
+--   takes the leases if consume (false: a read-only decision), on what read returned.
+--   Never asked to consume a rejection: count-rejected does not apply (checked by the caller).
+-- finish returns allowed (0/1), remaining, reset_after_ms, wait_ms: remaining is the leases
+-- free, reset_after the time until every lease held has timed out, wait the time until enough
+-- of them have timed out for this cost; both are upper bounds, since a lease is usually
+-- released long before its timeout. Then the two numbers that release the leases (refund):
+-- the ms and the first seq of the members added, or -1, 0 when nothing was written.
+-- refund(key, now, limit, window, burst, cost, ms, seq) releases exactly the leases that write
+--   added; returns 1 if any of them still counted (had not timed out).
+--
+-- State: a sorted set with one member per lease, "<ms>:<seq>:<timeout>", scored by the time it
+-- times out (ms + timeout). A lease counts while its score is > now, so each keeps the timeout
+-- it was taken with whatever the rule says later; timed-out leases are reclaimed by the next
+-- write. seq numbers the leases taken in one millisecond under one timeout, zero-padded like
+-- the sliding log's. The key lives until its last lease times out.
+
+local BATCH = 500
+
+local function read(key, now, limit, window, burst, cost)
+  local count = redis.call('ZCOUNT', key, '(' .. int(now), '+inf')
+  return count + cost <= limit, count
+end
+
+local function finish(key, now, limit, window, burst, cost, consume, allowed, count)
+  local seq = -1
+  local live = '(' .. int(now)
+  if consume then
+    -- Leases their holders never released come back here, in the same atomic call.
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', int(now))
+    local expires = now + window
+    -- Continue the sequence of this millisecond and timeout after its highest member, if any.
+    -- They all time out at `expires`, but so may leases taken at another ms under another
+    -- timeout: only this ms's and timeout's count.
+    seq = 0
+    for _, member in ipairs(redis.call('ZRANGEBYSCORE', key, int(expires), int(expires))) do
+      local ms, n, t = string.match(member, '^(%d+):(%d+):(%d+)$')
+      if tonumber(ms) == now and tonumber(t) == window then
+        seq = math.max(seq, tonumber(n) + 1)
+      end
+    end
+    local i = 0
+    while i < cost do
+      local args = {}
+      for j = i, math.min(cost, i + BATCH) - 1 do
+        args[#args + 1] = int(expires)
+        args[#args + 1] = string.format('%d:%012d:%d', now, seq + j, window)
+      end
+      redis.call('ZADD', key, unpack(args))
+      i = i + BATCH
+    end
+    count = redis.call('ZCARD', key)
+    local newest = redis.call('ZREVRANGE', key, 0, 0, 'WITHSCORES')
+    redis.call('PEXPIRE', key, ttl(tonumber(newest[2]) - now))
+  end
+
+  local remaining = math.max(0, limit - count)
+  local reset_after, wait = 0, 0
+  if count > 0 then
+    local newest = redis.call('ZREVRANGEBYSCORE', key, '+inf', live, 'WITHSCORES', 'LIMIT', 0, 1)
+    reset_after = tonumber(newest[2]) - now
+  end
+  if count + cost > limit then
+    -- (count + cost - limit) leases must time out; the last of them to go is the k-th soonest.
+    local k = count + cost - limit
+    local lease = redis.call('ZRANGEBYSCORE', key, live, '+inf', 'WITHSCORES', 'LIMIT', k - 1, 1)
+    wait = tonumber(lease[2]) - now
+  end
+  return allowed and 1 or 0, remaining, reset_after, wait, consume and now or -1, consume and seq or 0
+end
+
+local function refund(key, now, limit, window, burst, cost, ms, seq)
+  -- Only leases still counting are given back: one that has timed out was given back already.
+  local live = '(' .. int(now)
+  local before = redis.call('ZCOUNT', key, live, '+inf')
+  local i = 0
+  while i < cost do
+    local members = {}
+    for j = i, math.min(cost, i + BATCH) - 1 do
+      members[#members + 1] = string.format('%d:%012d:%d', ms, seq + j, window)
+    end
+    redis.call('ZREM', key, unpack(members))
+    i = i + BATCH
+  end
+  return redis.call('ZCOUNT', key, live, '+inf') < before and 1 or 0
+end
+
+return { read = read, finish = finish, refund = refund }

@@ -1,0 +1,172 @@
+package dev.ratelimit.it;
+
+import dev.ratelimit.Algorithm;
+import dev.ratelimit.Decision;
+import dev.ratelimit.FailurePolicy;
+import dev.ratelimit.RateLimitListener;
+import dev.ratelimit.Reservation;
+import dev.ratelimit.ResilientRateLimiter;
+import dev.ratelimit.Rule;
+import dev.ratelimit.valkey.ValkeyRateLimiter;
+import dev.ratelimit.valkey.ValkeySettings;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code algorithm=concurrency}: at most {@code limit} requests in progress at once across every
+ * instance, each lease released after its response (async and thrown ones included), a lease
+ * of an instance that died coming back at its timeout, and a release Valkey cannot take never
+ * counted twice.
+ */
+@ExtendWith(ValkeyExtension.class)
+class InFlightLimitTest {
+
+    private final ValkeyServer valkey;
+
+    InFlightLimitTest(ValkeyServer valkey) {
+        this.valkey = valkey;
+    }
+
+    @BeforeEach
+    void empty() {
+        valkey.flushAll();
+        JettyApp.OutcomeServlet.resetInFlight();
+    }
+
+    private JettyApp app() throws Exception {
+        return JettyApp.start(JettyApp.settings(valkey.url(), "ratelimit.rules", "inflight",
+                "ratelimit.rule.inflight.match", "/outcome", "ratelimit.rule.inflight.algorithm", "concurrency",
+                "ratelimit.rule.inflight.limit", "4", "ratelimit.rule.inflight.key", "global",
+                "ratelimit.rule.inflight.lease-timeout", "30s",
+                // Each burst starts from free slots: a remembered rejection would answer for Valkey.
+                "ratelimit.deny-cache.enabled", "false"));
+    }
+
+    /** Sends {@code n} requests at once, alternating between the apps, and counts the statuses. */
+    private static Map<Integer, Integer> burst(List<JettyApp> apps, String query, int n) throws Exception {
+        List<CompletableFuture<HttpResponse<String>>> inFlight = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            inFlight.add(JettyApp.HTTP.sendAsync(HttpRequest.newBuilder(apps.get(i % apps.size()).uri("/outcome?" + query))
+                    .timeout(Duration.ofSeconds(20)).build(), HttpResponse.BodyHandlers.ofString()));
+        }
+        Map<Integer, Integer> byStatus = new TreeMap<>();
+        for (CompletableFuture<HttpResponse<String>> response : inFlight) {
+            byStatus.merge(response.get().statusCode(), 1, Integer::sum);
+        }
+        return byStatus;
+    }
+
+    @Test
+    void twiceTheLimitFromTwoServersNeverHasMoreThanTheLimitInProgress() throws Exception {
+        try (JettyApp first = app(); JettyApp second = app()) {
+            List<JettyApp> both = List.of(first, second);
+            HttpResponse<String> probe = first.get("/outcome");
+            assertThat(probe.headers().firstValue("RateLimit-Policy")).hasValue("\"inflight\";q=4;qu=\"concurrent-requests\"");
+
+            // The servlet counts the requests in progress in both servers (one JVM, one class).
+            for (String kind : List.of("sleep=400", "async=1&sleep=400", "throw=1&sleep=400")) {
+                JettyApp.OutcomeServlet.resetInFlight();
+                Map<Integer, Integer> statuses = burst(both, kind, 8);
+                System.out.printf("in-flight limit 4, 8 at once over two servers (%s): %s, at most %d in progress%n",
+                        kind, statuses, JettyApp.OutcomeServlet.maxInFlight());
+                assertThat(JettyApp.OutcomeServlet.maxInFlight()).as("most in progress at once, %s", kind).isEqualTo(4);
+                assertThat(statuses.get(429)).as("rejected, %s", kind).isEqualTo(4);
+                // Every lease was released with its response: the next burst finds 4 free slots.
+            }
+            assertThat(burst(both, "sleep=0", 1)).isEqualTo(Map.of(200, 1));
+        }
+    }
+
+    @Test
+    void aProcessThatDiesHoldingLeasesGivesThemBackAtTheLeaseTimeout() throws Exception {
+        Rule rule = Rule.of("leases", Algorithm.CONCURRENCY, 3, Duration.ofMillis(1_500));
+        Process holder = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"), LeaseHoldingProcess.class.getName(), valkey.url(),
+                rule.name(), "3", "1500", "3").redirectErrorStream(true).start();
+        try (ValkeyRateLimiter limiter = ValkeyRateLimiter.builder().settings(ValkeySettings.of(valkey.url())
+                .withSocketTimeout(Duration.ofSeconds(2))).build()) {
+            BufferedReader out = new BufferedReader(new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8));
+            String line;
+            while ((line = out.readLine()) != null && !line.startsWith("held ")) {
+                // the JVM's start-up chatter
+            }
+            assertThat(line).isEqualTo("held 3");
+            long killedAt = System.nanoTime();
+            holder.destroyForcibly().waitFor();
+            assertThat(limiter.acquire(rule, "shared").allowed()).as("the dead process's leases still count").isFalse();
+            Decision free = limiter.peek(rule, "shared", 1);
+            while (free.remaining() < 3 && System.nanoTime() - killedAt < Duration.ofSeconds(10).toNanos()) {
+                Thread.sleep(20);
+                free = limiter.peek(rule, "shared", 1);
+            }
+            long millis = (System.nanoTime() - killedAt) / 1_000_000;
+            System.out.printf("leases of a killed process all came back %d ms after the kill (timeout 1500 ms)%n",
+                    millis);
+            assertThat(free.remaining()).isEqualTo(3);
+            assertThat(millis).as("within the lease timeout of the kill").isLessThan(1_500 + 1_000);
+            int allowed = 0;
+            for (int i = 0; i < 5; i++) {
+                allowed += limiter.reserve(rule, "shared").allowed() ? 1 : 0;
+            }
+            assertThat(allowed).as("all three slots, and no more").isEqualTo(3);
+        } finally {
+            holder.destroyForcibly();
+        }
+    }
+
+    @Test
+    void aReleaseValkeyCannotTakeIsNeverCountedTwiceAndTheLeaseTimesOut() throws Exception {
+        Rule rule = Rule.of("paused", Algorithm.CONCURRENCY, 2, Duration.ofMillis(1_500));
+        AtomicInteger dropped = new AtomicInteger();
+        try (ResilientRateLimiter limiter = ResilientRateLimiter.builder(ValkeyRateLimiter.builder()
+                        .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofMillis(100))
+                                .withConnectTimeout(Duration.ofMillis(100))).build())
+                .policy(rule.name(), FailurePolicy.closed()).denyCache(0)
+                .listener(new RateLimitListener() {
+                    @Override
+                    public void onEvent(String name, Event event) {
+                        if (event == Event.REFUND_DROPPED) {
+                            dropped.incrementAndGet();
+                        }
+                    }
+                }).build()) {
+            long takenAt = System.nanoTime();
+            Reservation a = limiter.reserve(rule, "k");
+            Reservation b = limiter.reserve(rule, "k");
+            assertThat(a.allowed() && b.allowed()).isTrue();
+            valkey.pause(Duration.ofMillis(400));
+            assertThat(a.commit()).isTrue();
+            assertThat(b.cancel()).isEmpty();
+            assertThat(dropped.get()).as("both releases dropped, nothing thrown").isEqualTo(2);
+            Thread.sleep(450);
+            Decision during = limiter.acquire(rule, "k");
+            assertThat(during.basis()).isEqualTo(Decision.Basis.SHARED);
+            assertThat(during.allowed()).as("the leases still count until their timeout").isFalse();
+            while (System.nanoTime() - takenAt < Duration.ofMillis(1_600).toNanos()) {
+                Thread.sleep(20);
+            }
+            int allowed = 0;
+            for (int i = 0; i < 4; i++) {
+                allowed += limiter.reserve(rule, "k").allowed() ? 1 : 0;
+            }
+            assertThat(allowed).as("the timed-out leases free exactly their two slots").isEqualTo(2);
+        }
+    }
+}
