@@ -98,6 +98,7 @@ class SettingsReaderTest {
             "ratelimit.rule.login.count-when|401|ratelimit.rule.login.count-when='401' must be status: and a list",
             "ratelimit.rule.login.count-when|status:401,6xx,,abc|ratelimit.rule.login.count-when='status:401,6xx,,abc' has 6xx, (empty), abc: each item must be a status from 100 to 599",
             "ratelimit.rule.login.refund-when|status:99|ratelimit.rule.login.refund-when='status:99' has 99",
+            "ratelimit.rule.login.lease-timeout|30s|ratelimit.rule.login.lease-timeout='30s' applies only to algorithm=concurrency",
     })
     void namesThePropertyAndTheValueOfEveryProblem(String property, String value, String expected) {
         Map<String, String> values = valid();
@@ -151,6 +152,29 @@ class SettingsReaderTest {
         assertThatThrownBy(() -> read(values)).hasMessageContaining(
                 "ratelimit.rule.login.refund-when='status:5xx' cannot be set together with "
                         + "ratelimit.rule.login.count-when=status:401, 403");
+    }
+
+    @Test
+    void readsAConcurrencyRuleWithItsLeaseTimeoutAndRefusesWhatDoesNotApply() {
+        Map<String, String> values = valid();
+        values.put("ratelimit.rule.api.algorithm", "concurrency");
+        values.remove("ratelimit.rule.api.window");
+        values.remove("ratelimit.rule.api.burst");
+        RuleSettings api = read(values).rules().get(0);
+        assertThat(api.rule().algorithm()).isEqualTo(dev.ratelimit.Algorithm.CONCURRENCY);
+        assertThat(api.rule().window()).as("the default lease timeout").isEqualTo(Duration.ofSeconds(60));
+        values.put("ratelimit.rule.api.lease-timeout", "5m");
+        assertThat(read(values).rules().get(0).rule().window()).isEqualTo(Duration.ofMinutes(5));
+
+        values.put("ratelimit.rule.api.window", "1m");
+        values.put("ratelimit.rule.api.count-rejected", "true");
+        values.put("ratelimit.rule.api.count-when", "status:401");
+        values.put("ratelimit.rule.api.limit", "20000");
+        assertThatThrownBy(() -> read(values))
+                .hasMessageContaining("ratelimit.rule.api.window='1m' does not apply to concurrency")
+                .hasMessageContaining("ratelimit.rule.api.count-rejected='true' does not apply to concurrency")
+                .hasMessageContaining("ratelimit.rule.api.count-when='status:401' does not apply to concurrency")
+                .hasMessageContaining("ratelimit.rule.api.limit='20000' must be at most 10000 for concurrency");
     }
 
     @Test
