@@ -225,14 +225,9 @@ public final class ValkeyRateLimiter implements RateLimiter {
             for (int j : group) {
                 Claim claim = back.get(j);
                 Verdicts.Answer answer = answers.get(indexes.get(j));
-                Rule rule = claim.rule();
                 claimsOfGroup.add(claim);
-                keys.add(stateKey(rule, claim.key()));
-                args.add(rule.algorithm().id());
-                args.add(Long.toString(rule.limit()));
-                args.add(Long.toString(rule.window().toMillis()));
-                args.add(Long.toString(rule.burst()));
-                args.add(Long.toString(claim.cost()));
+                keys.add(stateKey(claim.rule(), claim.key()));
+                addRuleArgs(args, claim);
                 args.add(Long.toString(answer.undoA()));
                 args.add(Long.toString(answer.undoB()));
             }
@@ -295,16 +290,22 @@ public final class ValkeyRateLimiter implements RateLimiter {
         for (Claim claim : claims) {
             Rule rule = claim.rule();
             keys.add(stateKey(rule, claim.key()));
-            args.add(rule.algorithm().id());
-            args.add(Long.toString(rule.limit()));
-            args.add(Long.toString(rule.window().toMillis()));
-            args.add(Long.toString(rule.burst()));
-            args.add(Long.toString(claim.cost()));
+            addRuleArgs(args, claim);
             args.add(rule.countRejected() ? "1" : "0");
             args.add(rule.shadow() ? "1" : "0");
         }
         Object reply = calls.run(mode == ScriptMode.PEEK ? "peek" : "acquire", claims, () -> script.run(client, functionCalls, keys, args));
         return calls.answers(claims, reply);
+    }
+
+    /** The five values every function call takes first for a rule: algorithm, limit, window, burst, cost. */
+    private static void addRuleArgs(List<String> args, Claim claim) {
+        Rule rule = claim.rule();
+        args.add(rule.algorithm().id());
+        args.add(Long.toString(rule.limit()));
+        args.add(Long.toString(rule.window().toMillis()));
+        args.add(Long.toString(rule.burst()));
+        args.add(Long.toString(claim.cost()));
     }
 
     /** Builds a {@link ValkeyRateLimiter}; not thread-safe, use once. */

@@ -1,8 +1,8 @@
 -- concurrency.lua: at most `limit` units in progress at once, each a lease with a timeout.
 --
 -- A chunk of the limiter script: it returns the three functions the dispatcher and refund.lua
--- call for every rule of this algorithm. The prelude's helpers (idiv, cdiv, int, ttl, fields)
--- are in scope.
+-- call for every rule of this algorithm. The prelude's helpers (int, ttl, add_members,
+-- remove_members) are in scope.
 --
 -- read(key, now, limit, window, burst, cost) -> allowed, count
 --   key      the state key (KEYS[i])
@@ -27,8 +27,6 @@
 -- write. seq numbers the leases taken in one millisecond under one timeout, zero-padded like
 -- the sliding log's. The key lives until its last lease times out.
 
-local BATCH = 500
-
 local function read(key, now, limit, window, burst, cost)
   local count = redis.call('ZCOUNT', key, '(' .. int(now), '+inf')
   return count + cost <= limit, count
@@ -51,16 +49,7 @@ local function finish(key, now, limit, window, burst, cost, consume, allowed, co
         seq = math.max(seq, tonumber(n) + 1)
       end
     end
-    local i = 0
-    while i < cost do
-      local args = {}
-      for j = i, math.min(cost, i + BATCH) - 1 do
-        args[#args + 1] = int(expires)
-        args[#args + 1] = string.format('%d:%012d:%d', now, seq + j, window)
-      end
-      redis.call('ZADD', key, unpack(args))
-      i = i + BATCH
-    end
+    add_members(key, expires, now, seq, cost, window)
     count = redis.call('ZCARD', key)
     local newest = redis.call('ZREVRANGE', key, 0, 0, 'WITHSCORES')
     redis.call('PEXPIRE', key, ttl(tonumber(newest[2]) - now))
@@ -85,15 +74,7 @@ local function refund(key, now, limit, window, burst, cost, ms, seq)
   -- Only leases still counting are given back: one that has timed out was given back already.
   local live = '(' .. int(now)
   local before = redis.call('ZCOUNT', key, live, '+inf')
-  local i = 0
-  while i < cost do
-    local members = {}
-    for j = i, math.min(cost, i + BATCH) - 1 do
-      members[#members + 1] = string.format('%d:%012d:%d', ms, seq + j, window)
-    end
-    redis.call('ZREM', key, unpack(members))
-    i = i + BATCH
-  end
+  remove_members(key, ms, seq, cost, window)
   return redis.call('ZCOUNT', key, live, '+inf') < before and 1 or 0
 end
 

@@ -96,3 +96,40 @@ local function bucket_debt(d, ts, w, l, now, window, limit, burst)
   end
   return d - elapsed * limit, expires
 end
+
+-- The sliding log's and the concurrency leases' sorted-set members: one per unit,
+-- "<ms>:<seq>:<window>", seq zero-padded so that members of one millisecond sort in the order
+-- they were added. A call adds or removes them in batches: Lua takes a bounded number of
+-- arguments.
+local MEMBER_BATCH = 500
+
+local function member(ms, seq, window)
+  return string.format('%d:%012d:%d', ms, seq, window)
+end
+
+-- Adds the `cost` members ms:seq.. of this window, all with the given score.
+local function add_members(key, score, ms, seq, cost, window)
+  local i = 0
+  while i < cost do
+    local args = {}
+    for j = i, math.min(cost, i + MEMBER_BATCH) - 1 do
+      args[#args + 1] = int(score)
+      args[#args + 1] = member(ms, seq + j, window)
+    end
+    redis.call('ZADD', key, unpack(args))
+    i = i + MEMBER_BATCH
+  end
+end
+
+-- Removes exactly the members add_members added, those still there.
+local function remove_members(key, ms, seq, cost, window)
+  local i = 0
+  while i < cost do
+    local members = {}
+    for j = i, math.min(cost, i + MEMBER_BATCH) - 1 do
+      members[#members + 1] = member(ms, seq + j, window)
+    end
+    redis.call('ZREM', key, unpack(members))
+    i = i + MEMBER_BATCH
+  end
+end

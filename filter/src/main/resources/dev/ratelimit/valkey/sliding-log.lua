@@ -29,9 +29,6 @@
 -- set is forgotten (its TTL): a later rule with a longer window does not bring back entries
 -- the rule that wrote them no longer needed.
 
--- Members are added in batches: a Lua call takes a bounded number of arguments.
-local BATCH = 500
-
 -- The time from which the whole set is forgotten: its newest entry's time plus its window.
 local function forgotten_at(key)
   local top = redis.call('ZREVRANGE', key, 0, 0, 'WITHSCORES')
@@ -79,16 +76,7 @@ local function finish(key, now, limit, window, burst, cost, consume, allowed, co
     if last[1] then
       seq = tonumber(string.match(last[1], '^%d+:(%d+):')) + 1
     end
-    local i = 0
-    while i < cost do
-      local args = {}
-      for j = i, math.min(cost, i + BATCH) - 1 do
-        args[#args + 1] = int(now)
-        args[#args + 1] = string.format('%d:%012d:%d', now, seq + j, window)
-      end
-      redis.call('ZADD', key, unpack(args))
-      i = i + BATCH
-    end
+    add_members(key, now, now, seq, cost, window)
     -- Only the newest `limit` entries can ever decide anything: the window holds too many
     -- exactly until the oldest of them leaves. Counting rejected requests therefore never
     -- makes the set larger than the limit.
@@ -122,15 +110,7 @@ local function refund(key, now, limit, window, burst, cost, ms, seq)
   -- Only entries still in the window are given back: one that has left it no longer counts.
   local in_window = '(' .. int(now - window)
   local before = redis.call('ZCOUNT', key, in_window, '+inf')
-  local i = 0
-  while i < cost do
-    local members = {}
-    for j = i, math.min(cost, i + BATCH) - 1 do
-      members[#members + 1] = string.format('%d:%012d:%d', ms, seq + j, window)
-    end
-    redis.call('ZREM', key, unpack(members))
-    i = i + BATCH
-  end
+  remove_members(key, ms, seq, cost, window)
   -- The TTL is left as it was: the newest entry's time + window decides reads (forgotten_at),
   -- and a TTL that outlives the state by a little costs nothing.
   return redis.call('ZCOUNT', key, in_window, '+inf') < before and 1 or 0

@@ -140,6 +140,18 @@ public final class ValkeyCluster implements AutoCloseable {
      * @return the number of keys moved
      */
     public int migrateSlot(int slot, ValkeyServer target, int batch, Duration pause) {
+        return migrateSlot(slot, target, batch, pause, List.of(), pause);
+    }
+
+    /**
+     * {@link #migrateSlot(int, ValkeyServer, int, Duration)}, moving the given keys first, one
+     * MIGRATE each, so that a test knows which keys have moved while others have not.
+     *
+     * @param first      keys of the slot to move before the others
+     * @param afterFirst the pause after each of them
+     */
+    public int migrateSlot(int slot, ValkeyServer target, int batch, Duration pause, List<String> first,
+                           Duration afterFirst) {
         ValkeyServer source = primaryOf(slot);
         if (source == target) {
             throw new IllegalArgumentException("slot " + slot + " is already served by the target");
@@ -151,6 +163,11 @@ public final class ValkeyCluster implements AutoCloseable {
             String targetId = to.clusterMyId();
             to.clusterSetSlotImporting(slot, sourceId);
             from.clusterSetSlotMigrating(slot, targetId);
+            for (String key : first) {
+                from.migrate("127.0.0.1", targetPort, 5_000, new MigrateParams(), key);
+                moved++;
+                sleep(afterFirst.toMillis());
+            }
             for (List<String> keys = from.clusterGetKeysInSlot(slot, batch); !keys.isEmpty();
                     keys = from.clusterGetKeysInSlot(slot, batch)) {
                 from.migrate("127.0.0.1", targetPort, 5_000, new MigrateParams(), keys.toArray(String[]::new));

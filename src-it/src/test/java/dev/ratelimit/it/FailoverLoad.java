@@ -87,6 +87,20 @@ final class FailoverLoad implements AutoCloseable {
         }
     }
 
+    /** Eight requests on a new key under a new rule of limit 5: how many the store allowed; each must be SHARED. */
+    static int allowedOnAFreshKey(RateLimiter limiter, String key) {
+        Rule small = Rule.of("after-failover", dev.ratelimit.Algorithm.TOKEN_BUCKET, 5, Duration.ofDays(1));
+        int allowed = 0;
+        for (int i = 0; i < 8; i++) {
+            Decision decision = limiter.acquire(small, key);
+            if (decision.basis() != Decision.Basis.SHARED) {
+                throw new AssertionError("decided by " + decision.basis() + " after the failover: " + decision);
+            }
+            allowed += decision.allowed() ? 1 : 0;
+        }
+        return allowed;
+    }
+
     static void sleep(long millis) {
         try {
             Thread.sleep(millis);
