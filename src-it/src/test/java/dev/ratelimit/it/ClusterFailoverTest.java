@@ -79,13 +79,12 @@ class ClusterFailoverTest {
                 String value = promoted.get(valkey.stateKey(rule, key));
                 counted = Long.parseLong(value.substring(value.indexOf(':') + 1));
             }
-            // Increments the old primary acknowledged and never replicated are lost with it.
             long lost = load.sharedAllowed.get() - counted;
             System.out.printf("cluster failover: first shared decision %d ms after the kill; %d requests answered "
-                    + "by policy (open: %d allowed); %d allowed by Valkey against a limit of %d, %d of them lost "
-                    + "with the old primary; slowest call %d ms; on a shard that kept its primary %d requests "
+                    + "by policy (open: %d allowed); %d allowed by Valkey against a limit of %d, the promoted replica "
+                    + "counted %d; slowest call %d ms; on a shard that kept its primary %d requests "
                     + "answered by policy, %d by Valkey%n", load.recoveryMillis(), load.byPolicy.get(),
-                    load.byPolicyAllowed.get(), load.sharedAllowed.get(), LIMIT, lost, load.slowestNanos.get() / 1_000_000,
+                    load.byPolicyAllowed.get(), load.sharedAllowed.get(), LIMIT, counted, load.slowestNanos.get() / 1_000_000,
                     otherShard.byPolicy.get(), otherShard.sharedAllowed.get());
 
             assertThat(load.escaped).as("exceptions that reached the caller").isEmpty();
@@ -94,9 +93,11 @@ class ClusterFailoverTest {
             assertThat(newPrimary).as("the cluster promoted the replica").isNotSameAs(oldPrimary);
             assertThat(load.byPolicy.get()).as("the kill must make some requests fall to the policy").isPositive();
             assertThat(counted).as("the promoted replica's count never passes the limit").isLessThanOrEqualTo(LIMIT);
-            assertThat(load.sharedAllowed.get()).as("the limit was reached and enforced after the failover")
-                    .isGreaterThanOrEqualTo(LIMIT);
-            assertThat(lost).as("increments lost with the old primary: its last replication lag").isBetween(0L, 50L);
+            assertThat(counted).as("the limit was reached after the failover").isEqualTo(LIMIT);
+            assertThat(load.sharedRejected.get()).as("and enforced").isPositive();
+            // Positive: increments the old primary acknowledged and never replicated. Negative: calls
+            // Valkey ran whose reply timed out, so that the caller got its policy instead.
+            assertThat(lost).as("allowed by Valkey minus counted by the promoted replica").isBetween(-50L, 50L);
             assertThat(Duration.ofNanos(load.slowestNanos.get())).as("the slowest call").isLessThan(Duration.ofMillis(1_000));
 
             // A new key in the same slot, on the promoted primary: exactly its limit.

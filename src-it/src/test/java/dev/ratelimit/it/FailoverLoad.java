@@ -21,6 +21,7 @@ import java.util.concurrent.atomic.AtomicLong;
 final class FailoverLoad implements AutoCloseable {
 
     final AtomicInteger sharedAllowed = new AtomicInteger();
+    final AtomicInteger sharedRejected = new AtomicInteger();
     final AtomicInteger byPolicy = new AtomicInteger();
     final AtomicInteger byPolicyAllowed = new AtomicInteger();
     final AtomicLong slowestNanos = new AtomicLong();
@@ -41,6 +42,8 @@ final class FailoverLoad implements AutoCloseable {
                         if (decision.basis() == Decision.Basis.SHARED) {
                             if (decision.allowed()) {
                                 sharedAllowed.incrementAndGet();
+                            } else {
+                                sharedRejected.incrementAndGet();
                             }
                             long kill = killedAt.get();
                             // A call sent before the kill may still have been answered by the old primary.
