@@ -94,20 +94,46 @@ class InFlightLimitTest {
         }
     }
 
+    /** Another JVM holding two of the four slots: the two servers share the other two. */
+    @Test
+    void leasesHeldByAnotherJvmCountForEveryServer() throws Exception {
+        Process holder = holder("inflight", 4, 30_000, 2, "global");
+        try (JettyApp first = app(); JettyApp second = app()) {
+            awaitHeld(holder, 2);
+            Map<Integer, Integer> statuses = burst(List.of(first, second), "sleep=400", 8);
+            System.out.printf("in-flight limit 4, 2 held by another JVM, 8 at once over two servers: %s, at most %d "
+                    + "in progress here%n", statuses, JettyApp.OutcomeServlet.maxInFlight());
+            assertThat(statuses).isEqualTo(Map.of(200, 2, 429, 6));
+            assertThat(JettyApp.OutcomeServlet.maxInFlight()).isEqualTo(2);
+        } finally {
+            holder.destroyForcibly();
+        }
+    }
+
+    /** A JVM that takes leases, says so, and waits to be killed: {@link LeaseHoldingProcess}. */
+    private Process holder(String rule, long limit, long timeoutMillis, int leases, String key) throws Exception {
+        return new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"), LeaseHoldingProcess.class.getName(),
+                valkey.url(), rule, Long.toString(limit), Long.toString(timeoutMillis),
+                Integer.toString(leases), key).redirectErrorStream(true).start();
+    }
+
+    private static void awaitHeld(Process holder, int leases) throws Exception {
+        BufferedReader out = new BufferedReader(new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8));
+        String line;
+        while ((line = out.readLine()) != null && !line.startsWith("held ")) {
+            // the JVM's start-up chatter
+        }
+        assertThat(line).isEqualTo("held " + leases);
+    }
+
     @Test
     void aProcessThatDiesHoldingLeasesGivesThemBackAtTheLeaseTimeout() throws Exception {
         Rule rule = Rule.of("leases", Algorithm.CONCURRENCY, 3, Duration.ofMillis(1_500));
-        Process holder = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", System.getProperty("java.class.path"), LeaseHoldingProcess.class.getName(), valkey.url(),
-                rule.name(), "3", "1500", "3").redirectErrorStream(true).start();
+        Process holder = holder(rule.name(), 3, 1_500, 3, "shared");
         try (ValkeyRateLimiter limiter = ValkeyRateLimiter.builder().settings(ValkeySettings.of(valkey.url())
                 .withSocketTimeout(Duration.ofSeconds(2))).build()) {
-            BufferedReader out = new BufferedReader(new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8));
-            String line;
-            while ((line = out.readLine()) != null && !line.startsWith("held ")) {
-                // the JVM's start-up chatter
-            }
-            assertThat(line).isEqualTo("held 3");
+            awaitHeld(holder, 3);
             long killedAt = System.nanoTime();
             holder.destroyForcibly().waitFor();
             assertThat(limiter.acquire(rule, "shared").allowed()).as("the dead process's leases still count").isFalse();

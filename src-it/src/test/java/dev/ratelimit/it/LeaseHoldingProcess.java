@@ -12,7 +12,7 @@ import java.time.Duration;
  * A separate JVM that takes leases of a concurrency rule, prints {@code held <n>}, and then
  * waits to be killed without releasing them: an instance that dies mid-request.
  *
- * <p>Arguments: url rule-name limit lease-timeout-ms leases
+ * <p>Arguments: url rule-name limit lease-timeout-ms leases key
  */
 public final class LeaseHoldingProcess {
 
@@ -27,7 +27,7 @@ public final class LeaseHoldingProcess {
                 .settings(ValkeySettings.of(args[0]).withSocketTimeout(Duration.ofSeconds(2))).build();
         int held = 0;
         for (int i = 0; i < leases; i++) {
-            Reservation lease = limiter.reserve(rule, "shared");
+            Reservation lease = limiter.reserve(rule, args[5]);
             held += lease.allowed() ? 1 : 0;
         }
         System.out.println("held " + held);
