@@ -4,6 +4,7 @@ import dev.ratelimit.FailurePolicy;
 import dev.ratelimit.Rule;
 
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
@@ -24,17 +25,44 @@ import java.util.Set;
  *                    same rule with {@code local-limit} as its limit (and its burst scaled alike)
  * @param outcome     which responses count ({@code count-when} or {@code refund-when}); empty:
  *                    every request the rule allows counts
+ * @param plan        where the caller's plan comes from; empty: one limit for everyone
+ * @param plans       the rule for each listed plan: the same name and algorithm, the plan's
+ *                    limit, window and burst
+ * @param raising     the plans whose rule lets a caller take more than {@link #rule()} (a higher
+ *                    rate or a bigger quota): an untrusted source cannot choose them
  */
 public record RuleSettings(Rule rule, List<UrlPattern> match, List<UrlPattern> exclude, Set<String> methods,
                            KeySpec key, boolean lowercaseKey, long cost, OnFailure onFailure, Rule localRule,
-                           Optional<OutcomeCondition> outcome) {
+                           Optional<OutcomeCondition> outcome, Optional<PlanSpec> plan, Map<String, Rule> plans,
+                           Set<String> raising) {
 
     /** Copies the collections. */
     public RuleSettings {
         match = List.copyOf(match);
         exclude = List.copyOf(exclude);
         methods = Set.copyOf(methods);
+        plans = Map.copyOf(plans);
+        raising = Set.copyOf(raising);
     }
+
+    /**
+     * The rule a caller of a plan is held to.
+     *
+     * @param plan    the caller's plan, or null when it has none
+     * @param trusted whether the plan's source can be believed (a header from a trusted proxy,
+     *                a role, an attribute); an untrusted plan is followed only when it does not
+     *                raise the caller's limit
+     * @return the plan's rule, or {@link #rule()} for no plan, an unlisted one, or an untrusted
+     *         one that would raise the limit
+     */
+    public Rule ruleFor(String plan, boolean trusted) {
+        Rule chosen = plan == null ? null : plans.get(plan);
+        if (chosen == null || (!trusted && raising.contains(plan))) {
+            return rule;
+        }
+        return chosen;
+    }
+
 
     /**
      * Whether the rule applies to a request.

@@ -7,14 +7,17 @@ import dev.ratelimit.net.Cidr;
 import dev.ratelimit.valkey.ValkeyRateLimiter;
 import dev.ratelimit.valkey.ValkeySettings;
 
+import java.math.BigInteger;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
@@ -243,8 +246,19 @@ public final class SettingsReader {
             // The local rule keeps the shape of the shared one: its burst shrinks with its limit.
             long localBurst = algorithm.hasBurst() ? Math.max(1, (long) Math.ceil((double) burst * localLimit / limit)) : localLimit;
             Rule localRule = new Rule(name, algorithm, localLimit, window, localBurst, countRejected, shadow);
+            Optional<PlanSpec> plan = planSpec(p);
+            Map<String, Rule> plans = plans(p, rule, plan);
+            if (values.problems().size() > before) {
+                return Optional.empty();
+            }
+            Set<String> raising = new TreeSet<>();
+            plans.forEach((planName, planRule) -> {
+                if (raises(planRule, rule)) {
+                    raising.add(planName);
+                }
+            });
             return Optional.of(new RuleSettings(rule, match, exclude, methods, key, lowercaseKey, cost, onFailure,
-                    localRule, outcome));
+                    localRule, outcome, plan, plans, raising));
         } catch (IllegalArgumentException e) {
             values.problems().add(p + "*: " + e.getMessage());
             return Optional.empty();
@@ -265,6 +279,86 @@ public final class SettingsReader {
                 "applies only to algorithm=concurrency, not to " + algorithm.id()));
         return values.required(p + "window").map(v -> values.parseDuration(p + "window", v, Duration.ofMillis(1)))
                 .orElse(Duration.ofSeconds(1));
+    }
+
+    private Optional<PlanSpec> planSpec(String p) {
+        return values.raw(p + "plan").flatMap(v -> {
+            Optional<PlanSpec> spec = PlanSpec.parse(v);
+            if (spec.isEmpty()) {
+                values.problem(p + "plan", v, "must be header:<name>, role:<role>,<role>... or attribute:<name> "
+                        + "(role and plan names: letters, digits, '_' and '-')");
+            }
+            return spec;
+        });
+    }
+
+    /**
+     * The plans configured under {@code <rule>.plan.<plan>.}: each a rule of the same name and
+     * algorithm with its own limit, window and burst, the rule's own where a plan sets none.
+     */
+    private Map<String, Rule> plans(String p, Rule base, Optional<PlanSpec> spec) {
+        String planPrefix = p + "plan.";
+        Set<String> names = new TreeSet<>();
+        for (String name : source.names()) {
+            if (name.startsWith(planPrefix)) {
+                String rest = name.substring(planPrefix.length());
+                int dot = rest.indexOf('.');
+                names.add(dot < 0 ? rest : rest.substring(0, dot));
+            }
+        }
+        if (spec.isEmpty()) {
+            if (!names.isEmpty()) {
+                values.problem(planPrefix + names.iterator().next() + ".*", "(set)", "needs " + p + "plan, where "
+                        + "the caller's plan comes from: header:<name>, role:<roles> or attribute:<name>");
+            }
+            return Map.of();
+        }
+        if (names.isEmpty()) {
+            values.problem(p + "plan", values.raw(p + "plan").orElse(""), "names no plan: set " + planPrefix
+                    + "<plan>.limit (and .window, .burst) for each plan");
+            return Map.of();
+        }
+        Map<String, Rule> plans = new LinkedHashMap<>();
+        for (String plan : names) {
+            String q = planPrefix + plan + ".";
+            if (!PlanSpec.PLAN_NAME.matcher(plan).matches()) {
+                values.problem(q + "*", plan, "is not a plan name: letters, digits, '_' and '-'");
+                continue;
+            }
+            long limit = values.number(q + "limit", base.limit(), 1, Long.MAX_VALUE);
+            Duration window = base.algorithm().isConcurrency() ? base.window()
+                    : values.duration(q + "window", base.window(), Duration.ofMillis(1));
+            // The plan keeps the rule's shape: its burst grows or shrinks with its limit.
+            long defaultBurst = !base.algorithm().hasBurst() ? limit
+                    : Math.max(1, (long) Math.ceil((double) base.burst() * limit / base.limit()));
+            long burst = defaultBurst;
+            Optional<String> burstText = values.raw(q + "burst");
+            if (burstText.isPresent()) {
+                if (!base.algorithm().hasBurst()) {
+                    values.problem(q + "burst", burstText.get(), "applies only to token-bucket and gcra, not to "
+                            + base.algorithm().id());
+                } else {
+                    burst = values.parseNumber(q + "burst", burstText.get(), 1, Long.MAX_VALUE);
+                }
+            }
+            try {
+                plans.put(plan, new Rule(base.name(), base.algorithm(), limit, window, burst, base.countRejected(),
+                        base.shadow()));
+            } catch (IllegalArgumentException e) {
+                values.problems().add(q + "*: " + e.getMessage());
+            }
+        }
+        return plans;
+    }
+
+    /** Whether a plan lets a caller take more than the rule: a higher rate or a bigger quota. */
+    private static boolean raises(Rule plan, Rule base) {
+        // limit / window compared as exact cross products.
+        BigInteger planRate = BigInteger.valueOf(plan.limit())
+                .multiply(BigInteger.valueOf(base.window().toMillis()));
+        BigInteger baseRate = BigInteger.valueOf(base.limit())
+                .multiply(BigInteger.valueOf(plan.window().toMillis()));
+        return planRate.compareTo(baseRate) > 0 || plan.capacity() > base.capacity();
     }
 
     /** {@code count-when} or {@code refund-when}: at most one of them, and not on a concurrency rule. */

@@ -67,6 +67,18 @@ final class ClientAddressResolver {
         return format(client);
     }
 
+    /**
+     * Whether the peer itself is a trusted proxy, whose headers (a forwarding header, a plan
+     * header) can be believed.
+     *
+     * @param remoteAddr the peer's address ({@code getRemoteAddr()})
+     * @return true for an address in {@code ratelimit.trusted-proxies}
+     */
+    boolean isTrustedPeer(String remoteAddr) {
+        Optional<IpAddress> peer = IpAddress.parse(remoteAddr);
+        return peer.isPresent() && trusted(peer.get());
+    }
+
     private boolean trusted(IpAddress address) {
         for (Cidr cidr : trustedProxies) {
             if (cidr.contains(address)) {

@@ -124,6 +124,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *   <tr><td>{@code count-when}</td><td>(every request)</td><td>{@code status:} and statuses or classes
  *       ({@code status:401,403}, {@code status:4xx}): only responses with these statuses count; the units
  *       are taken before the application runs and given back after any other response</td></tr>
+ *   <tr><td>{@code plan}</td><td>(none)</td><td>where the caller's plan comes from: {@code header:<name>}
+ *       (believed from a trusted proxy; from anyone else only a plan that does not raise the limit),
+ *       {@code role:<role>,<role>...} (the first the caller has) or {@code attribute:<name>}</td></tr>
+ *   <tr><td>{@code plan.<plan>.limit}, {@code .window}, {@code .burst}</td><td>the rule's</td><td>the limit,
+ *       window and burst of callers of that plan (a burst scales with the limit); other callers get the
+ *       rule's own</td></tr>
  *   <tr><td>{@code refund-when}</td><td>(never)</td><td>{@code status:} and statuses or classes
  *       ({@code status:5xx}): responses with these statuses are given back; not with {@code count-when}</td></tr>
  *   <tr><td>{@code on-failure}</td><td>{@code open}</td><td>when Valkey cannot be reached in time, or this rule's
@@ -289,7 +295,8 @@ public final class RateLimitFilter implements Filter {
             RuleSettings rule = matched.rules().get(i);
             Decision decision = decisions.decisions().get(i);
             switch (decision.basis()) {
-                case SHARED -> entries.add(new RateLimitHeaders.Entry(rule.rule(), decision));
+                // The rule of the caller's plan: the headers describe the caller's own limit.
+                case SHARED -> entries.add(new RateLimitHeaders.Entry(matched.claims().get(i).rule(), decision));
                 // A local decision is announced with the limit it enforces, not the shared one.
                 case LOCAL -> entries.add(new RateLimitHeaders.Entry(rule.localRule(), decision));
                 default -> {

@@ -1,9 +1,11 @@
 package dev.ratelimit.servlet;
 
 import dev.ratelimit.Claim;
+import dev.ratelimit.Rule;
 import java.util.ArrayList;
 import java.util.List;
 import dev.ratelimit.config.KeySpec;
+import dev.ratelimit.config.PlanSpec;
 import dev.ratelimit.config.RuleSettings;
 import dev.ratelimit.internal.KeyValues;
 import jakarta.servlet.http.HttpServletRequest;
@@ -67,10 +69,35 @@ final class RequestKeys {
             Optional<String> key = key(rule, request, path, address);
             if (key.isPresent()) {
                 matched.add(rule);
-                claims.add(Claim.of(rule.rule(), key.get(), rule.cost()));
+                claims.add(Claim.of(planRule(rule, request), key.get(), rule.cost()));
             }
         }
         return new Matched(matched, claims);
+    }
+
+    /** The rule for the caller's plan: a header is believed only from a trusted proxy (see {@link PlanSpec.Kind#HEADER}). */
+    private Rule planRule(RuleSettings rule, HttpServletRequest request) {
+        if (rule.plan().isEmpty()) {
+            return rule.rule();
+        }
+        PlanSpec plan = rule.plan().get();
+        return switch (plan.kind()) {
+            case HEADER -> rule.ruleFor(request.getHeader(plan.name()), addresses.isTrustedPeer(request.getRemoteAddr()));
+            case ATTRIBUTE -> {
+                Object value = request.getAttribute(plan.name());
+                yield rule.ruleFor(value == null ? null : value.toString(), true);
+            }
+            case ROLE -> {
+                String role = null;
+                for (String candidate : plan.roles()) {
+                    if (request.isUserInRole(candidate)) {
+                        role = candidate;
+                        break;
+                    }
+                }
+                yield rule.ruleFor(role, true);
+            }
+        };
     }
 
     /** The path within the application the container dispatches to, already decoded and normalised. */

@@ -1,5 +1,7 @@
 package dev.ratelimit.config;
 
+import dev.ratelimit.Rule;
+
 import dev.ratelimit.Algorithm;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -175,6 +177,42 @@ class SettingsReaderTest {
                 .hasMessageContaining("ratelimit.rule.api.count-rejected='true' does not apply to concurrency")
                 .hasMessageContaining("ratelimit.rule.api.count-when='status:401' does not apply to concurrency")
                 .hasMessageContaining("ratelimit.rule.api.limit='20000' must be at most 10000 for concurrency");
+    }
+
+    @Test
+    void readsPlansEachWithTheRulesShapeAndNamesEveryBadOne() {
+        Map<String, String> values = valid();
+        values.put("ratelimit.rule.api.plan", "header:X-Plan");
+        values.put("ratelimit.rule.api.plan.free.limit", "10");
+        values.put("ratelimit.rule.api.plan.pro.limit", "1000");
+        values.put("ratelimit.rule.api.plan.pro.window", "1h");
+        RuleSettings api = read(values).rules().get(0);
+        assertThat(api.plan().orElseThrow().kind()).isEqualTo(PlanSpec.Kind.HEADER);
+        Rule free = api.plans().get("free");
+        assertThat(free.limit()).isEqualTo(10);
+        assertThat(free.burst()).as("100 / 150 of the rule's shape").isEqualTo(15);
+        assertThat(free.window()).isEqualTo(Duration.ofMinutes(1));
+        assertThat(api.plans().get("pro").window()).isEqualTo(Duration.ofHours(1));
+        assertThat(api.raising()).as("1000 per hour with a burst of 1500 is a bigger quota").containsExactly("pro");
+        assertThat(api.ruleFor("pro", false)).as("an untrusted header cannot raise the limit").isEqualTo(api.rule());
+        assertThat(api.ruleFor("pro", true)).isEqualTo(api.plans().get("pro"));
+        assertThat(api.ruleFor("free", false)).isEqualTo(free);
+        assertThat(api.ruleFor(null, true)).isEqualTo(api.rule());
+
+        values.put("ratelimit.rule.login.plan.gold.limit", "9");
+        values.put("ratelimit.rule.api.plan.pro.burst", "0");
+        values.put("ratelimit.rule.api.plan.b@d.limit", "3");
+        assertThatThrownBy(() -> read(values))
+                .hasMessageContaining("needs ratelimit.rule.login.plan, where the caller's plan comes from")
+                .hasMessageContaining("ratelimit.rule.api.plan.pro.burst='0' must be a whole number of at least 1")
+                .hasMessageContaining("ratelimit.rule.api.plan.b@d.*='b@d' is not a plan name");
+
+        Map<String, String> bad = valid();
+        bad.put("ratelimit.rule.api.plan", "cookie:plan");
+        assertThatThrownBy(() -> read(bad)).hasMessageContaining(
+                "ratelimit.rule.api.plan='cookie:plan' must be header:<name>, role:<role>,<role>... or attribute:<name>");
+        bad.put("ratelimit.rule.api.plan", "role:free,pro");
+        assertThatThrownBy(() -> read(bad)).hasMessageContaining("ratelimit.rule.api.plan='role:free,pro' names no plan");
     }
 
     @Test

@@ -264,18 +264,29 @@ final class JettyApp implements AutoCloseable {
         }
     }
 
-    /** Authenticates a request as the user named in {@code X-Test-User}, if any. */
+    /**
+     * Authenticates a request as the user named in {@code X-Test-User}, if any, with the roles in
+     * {@code X-Test-Roles}; sets the request attribute {@code account.plan} from
+     * {@code X-Test-Plan-Attribute}.
+     */
     static final class TestAuthenticator implements Filter {
         @Override
         public void doFilter(ServletRequest request, ServletResponse response, FilterChain chain)
                 throws IOException, ServletException {
             HttpServletRequest http = (HttpServletRequest) request;
             String user = http.getHeader("X-Test-User");
+            // What an application's own authentication would set: an attribute naming the plan.
+            String plan = http.getHeader("X-Test-Plan-Attribute");
+            if (plan != null) {
+                http.setAttribute("account.plan", plan);
+            }
             if (user == null) {
                 chain.doFilter(request, response);
                 return;
             }
             Principal principal = () -> user;
+            java.util.Set<String> roles = java.util.Set.of(
+                    java.util.Objects.requireNonNullElse(http.getHeader("X-Test-Roles"), "").split(","));
             chain.doFilter(new HttpServletRequestWrapper(http) {
                 @Override
                 public Principal getUserPrincipal() {
@@ -285,6 +296,11 @@ final class JettyApp implements AutoCloseable {
                 @Override
                 public String getRemoteUser() {
                     return user;
+                }
+
+                @Override
+                public boolean isUserInRole(String role) {
+                    return roles.contains(role);
                 }
             }, response);
         }
