@@ -40,6 +40,8 @@ import java.util.Optional;
  * @param cluster          whether {@code valkeyUrl} names one node of a Valkey Cluster
  * @param sentinel         the Sentinel-managed primary to use instead of the URL's host
  * @param rules            the rules, in the order of {@code ratelimit.rules}
+ * @param refresh          how often the settings are read again, rules applied while running;
+ *                         empty: never (the default)
  */
 public record FilterSettings(boolean enabled, Optional<String> valkeyUrl, Duration timeout, Duration connectTimeout,
                              int poolMaxTotal, int poolMaxIdle, Duration poolMaxWait, int pipelines, String keyPrefix,
@@ -47,12 +49,41 @@ public record FilterSettings(boolean enabled, Optional<String> valkeyUrl, Durati
                              HeaderMode headers, Duration failureRetryAfter, int breakerFailures,
                              Duration breakerOpenFor, int denyCacheSize, int localMaxKeys, Optional<Path> tlsCaFile,
                              boolean cluster, Optional<ValkeySettings.Sentinel> sentinel,
-                             List<RuleSettings> rules) {
+                             List<RuleSettings> rules, Optional<Duration> refresh) {
 
     /** Copies the lists. */
     public FilterSettings {
         trustedProxies = List.copyOf(trustedProxies);
         rules = List.copyOf(rules);
+    }
+
+    /**
+     * The settings a refresh cannot change while running, by name, for telling which of them a
+     * new reading changed: they are used only when the filter starts.
+     *
+     * @return property name to value, in a stable order
+     */
+    public java.util.Map<String, Object> startUpOnly() {
+        java.util.Map<String, Object> m = new java.util.LinkedHashMap<>();
+        m.put("ratelimit.enabled", enabled);
+        m.put("ratelimit.valkey.url", valkeyUrl.map(ValkeySettings::redact));
+        m.put("ratelimit.valkey.timeout", timeout);
+        m.put("ratelimit.valkey.connect-timeout", connectTimeout);
+        m.put("ratelimit.valkey.pool.max-total", poolMaxTotal);
+        m.put("ratelimit.valkey.pool.max-idle", poolMaxIdle);
+        m.put("ratelimit.valkey.pool.max-wait", poolMaxWait);
+        m.put("ratelimit.valkey.pipelines", pipelines);
+        m.put("ratelimit.key-prefix", keyPrefix);
+        m.put("ratelimit.clock", clientClock ? "client" : "server");
+        m.put("ratelimit.breaker.failures", breakerFailures);
+        m.put("ratelimit.breaker.open-for", breakerOpenFor);
+        m.put("ratelimit.deny-cache.max-entries", denyCacheSize);
+        m.put("ratelimit.local.max-keys", localMaxKeys);
+        m.put("ratelimit.valkey.tls.ca-file", tlsCaFile);
+        m.put("ratelimit.valkey.cluster", cluster);
+        m.put("ratelimit.valkey.sentinel.*", sentinel);
+        m.put("ratelimit.refresh", refresh);
+        return m;
     }
 
     /**

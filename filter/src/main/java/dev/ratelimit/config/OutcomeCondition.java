@@ -78,6 +78,17 @@ public final class OutcomeCondition {
     }
 
     @Override
+    public boolean equals(Object other) {
+        return other instanceof OutcomeCondition that && countOnly == that.countOnly
+                && java.util.Arrays.equals(statuses, that.statuses);
+    }
+
+    @Override
+    public int hashCode() {
+        return 31 * Boolean.hashCode(countOnly) + java.util.Arrays.hashCode(statuses);
+    }
+
+    @Override
     public String toString() {
         return (countOnly ? "count-when=" : "refund-when=") + text;
     }

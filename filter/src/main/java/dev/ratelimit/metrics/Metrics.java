@@ -22,7 +22,9 @@ public final class Metrics implements RateLimitListener {
 
     private static final System.Logger LOG = System.getLogger(Metrics.class.getName());
 
-    private final Map<String, RuleMetrics> rules = new LinkedHashMap<>();
+    /** Concurrent: a refresh of the settings may add rules while requests are counted. */
+    private final Map<String, RuleMetrics> rules = new java.util.concurrent.ConcurrentHashMap<>();
+    private final BooleanSupplier breakerOpen;
     private final RateLimitListener application;
     private final List<ObjectName> registered = new ArrayList<>();
 
@@ -35,6 +37,7 @@ public final class Metrics implements RateLimitListener {
      *                    throws is caught and logged once
      */
     public Metrics(List<String> ruleNames, BooleanSupplier breakerOpen, RateLimitListener application) {
+        this.breakerOpen = breakerOpen;
         for (String name : ruleNames) {
             rules.put(name, new RuleMetrics(breakerOpen));
         }
@@ -66,31 +69,48 @@ public final class Metrics implements RateLimitListener {
     }
 
     /**
+     * Counters, and their MBeans, for rules a refresh of the settings added.
+     *
+     * @param ruleNames every rule now configured; those known already are left as they are
+     */
+    public synchronized void addRules(List<String> ruleNames) {
+        for (String name : ruleNames) {
+            if (!rules.containsKey(name)) {
+                RuleMetrics metrics = new RuleMetrics(breakerOpen);
+                rules.put(name, metrics);
+                register(name, metrics);
+            }
+        }
+    }
+
+    /**
      * Registers one MBean per rule, {@code dev.ratelimit:type=RateLimiter,rule=<name>}. When
      * another application in the same JVM took that name, {@code ,instance=<n>} is added.
      */
-    public void registerMBeans() {
+    public synchronized void registerMBeans() {
+        rules.forEach(this::register);
+    }
+
+    private void register(String name, RuleMetrics metrics) {
         MBeanServer server = ManagementFactory.getPlatformMBeanServer();
-        rules.forEach((name, metrics) -> {
-            for (int instance = 1; instance < 100; instance++) {
-                try {
-                    ObjectName objectName = new ObjectName("dev.ratelimit:type=RateLimiter,rule=" + name
-                            + (instance == 1 ? "" : ",instance=" + instance));
-                    server.registerMBean(metrics, objectName);
-                    registered.add(objectName);
-                    return;
-                } catch (InstanceAlreadyExistsException e) {
-                    // another deployment has it: try the next instance number
-                } catch (JMException | RuntimeException e) {
-                    LOG.log(System.Logger.Level.WARNING, "Cannot register the JMX MBean of rule {0}: {1}", name, e.toString());
-                    return;
-                }
+        for (int instance = 1; instance < 100; instance++) {
+            try {
+                ObjectName objectName = new ObjectName("dev.ratelimit:type=RateLimiter,rule=" + name
+                        + (instance == 1 ? "" : ",instance=" + instance));
+                server.registerMBean(metrics, objectName);
+                registered.add(objectName);
+                return;
+            } catch (InstanceAlreadyExistsException e) {
+                // another deployment has it: try the next instance number
+            } catch (JMException | RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "Cannot register the JMX MBean of rule {0}: {1}", name, e.toString());
+                return;
             }
-        });
+        }
     }
 
     /** Unregisters the MBeans registered by {@link #registerMBeans()}. */
-    public void unregisterMBeans() {
+    public synchronized void unregisterMBeans() {
         MBeanServer server = ManagementFactory.getPlatformMBeanServer();
         for (ObjectName name : registered) {
             try {

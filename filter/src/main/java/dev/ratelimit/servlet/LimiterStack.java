@@ -23,12 +23,16 @@ final class LimiterStack {
 
     private static final System.Logger LOG = System.getLogger(LimiterStack.class.getName());
 
-    private final ResilientRateLimiter limiter;
+    private final RateLimiter shared;
+    private final LocalRateLimiter fallback;
     private final Metrics metrics;
+    private final ResilientRateLimiter limiter;
 
-    private LimiterStack(ResilientRateLimiter limiter, Metrics metrics) {
-        this.limiter = limiter;
+    private LimiterStack(RateLimiter shared, LocalRateLimiter fallback, Metrics metrics, FilterSettings settings) {
+        this.shared = shared;
+        this.fallback = fallback;
         this.metrics = metrics;
+        this.limiter = limiterFor(settings);
     }
 
     /**
@@ -57,13 +61,26 @@ final class LimiterStack {
             LOG.log(System.Logger.Level.WARNING, "Rate limiting {0} IN THIS PROCESS ONLY: ratelimit.valkey.url is "
                     + "not set, so each instance of the application enforces the limits on its own", names);
         }
+        metrics.registerMBeans();
+        return new LimiterStack(shared, fallback, metrics, settings);
+    }
+
+    /**
+     * A decision path for these settings' rules (their failure policies, a deny cache of its
+     * own) on this stack's connections and fallback: how a refresh of the settings applies
+     * new rules. Replaced decision paths need no closing: they own nothing.
+     *
+     * @param settings the settings, read at start-up or by a refresh
+     * @return the decision path
+     */
+    ResilientRateLimiter limiterFor(FilterSettings settings) {
+        metrics.addRules(settings.rules().stream().map(r -> r.rule().name()).toList());
         ResilientRateLimiter.Builder builder = ResilientRateLimiter.builder(shared).fallback(fallback)
                 .denyCache(settings.denyCacheSize()).failureRetryAfter(settings.failureRetryAfter()).listener(metrics);
         for (RuleSettings rule : settings.rules()) {
             builder.policy(rule.rule().name(), rule.failurePolicy());
         }
-        metrics.registerMBeans();
-        return new LimiterStack(builder.build(), metrics);
+        return builder.build();
     }
 
     private static ValkeyRateLimiter connect(FilterSettings settings, Metrics metrics, List<String> names) {
@@ -89,7 +106,7 @@ final class LimiterStack {
         }
     }
 
-    /** The limiter every request is decided by. */
+    /** The decision path for the settings the stack was started with. */
     ResilientRateLimiter limiter() {
         return limiter;
     }
@@ -97,6 +114,7 @@ final class LimiterStack {
     /** Unregisters the MBeans, closes the limiters; each step even if another fails, none throws. */
     void stop() {
         Teardown.quietly("its JMX MBeans", metrics::unregisterMBeans);
-        Teardown.quietly("its Valkey connections and in-process limiter", limiter::close);
+        Teardown.quietly("its Valkey connections", shared::close);
+        Teardown.quietly("its in-process limiter", fallback::close);
     }
 }

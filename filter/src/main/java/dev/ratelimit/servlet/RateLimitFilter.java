@@ -5,6 +5,7 @@ import dev.ratelimit.Decisions;
 import dev.ratelimit.RateLimitListener;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.Reservation;
+import dev.ratelimit.ResilientRateLimiter;
 import dev.ratelimit.Rule;
 import dev.ratelimit.config.FilterSettings;
 import dev.ratelimit.config.InvalidSettingsException;
@@ -92,6 +93,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *   <tr><td>{@code ratelimit.deny-cache.max-entries}</td><td>{@code 10000}</td><td>most rejections remembered</td></tr>
  *   <tr><td>{@code ratelimit.local.max-keys}</td><td>{@code 100000}</td><td>most keys the in-process limiter holds;
  *       past that the least recently used is forgotten</td></tr>
+ *   <tr><td>{@code ratelimit.refresh}</td><td>{@code off}</td><td>how often the settings are read again (at least
+ *       {@code 100ms}): rules, their limits, plans and policies, the headers and the trusted proxies apply to the
+ *       requests that follow; a reading with any problem is refused whole and logged; the connection, key prefix,
+ *       clock, breaker and cache sizes change only at a restart</td></tr>
  * </table>
  *
  * <h2>Rule settings, under {@code ratelimit.rule.<name>.}</h2>
@@ -164,9 +169,12 @@ public final class RateLimitFilter implements Filter {
     /** The request attribute that marks a request as decided; its value is the headers it got. */
     private static final String DECIDED = RateLimitFilter.class.getName() + ".decided";
 
-    private FilterSettings settings;
-    private RequestKeys keys;
+    /** The settings requests are decided by, replaced whole by a refresh. */
+    private volatile Active active;
+    /** Whether the filter started enabled: a refresh cannot turn it on or off. */
+    private boolean enabled;
     private LimiterStack stack;
+    private SettingsRefresh refresh;
     private final AtomicBoolean unexpectedLogged = new AtomicBoolean();
 
     /** The filter, configured in {@link #init}. */
@@ -200,10 +208,22 @@ public final class RateLimitFilter implements Filter {
         } catch (InvalidSettingsException e) {
             throw new ServletException(e.getMessage(), e);
         }
-        this.settings = read;
-        this.keys = new RequestKeys(new ClientAddressResolver(read.trustedProxies(), read.clientIpHeader(),
-                read.ipv6Prefix()), read.clientIpHeader());
+        this.enabled = read.enabled();
         this.stack = LimiterStack.start(read, listener);
+        this.active = new Active(read, keysFor(read), stack.limiter());
+        if (read.enabled() && read.refresh().isPresent()) {
+            this.refresh = SettingsRefresh.start(source, read,
+                    settings -> active = new Active(settings, keysFor(settings), stack.limiterFor(settings)));
+        }
+    }
+
+    private static RequestKeys keysFor(FilterSettings settings) {
+        return new RequestKeys(new ClientAddressResolver(settings.trustedProxies(), settings.clientIpHeader(),
+                settings.ipv6Prefix()), settings.clientIpHeader());
+    }
+
+    /** What one request is decided by: one reading of the settings, taken whole. */
+    private record Active(FilterSettings settings, RequestKeys keys, ResilientRateLimiter limiter) {
     }
 
     private static SettingsSource readSettings() throws ServletException {
@@ -231,7 +251,7 @@ public final class RateLimitFilter implements Filter {
     @Override
     public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain)
             throws IOException, ServletException {
-        if (!settings.enabled() || !(req instanceof HttpServletRequest request)
+        if (!enabled || !(req instanceof HttpServletRequest request)
                 || !(res instanceof HttpServletResponse response)) {
             chain.doFilter(req, res);
             return;
@@ -246,13 +266,14 @@ public final class RateLimitFilter implements Filter {
             return;
         }
         request.setAttribute(DECIDED, Map.of());
-        RequestKeys.Matched matched = keys.match(request, settings.rules());
+        Active now = active;
+        RequestKeys.Matched matched = now.keys().match(request, now.settings().rules());
         if (matched.claims().isEmpty()) {
             chain.doFilter(request, response);
             return;
         }
         boolean byOutcome = OutcomeCounting.applies(matched.rules());
-        Reservation reservation = decide(request, response, matched, byOutcome);
+        Reservation reservation = decide(now, request, response, matched, byOutcome);
         if (reservation == null) {
             return;
         }
@@ -270,12 +291,13 @@ public final class RateLimitFilter implements Filter {
      *                  reserved, to be kept or given back after the response
      * @return null when the request was answered here (429 or 503), else what it took
      */
-    private Reservation decide(HttpServletRequest request, HttpServletResponse response, RequestKeys.Matched matched,
-                               boolean byOutcome) throws IOException {
+    private Reservation decide(Active now, HttpServletRequest request, HttpServletResponse response,
+                               RequestKeys.Matched matched, boolean byOutcome) throws IOException {
+        FilterSettings settings = now.settings();
         Reservation reservation;
         try {
-            reservation = byOutcome ? stack.limiter().reserveAll(matched.claims())
-                    : Reservation.kept(stack.limiter().acquireAll(matched.claims()));
+            reservation = byOutcome ? now.limiter().reserveAll(matched.claims())
+                    : Reservation.kept(now.limiter().acquireAll(matched.claims()));
         } catch (RuntimeException e) {
             // The limiter applies every policy itself; this is a bug, and still no 500 for it.
             if (unexpectedLogged.compareAndSet(false, true)) {
@@ -338,6 +360,10 @@ public final class RateLimitFilter implements Filter {
      */
     @Override
     public void destroy() {
+        SettingsRefresh running = refresh;
+        if (running != null) {
+            Teardown.quietly("its settings refresh", running::close);
+        }
         LimiterStack started = stack;
         if (started != null) {
             started.stop();

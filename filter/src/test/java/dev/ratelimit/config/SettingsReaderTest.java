@@ -100,6 +100,8 @@ class SettingsReaderTest {
             "ratelimit.rule.login.count-when|401|ratelimit.rule.login.count-when='401' must be status: and a list",
             "ratelimit.rule.login.count-when|status:401,6xx,,abc|ratelimit.rule.login.count-when='status:401,6xx,,abc' has 6xx, (empty), abc: each item must be a status from 100 to 599",
             "ratelimit.rule.login.refund-when|status:99|ratelimit.rule.login.refund-when='status:99' has 99",
+            "ratelimit.refresh|10ms|ratelimit.refresh='10ms' must be a whole number of milliseconds, at least 100 ms",
+            "ratelimit.refresh|soon|ratelimit.refresh='soon' is not a duration",
             "ratelimit.rule.login.lease-timeout|30s|ratelimit.rule.login.lease-timeout='30s' applies only to algorithm=concurrency",
     })
     void namesThePropertyAndTheValueOfEveryProblem(String property, String value, String expected) {
@@ -131,6 +133,16 @@ class SettingsReaderTest {
         assertThatThrownBy(() -> read(values)).isInstanceOf(InvalidSettingsException.class)
                 .hasMessageContaining("ratelimit.valkey.sentinel.master='primary' cannot be used with "
                         + "ratelimit.valkey.cluster=true");
+    }
+
+    @Test
+    void refreshIsOffUnlessSet() {
+        assertThat(read(valid()).refresh()).isEmpty();
+        Map<String, String> values = valid();
+        values.put("ratelimit.refresh", "off");
+        assertThat(read(values).refresh()).isEmpty();
+        values.put("ratelimit.refresh", "30s");
+        assertThat(read(values).refresh()).hasValue(Duration.ofSeconds(30));
     }
 
     @Test

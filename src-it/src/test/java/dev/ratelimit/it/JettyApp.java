@@ -82,9 +82,24 @@ final class JettyApp implements AutoCloseable {
      */
     static JettyApp start(Map<String, String> settings, Map<String, String> environment, RateLimitListener listener)
             throws Exception {
+        return start(new PropertiesConfigSource(settings, "test", 100), environment, listener);
+    }
+
+    /**
+     * Starts an app whose settings come from the given config source, which may change while
+     * the app runs (a dynamic source).
+     *
+     * @throws Exception whatever Jetty throws when the app does not start
+     */
+    static JettyApp start(org.eclipse.microprofile.config.spi.ConfigSource source) throws Exception {
+        return start(source, Map.of(), null);
+    }
+
+    private static JettyApp start(org.eclipse.microprofile.config.spi.ConfigSource source, Map<String, String> environment,
+                                  RateLimitListener listener) throws Exception {
         ClassLoader loader = new URLClassLoader(new URL[0], JettyApp.class.getClassLoader());
         ConfigProviderResolver.instance().registerConfig(new SmallRyeConfigBuilder()
-                .withSources(new PropertiesConfigSource(settings, "test", 100))
+                .withSources(source)
                 .withSources(new EnvConfigSource(environment, 300)).build(), loader);
 
         Server server = new Server();

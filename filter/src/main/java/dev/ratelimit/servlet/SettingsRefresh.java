@@ -1,0 +1,107 @@
+package dev.ratelimit.servlet;
+
+import dev.ratelimit.config.FilterSettings;
+import dev.ratelimit.config.InvalidSettingsException;
+import dev.ratelimit.config.SettingsReader;
+import dev.ratelimit.config.SettingsSource;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * {@code ratelimit.refresh}: reads the settings again every so often (MicroProfile Config
+ * sources may change while the application runs) and hands a valid new reading to the filter,
+ * which applies its rules for the requests that follow. A reading with any problem is refused
+ * whole and the running settings kept; it is logged once, until the settings change again.
+ * Settings used only at start-up (the connection to Valkey, the key prefix, the clock...) are
+ * not applied: a reading that changes them is applied for its rules and logged once.
+ */
+final class SettingsRefresh implements AutoCloseable {
+
+    private static final System.Logger LOG = System.getLogger(SettingsRefresh.class.getName());
+
+    private final SettingsSource source;
+    private final Consumer<FilterSettings> apply;
+    private final ScheduledExecutorService timer;
+    private final Map<String, Object> startUp;
+    private FilterSettings current;
+    /** The last problem or restart notice logged, so that an unchanged reading is not logged again. */
+    private String lastLogged = "";
+
+    private SettingsRefresh(SettingsSource source, FilterSettings started, Consumer<FilterSettings> apply) {
+        this.source = source;
+        this.current = started;
+        this.startUp = started.startUpOnly();
+        this.apply = apply;
+        this.timer = Executors.newSingleThreadScheduledExecutor(task -> {
+            Thread thread = new Thread(task, "ratelimit-settings-refresh");
+            thread.setDaemon(true);
+            return thread;
+        });
+    }
+
+    /**
+     * Reads the settings again every {@code started.refresh()}.
+     *
+     * @param source  where the settings come from
+     * @param started the settings the filter started with; their refresh must be set
+     * @param apply   told of each valid reading that differs from the running one
+     * @return the running refresh; close it to stop
+     */
+    static SettingsRefresh start(SettingsSource source, FilterSettings started, Consumer<FilterSettings> apply) {
+        SettingsRefresh refresh = new SettingsRefresh(source, started, apply);
+        long millis = started.refresh().orElseThrow().toMillis();
+        refresh.timer.scheduleWithFixedDelay(refresh::readAgain, millis, millis, TimeUnit.MILLISECONDS);
+        return refresh;
+    }
+
+    /** One reading; never throws, so the schedule goes on. */
+    void readAgain() {
+        FilterSettings read;
+        try {
+            read = SettingsReader.read(source);
+        } catch (InvalidSettingsException e) {
+            logOnce(System.Logger.Level.WARNING, "The rate-limit settings read again are refused and the running ones "
+                    + "kept: " + e.getMessage());
+            return;
+        } catch (RuntimeException e) {
+            logOnce(System.Logger.Level.WARNING, "The rate-limit settings could not be read again; the running ones are "
+                    + "kept: " + e);
+            return;
+        }
+        if (read.equals(current)) {
+            return;
+        }
+        List<String> ignored = new ArrayList<>();
+        read.startUpOnly().forEach((name, value) -> {
+            if (!Objects.equals(startUp.get(name), value)) {
+                ignored.add(name);
+            }
+        });
+        current = read;
+        apply.accept(read);
+        String notice = "Rate-limit settings refreshed: rules " + read.rules().stream().map(r -> r.rule().name()).toList()
+                + " apply from now on" + (ignored.isEmpty() ? "" : "; " + String.join(", ", ignored)
+                + " changed too, and take effect only when the application restarts");
+        lastLogged = "";
+        LOG.log(System.Logger.Level.INFO, notice);
+    }
+
+    private void logOnce(System.Logger.Level level, String message) {
+        if (!message.equals(lastLogged)) {
+            lastLogged = message;
+            LOG.log(level, message);
+        }
+    }
+
+    @Override
+    public void close() {
+        timer.shutdownNow();
+    }
+}

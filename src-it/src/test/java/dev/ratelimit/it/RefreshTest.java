@@ -1,0 +1,114 @@
+package dev.ratelimit.it;
+
+import org.eclipse.microprofile.config.spi.ConfigSource;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.net.http.HttpResponse;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code ratelimit.refresh} on real Jetty and Valkey with a config source that changes while the
+ * app runs: a new limit holds within one refresh and keeps the counts, a new rule starts
+ * counting, a bad change is refused whole and the running settings kept.
+ */
+@ExtendWith(ValkeyExtension.class)
+class RefreshTest {
+
+    private static final long REFRESH_MILLIS = 200;
+
+    private final ValkeyServer valkey;
+
+    RefreshTest(ValkeyServer valkey) {
+        this.valkey = valkey;
+    }
+
+    @BeforeEach
+    void empty() {
+        valkey.flushAll();
+    }
+
+    /** A config source the test edits while the app runs. */
+    static final class DynamicSource implements ConfigSource {
+        final Map<String, String> values = new ConcurrentHashMap<>();
+
+        @Override
+        public Set<String> getPropertyNames() {
+            return Set.copyOf(values.keySet());
+        }
+
+        @Override
+        public String getValue(String name) {
+            return values.get(name);
+        }
+
+        @Override
+        public String getName() {
+            return "dynamic";
+        }
+
+        @Override
+        public int getOrdinal() {
+            return 100;
+        }
+    }
+
+    private static int allowedOf(JettyApp app, String path, String caller, int n) throws Exception {
+        int allowed = 0;
+        for (int i = 0; i < n; i++) {
+            allowed += app.get(path, "X-Caller", caller).statusCode() == 200 ? 1 : 0;
+        }
+        return allowed;
+    }
+
+    private static void awaitRefresh() throws InterruptedException {
+        Thread.sleep(3 * REFRESH_MILLIS);
+    }
+
+    @Test
+    void aChangedLimitHoldsWithinOneRefreshKeepsTheCountsAndABadChangeIsRefusedWhole() throws Exception {
+        DynamicSource source = new DynamicSource();
+        source.values.putAll(JettyApp.settings(valkey.url(), "ratelimit.rules", "api",
+                "ratelimit.rule.api.algorithm", "sliding-log", "ratelimit.rule.api.limit", "3",
+                "ratelimit.rule.api.window", "1h", "ratelimit.rule.api.key", "header:X-Caller",
+                "ratelimit.refresh", REFRESH_MILLIS + "ms",
+                // The refresh's own effect, not a remembered rejection, is what is measured.
+                "ratelimit.deny-cache.enabled", "false"));
+        try (JettyApp app = JettyApp.start(source)) {
+            assertThat(allowedOf(app, "/api", "a", 2)).isEqualTo(2);
+
+            source.values.put("ratelimit.rule.api.limit", "5");
+            awaitRefresh();
+            HttpResponse<String> next = app.get("/api", "X-Caller", "a");
+            assertThat(next.headers().firstValue("RateLimit-Policy")).hasValue("\"api\";q=5;w=3600");
+            assertThat(next.statusCode()).isEqualTo(200);
+            assertThat(allowedOf(app, "/api", "a", 5)).as("5 - 3 used, counts kept").isEqualTo(2);
+
+            // A bad reading: refused whole, including the good change in it.
+            source.values.put("ratelimit.rule.api.limit", "lots");
+            source.values.put("ratelimit.rule.api.window", "2h");
+            awaitRefresh();
+            HttpResponse<String> during = app.get("/api", "X-Caller", "b");
+            assertThat(during.headers().firstValue("RateLimit-Policy")).as("the running settings")
+                    .hasValue("\"api\";q=5;w=3600");
+            assertThat(allowedOf(app, "/api", "b", 6)).isEqualTo(4);
+
+            // Fixed, with a new rule: both apply.
+            source.values.put("ratelimit.rule.api.limit", "5");
+            source.values.put("ratelimit.rules", "api,search");
+            source.values.put("ratelimit.rule.search.match", "/search");
+            source.values.put("ratelimit.rule.search.limit", "1");
+            source.values.put("ratelimit.rule.search.window", "1h");
+            source.values.put("ratelimit.rule.search.key", "header:X-Caller");
+            awaitRefresh();
+            assertThat(app.get("/api", "X-Caller", "c").headers().firstValue("RateLimit-Policy"))
+                    .hasValue("\"api\";q=5;w=7200");
+            assertThat(allowedOf(app, "/search", "c", 3)).as("the new rule").isEqualTo(1);
+        }
+    }
+}
