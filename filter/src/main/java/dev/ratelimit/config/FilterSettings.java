@@ -42,6 +42,7 @@ import java.util.Optional;
  * @param rules            the rules, in the order of {@code ratelimit.rules}
  * @param refresh          how often the settings are read again, rules applied while running;
  *                         empty: never (the default)
+ * @param limitProvider    how the application's {@code LimitProvider}, if it has one, is asked
  */
 public record FilterSettings(boolean enabled, Optional<String> valkeyUrl, Duration timeout, Duration connectTimeout,
                              int poolMaxTotal, int poolMaxIdle, Duration poolMaxWait, int pipelines, String keyPrefix,
@@ -49,7 +50,20 @@ public record FilterSettings(boolean enabled, Optional<String> valkeyUrl, Durati
                              HeaderMode headers, Duration failureRetryAfter, int breakerFailures,
                              Duration breakerOpenFor, int denyCacheSize, int localMaxKeys, Optional<Path> tlsCaFile,
                              boolean cluster, Optional<ValkeySettings.Sentinel> sentinel,
-                             List<RuleSettings> rules, Optional<Duration> refresh) {
+                             List<RuleSettings> rules, Optional<Duration> refresh, LimitProviderSettings limitProvider) {
+
+    /**
+     * How the application's limit provider is asked.
+     *
+     * @param cacheTtl  how long an answer is used before the provider is asked again
+     * @param cacheSize most answers kept (the least recently used is dropped)
+     * @param timeout   the longest a request waits for an answer
+     */
+    public record LimitProviderSettings(Duration cacheTtl, int cacheSize, Duration timeout) {
+        /** The defaults: 60 s, 10,000 answers, 50 ms. */
+        public static final LimitProviderSettings DEFAULTS = new LimitProviderSettings(Duration.ofSeconds(60), 10_000,
+                Duration.ofMillis(50));
+    }
 
     /** Copies the lists. */
     public FilterSettings {
@@ -83,6 +97,7 @@ public record FilterSettings(boolean enabled, Optional<String> valkeyUrl, Durati
         m.put("ratelimit.valkey.cluster", cluster);
         m.put("ratelimit.valkey.sentinel.*", sentinel);
         m.put("ratelimit.refresh", refresh);
+        m.put("ratelimit.limit-provider.*", limitProvider);
         return m;
     }
 

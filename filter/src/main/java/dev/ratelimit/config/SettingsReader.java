@@ -68,7 +68,8 @@ public final class SettingsReader {
                     ValkeySettings.DEFAULT_POOL_MAX_TOTAL, ValkeySettings.DEFAULT_POOL_MAX_WAIT, ValkeyRateLimiter.DEFAULT_PIPELINES,
                     ValkeyRateLimiter.DEFAULT_KEY_PREFIX, false,
                     List.of(), "X-Forwarded-For", 64, HeaderMode.DRAFT, Duration.ofSeconds(1), 0, Duration.ofSeconds(1),
-                    0, 1, Optional.empty(), false, Optional.empty(), List.of(), Optional.empty());
+                    0, 1, Optional.empty(), false, Optional.empty(), List.of(), Optional.empty(),
+                    FilterSettings.LimitProviderSettings.DEFAULTS);
         }
         Optional<String> valkeyUrl = values.raw("ratelimit.valkey.url");
         Duration timeout = values.duration("ratelimit.valkey.timeout", ValkeySettings.DEFAULT_SOCKET_TIMEOUT, Duration.ofMillis(1));
@@ -118,6 +119,11 @@ public final class SettingsReader {
         boolean denyCache = values.bool("ratelimit.deny-cache.enabled", true);
         int denyCacheSize = (int) values.number("ratelimit.deny-cache.max-entries", 10_000, 1, 10_000_000);
         int localMaxKeys = (int) values.number("ratelimit.local.max-keys", LocalRateLimiter.DEFAULT_MAX_KEYS, 1, 100_000_000);
+        FilterSettings.LimitProviderSettings defaults = FilterSettings.LimitProviderSettings.DEFAULTS;
+        FilterSettings.LimitProviderSettings limitProvider = new FilterSettings.LimitProviderSettings(
+                values.duration("ratelimit.limit-provider.cache-ttl", defaults.cacheTtl(), Duration.ofMillis(1)),
+                (int) values.number("ratelimit.limit-provider.cache-size", defaults.cacheSize(), 1, 10_000_000),
+                values.duration("ratelimit.limit-provider.timeout", defaults.timeout(), Duration.ofMillis(1)));
         Optional<Duration> refresh = values.raw("ratelimit.refresh").filter(v -> !v.trim().equals("off"))
                 .map(v -> values.parseDuration("ratelimit.refresh", v, Duration.ofMillis(100)));
 
@@ -143,7 +149,7 @@ public final class SettingsReader {
         return new FilterSettings(enabled, valkeyUrl, timeout, connectTimeout, poolMaxTotal, poolMaxIdle, poolMaxWait,
                 pipelines, keyPrefix, clientClock, trustedProxies, clientIpHeader, ipv6Prefix, headers, failureRetryAfter,
                 breakerFailures, breakerOpenFor, denyCache ? denyCacheSize : 0, localMaxKeys, tlsCaFile, cluster,
-                sentinel, rules, refresh);
+                sentinel, rules, refresh, limitProvider);
     }
 
     /** The Sentinel-managed primary: both settings or neither, and not with a cluster. */

@@ -93,6 +93,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *   <tr><td>{@code ratelimit.deny-cache.max-entries}</td><td>{@code 10000}</td><td>most rejections remembered</td></tr>
  *   <tr><td>{@code ratelimit.local.max-keys}</td><td>{@code 100000}</td><td>most keys the in-process limiter holds;
  *       past that the least recently used is forgotten</td></tr>
+ *   <tr><td>{@code ratelimit.limit-provider.cache-ttl}</td><td>{@code 60s}</td><td>how long an answer of the
+ *       application's {@link LimitProvider} is used before it is asked again</td></tr>
+ *   <tr><td>{@code ratelimit.limit-provider.cache-size}</td><td>{@code 10000}</td><td>most answers kept</td></tr>
+ *   <tr><td>{@code ratelimit.limit-provider.timeout}</td><td>{@code 50ms}</td><td>the longest a request waits for an
+ *       answer; a slower, failing or invalid one leaves the configured limit</td></tr>
  *   <tr><td>{@code ratelimit.refresh}</td><td>{@code off}</td><td>how often the settings are read again (at least
  *       {@code 100ms}): rules, their limits, plans and policies, the headers and the trusted proxies apply to the
  *       requests that follow; a reading with any problem is refused whole and logged; the connection, key prefix,
@@ -175,6 +180,8 @@ public final class RateLimitFilter implements Filter {
     private boolean enabled;
     private LimiterStack stack;
     private SettingsRefresh refresh;
+    /** The application's own limits ({@link LimitProvider}), or null. */
+    private ProvidedLimits provided;
     private final AtomicBoolean unexpectedLogged = new AtomicBoolean();
 
     /** The filter, configured in {@link #init}. */
@@ -192,16 +199,34 @@ public final class RateLimitFilter implements Filter {
     @Override
     public void init(FilterConfig filterConfig) throws ServletException {
         RateLimitListener listener = RateLimitListener.NONE;
-        if (filterConfig != null && filterConfig.getServletContext() != null
-                && filterConfig.getServletContext().getAttribute(RateLimitListener.class.getName())
-                instanceof RateLimitListener found) {
-            listener = found;
+        LimitProvider provider = null;
+        if (filterConfig != null && filterConfig.getServletContext() != null) {
+            if (filterConfig.getServletContext().getAttribute(RateLimitListener.class.getName())
+                    instanceof RateLimitListener found) {
+                listener = found;
+            }
+            if (filterConfig.getServletContext().getAttribute(LimitProvider.class.getName())
+                    instanceof LimitProvider found) {
+                provider = found;
+            }
         }
-        start(readSettings(), listener);
+        if (provider == null) {
+            provider = java.util.ServiceLoader.load(LimitProvider.class, contextLoader()).findFirst().orElse(null);
+        }
+        start(readSettings(), listener, provider);
+    }
+
+    private static ClassLoader contextLoader() {
+        ClassLoader loader = Thread.currentThread().getContextClassLoader();
+        return loader != null ? loader : RateLimitFilter.class.getClassLoader();
     }
 
     /** Package-private so tests can start the filter from any settings source. */
     void start(SettingsSource source, RateLimitListener listener) throws ServletException {
+        start(source, listener, null);
+    }
+
+    private void start(SettingsSource source, RateLimitListener listener, LimitProvider provider) throws ServletException {
         FilterSettings read;
         try {
             read = SettingsReader.read(source);
@@ -209,6 +234,13 @@ public final class RateLimitFilter implements Filter {
             throw new ServletException(e.getMessage(), e);
         }
         this.enabled = read.enabled();
+        if (provider != null && read.enabled()) {
+            FilterSettings.LimitProviderSettings asked = read.limitProvider();
+            this.provided = new ProvidedLimits(provider, asked.cacheTtl(), asked.cacheSize(), asked.timeout(),
+                    System::nanoTime);
+            LOG.log(System.Logger.Level.INFO, "Rate limits come from the application''s {0} where it gives one",
+                    provider.getClass().getName());
+        }
         this.stack = LimiterStack.start(read, listener);
         this.active = new Active(read, keysFor(read), stack.limiter());
         if (read.enabled() && read.refresh().isPresent()) {
@@ -217,9 +249,9 @@ public final class RateLimitFilter implements Filter {
         }
     }
 
-    private static RequestKeys keysFor(FilterSettings settings) {
+    private RequestKeys keysFor(FilterSettings settings) {
         return new RequestKeys(new ClientAddressResolver(settings.trustedProxies(), settings.clientIpHeader(),
-                settings.ipv6Prefix()), settings.clientIpHeader());
+                settings.ipv6Prefix()), settings.clientIpHeader(), provided);
     }
 
     /** What one request is decided by: one reading of the settings, taken whole. */
@@ -227,10 +259,7 @@ public final class RateLimitFilter implements Filter {
     }
 
     private static SettingsSource readSettings() throws ServletException {
-        ClassLoader loader = Thread.currentThread().getContextClassLoader();
-        if (loader == null) {
-            loader = RateLimitFilter.class.getClassLoader();
-        }
+        ClassLoader loader = contextLoader();
         try {
             return MicroProfileSettingsSource.forClassLoader(loader);
         } catch (NoClassDefFoundError e) {
@@ -363,6 +392,10 @@ public final class RateLimitFilter implements Filter {
         SettingsRefresh running = refresh;
         if (running != null) {
             Teardown.quietly("its settings refresh", running::close);
+        }
+        ProvidedLimits limits = provided;
+        if (limits != null) {
+            Teardown.quietly("its limit provider's threads", limits::close);
         }
         LimiterStack started = stack;
         if (started != null) {

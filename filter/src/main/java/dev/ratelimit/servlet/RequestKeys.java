@@ -26,10 +26,13 @@ final class RequestKeys {
 
     private final ClientAddressResolver addresses;
     private final String clientIpHeader;
+    /** The application's own limits, or null when it provides none. */
+    private final ProvidedLimits provided;
 
-    RequestKeys(ClientAddressResolver addresses, String clientIpHeader) {
+    RequestKeys(ClientAddressResolver addresses, String clientIpHeader, ProvidedLimits provided) {
         this.addresses = addresses;
         this.clientIpHeader = clientIpHeader;
+        this.provided = provided;
     }
 
     /**
@@ -69,7 +72,11 @@ final class RequestKeys {
             Optional<String> key = key(rule, request, path, address);
             if (key.isPresent()) {
                 matched.add(rule);
-                claims.add(Claim.of(planRule(rule, request), key.get(), rule.cost()));
+                Rule applied = planRule(rule, request);
+                if (provided != null) {
+                    applied = provided.apply(applied, key.get(), request.getUserPrincipal());
+                }
+                claims.add(Claim.of(applied, key.get(), rule.cost()));
             }
         }
         return new Matched(matched, claims);

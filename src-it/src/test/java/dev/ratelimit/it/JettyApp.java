@@ -82,7 +82,18 @@ final class JettyApp implements AutoCloseable {
      */
     static JettyApp start(Map<String, String> settings, Map<String, String> environment, RateLimitListener listener)
             throws Exception {
-        return start(new PropertiesConfigSource(settings, "test", 100), environment, listener);
+        return start(new PropertiesConfigSource(settings, "test", 100), environment,
+                listener == null ? Map.of() : Map.of(RateLimitListener.class.getName(), listener));
+    }
+
+    /**
+     * Starts an app whose servlet context holds these attributes before the filter starts, as an
+     * application's {@code ServletContextListener} would set them.
+     *
+     * @throws Exception whatever Jetty throws when the app does not start
+     */
+    static JettyApp startWithAttributes(Map<String, String> settings, Map<String, Object> attributes) throws Exception {
+        return start(new PropertiesConfigSource(settings, "test", 100), Map.of(), attributes);
     }
 
     /**
@@ -92,11 +103,11 @@ final class JettyApp implements AutoCloseable {
      * @throws Exception whatever Jetty throws when the app does not start
      */
     static JettyApp start(org.eclipse.microprofile.config.spi.ConfigSource source) throws Exception {
-        return start(source, Map.of(), null);
+        return start(source, Map.of(), Map.of());
     }
 
     private static JettyApp start(org.eclipse.microprofile.config.spi.ConfigSource source, Map<String, String> environment,
-                                  RateLimitListener listener) throws Exception {
+                                  Map<String, Object> attributes) throws Exception {
         ClassLoader loader = new URLClassLoader(new URL[0], JettyApp.class.getClassLoader());
         ConfigProviderResolver.instance().registerConfig(new SmallRyeConfigBuilder()
                 .withSources(source)
@@ -110,9 +121,7 @@ final class JettyApp implements AutoCloseable {
 
         ServletContextHandler context = new ServletContextHandler("/");
         context.setClassLoader(loader);
-        if (listener != null) {
-            context.setAttribute(RateLimitListener.class.getName(), listener);
-        }
+        attributes.forEach(context::setAttribute);
         FilterHolder authenticator = new FilterHolder(new TestAuthenticator());
         authenticator.setAsyncSupported(true);
         context.addFilter(authenticator, "/*", EnumSet.of(DispatcherType.REQUEST));

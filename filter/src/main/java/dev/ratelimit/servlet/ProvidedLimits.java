@@ -1,0 +1,156 @@
+package dev.ratelimit.servlet;
+
+import dev.ratelimit.Rule;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.LongSupplier;
+
+/**
+ * The application's {@link LimitProvider} behind a bounded cache and a time bound: what the
+ * filter holds a caller to when the application keeps limits of its own.
+ */
+final class ProvidedLimits implements AutoCloseable {
+
+    private static final System.Logger LOG = System.getLogger(ProvidedLimits.class.getName());
+
+    private final LimitProvider provider;
+    private final long ttlNanos;
+    private final long timeoutNanos;
+    private final LongSupplier clock;
+    private final ThreadPoolExecutor calls;
+    /** Rule name + key to the rule to apply and when the answer expires; access order for LRU. */
+    private final Map<String, Answer> cache;
+    /** Answers being computed, so that requests for one key while it is slow ask it once. */
+    private final Map<String, CompletableFuture<Rule>> pending = new java.util.concurrent.ConcurrentHashMap<>();
+    private final AtomicBoolean failureLogged = new AtomicBoolean();
+    private final AtomicBoolean slowLogged = new AtomicBoolean();
+    private final AtomicBoolean invalidLogged = new AtomicBoolean();
+
+    private record Answer(Rule rule, long expiresAt) {
+    }
+
+    ProvidedLimits(LimitProvider provider, Duration ttl, int cacheSize, Duration timeout, LongSupplier nanoClock) {
+        this.provider = provider;
+        this.ttlNanos = ttl.toNanos();
+        this.timeoutNanos = timeout.toNanos();
+        this.clock = nanoClock;
+        this.cache = new LinkedHashMap<>(16, 0.75f, true) {
+            private static final long serialVersionUID = 1L;
+
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<String, Answer> eldest) {
+                return size() > cacheSize;
+            }
+        };
+        // A few threads so that one slow answer does not hold the others up; past the queue,
+        // callers get the configured limit at once.
+        this.calls = new ThreadPoolExecutor(1, 4, 30, TimeUnit.SECONDS, new ArrayBlockingQueue<>(256), task -> {
+            Thread thread = new Thread(task, "ratelimit-limit-provider");
+            thread.setDaemon(true);
+            return thread;
+        }, new ThreadPoolExecutor.AbortPolicy());
+    }
+
+    /**
+     * The rule a caller is held to: the provider's limit for it, cached, or the rule itself.
+     *
+     * @param rule    the configured rule (or the caller's plan's)
+     * @param key       the claim's key
+     * @param principal the request's principal, or null
+     * @return the rule to apply
+     */
+    Rule apply(Rule rule, String key, java.security.Principal principal) {
+        String cacheKey = rule.name() + ' ' + key;
+        long now = clock.getAsLong();
+        synchronized (cache) {
+            Answer cached = cache.get(cacheKey);
+            if (cached != null && now - cached.expiresAt() < 0 && cached.rule().window().equals(rule.window())
+                    && cached.rule().algorithm() == rule.algorithm()) {
+                return cached.rule();
+            }
+        }
+        CompletableFuture<Rule> answer;
+        try {
+            List<CompletableFuture<Rule>> created = new ArrayList<>(1);
+            answer = pending.computeIfAbsent(cacheKey, k -> {
+                CompletableFuture<Rule> asked = CompletableFuture.supplyAsync(
+                        () -> ruleFor(rule, provider.limit(rule, key, principal)), calls);
+                created.add(asked);
+                return asked;
+            });
+            // Outside computeIfAbsent: a quick answer completes its callback at once, on this thread.
+            if (!created.isEmpty()) {
+                answer.whenComplete((answered, failure) -> {
+                    if (answered != null) {
+                        synchronized (cache) {
+                            cache.put(cacheKey, new Answer(answered, clock.getAsLong() + ttlNanos));
+                        }
+                    }
+                    pending.remove(cacheKey, answer);
+                });
+            }
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            logOnce(slowLogged, "The application's LimitProvider is too slow to keep up; callers get the configured "
+                    + "limits meanwhile (logged once)");
+            return rule;
+        }
+        try {
+            return answer.get(timeoutNanos, TimeUnit.NANOSECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            logOnce(slowLogged, "The application's LimitProvider took longer than " + Duration.ofNanos(timeoutNanos)
+                    .toMillis() + " ms; callers get the configured limits until it answers (logged once)");
+            return rule;
+        } catch (java.util.concurrent.ExecutionException e) {
+            logOnce(failureLogged, "The application's LimitProvider failed; callers get the configured limits "
+                    + "(logged once): " + e.getCause());
+            synchronized (cache) {
+                // A failing provider is not asked again for this key until the answer would expire.
+                cache.put(cacheKey, new Answer(rule, clock.getAsLong() + ttlNanos));
+            }
+            return rule;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return rule;
+        }
+    }
+
+    /** The rule with the provider's limit; the rule itself for no answer or one it cannot take. */
+    private Rule ruleFor(Rule rule, OptionalLong limit) {
+        if (limit == null || limit.isEmpty() || limit.getAsLong() == rule.limit()) {
+            return rule;
+        }
+        long units = limit.getAsLong();
+        try {
+            long burst = !rule.algorithm().hasBurst() ? units
+                    : Math.max(1, (long) Math.ceil((double) rule.burst() * units / rule.limit()));
+            return new Rule(rule.name(), rule.algorithm(), units, rule.window(), burst, rule.countRejected(),
+                    rule.shadow());
+        } catch (IllegalArgumentException e) {
+            logOnce(invalidLogged, "The application's LimitProvider answered a limit of " + units + " for rule '"
+                    + rule.name() + "', which it cannot take (" + e.getMessage() + "); the configured limit applies "
+                    + "(logged once)");
+            return rule;
+        }
+    }
+
+    private static void logOnce(AtomicBoolean logged, String message) {
+        if (logged.compareAndSet(false, true)) {
+            LOG.log(System.Logger.Level.WARNING, message);
+        }
+    }
+
+    @Override
+    public void close() {
+        calls.shutdownNow();
+    }
+}

@@ -1,0 +1,89 @@
+package dev.ratelimit.it;
+
+import dev.ratelimit.servlet.LimitProvider;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Limits from the application's {@link LimitProvider} on real Jetty and Valkey: its answer
+ * holds the caller, answers are cached, and a provider that throws, is slow or answers nonsense
+ * leaves the configured limit without slowing the request past the timeout.
+ */
+@ExtendWith(ValkeyExtension.class)
+class LimitProviderTest {
+
+    private final ValkeyServer valkey;
+
+    LimitProviderTest(ValkeyServer valkey) {
+        this.valkey = valkey;
+    }
+
+    @BeforeEach
+    void empty() {
+        valkey.flushAll();
+    }
+
+    @Test
+    void theProvidersLimitHoldsItsCallerAndABadProviderLeavesTheConfiguredOne() throws Exception {
+        Map<String, Integer> asked = new ConcurrentHashMap<>();
+        AtomicInteger calls = new AtomicInteger();
+        LimitProvider database = (rule, key, principal) -> {
+            calls.incrementAndGet();
+            asked.merge(key, 1, Integer::sum);
+            return switch (key) {
+                case "header.x-caller:gold" -> OptionalLong.of(6);
+                case "header.x-caller:broken" -> throw new IllegalStateException("the database is down");
+                case "header.x-caller:slow" -> {
+                    try {
+                        Thread.sleep(1_000);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    yield OptionalLong.of(50);
+                }
+                case "header.x-caller:nonsense" -> OptionalLong.of(-3);
+                default -> OptionalLong.empty();
+            };
+        };
+        Map<String, String> settings = JettyApp.settings(valkey.url(), "ratelimit.rules", "api",
+                "ratelimit.rule.api.algorithm", "token-bucket", "ratelimit.rule.api.limit", "2",
+                "ratelimit.rule.api.window", "1h", "ratelimit.rule.api.key", "header:X-Caller",
+                "ratelimit.limit-provider.timeout", "100ms", "ratelimit.deny-cache.enabled", "false");
+        try (JettyApp app = JettyApp.startWithAttributes(settings, Map.of(LimitProvider.class.getName(), database))) {
+            assertThat(allowedOf(app, "gold", 9)).as("the provider's limit").isEqualTo(6);
+            assertThat(asked.get("header.x-caller:gold")).as("asked once, then cached").isEqualTo(1);
+            assertThat(app.get("/", "X-Caller", "gold").headers().firstValue("RateLimit-Policy"))
+                    .hasValue("\"api\";q=6;w=3600");
+            assertThat(allowedOf(app, "plain", 5)).as("no answer: the configured limit").isEqualTo(2);
+            assertThat(allowedOf(app, "broken", 5)).isEqualTo(2);
+            assertThat(allowedOf(app, "nonsense", 5)).isEqualTo(2);
+
+            long began = System.nanoTime();
+            int slowAllowed = allowedOf(app, "slow", 1);
+            Duration first = Duration.ofNanos(System.nanoTime() - began);
+            assertThat(slowAllowed).isEqualTo(1);
+            assertThat(first).as("a slow provider does not hold the request past the timeout")
+                    .isLessThan(Duration.ofMillis(800));
+            // Once its answer has come, it is used.
+            Thread.sleep(1_200);
+            assertThat(allowedOf(app, "slow", 60)).as("the late answer, 50, minus the one used").isEqualTo(49);
+        }
+    }
+
+    private static int allowedOf(JettyApp app, String caller, int n) throws Exception {
+        int allowed = 0;
+        for (int i = 0; i < n; i++) {
+            allowed += app.get("/", "X-Caller", caller).statusCode() == 200 ? 1 : 0;
+        }
+        return allowed;
+    }
+}
