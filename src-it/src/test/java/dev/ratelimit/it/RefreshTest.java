@@ -111,4 +111,32 @@ class RefreshTest {
             assertThat(allowedOf(app, "/search", "c", 3)).as("the new rule").isEqualTo(1);
         }
     }
+
+    @Test
+    void aPlansLimitChangedInTheSourceHoldsWithinOneRefreshAndKeepsTheCounts() throws Exception {
+        DynamicSource source = new DynamicSource();
+        source.values.putAll(JettyApp.settings(valkey.url(), "ratelimit.rules", "api",
+                "ratelimit.rule.api.algorithm", "gcra", "ratelimit.rule.api.limit", "2",
+                "ratelimit.rule.api.window", "1h", "ratelimit.rule.api.key", "header:X-Caller",
+                "ratelimit.rule.api.plan", "header:X-Plan", "ratelimit.rule.api.plan.pro.limit", "4",
+                "ratelimit.trusted-proxies", "127.0.0.1/32",
+                "ratelimit.refresh", REFRESH_MILLIS + "ms", "ratelimit.deny-cache.enabled", "false"));
+        try (JettyApp app = JettyApp.start(source)) {
+            assertThat(allowedOfPlan(app, "p", "pro", 3)).isEqualTo(3);
+            source.values.put("ratelimit.rule.api.plan.pro.limit", "6");
+            awaitRefresh();
+            assertThat(app.get("/api", "X-Caller", "q", "X-Plan", "pro").headers().firstValue("RateLimit-Policy"))
+                    .hasValue("\"api\";q=6;w=3600");
+            assertThat(allowedOfPlan(app, "p", "pro", 6)).as("6 - 3 used").isEqualTo(3);
+            assertThat(allowedOfPlan(app, "r", "none", 3)).as("callers of no plan keep the rule's").isEqualTo(2);
+        }
+    }
+
+    private static int allowedOfPlan(JettyApp app, String caller, String plan, int n) throws Exception {
+        int allowed = 0;
+        for (int i = 0; i < n; i++) {
+            allowed += app.get("/api", "X-Caller", caller, "X-Plan", plan).statusCode() == 200 ? 1 : 0;
+        }
+        return allowed;
+    }
 }
