@@ -6,7 +6,7 @@
  *   <li>{@code dev.ratelimit}: the API ({@code RateLimiter}, {@code Rule}, {@code Claim},
  *       {@code Decision}, {@code Decisions}, {@code FailurePolicy}, {@code ResilientRateLimiter},
  *       {@code RateLimitListener}, the exceptions);</li>
- *   <li>{@code dev.ratelimit.servlet}: {@code RateLimitFilter} and {@code LimitProvider};</li>
+ *   <li>{@code dev.ratelimit.servlet}: {@code RateLimitFilter}, {@code LimitProvider} and {@code ListenerProvider};</li>
  *   <li>{@code dev.ratelimit.valkey}: {@code ValkeyRateLimiter} and {@code ValkeySettings};</li>
  *   <li>{@code dev.ratelimit.local}: {@code LocalRateLimiter}, the in-process limiter.</li>
  * </ul>
@@ -27,6 +27,8 @@ module dev.ratelimit {
     exports dev.ratelimit.local;
     // An application's own limits, found as a service when not set in the servlet context.
     uses dev.ratelimit.servlet.LimitProvider;
+    // A metrics library's listener, found when the application sets none.
+    uses dev.ratelimit.servlet.ListenerProvider;
     // The platform MBean server reads the per-rule MBean interfaces.
     exports dev.ratelimit.metrics to java.management;
 }

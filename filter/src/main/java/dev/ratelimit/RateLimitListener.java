@@ -25,7 +25,18 @@ public interface RateLimitListener {
         /** Units the rule took were given back after the work ({@link Reservation#cancel()}). */
         REFUNDED,
         /** Units the rule took were to be given back, but the store could not be reached: they stay counted. */
-        REFUND_DROPPED
+        REFUND_DROPPED,
+        /**
+         * The rejection was answered by the deny cache, without the store; reported as well as
+         * {@link #REJECTED}, which counts every rejection.
+         */
+        DENY_CACHE_HIT,
+        /**
+         * The rule allowed the request with little of its quota left: at most
+         * {@code 1 - near-limit-ratio} of it (by default, 80 % or more used). Reported as well as
+         * {@link #ALLOWED}.
+         */
+        NEAR_LIMIT
     }
 
     /** A listener that ignores everything. */
@@ -39,6 +50,17 @@ public interface RateLimitListener {
      * @param event what happened
      */
     default void onEvent(String rule, Event event) {
+    }
+
+    /**
+     * How long the store took to decide a request, once for each rule the call decided: the
+     * decision latency, the call to Valkey included. Not told for answers of the deny cache or
+     * of a failure policy.
+     *
+     * @param rule  the rule's name
+     * @param nanos the time the call took, in nanoseconds
+     */
+    default void onDecisionTime(String rule, long nanos) {
     }
 
     /**

@@ -35,7 +35,7 @@ import java.util.function.Predicate;
  * <p>Settings, each with its default: {@link Builder#policy} per rule, else
  * {@link Builder#defaultPolicy} ({@link FailurePolicy#open()}); {@link Builder#denyCache}
  * 10,000 entries (0: off); {@link Builder#fallback} a new {@link LocalRateLimiter};
- * {@link Builder#failureRetryAfter} 1 s; {@link Builder#listener} nobody.
+ * {@link Builder#failureRetryAfter} 1 s; {@link Builder#nearLimitRatio} 0.8; {@link Builder#listener} nobody.
  */
 public final class ResilientRateLimiter implements RateLimiter {
 
@@ -43,6 +43,8 @@ public final class ResilientRateLimiter implements RateLimiter {
 
     /** Default most rejections the deny cache remembers. */
     public static final int DEFAULT_DENY_CACHE_ENTRIES = 10_000;
+    /** Default share of a quota used from which an allowed request is near its limit, as Envoy's 80 %. */
+    public static final double DEFAULT_NEAR_LIMIT_RATIO = 0.8;
     /** Default retry-after of a decision refused by a closed policy. */
     public static final Duration DEFAULT_FAILURE_RETRY_AFTER = Duration.ofSeconds(1);
 
@@ -52,6 +54,7 @@ public final class ResilientRateLimiter implements RateLimiter {
     private final RateLimitListener listener;
     private final LongSupplier clock;
     private final AtomicBoolean storeDown = new AtomicBoolean();
+    private final double nearLimitRatio;
 
     private ResilientRateLimiter(Builder builder) {
         this.shared = builder.shared;
@@ -61,6 +64,7 @@ public final class ResilientRateLimiter implements RateLimiter {
         this.denyCache = builder.denyCacheEntries > 0 ? new DenyCache(builder.denyCacheEntries) : null;
         this.listener = builder.listener;
         this.clock = builder.clock;
+        this.nearLimitRatio = builder.nearLimitRatio;
     }
 
     /**
@@ -128,7 +132,12 @@ public final class ResilientRateLimiter implements RateLimiter {
         while (!pending.isEmpty()) {
             try {
                 reservedClaims = pick(claims, pending);
+                long began = System.nanoTime();
                 reserved = shared.reserveAll(reservedClaims);
+                long took = System.nanoTime() - began;
+                for (Claim claim : reservedClaims) {
+                    listener.onDecisionTime(claim.rule().name(), took);
+                }
                 answer = reserved.decisions();
                 storeAnswered();
                 for (int j = 0; j < pending.size(); j++) {
@@ -218,11 +227,20 @@ public final class ResilientRateLimiter implements RateLimiter {
             }
             listener.onEvent(rule.name(), decision.allowed() ? RateLimitListener.Event.ALLOWED
                     : rule.shadow() ? RateLimitListener.Event.SHADOW_REJECTED : RateLimitListener.Event.REJECTED);
+            if (decision.allowed() && nearLimit(rule, decision.remaining())) {
+                listener.onEvent(rule.name(), RateLimitListener.Event.NEAR_LIMIT);
+            }
             if (!decision.allowed() && denyCache != null && !rule.shadow() && !rule.countRejected()
                     && decision.basis() == Decision.Basis.SHARED) {
                 denyCache.deny(rule.name(), claims.get(i).key(), decision, now);
             }
         }
+    }
+
+    /** Whether at least the near-limit share of the quota is used (with room for 0.8's binary rounding). */
+    private boolean nearLimit(Rule rule, long remaining) {
+        long used = rule.capacity() - Math.min(remaining, rule.capacity());
+        return used >= rule.capacity() * nearLimitRatio - 1e-9;
     }
 
     private void storeAnswered() {
@@ -296,6 +314,7 @@ public final class ResilientRateLimiter implements RateLimiter {
         private RateLimitListener listener = RateLimitListener.NONE;
         private Duration failureRetryAfter = DEFAULT_FAILURE_RETRY_AFTER;
         private LongSupplier clock = System::currentTimeMillis;
+        private double nearLimitRatio = DEFAULT_NEAR_LIMIT_RATIO;
 
         private Builder(RateLimiter shared) {
             this.shared = Objects.requireNonNull(shared, "shared");
@@ -385,6 +404,21 @@ public final class ResilientRateLimiter implements RateLimiter {
                 throw new IllegalArgumentException("failure retry-after " + retryAfter + " must be at least 1 s");
             }
             this.failureRetryAfter = retryAfter;
+            return this;
+        }
+
+        /**
+         * How much of a rule's quota used makes an allowed request {@link
+         * RateLimitListener.Event#NEAR_LIMIT}. Default {@value ResilientRateLimiter#DEFAULT_NEAR_LIMIT_RATIO}.
+         *
+         * @param ratio above 0, at most 1
+         * @return this builder
+         */
+        public Builder nearLimitRatio(double ratio) {
+            if (!(ratio > 0 && ratio <= 1)) {
+                throw new IllegalArgumentException("near-limit ratio " + ratio + " must be above 0 and at most 1");
+            }
+            this.nearLimitRatio = ratio;
             return this;
         }
 

@@ -43,6 +43,8 @@ import java.util.Optional;
  * @param refresh          how often the settings are read again, rules applied while running;
  *                         empty: never (the default)
  * @param limitProvider    how the application's {@code LimitProvider}, if it has one, is asked
+ * @param nearLimitRatio   the share of a quota used from which an allowed request is reported as
+ *                         near its limit
  */
 public record FilterSettings(boolean enabled, Optional<String> valkeyUrl, Duration timeout, Duration connectTimeout,
                              int poolMaxTotal, int poolMaxIdle, Duration poolMaxWait, int pipelines, String keyPrefix,
@@ -50,7 +52,8 @@ public record FilterSettings(boolean enabled, Optional<String> valkeyUrl, Durati
                              HeaderMode headers, Duration failureRetryAfter, int breakerFailures,
                              Duration breakerOpenFor, int denyCacheSize, int localMaxKeys, Optional<Path> tlsCaFile,
                              boolean cluster, Optional<ValkeySettings.Sentinel> sentinel,
-                             List<RuleSettings> rules, Optional<Duration> refresh, LimitProviderSettings limitProvider) {
+                             List<RuleSettings> rules, Optional<Duration> refresh, LimitProviderSettings limitProvider,
+                             double nearLimitRatio) {
 
     /**
      * How the application's limit provider is asked.
@@ -98,6 +101,7 @@ public record FilterSettings(boolean enabled, Optional<String> valkeyUrl, Durati
         m.put("ratelimit.valkey.sentinel.*", sentinel);
         m.put("ratelimit.refresh", refresh);
         m.put("ratelimit.limit-provider.*", limitProvider);
+        m.put("ratelimit.metrics.near-limit-ratio", nearLimitRatio);
         return m;
     }
 

@@ -1,6 +1,7 @@
 package dev.ratelimit.config;
 
 import dev.ratelimit.Algorithm;
+import dev.ratelimit.ResilientRateLimiter;
 import dev.ratelimit.Rule;
 import dev.ratelimit.local.LocalRateLimiter;
 import dev.ratelimit.net.Cidr;
@@ -69,7 +70,7 @@ public final class SettingsReader {
                     ValkeyRateLimiter.DEFAULT_KEY_PREFIX, false,
                     List.of(), "X-Forwarded-For", 64, HeaderMode.DRAFT, Duration.ofSeconds(1), 0, Duration.ofSeconds(1),
                     0, 1, Optional.empty(), false, Optional.empty(), List.of(), Optional.empty(),
-                    FilterSettings.LimitProviderSettings.DEFAULTS);
+                    FilterSettings.LimitProviderSettings.DEFAULTS, ResilientRateLimiter.DEFAULT_NEAR_LIMIT_RATIO);
         }
         Optional<String> valkeyUrl = values.raw("ratelimit.valkey.url");
         Duration timeout = values.duration("ratelimit.valkey.timeout", ValkeySettings.DEFAULT_SOCKET_TIMEOUT, Duration.ofMillis(1));
@@ -124,6 +125,19 @@ public final class SettingsReader {
                 values.duration("ratelimit.limit-provider.cache-ttl", defaults.cacheTtl(), Duration.ofMillis(1)),
                 (int) values.number("ratelimit.limit-provider.cache-size", defaults.cacheSize(), 1, 10_000_000),
                 values.duration("ratelimit.limit-provider.timeout", defaults.timeout(), Duration.ofMillis(1)));
+        double nearLimitRatio = values.raw("ratelimit.metrics.near-limit-ratio").map(v -> {
+            try {
+                double ratio = Double.parseDouble(v.trim());
+                if (ratio > 0 && ratio <= 1) {
+                    return ratio;
+                }
+            } catch (NumberFormatException e) {
+                // reported below
+            }
+            values.problem("ratelimit.metrics.near-limit-ratio", v, "must be a number above 0 and at most 1 (0.8: "
+                    + "80 % of the quota used)");
+            return ResilientRateLimiter.DEFAULT_NEAR_LIMIT_RATIO;
+        }).orElse(ResilientRateLimiter.DEFAULT_NEAR_LIMIT_RATIO);
         Optional<Duration> refresh = values.raw("ratelimit.refresh").filter(v -> !v.trim().equals("off"))
                 .map(v -> values.parseDuration("ratelimit.refresh", v, Duration.ofMillis(100)));
 
@@ -149,7 +163,7 @@ public final class SettingsReader {
         return new FilterSettings(enabled, valkeyUrl, timeout, connectTimeout, poolMaxTotal, poolMaxIdle, poolMaxWait,
                 pipelines, keyPrefix, clientClock, trustedProxies, clientIpHeader, ipv6Prefix, headers, failureRetryAfter,
                 breakerFailures, breakerOpenFor, denyCache ? denyCacheSize : 0, localMaxKeys, tlsCaFile, cluster,
-                sentinel, rules, refresh, limitProvider);
+                sentinel, rules, refresh, limitProvider, nearLimitRatio);
     }
 
     /** The Sentinel-managed primary: both settings or neither, and not with a cluster. */

@@ -115,6 +115,7 @@ public final class DenyCache {
             if (denied.isPresent()) {
                 decisions[i] = denied.get();
                 listener.onEvent(rule.name(), RateLimitListener.Event.REJECTED);
+                listener.onEvent(rule.name(), RateLimitListener.Event.DENY_CACHE_HIT);
                 any = true;
             } else {
                 // Not asked, so nothing counted: the request is rejected by a remembered rule anyway.

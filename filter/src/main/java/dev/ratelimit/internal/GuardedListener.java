@@ -43,6 +43,15 @@ public final class GuardedListener implements RateLimitListener {
     }
 
     @Override
+    public void onDecisionTime(String rule, long nanos) {
+        try {
+            delegate.onDecisionTime(rule, nanos);
+        } catch (RuntimeException | LinkageError e) {
+            failed(e);
+        }
+    }
+
+    @Override
     public void onBreakerChange(boolean open) {
         try {
             delegate.onBreakerChange(open);

@@ -64,6 +64,15 @@ public final class Metrics implements RateLimitListener {
     }
 
     @Override
+    public void onDecisionTime(String rule, long nanos) {
+        RuleMetrics metrics = rules.get(rule);
+        if (metrics != null) {
+            metrics.recordDecisionTime(nanos);
+        }
+        application.onDecisionTime(rule, nanos);
+    }
+
+    @Override
     public void onBreakerChange(boolean open) {
         application.onBreakerChange(open);
     }

@@ -15,6 +15,12 @@ public final class RuleMetrics implements RuleMetricsMBean {
     private final LongAdder fallbackDecisions = new LongAdder();
     private final LongAdder refunded = new LongAdder();
     private final LongAdder refundsDropped = new LongAdder();
+    private final LongAdder denyCacheHits = new LongAdder();
+    private final LongAdder nearLimit = new LongAdder();
+    private final LongAdder decisions = new LongAdder();
+    private final LongAdder decisionNanos = new LongAdder();
+    private final java.util.concurrent.atomic.LongAccumulator slowestNanos =
+            new java.util.concurrent.atomic.LongAccumulator(Math::max, 0);
     private final BooleanSupplier breakerOpen;
 
     /**
@@ -40,7 +46,41 @@ public final class RuleMetrics implements RuleMetricsMBean {
             case FALLBACK -> fallbackDecisions.increment();
             case REFUNDED -> refunded.increment();
             case REFUND_DROPPED -> refundsDropped.increment();
+            case DENY_CACHE_HIT -> denyCacheHits.increment();
+            case NEAR_LIMIT -> nearLimit.increment();
         }
+    }
+
+    /**
+     * Counts one decision's latency.
+     *
+     * @param nanos the time the store took
+     */
+    public void recordDecisionTime(long nanos) {
+        decisions.increment();
+        decisionNanos.add(nanos);
+        slowestNanos.accumulate(nanos);
+    }
+
+    @Override
+    public long getDenyCacheHits() {
+        return denyCacheHits.sum();
+    }
+
+    @Override
+    public long getNearLimit() {
+        return nearLimit.sum();
+    }
+
+    @Override
+    public double getMeanDecisionMillis() {
+        long count = decisions.sum();
+        return count == 0 ? 0 : decisionNanos.sum() / 1e6 / count;
+    }
+
+    @Override
+    public double getSlowestDecisionMillis() {
+        return slowestNanos.get() / 1e6;
     }
 
     @Override

@@ -56,6 +56,34 @@ public interface RuleMetricsMBean {
     long getRefundsDropped();
 
     /**
+     * Rejections answered by the deny cache, without the store (also counted as rejected).
+     *
+     * @return the count
+     */
+    long getDenyCacheHits();
+
+    /**
+     * Allowed requests with little of the quota left (also counted as allowed).
+     *
+     * @return the count
+     */
+    long getNearLimit();
+
+    /**
+     * The mean time the store took to decide, in milliseconds, since start.
+     *
+     * @return the mean; 0 before the first decision
+     */
+    double getMeanDecisionMillis();
+
+    /**
+     * The longest the store took to decide, in milliseconds, since start.
+     *
+     * @return the slowest
+     */
+    double getSlowestDecisionMillis();
+
+    /**
      * Whether the circuit breaker in front of the store is open now.
      *
      * @return true while calls to the store are suspended

@@ -76,7 +76,8 @@ final class LimiterStack {
     ResilientRateLimiter limiterFor(FilterSettings settings) {
         metrics.addRules(settings.rules().stream().map(r -> r.rule().name()).toList());
         ResilientRateLimiter.Builder builder = ResilientRateLimiter.builder(shared).fallback(fallback)
-                .denyCache(settings.denyCacheSize()).failureRetryAfter(settings.failureRetryAfter()).listener(metrics);
+                .denyCache(settings.denyCacheSize()).failureRetryAfter(settings.failureRetryAfter())
+                .nearLimitRatio(settings.nearLimitRatio()).listener(metrics);
         for (RuleSettings rule : settings.rules()) {
             builder.policy(rule.rule().name(), rule.failurePolicy());
         }

@@ -26,6 +26,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.ServiceConfigurationError;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -98,6 +99,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *   <tr><td>{@code ratelimit.limit-provider.cache-size}</td><td>{@code 10000}</td><td>most answers kept</td></tr>
  *   <tr><td>{@code ratelimit.limit-provider.timeout}</td><td>{@code 50ms}</td><td>the longest a request waits for an
  *       answer; a slower, failing or invalid one leaves the configured limit</td></tr>
+ *   <tr><td>{@code ratelimit.metrics.near-limit-ratio}</td><td>{@code 0.8}</td><td>the share of a quota used from
+ *       which an allowed request is reported as near its limit</td></tr>
  *   <tr><td>{@code ratelimit.refresh}</td><td>{@code off}</td><td>how often the settings are read again (at least
  *       {@code 100ms}): rules, their limits, plans and policies, the headers and the trusted proxies apply to the
  *       requests that follow; a reading with any problem is refused whole and logged; the connection, key prefix,
@@ -211,9 +214,42 @@ public final class RateLimitFilter implements Filter {
             }
         }
         if (provider == null) {
-            provider = java.util.ServiceLoader.load(LimitProvider.class, contextLoader()).findFirst().orElse(null);
+            provider = services(LimitProvider.class).stream().findFirst().orElse(null);
+        }
+        if (listener == RateLimitListener.NONE && filterConfig != null && filterConfig.getServletContext() != null) {
+            // A metrics library on the class path, e.g. ratelimit-micrometer: no code needed.
+            for (ListenerProvider found : services(ListenerProvider.class)) {
+                Optional<RateLimitListener> offered = found.listenerFor(filterConfig.getServletContext());
+                if (offered.isPresent()) {
+                    listener = offered.get();
+                    LOG.log(System.Logger.Level.INFO, "Rate-limit events go to {0}", listener.getClass().getName());
+                    break;
+                }
+            }
         }
         start(readSettings(), listener, provider);
+    }
+
+    /**
+     * The services of a type the application offers. One that cannot be loaded (a JAR of the
+     * container's, compiled against another copy of this library) is skipped and logged.
+     */
+    private static <T> List<T> services(Class<T> type) {
+        List<T> found = new ArrayList<>();
+        java.util.Iterator<T> it = java.util.ServiceLoader.load(type, contextLoader()).iterator();
+        // Bounded: an iterator that failed on an entry moves past it, but a broken one must not spin.
+        for (int tries = 0; tries < 100; tries++) {
+            try {
+                if (!it.hasNext()) {
+                    return found;
+                }
+                found.add(it.next());
+            } catch (ServiceConfigurationError e) {
+                LOG.log(System.Logger.Level.WARNING, "A {0} service cannot be used and is skipped: {1}",
+                        type.getSimpleName(), e.getMessage());
+            }
+        }
+        return found;
     }
 
     private static ClassLoader contextLoader() {

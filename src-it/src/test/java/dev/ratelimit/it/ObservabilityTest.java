@@ -82,7 +82,8 @@ class ObservabilityTest {
                 statuses.add(app.get("/").statusCode());
             }
             assertThat(statuses).containsExactly(200, 200, 429, 429);
-            assertThat(calls.sum()).as("every event still delivered").isEqualTo(4);
+            // allowed, allowed and near the limit, rejected, rejected by the deny cache.
+            assertThat(calls.sum()).as("every event still delivered").isEqualTo(6);
         }
     }
 }

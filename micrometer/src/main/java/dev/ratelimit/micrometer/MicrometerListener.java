@@ -1,0 +1,84 @@
+package dev.ratelimit.micrometer;
+
+import dev.ratelimit.RateLimitListener;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The filter's events as Micrometer meters. Tags are the rule's name and the outcome only,
+ * never a key, so the number of series is bounded by the rules configured.
+ *
+ * <ul>
+ *   <li>{@code ratelimit.decisions} (counter), tags {@code rule} and {@code outcome}: one of
+ *       {@code allowed}, {@code rejected}, {@code shadow_rejected}, {@code store_error},
+ *       {@code fallback}, {@code deny_cache_hit} (also counted as {@code rejected}),
+ *       {@code refunded}, {@code refund_dropped};</li>
+ *   <li>{@code ratelimit.near.limit} (counter), tag {@code rule}: allowed requests with 80 % or
+ *       more of the quota used ({@code ratelimit.metrics.near-limit-ratio});</li>
+ *   <li>{@code ratelimit.decision} (timer), tag {@code rule}: the time the store took to decide,
+ *       with the percentiles given to {@link #MicrometerListener(MeterRegistry, double...)}
+ *       (none by default) and a histogram when the registry is asked for one;</li>
+ *   <li>{@code ratelimit.breaker.open} (gauge): 1 while the circuit breaker in front of Valkey
+ *       is open, else 0.</li>
+ * </ul>
+ *
+ * <p>From code: {@code servletContext.setAttribute(RateLimitListener.class.getName(), new
+ * MicrometerListener(registry))} before the filter starts. With no code, the JAR on the class
+ * path finds the registry itself ({@link MicrometerListenerProvider}).
+ */
+public final class MicrometerListener implements RateLimitListener {
+
+    private final MeterRegistry registry;
+    private final double[] percentiles;
+    private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+    private final Map<String, Timer> timers = new ConcurrentHashMap<>();
+    private final AtomicInteger breakerOpen = new AtomicInteger();
+
+    /**
+     * Meters in a registry.
+     *
+     * @param registry    where the meters go
+     * @param percentiles the decision timer's published percentiles, e.g. {@code 0.5, 0.99};
+     *                    none for a plain timer
+     */
+    public MicrometerListener(MeterRegistry registry, double... percentiles) {
+        this.registry = Objects.requireNonNull(registry, "registry");
+        this.percentiles = percentiles.clone();
+        Gauge.builder("ratelimit.breaker.open", breakerOpen, AtomicInteger::get)
+                .description("1 while the circuit breaker in front of Valkey is open").register(registry);
+    }
+
+    @Override
+    public void onEvent(String rule, Event event) {
+        if (event == Event.NEAR_LIMIT) {
+            counters.computeIfAbsent(rule + " near", k -> Counter.builder("ratelimit.near.limit").tag("rule", rule)
+                    .description("Allowed requests with little of the quota left").register(registry)).increment();
+            return;
+        }
+        String outcome = event.name().toLowerCase(Locale.ROOT);
+        counters.computeIfAbsent(rule + ' ' + outcome, k -> Counter.builder("ratelimit.decisions").tag("rule", rule)
+                .tag("outcome", outcome).description("Rate-limit decisions per rule and outcome").register(registry))
+                .increment();
+    }
+
+    @Override
+    public void onDecisionTime(String rule, long nanos) {
+        timers.computeIfAbsent(rule, r -> Timer.builder("ratelimit.decision").tag("rule", r)
+                .description("Time the store took to decide").publishPercentiles(percentiles).register(registry))
+                .record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public void onBreakerChange(boolean open) {
+        breakerOpen.set(open ? 1 : 0);
+    }
+}
