@@ -63,6 +63,13 @@ class ExampleWarTest {
             try (var inspect = valkey.connect()) {
                 assertThat(inspect.keys("rl:v1:*")).contains("rl:v1:login-user:sliding-log:{param.username:alice}");
             }
+            // The example's /metrics: ratelimit-micrometer in the WAR, no rate-limit code.
+            String metrics = get(base + "/metrics").body();
+            assertThat(metrics).contains("ratelimit_decisions_total{outcome=\"allowed\",rule=\"api\"} 5.0")
+                    .contains("ratelimit_decisions_total{outcome=\"rejected\",rule=\"api\"} 5.0")
+                    .contains("ratelimit_decisions_total{outcome=\"allowed\",rule=\"login-user\"} 5.0")
+                    .contains("ratelimit_decisions_total{outcome=\"rejected\",rule=\"login-user\"} 2.0")
+                    .contains("ratelimit_breaker_open 0.0");
         } finally {
             System.clearProperty("ratelimit.valkey.url");
             if (server != null) {
