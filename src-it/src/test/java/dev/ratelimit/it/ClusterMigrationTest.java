@@ -114,10 +114,12 @@ class ClusterMigrationTest {
                 threads.add(thread);
             }
             FailoverLoad.sleep(300);
-            // The pair's first key moves alone, 300 ms before the rest: meanwhile every two-key call
-            // meets one moved key and one not, and the source answers TRYAGAIN.
+            // The pair's first key moves alone, then one single rule's key, 300 ms before the rest:
+            // meanwhile every two-key call meets one moved key and one not (the source answers
+            // TRYAGAIN), and every call of that single rule finds its key gone (ASK).
             int moved = cluster.migrateSlot(slot, target, 1, Duration.ofMillis(5),
-                    List.of(limiter.stateKey(pairFirst, KEY)), Duration.ofMillis(300));
+                    List.of(limiter.stateKey(pairFirst, KEY), limiter.stateKey(rules.get(0), KEY)),
+                    Duration.ofMillis(300));
             FailoverLoad.sleep(2_500);
             stop.set(true);
             for (Thread thread : threads) {
