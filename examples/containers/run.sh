@@ -3,7 +3,8 @@
 # checks the filter's promises over HTTP, and stops the server:
 #   - /api/hello answers 200 with RateLimit-Policy and RateLimit,
 #   - /api/async (an async servlet behind the filter) answers 200,
-#   - the api rule's burst of 5 ends in a 429 with Retry-After.
+#   - the api rule's burst of 5 ends in a 429 with Retry-After,
+#   - /metrics (ratelimit-micrometer in the WAR) counts the rejections.
 #
 # Usage: examples/containers/run.sh liberty|wildfly|payara
 #   VALKEY_URL  the Valkey to use (default: a throwaway valkey-server on a free port)
@@ -116,5 +117,8 @@ statuses=""
 for _ in $(seq 6); do statuses="$statuses $(curl -s -o /dev/null -w '%{http_code}' "$base/api/hello")"; done
 echo "six more requests:$statuses"
 case "$statuses" in *429*) echo "ok   the burst ends in 429" ;; *) echo "FAIL no 429"; fail=1 ;; esac
+# ratelimit-micrometer in the WAR reports to the example's registry with no code.
+rejected=$(curl -s "$base/metrics" | grep '^ratelimit_decisions_total{outcome="rejected",rule="api"}' || true)
+if [ -n "$rejected" ]; then echo "ok   /metrics: $rejected"; else echo "FAIL /metrics shows no rejection of api"; fail=1; fi
 echo "server log: $log"
 exit $fail
