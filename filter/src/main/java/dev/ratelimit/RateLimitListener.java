@@ -64,6 +64,14 @@ public interface RateLimitListener {
     }
 
     /**
+     * The filter is being destroyed (the application undeployed): nothing more will be told. A
+     * listener that registered something outside the application (meters in a shared
+     * registry) removes it here.
+     */
+    default void onClose() {
+    }
+
+    /**
      * The circuit breaker in front of the store opened (calls stop) or closed (calls resume).
      *
      * @param open true when it opened

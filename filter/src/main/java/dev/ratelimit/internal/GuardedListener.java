@@ -52,6 +52,15 @@ public final class GuardedListener implements RateLimitListener {
     }
 
     @Override
+    public void onClose() {
+        try {
+            delegate.onClose();
+        } catch (RuntimeException | LinkageError e) {
+            failed(e);
+        }
+    }
+
+    @Override
     public void onBreakerChange(boolean open) {
         try {
             delegate.onBreakerChange(open);

@@ -73,6 +73,11 @@ public final class Metrics implements RateLimitListener {
     }
 
     @Override
+    public void onClose() {
+        application.onClose();
+    }
+
+    @Override
     public void onBreakerChange(boolean open) {
         application.onBreakerChange(open);
     }

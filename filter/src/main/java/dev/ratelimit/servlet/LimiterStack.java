@@ -112,9 +112,13 @@ final class LimiterStack {
         return limiter;
     }
 
-    /** Unregisters the MBeans, closes the limiters; each step even if another fails, none throws. */
+    /**
+     * Unregisters the MBeans, tells the listener, closes the limiters; each step even if another
+     * fails, none throws.
+     */
     void stop() {
         Teardown.quietly("its JMX MBeans", metrics::unregisterMBeans);
+        Teardown.quietly("its listener", metrics::onClose);
         Teardown.quietly("its Valkey connections", shared::close);
         Teardown.quietly("its in-process limiter", fallback::close);
     }

@@ -3,7 +3,9 @@ package dev.ratelimit.micrometer;
 import dev.ratelimit.RateLimitListener;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 
 import java.util.Locale;
@@ -42,6 +44,7 @@ public final class MicrometerListener implements RateLimitListener {
     private final Map<String, Counter> counters = new ConcurrentHashMap<>();
     private final Map<String, Timer> timers = new ConcurrentHashMap<>();
     private final AtomicInteger breakerOpen = new AtomicInteger();
+    private final Gauge breakerGauge;
 
     /**
      * Meters in a registry.
@@ -53,8 +56,10 @@ public final class MicrometerListener implements RateLimitListener {
     public MicrometerListener(MeterRegistry registry, double... percentiles) {
         this.registry = Objects.requireNonNull(registry, "registry");
         this.percentiles = percentiles.clone();
-        Gauge.builder("ratelimit.breaker.open", breakerOpen, AtomicInteger::get)
-                .description("1 while the circuit breaker in front of Valkey is open").register(registry);
+        // Micrometer's own function and a weak reference: a registry that outlives the
+        // application (a container's) keeps nothing of its classes.
+        registry.gauge("ratelimit.breaker.open", Tags.empty(), breakerOpen);
+        this.breakerGauge = registry.find("ratelimit.breaker.open").gauge();
     }
 
     @Override
@@ -75,6 +80,22 @@ public final class MicrometerListener implements RateLimitListener {
         timers.computeIfAbsent(rule, r -> Timer.builder("ratelimit.decision").tag("rule", r)
                 .description("Time the store took to decide").publishPercentiles(percentiles).register(registry))
                 .record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    /** Removes every meter this listener registered: a redeployed application starts afresh. */
+    @Override
+    public void onClose() {
+        for (Meter meter : counters.values()) {
+            registry.remove(meter);
+        }
+        for (Meter meter : timers.values()) {
+            registry.remove(meter);
+        }
+        if (breakerGauge != null) {
+            registry.remove(breakerGauge);
+        }
+        counters.clear();
+        timers.clear();
     }
 
     @Override

@@ -70,6 +70,10 @@ class MicrometerTest {
                     .contains("ratelimit_breaker_open 0.0")
                     .doesNotContain("X-Caller").doesNotContain("header.x-caller");
         }
+        // Undeployed: its meters leave the registry, which may outlive the application.
+        assertThat(registry.find("ratelimit.decisions").counters()).isEmpty();
+        assertThat(registry.find("ratelimit.decision").timers()).isEmpty();
+        assertThat(registry.find("ratelimit.breaker.open").gauges()).isEmpty();
     }
 
     private static double count(MeterRegistry registry, String rule, String outcome) {
