@@ -99,7 +99,7 @@ public final class ResilientRateLimiter implements RateLimiter {
      */
     @Override
     public Decisions acquireAll(List<Claim> claims) {
-        return reserveAll(claims).decisions();
+        return decide(claims, false).decisions();
     }
 
     /**
@@ -114,6 +114,15 @@ public final class ResilientRateLimiter implements RateLimiter {
      */
     @Override
     public Reservation reserveAll(List<Claim> claims) {
+        return decide(claims, true);
+    }
+
+    /**
+     * The decision path of both: with {@code reserve}, the store's and the fallback's
+     * reservations are kept to give back; without, the store is asked to acquire only, so that
+     * nothing to give back is built per request.
+     */
+    private Reservation decide(List<Claim> claims, boolean reserve) {
         Claims.check(claims);
         long now = clock.getAsLong();
         Optional<Decisions> cached = denyCache == null ? Optional.empty() : denyCache.replay(claims, now, listener);
@@ -133,12 +142,16 @@ public final class ResilientRateLimiter implements RateLimiter {
             try {
                 reservedClaims = pick(claims, pending);
                 long began = System.nanoTime();
-                reserved = shared.reserveAll(reservedClaims);
+                if (reserve) {
+                    reserved = shared.reserveAll(reservedClaims);
+                    answer = reserved.decisions();
+                } else {
+                    answer = shared.acquireAll(reservedClaims);
+                }
                 long took = System.nanoTime() - began;
                 for (Claim claim : reservedClaims) {
                     listener.onDecisionTime(claim.rule().name(), took);
                 }
-                answer = reserved.decisions();
                 storeAnswered();
                 for (int j = 0; j < pending.size(); j++) {
                     decisions[pending.get(j)] = answer.decisions().get(j);
@@ -165,7 +178,7 @@ public final class ResilientRateLimiter implements RateLimiter {
         report(claims, result, now);
         Reservation store = reserved != null && reserved.allowed() ? reserved : null;
         Reservation fallback = local != null && local.allowed() ? local : null;
-        if (!result.allowed() || (store == null && fallback == null)) {
+        if (!reserve || !result.allowed() || (store == null && fallback == null)) {
             return Reservation.kept(result);
         }
         List<Claim> storeClaims = reservedClaims;

@@ -50,21 +50,16 @@ public final class Verdicts {
 
     /**
      * The claims of an allowed request whose units may be given back: those whose rule took
-     * units and that {@code which} accepts. A rejected request gives nothing back: what its
-     * count-rejected rules recorded stands.
+     * units and that {@code which} accepts. (A rejected request gets a reservation with nothing
+     * to give back: what its count-rejected rules recorded stands.)
      *
-     * @param claims    the claims, in order
-     * @param answers   their answers
-     * @param decisions the request's decisions
-     * @param which     which rules to give back
+     * @param claims  the claims, in order
+     * @param answers their answers
+     * @param which   which rules to give back
      * @return the indexes of the claims to give back
      */
-    public static List<Integer> toGiveBack(List<Claim> claims, List<Answer> answers, Decisions decisions,
-                                           Predicate<Rule> which) {
+    public static List<Integer> toGiveBack(List<Claim> claims, List<Answer> answers, Predicate<Rule> which) {
         List<Integer> indexes = new ArrayList<>();
-        if (!decisions.allowed()) {
-            return indexes;
-        }
         for (int i = 0; i < claims.size(); i++) {
             if (answers.get(i).took() && which.test(claims.get(i).rule())) {
                 indexes.add(i);

@@ -90,7 +90,7 @@ public final class LocalRateLimiter implements RateLimiter {
 
     @Override
     public Decisions acquireAll(List<Claim> claims) {
-        return reserveAll(claims).decisions();
+        return Verdicts.combine(claims, take(claims), false);
     }
 
     /**
@@ -101,6 +101,16 @@ public final class LocalRateLimiter implements RateLimiter {
      */
     @Override
     public Reservation reserveAll(List<Claim> claims) {
+        List<Verdicts.Answer> answers = take(claims);
+        Decisions decisions = Verdicts.combine(claims, answers, false);
+        if (!decisions.allowed()) {
+            return Reservation.kept(decisions);
+        }
+        return Reservation.of(decisions, which -> giveBack(claims, answers, Verdicts.toGiveBack(claims, answers, which)));
+    }
+
+    /** Decides and takes the claims, all or nothing: every claim's answer. */
+    private List<Verdicts.Answer> take(List<Claim> claims) {
         Claims.check(claims);
         synchronized (states) {
             long now = clock.getAsLong();
@@ -121,12 +131,7 @@ public final class LocalRateLimiter implements RateLimiter {
             for (Outcome outcome : outcomes) {
                 answers.add(answer(outcome));
             }
-            Decisions decisions = Verdicts.combine(claims, answers, false);
-            if (!decisions.allowed()) {
-                return Reservation.kept(decisions);
-            }
-            return Reservation.of(decisions, which -> giveBack(claims, answers,
-                    Verdicts.toGiveBack(claims, answers, decisions, which)));
+            return answers;
         }
     }
 

@@ -153,7 +153,7 @@ public final class ValkeyRateLimiter implements RateLimiter {
      */
     @Override
     public Decisions acquireAll(List<Claim> claims) {
-        return reserveAll(claims).decisions();
+        return take(claims).decisions();
     }
 
     /**
@@ -167,6 +167,12 @@ public final class ValkeyRateLimiter implements RateLimiter {
      */
     @Override
     public Reservation reserveAll(List<Claim> claims) {
+        SlotGroups.Outcome taken = take(claims);
+        return reservation(claims, taken.answers(), taken.decisions());
+    }
+
+    /** The acquiring call(s): every claim's answer, to give back, and the request's decisions. */
+    private SlotGroups.Outcome take(List<Claim> claims) {
         Claims.check(claims);
         String now = now();
         if (cluster) {
@@ -177,19 +183,18 @@ public final class ValkeyRateLimiter implements RateLimiter {
                 if (!outcome.decisions().allowed()) {
                     giveBackRaced(claims, outcome.answers());
                 }
-                return reservation(claims, outcome.answers(), outcome.decisions());
+                return outcome;
             }
         }
         List<Verdicts.Answer> answers = callForAnswers(claims, ScriptMode.ACQUIRE, now);
-        return reservation(claims, answers, Verdicts.combine(claims, answers, false));
+        return new SlotGroups.Outcome(Verdicts.combine(claims, answers, false), answers);
     }
 
     private Reservation reservation(List<Claim> claims, List<Verdicts.Answer> answers, Decisions decisions) {
         if (!decisions.allowed()) {
             return Reservation.kept(decisions);
         }
-        return Reservation.of(decisions, which -> giveBack(claims, answers,
-                Verdicts.toGiveBack(claims, answers, decisions, which)));
+        return Reservation.of(decisions, which -> giveBack(claims, answers, Verdicts.toGiveBack(claims, answers, which)));
     }
 
     /** A cluster request rejected by one group after others took units: those go back, best effort. */

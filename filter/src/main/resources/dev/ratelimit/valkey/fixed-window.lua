@@ -26,6 +26,16 @@
 -- empty. Keeping the end rather than the start also survives an edit of the window: the
 -- count weighs until the window it was counted in ends, never longer, and then joins the
 -- new rule's window if more units are counted before that.
+-- Writes count units in the window that ends at `ends`; the TTL is exactly what is left of the
+-- window, the state being worthless after it. An empty window (count = 0) is a missing key.
+local function store(key, now, ends, count)
+  if count == 0 then
+    redis.call('DEL', key)
+  else
+    redis.call('SET', key, int(ends) .. ':' .. int(count), 'PX', ttl(ends - now))
+  end
+end
+
 local function read(key, now, limit, window, burst, cost)
   -- Windows are aligned to the epoch, so every app instance agrees on where they start.
   local start = now - now % window
@@ -48,8 +58,7 @@ local function finish(key, now, limit, window, burst, cost, consume, allowed, co
   if consume then
     count = count + cost
     ends = start + window
-    -- The TTL is exactly what is left of the window: the state is worthless after it.
-    redis.call('SET', key, int(ends) .. ':' .. int(count), 'PX', ttl(ends - now))
+    store(key, now, ends, count)
   end
 
   local remaining = math.max(0, limit - count)
@@ -74,12 +83,7 @@ local function refund(key, now, limit, window, burst, cost, charged_end)
   if ends ~= charged_end or now >= ends then
     return 0
   end
-  count = math.max(0, count - cost)
-  if count == 0 then
-    redis.call('DEL', key)
-  else
-    redis.call('SET', key, int(ends) .. ':' .. int(count), 'PX', ttl(ends - now))
-  end
+  store(key, now, ends, math.max(0, count - cost))
   return 1
 end
 

@@ -27,6 +27,18 @@
 -- One unit's emission interval is w / l ms. Measured in ticks of 1 / l ms it is exactly w
 -- ticks, so d = (TAT - now) in ticks is an integer; d plays the part of the token bucket's
 -- debt, and the same shared model (bucket_debt) reads it, edits of the rule included.
+-- Writes the TAT that is d ticks after ms now (whole ms and the remaining ticks), forgotten
+-- when it is reached; a TAT at or before now (d = 0) is a missing key.
+local function store(key, now, window, limit, d)
+  if d == 0 then
+    redis.call('DEL', key)
+  else
+    local whole = idiv(d, limit)
+    redis.call('SET', key, int(now + whole) .. ':' .. int(d - whole * limit) .. ':' .. int(now) .. ':'
+      .. int(window) .. ':' .. int(limit), 'PX', ttl(cdiv(d, limit)))
+  end
+end
+
 local function read(key, now, limit, window, burst, cost)
   local tolerance = burst * window
   local need = cost * window
@@ -48,10 +60,8 @@ local function finish(key, now, limit, window, burst, cost, consume, allowed, d,
   if consume then
     -- A counted rejection pushes the TAT further, up to one full burst of debt.
     d = math.min(d + need, 2 * tolerance)
-    local whole = idiv(d, limit)
     expires = now + cdiv(d, limit)
-    redis.call('SET', key, int(now + whole) .. ':' .. int(d - whole * limit) .. ':' .. int(now) .. ':'
-      .. int(window) .. ':' .. int(limit), 'PX', ttl(expires - now))
+    store(key, now, window, limit, d)
   end
 
   local remaining = 0
@@ -73,15 +83,7 @@ local function refund(key, now, limit, window, burst, cost)
   if d == 0 then
     return 0
   end
-  d = math.max(0, d - cost * window)
-  if d == 0 then
-    -- A TAT at or before now is a missing key.
-    redis.call('DEL', key)
-  else
-    local whole = idiv(d, limit)
-    redis.call('SET', key, int(now + whole) .. ':' .. int(d - whole * limit) .. ':' .. int(now) .. ':'
-      .. int(window) .. ':' .. int(limit), 'PX', ttl(cdiv(d, limit)))
-  end
+  store(key, now, window, limit, math.max(0, d - cost * window))
   return 1
 end
 

@@ -36,6 +36,12 @@
 --
 -- The estimate is  cur + prev * (window - elapsed) / window.  Everything below is that
 -- estimate multiplied by `window`, so it stays in integers and the comparison is exact.
+-- Writes the state "<s>:<tw>:<c>:<p>:<x>" (see above), which lives until x.
+local function store(key, now, s, tw, c, p, x)
+  redis.call('SET', key, int(s) .. ':' .. int(tw) .. ':' .. int(c) .. ':' .. int(p) .. ':' .. int(x),
+    'PX', ttl(x - now))
+end
+
 local function read(key, now, limit, window, burst, cost)
   local start = now - now % window
   local elapsed = now - start
@@ -79,8 +85,7 @@ local function finish(key, now, limit, window, burst, cost, consume, allowed, cu
     cur = math.min(cur + cost, math.max(limit, cur))
     -- The current count weighs on decisions until the end of the next window.
     expires = start + 2 * window
-    redis.call('SET', key, int(start) .. ':' .. int(now) .. ':' .. int(cur) .. ':' .. int(prev) .. ':'
-      .. int(expires), 'PX', ttl(expires - now))
+    store(key, now, start, now, cur, prev, expires)
   end
 
   local used = cur * window + prev_weight
@@ -134,8 +139,7 @@ local function refund(key, now, limit, window, burst, cost, charged_start)
   if s ~= charged_start or now >= s + window or now >= x then
     return 0
   end
-  redis.call('SET', key, int(s) .. ':' .. int(tw) .. ':' .. int(math.max(0, c - cost)) .. ':' .. int(p) .. ':'
-    .. int(x), 'PX', ttl(x - now))
+  store(key, now, s, tw, math.max(0, c - cost), p, x)
   return 1
 end
 

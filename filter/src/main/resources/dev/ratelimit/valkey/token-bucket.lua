@@ -29,6 +29,17 @@
 -- fractional token can round a request through early. Keeping the writer's w and l lets an
 -- edited rule read the debt in whole tokens (see bucket_debt). A missing key is a full
 -- bucket, which is why a full bucket need not be stored at all.
+-- Writes a debt of d ticks at ms now, forgotten when it is refilled; a full bucket (d = 0) is
+-- a missing key.
+local function store(key, now, window, limit, d)
+  if d == 0 then
+    redis.call('DEL', key)
+  else
+    redis.call('SET', key, int(d) .. ':' .. int(now) .. ':' .. int(window) .. ':' .. int(limit),
+      'PX', ttl(cdiv(d, limit)))
+  end
+end
+
 local function read(key, now, limit, window, burst, cost)
   local capacity = burst * window
   local need = cost * window
@@ -52,8 +63,7 @@ local function finish(key, now, limit, window, burst, cost, consume, allowed, d,
     -- client stays locked out after it stops for at most twice the time to refill.
     d = math.min(d + need, 2 * capacity)
     expires = now + cdiv(d, limit)
-    redis.call('SET', key, int(d) .. ':' .. int(now) .. ':' .. int(window) .. ':' .. int(limit),
-      'PX', ttl(expires - now))
+    store(key, now, window, limit, d)
   end
 
   local remaining = 0
@@ -76,14 +86,7 @@ local function refund(key, now, limit, window, burst, cost)
   if d == 0 then
     return 0
   end
-  d = math.max(0, d - cost * window)
-  if d == 0 then
-    -- A full bucket is a missing key.
-    redis.call('DEL', key)
-  else
-    redis.call('SET', key, int(d) .. ':' .. int(now) .. ':' .. int(window) .. ':' .. int(limit),
-      'PX', ttl(cdiv(d, limit)))
-  end
+  store(key, now, window, limit, math.max(0, d - cost * window))
   return 1
 end
 

@@ -3,6 +3,7 @@ package dev.ratelimit.it;
 import dev.ratelimit.Decision;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.Rule;
+import redis.clients.jedis.Jedis;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -12,6 +13,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+
+import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Threads asking a limiter for one key about a hundred times a second each, while a test kills
@@ -88,6 +91,38 @@ final class FailoverLoad implements AutoCloseable {
         for (Thread thread : threads) {
             thread.join(10_000);
         }
+    }
+
+    /** A fixed-window state's count, as the promoted node holds it: {@code <end>:<count>}. */
+    static long fixedWindowCount(Jedis node, String stateKey) {
+        String value = node.get(stateKey);
+        return Long.parseLong(value.substring(value.indexOf(':') + 1));
+    }
+
+    /** What the load saw, for the test's output. */
+    String summary(long counted, int limit) {
+        return String.format("first shared decision %d ms after the kill; %d requests answered by policy (open: %d "
+                + "allowed); %d allowed by Valkey against a limit of %d, the promoted replica counted %d; slowest call "
+                + "%d ms", recoveryMillis(), byPolicy.get(), byPolicyAllowed.get(), sharedAllowed.get(), limit, counted,
+                slowestNanos.get() / 1_000_000);
+    }
+
+    /**
+     * What every failover must show: no exception reached a caller, the kill sent some requests
+     * to the policy, the promoted replica counted exactly the limit and then rejected, every call
+     * stayed bounded.
+     */
+    void assertTheLimitHeldAcrossTheFailover(long counted, int limit) {
+        assertThat(escaped).as("exceptions that reached the caller").isEmpty();
+        assertThat(byPolicy.get()).as("the kill must make some requests fall to the policy").isPositive();
+        assertThat(counted).as("the promoted replica's count never passes the limit").isLessThanOrEqualTo(limit);
+        assertThat(counted).as("the limit was reached after the failover").isEqualTo(limit);
+        assertThat(sharedRejected.get()).as("and enforced").isPositive();
+        // Positive: increments the old primary acknowledged and never replicated. Negative: calls
+        // Valkey ran whose reply timed out, so that the caller got its policy instead.
+        assertThat(sharedAllowed.get() - counted).as("allowed by Valkey minus counted by the promoted replica")
+                .isBetween(-50L, 50L);
+        assertThat(Duration.ofNanos(slowestNanos.get())).as("the slowest call").isLessThan(Duration.ofMillis(1_000));
     }
 
     /** Eight requests on a new key under a new rule of limit 5: how many the store allowed; each must be SHARED. */
