@@ -70,10 +70,13 @@ final class FailoverLoad implements AutoCloseable {
         }
     }
 
-    /** Marks the kill, runs it, and waits for Valkey to decide again (at most 40 s). */
+    /**
+     * Runs the kill, marks it once the process is gone (a call sent before could still be
+     * answered by it), and waits for Valkey to decide again (at most 40 s).
+     */
     void kill(Runnable kill) {
-        killedAt.set(System.nanoTime());
         kill.run();
+        killedAt.set(System.nanoTime());
         long deadline = System.nanoTime() + Duration.ofSeconds(40).toNanos();
         while (firstSharedAfterKill.get() == 0 && System.nanoTime() < deadline) {
             sleep(50);
