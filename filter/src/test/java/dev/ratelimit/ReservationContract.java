@@ -126,6 +126,36 @@ public abstract class ReservationContract extends ManualClockLimiterTest {
         assertThat(allowedOf(rule, "k", 6)).isEqualTo(5);
     }
 
+    /**
+     * Units the bucket refilled after they were taken are not given back again, whatever was
+     * taken since: 10 reserved at 0 s, 10 allowed at 10 s, the 10 reservations then cancelled
+     * must not make room for 10 more (20 in no time under a burst of 10).
+     */
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
+    void unitsRefilledSinceTheyWereTakenAreNotGivenBackAgain(Algorithm algorithm) {
+        Rule rule = rule(algorithm, 10);
+        List<Reservation> early = new java.util.ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            Reservation reservation = limiter.reserve(rule, "k");
+            assertThat(reservation.allowed()).isTrue();
+            early.add(reservation);
+        }
+        clock.advance(WINDOW.toMillis());
+        assertThat(allowedOf(rule, "k", 10)).as("refilled").isEqualTo(10);
+        for (Reservation reservation : early) {
+            assertThat(reservation.cancel()).as("refilled already: nothing owed").isEmpty();
+        }
+        assertThat(allowedOf(rule, "k", 10)).as("no room made by the late cancels").isZero();
+
+        // 1 unit a second: of 4 units reserved 2 s ago, 2 have refilled and 2 are still owed.
+        clock.advance(WINDOW.toMillis());
+        Reservation four = limiter.reserve(rule, "k", 4);
+        clock.advance(2_000);
+        assertThat(four.cancel()).containsExactly(rule.name());
+        assertThat(allowedOf(rule, "k", 11)).as("a full bucket again, no more").isEqualTo(10);
+    }
+
     /** A window that has rolled over is left as it is: the new window is not credited. */
     @ParameterizedTest
     @EnumSource(value = Algorithm.class, names = {"FIXED_WINDOW", "SLIDING_WINDOW_COUNTER"})

@@ -44,20 +44,20 @@ final class TokenBucketState implements KeyState {
         long remaining = d < capacity ? (capacity - d) / window : 0;
         long resetAfter = d > 0 ? Math.min(KeyState.ceilDiv(d, limit), expires - now) : 0;
         long wait = d + need > capacity ? Math.min(KeyState.ceilDiv(d + need - capacity, limit), expires - now) : 0;
-        return new Outcome(allowed, remaining, resetAfter, wait, consume ? now : -1, 0);
+        return new Outcome(allowed, remaining, resetAfter, wait, consume ? now : -1, consume ? d : 0);
     }
 
     @Override
-    public boolean refund(long now, Rule rule, long cost, long undoA, long undoB) {
+    public boolean refund(long now, Rule rule, long cost, long takenAt, long debtAfter) {
         long window = rule.window().toMillis();
         long d = stored
                 ? BucketDebt.read(debt, writtenAt, writerWindow, writerLimit, now, window, rule.limit(), rule.burst()).debt()
                 : 0;
-        if (d == 0) {
+        long back = BucketDebt.refundable(d, now, rule.limit(), window, cost, takenAt, debtAfter);
+        if (back == 0) {
             return false;
         }
-        // Never fuller than the burst: the debt stops at 0, a full bucket.
-        d = Math.max(0, d - cost * window);
+        d -= back;
         stored = d > 0;
         debt = d;
         writtenAt = now;
