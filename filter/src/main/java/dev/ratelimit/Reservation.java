@@ -109,7 +109,8 @@ public final class Reservation {
      * @return true if this settled the reservation, false if it was settled already
      * @throws RateLimitException if a lease is to be released and the store cannot be reached
      *                            in time (a reservation from {@link ResilientRateLimiter} never
-     *                            throws: the lease then times out)
+     *                            throws; the Valkey limiter releases the lease once Valkey
+     *                            answers again, or it times out)
      */
     public boolean commit() {
         if (!settled.compareAndSet(false, true)) {

@@ -56,7 +56,7 @@ final class ValkeyBenchmark {
         List<String> command = List.of("valkey-benchmark", "-h", uri.getHost(), "-p", Integer.toString(uri.getPort()),
                 "-c", Integer.toString(clients), "-n", Integer.toString(ops), "-r", Integer.toString(Bench.RANDOM_KEYS),
                 "-P", Integer.toString(pipeline), "-q",
-                "FCALL", function, "1", "bench:vb:{__rand_int__}", "-1", "1", "token-bucket",
+                "FCALL", function, "1", "bench:vb:{__rand_int__}", "-1", "1", "1", "token-bucket",
                 Long.toString(Bench.UNREACHED), Long.toString(Bench.HOUR.toMillis()), Long.toString(Bench.UNREACHED),
                 "1", "0", "0");
         Process process = new ProcessBuilder(command).redirectErrorStream(true).start();

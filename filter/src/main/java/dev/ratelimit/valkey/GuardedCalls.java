@@ -128,18 +128,16 @@ final class GuardedCalls {
         return answers;
     }
 
-    /** The refund function's reply (see {@code refund.lua}): which of the claims gave units back. */
-    List<String> givenBack(List<Claim> claims, Object reply) {
+    /** The refund function's reply (see {@code refund.lua}): for each claim, whether it gave units back. */
+    List<Boolean> givenBack(List<Claim> claims, Object reply) {
         if (!(reply instanceof List<?> values) || values.size() != claims.size()) {
             throw new RateLimitException(endpoint + " sent an unexpected refund reply: " + reply, null);
         }
-        List<String> rules = new ArrayList<>(claims.size());
+        List<Boolean> given = new ArrayList<>(claims.size());
         for (int i = 0; i < claims.size(); i++) {
-            if (number(values.get(i)) == 1) {
-                rules.add(claims.get(i).rule().name());
-            }
+            given.add(number(values.get(i)) == 1);
         }
-        return rules;
+        return given;
     }
 
     private long number(Object value) {

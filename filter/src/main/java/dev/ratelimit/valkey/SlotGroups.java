@@ -43,8 +43,18 @@ final class SlotGroups {
     record Outcome(Decisions decisions, List<Verdicts.Answer> answers) {
     }
 
-    /** Decides claims spread over several slot groups. */
-    static Outcome acquire(List<Claim> claims, List<List<Integer>> groups, GroupCall call) {
+    /** Gives back, best effort, what claims took (their answers say what each wrote). */
+    @FunctionalInterface
+    interface GiveBack {
+        void giveBack(List<Claim> claims, List<Verdicts.Answer> answers);
+    }
+
+    /**
+     * Decides claims spread over several slot groups. When a group's acquiring call fails, the
+     * groups that had already taken their units give them back before the failure is thrown:
+     * the request is then decided by the rules' failure policies, and must hold nothing.
+     */
+    static Outcome acquire(List<Claim> claims, List<List<Integer>> groups, GroupCall call, GiveBack giveBack) {
         Verdicts.Answer[] answers = new Verdicts.Answer[claims.size()];
         boolean allAllowed = true;
         for (List<Integer> group : groups) {
@@ -54,7 +64,12 @@ final class SlotGroups {
         for (List<Integer> group : groups) {
             List<Claim> claimsOfGroup = subList(claims, group);
             if (allAllowed) {
-                put(answers, group, call.call(claimsOfGroup, ScriptMode.ACQUIRE));
+                try {
+                    put(answers, group, call.call(claimsOfGroup, ScriptMode.ACQUIRE));
+                } catch (RuntimeException e) {
+                    giveBackTaken(claims, answers, giveBack);
+                    throw e;
+                }
             } else {
                 // Rejected: groups with count-rejected rules record the attempt; the others only
                 // tell their state. Neither pass can turn the rejection into an allow.
@@ -64,6 +79,20 @@ final class SlotGroups {
         }
         List<Verdicts.Answer> all = List.of(answers);
         return new Outcome(Verdicts.combine(claims, all, !allAllowed), all);
+    }
+
+    private static void giveBackTaken(List<Claim> claims, Verdicts.Answer[] answers, GiveBack giveBack) {
+        List<Claim> taken = new ArrayList<>();
+        List<Verdicts.Answer> undo = new ArrayList<>();
+        for (int i = 0; i < claims.size(); i++) {
+            if (answers[i] != null && answers[i].took()) {
+                taken.add(claims.get(i));
+                undo.add(answers[i]);
+            }
+        }
+        if (!taken.isEmpty()) {
+            giveBack.giveBack(taken, undo);
+        }
     }
 
     static List<Claim> subList(List<Claim> claims, List<Integer> indexes) {

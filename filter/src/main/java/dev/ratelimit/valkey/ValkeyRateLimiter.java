@@ -8,6 +8,7 @@ import dev.ratelimit.RateLimiter;
 import dev.ratelimit.Reservation;
 import dev.ratelimit.Rule;
 import dev.ratelimit.Claim;
+import dev.ratelimit.UnreadableStateException;
 import dev.ratelimit.internal.KeyValues;
 import dev.ratelimit.internal.Claims;
 import dev.ratelimit.internal.GuardedListener;
@@ -19,6 +20,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.LongSupplier;
 import java.util.regex.Pattern;
 
@@ -62,6 +64,8 @@ public final class ValkeyRateLimiter implements RateLimiter {
     private static final Pattern PREFIX = Pattern.compile("[A-Za-z0-9:._-]{1,64}");
     private static final int ARGS_PER_RULE = 7;
     private static final String SERVER_CLOCK = "-1";
+    /** Call numbers stay below 2^53, exact in Lua's numbers. */
+    private static final long MAX_CALL_NUMBER = 1L << 53;
 
     private final UnifiedJedis client;
     private final boolean ownsClient;
@@ -73,6 +77,7 @@ public final class ValkeyRateLimiter implements RateLimiter {
     private final CircuitBreaker breaker;
     private final LimiterScript script = LimiterScript.load();
     private final GuardedCalls calls;
+    private final LostLeases lostLeases = new LostLeases(System::nanoTime);
     /** How a function call is sent: on its own, or with other threads' in a pipeline. */
     private final LimiterScript.FunctionCalls functionCalls;
 
@@ -174,12 +179,14 @@ public final class ValkeyRateLimiter implements RateLimiter {
     /** The acquiring call(s): every claim's answer, to give back, and the request's decisions. */
     private SlotGroups.Outcome take(List<Claim> claims) {
         Claims.check(claims);
+        // Before deciding, so that this request already finds the slots they held free.
+        releaseLostLeases();
         String now = now();
         if (cluster) {
             List<List<Integer>> groups = SlotGroups.of(claims, claim -> stateKey(claim.rule(), claim.key()));
             if (groups.size() > 1) {
                 SlotGroups.Outcome outcome = SlotGroups.acquire(claims, groups,
-                        (group, mode) -> callForAnswers(group, mode, now));
+                        (group, mode) -> callForAnswers(group, mode, now), this::giveBackQuietly);
                 if (!outcome.decisions().allowed()) {
                     giveBackRaced(claims, outcome.answers());
                 }
@@ -205,42 +212,101 @@ public final class ValkeyRateLimiter implements RateLimiter {
                 taken.add(i);
             }
         }
+        giveBackQuietly(SlotGroups.subList(claims, taken), taken.stream().map(answers::get).toList());
+    }
+
+    /**
+     * Gives back what claims of a request that was not allowed took, best effort: the request is
+     * answered either way, units that stay counted expire with their window, and leases that
+     * could not be released are released later ({@link LostLeases}).
+     */
+    private void giveBackQuietly(List<Claim> claims, List<Verdicts.Answer> answers) {
         try {
-            giveBack(claims, answers, taken);
+            refund(claims, answers, true);
         } catch (RateLimitException e) {
-            // The request is rejected either way; the units expire with their window.
+            // Counted until their window or refill frees them, which errs on the side of the limit.
         }
     }
 
-    /** Gives back the units of the given claims: one refund call per slot group. */
+    /** Gives back the units of the given claims; the names of the rules that gave any back. */
     private List<String> giveBack(List<Claim> claims, List<Verdicts.Answer> answers, List<Integer> indexes) {
         if (indexes.isEmpty()) {
             return List.of();
         }
         List<Claim> back = SlotGroups.subList(claims, indexes);
+        boolean[] given = refund(back, indexes.stream().map(answers::get).toList(), true);
+        List<String> rules = new ArrayList<>();
+        for (int i = 0; i < back.size(); i++) {
+            if (given[i]) {
+                rules.add(back.get(i).rule().name());
+            }
+        }
+        return rules;
+    }
+
+    /**
+     * One refund call per slot group: for each claim, whether it gave anything back. When a
+     * group's call fails and {@code rememberLeases}, the leases of that group and of the groups
+     * not yet called are remembered, to be released once Valkey answers again.
+     */
+    private boolean[] refund(List<Claim> back, List<Verdicts.Answer> undo, boolean rememberLeases) {
+        boolean[] given = new boolean[back.size()];
         List<List<Integer>> groups = cluster ? SlotGroups.of(back, claim -> stateKey(claim.rule(), claim.key()))
                 : List.of(allIndexes(back.size()));
         String now = now();
-        List<String> given = new ArrayList<>();
-        for (List<Integer> group : groups) {
+        for (int g = 0; g < groups.size(); g++) {
+            List<Integer> group = groups.get(g);
             List<String> keys = new ArrayList<>(group.size());
             List<String> args = new ArrayList<>(1 + ARGS_PER_RULE * group.size());
             args.add(now);
             List<Claim> claimsOfGroup = new ArrayList<>(group.size());
             for (int j : group) {
                 Claim claim = back.get(j);
-                Verdicts.Answer answer = answers.get(indexes.get(j));
                 claimsOfGroup.add(claim);
                 keys.add(stateKey(claim.rule(), claim.key()));
                 addRuleArgs(args, claim);
-                args.add(Long.toString(answer.undoA()));
-                args.add(Long.toString(answer.undoB()));
+                args.add(Long.toString(undo.get(j).undoA()));
+                args.add(Long.toString(undo.get(j).undoB()));
             }
-            Object reply = calls.run("refund", claimsOfGroup,
-                    () -> script.run(client, functionCalls, script.refundName(), keys, args));
-            given.addAll(calls.givenBack(claimsOfGroup, reply));
+            try {
+                Object reply = calls.run("refund", claimsOfGroup,
+                        () -> script.run(client, functionCalls, script.refundName(), keys, args));
+                List<Boolean> ofGroup = calls.givenBack(claimsOfGroup, reply);
+                for (int j = 0; j < group.size(); j++) {
+                    given[group.get(j)] = ofGroup.get(j);
+                }
+            } catch (RateLimitException e) {
+                for (List<Integer> unsent : rememberLeases ? groups.subList(g, groups.size()) : List.<List<Integer>>of()) {
+                    for (int j : unsent) {
+                        lostLeases.remember(back.get(j), undo.get(j).undoA());
+                    }
+                }
+                throw e;
+            }
         }
         return given;
+    }
+
+    /**
+     * Releases the leases that calls whose replies were lost may hold, or whose release failed
+     * (see {@link LostLeases}): one refund call, at most every 100 ms and only while there are
+     * any; a failure leaves them for a later try.
+     */
+    private void releaseLostLeases() {
+        List<LostLeases.Lease> due = lostLeases.due();
+        if (due.isEmpty()) {
+            return;
+        }
+        List<Claim> claims = due.stream().map(LostLeases.Lease::claim).toList();
+        List<Verdicts.Answer> undo = due.stream().map(lease -> new Verdicts.Answer(true, 0, 0, 0, lease.call(), 0))
+                .toList();
+        boolean[] released = null;
+        try {
+            released = refund(claims, undo, false);
+        } catch (RateLimitException e) {
+            // Valkey failed again: they are tried once more after a later answer.
+        }
+        lostLeases.tried(due, released);
     }
 
     private static List<Integer> allIndexes(int size) {
@@ -286,12 +352,17 @@ public final class ValkeyRateLimiter implements RateLimiter {
         return Verdicts.combine(claims, callForAnswers(claims, mode, now), false);
     }
 
-    /** One function call. */
+    /**
+     * One function call. Its number names the leases it takes: when an acquiring call fails
+     * with nothing known of what Valkey did (a lost reply), they are remembered to be released.
+     */
     private List<Verdicts.Answer> callForAnswers(List<Claim> claims, ScriptMode mode, String now) {
+        long call = ThreadLocalRandom.current().nextLong(1, MAX_CALL_NUMBER);
         List<String> keys = new ArrayList<>(claims.size());
-        List<String> args = new ArrayList<>(2 + ARGS_PER_RULE * claims.size());
+        List<String> args = new ArrayList<>(3 + ARGS_PER_RULE * claims.size());
         args.add(now);
         args.add(mode.argument());
+        args.add(Long.toString(call));
         for (Claim claim : claims) {
             Rule rule = claim.rule();
             keys.add(stateKey(rule, claim.key()));
@@ -299,8 +370,20 @@ public final class ValkeyRateLimiter implements RateLimiter {
             args.add(rule.countRejected() ? "1" : "0");
             args.add(rule.shadow() ? "1" : "0");
         }
-        Object reply = calls.run(mode == ScriptMode.PEEK ? "peek" : "acquire", claims, () -> script.run(client, functionCalls, keys, args));
-        return calls.answers(claims, reply);
+        try {
+            Object reply = calls.run(mode == ScriptMode.PEEK ? "peek" : "acquire", claims,
+                    () -> script.run(client, functionCalls, keys, args));
+            return calls.answers(claims, reply);
+        } catch (UnreadableStateException e) {
+            throw e; // refused before anything was written
+        } catch (RateLimitException e) {
+            if (mode == ScriptMode.ACQUIRE) {
+                for (Claim claim : claims) {
+                    lostLeases.remember(claim, call);
+                }
+            }
+            throw e;
+        }
     }
 
     /** The five values every function call takes first for a rule: algorithm, limit, window, burst, cost. */

@@ -17,15 +17,18 @@
 -- free, reset_after the time until every lease held has timed out, wait the time until enough
 -- of them have timed out for this cost; both are upper bounds, since a lease is usually
 -- released long before its timeout. Then the two numbers that release the leases (refund):
--- the ms and the first seq of the members added, or -1, 0 when nothing was written.
--- refund(key, now, limit, window, burst, cost, ms, seq) releases exactly the leases that write
---   added; returns 1 if any of them still counted (had not timed out).
+-- the call's number (CALL_ID, chosen by the caller) and 0, or -1, 0 when nothing was written.
+-- refund(key, now, limit, window, burst, cost, call, 0) releases exactly the leases that call
+--   added; returns 1 if any of them still counted (had not timed out). A caller whose reply
+--   was lost knows its call's number, so it can release leases it never heard of; one that
+--   releases before the call has even run gets 0 and may try again.
 --
--- State: a sorted set with one member per lease, "<ms>:<seq>:<timeout>", scored by the time it
--- times out (ms + timeout). A lease counts while its score is > now, so each keeps the timeout
--- it was taken with whatever the rule says later; timed-out leases are reclaimed by the next
--- write. seq numbers the leases taken in one millisecond under one timeout, zero-padded like
--- the sliding log's. The key lives until its last lease times out.
+-- State: a sorted set with one member per lease, "<call>:<seq>:<timeout>", scored by the time it
+-- times out (its time + timeout). A lease counts while its score is > now, so each keeps the
+-- timeout it was taken with whatever the rule says later; timed-out leases are reclaimed by
+-- the next write. call is the number of the call that took it (unique per caller and call,
+-- chosen by the caller), seq numbers the leases of a cost > 1. The key lives until its last
+-- lease times out.
 
 local function read(key, now, limit, window, burst, cost)
   local count = redis.call('ZCOUNT', key, '(' .. int(now), '+inf')
@@ -33,23 +36,12 @@ local function read(key, now, limit, window, burst, cost)
 end
 
 local function finish(key, now, limit, window, burst, cost, consume, allowed, count)
-  local seq = -1
   local live = '(' .. int(now)
   if consume then
     -- Leases their holders never released come back here, in the same atomic call.
     redis.call('ZREMRANGEBYSCORE', key, '-inf', int(now))
     local expires = now + window
-    -- Continue the sequence of this millisecond and timeout after its highest member, if any.
-    -- They all time out at `expires`, but so may leases taken at another ms under another
-    -- timeout: only this ms's and timeout's count.
-    seq = 0
-    for _, member in ipairs(redis.call('ZRANGEBYSCORE', key, int(expires), int(expires))) do
-      local ms, n, t = string.match(member, '^(%d+):(%d+):(%d+)$')
-      if tonumber(ms) == now and tonumber(t) == window then
-        seq = math.max(seq, tonumber(n) + 1)
-      end
-    end
-    add_members(key, expires, now, seq, cost, window)
+    add_members(key, expires, CALL_ID, 0, cost, window)
     count = redis.call('ZCARD', key)
     local newest = redis.call('ZREVRANGE', key, 0, 0, 'WITHSCORES')
     redis.call('PEXPIRE', key, ttl(tonumber(newest[2]) - now))
@@ -67,14 +59,14 @@ local function finish(key, now, limit, window, burst, cost, consume, allowed, co
     local lease = redis.call('ZRANGEBYSCORE', key, live, '+inf', 'WITHSCORES', 'LIMIT', k - 1, 1)
     wait = tonumber(lease[2]) - now
   end
-  return allowed and 1 or 0, remaining, reset_after, wait, consume and now or -1, consume and seq or 0
+  return allowed and 1 or 0, remaining, reset_after, wait, consume and CALL_ID or -1, 0
 end
 
-local function refund(key, now, limit, window, burst, cost, ms, seq)
+local function refund(key, now, limit, window, burst, cost, call, seq)
   -- Only leases still counting are given back: one that has timed out was given back already.
   local live = '(' .. int(now)
   local before = redis.call('ZCOUNT', key, live, '+inf')
-  remove_members(key, ms, seq, cost, window)
+  remove_members(key, call, seq, cost, window)
   return redis.call('ZCOUNT', key, live, '+inf') < before and 1 or 0
 end
 

@@ -11,7 +11,10 @@
 -- ARGV[2]   1 to acquire, 0 to peek (decide without writing anything), 2 to record a
 --           rejection decided elsewhere (a cluster's other slot group rejected the request):
 --           only count_rejected rules write, and the request is never allowed
--- ARGV[3..] seven values per rule i, starting at ARGV[3 + 7 * (i - 1)]:
+-- ARGV[3]   a number the caller chose for this call, unique among its calls (1 to 2^53):
+--           the leases a concurrency rule takes are named after it, so that a caller whose
+--           reply was lost still knows what to release
+-- ARGV[4..] seven values per rule i, starting at ARGV[4 + 7 * (i - 1)]:
 --           algorithm id, limit, window ms, burst, cost, count_rejected (1/0), shadow (1/0)
 --
 -- Reply: { all_allowed (0/1), then for each rule i: allowed (0/1), remaining,
@@ -33,19 +36,19 @@
 -- The rule being run, so that an error can name it: one pcall per call, not one per rule.
 local current = 0
 
--- Rule i's algorithm and its numbers. ARGV of rule i start at 3 + 7 * (i - 1).
+-- Rule i's algorithm and its numbers. ARGV of rule i start at 4 + 7 * (i - 1).
 local function rule(ARGV, i)
-  local base = 3 + 7 * (i - 1)
+  local base = 4 + 7 * (i - 1)
   return ALGORITHMS[ARGV[base]], tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]),
     tonumber(ARGV[base + 3]), tonumber(ARGV[base + 4])
 end
 
 local function counts_rejected(ARGV, i)
-  return ARGV[3 + 7 * (i - 1) + 5] == '1'
+  return ARGV[4 + 7 * (i - 1) + 5] == '1'
 end
 
 local function shadow(ARGV, i)
-  return ARGV[3 + 7 * (i - 1) + 6] == '1'
+  return ARGV[4 + 7 * (i - 1) + 6] == '1'
 end
 
 -- Whether rule i takes its units, given its own verdict and the request's.
@@ -104,8 +107,9 @@ end
 
 return function(KEYS, ARGV)
   local now = clock(ARGV[1])
+  CALL_ID = tonumber(ARGV[3])
   for i = 1, #KEYS do
-    local id = ARGV[3 + 7 * (i - 1)]
+    local id = ARGV[4 + 7 * (i - 1)]
     if not ALGORITHMS[id] then
       return redis.error_reply('unknown algorithm ' .. tostring(id))
     end

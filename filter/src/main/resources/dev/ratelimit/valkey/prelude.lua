@@ -41,6 +41,10 @@ local function ttl(ms)
   return ms + TTL_SLACK
 end
 
+-- The number the caller chose for the deciding call being run (its ARGV[3], set by the
+-- dispatcher): a concurrency rule names its leases after it. An upvalue of the library.
+local CALL_ID = 0
+
 -- The time of a call in ms: ARGV[1] from the client's clock, or -1 for the server's TIME (one
 -- clock for every app instance; TIME is allowed since effects, not code, are replicated).
 -- Sets TTL_SLACK for the call: an upvalue of the library, it outlives the call.
@@ -111,7 +115,7 @@ end
 
 -- The sliding log's and the concurrency leases' sorted-set members: one per unit,
 -- "<ms>:<seq>:<window>", seq zero-padded so that members of one millisecond sort in the order
--- they were added. A call adds or removes them in batches: Lua takes a bounded number of
+-- they were added (a lease has its call's number where the log has the ms). A call adds or removes them in batches: Lua takes a bounded number of
 -- arguments.
 local MEMBER_BATCH = 500
 

@@ -126,6 +126,23 @@ public final class ValkeyServer implements AutoCloseable {
         }
     }
 
+    /**
+     * Blocks the whole server for a while ({@code DEBUG SLEEP}), as a long command or a stalled
+     * host does: unlike {@link #pause}, commands that arrive meanwhile are run when it wakes,
+     * even those whose clients gave up waiting for the reply. Returns when the server answers
+     * again. Needs {@code enable-debug-command}, which the servers this harness starts allow
+     * from loopback.
+     *
+     * @param duration how long
+     */
+    public void stall(Duration duration) {
+        try (Jedis jedis = new Jedis(JedisURIHelper.getHostAndPort(URI.create(url())),
+                plainConfig((int) duration.toMillis() + 5_000))) {
+            jedis.sendCommand(() -> "DEBUG".getBytes(java.nio.charset.StandardCharsets.US_ASCII), "SLEEP",
+                    String.format(java.util.Locale.ROOT, "%.3f", duration.toMillis() / 1000.0));
+        }
+    }
+
     /** Kills the server process; the port then refuses connections. */
     public void stop() {
         backend.stop();
@@ -233,7 +250,7 @@ public final class ValkeyServer implements AutoCloseable {
             }
             List<String> command = new java.util.ArrayList<>(List.of(binary.toString(), "--port", Integer.toString(port),
                     "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no",
-                    "--loglevel", "warning"));
+                    "--loglevel", "warning", "--enable-debug-command", "local"));
             command.addAll(extraArgs);
             try {
                 process = new ProcessBuilder(command)

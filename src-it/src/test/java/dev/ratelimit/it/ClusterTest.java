@@ -21,6 +21,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -153,6 +154,74 @@ class ClusterTest {
             assertThat(reservation.cancel()).containsExactlyInAnyOrder("per-ip", "per-user");
             assertThat(limiter.peek(perIp, "ip:192.0.2.1", 1).remaining()).isEqualTo(3);
             assertThat(limiter.peek(perUser, "user:alice", 1).remaining()).isEqualTo(3);
+        }
+    }
+
+    /**
+     * A request's leases on one node and its window on another that stalls now and then: when
+     * the window's group fails after the leases were taken, the leases go back, so nothing is
+     * held once the requests are over (not until the 60 s lease timeout).
+     */
+    @Test
+    void aLeaseTakenByOneSlotGroupIsGivenBackWhenAnotherGroupFails() throws Exception {
+        Rule inFlight = Rule.of("in-flight", Algorithm.CONCURRENCY, 1_000, Duration.ofSeconds(60));
+        Rule window = Rule.of("window", Algorithm.FIXED_WINDOW, 1_000_000, Duration.ofHours(1));
+        try (ValkeyRateLimiter limiter = ValkeyRateLimiter.builder()
+                .settings(ValkeySettings.of(cluster.seedUrl()).withCluster(true)).circuitBreaker(0, Duration.ofSeconds(1))
+                .build()) {
+            ValkeyServer leaseNode = cluster.primaryOf(JedisClusterCRC16.getSlot(limiter.stateKey(inFlight, "global")));
+            String user = null;
+            ValkeyServer stalled = null;
+            for (int i = 0; stalled == null; i++) {
+                ValkeyServer node = cluster.primaryOf(JedisClusterCRC16.getSlot(limiter.stateKey(window, "user:" + i)));
+                if (node != leaseNode) {
+                    user = "user:" + i;
+                    stalled = node;
+                }
+            }
+            List<Claim> claims = List.of(Claim.of(inFlight, "global"), Claim.of(window, user));
+            AtomicBoolean stop = new AtomicBoolean();
+            AtomicInteger failed = new AtomicInteger();
+            AtomicInteger allowed = new AtomicInteger();
+            List<Thread> workers = new ArrayList<>();
+            for (int t = 0; t < 4; t++) {
+                Thread worker = new Thread(() -> {
+                    while (!stop.get()) {
+                        try {
+                            Reservation request = limiter.reserveAll(claims);
+                            if (request.allowed()) {
+                                allowed.incrementAndGet();
+                                request.commit();
+                            }
+                        } catch (RuntimeException e) {
+                            failed.incrementAndGet();
+                        }
+                    }
+                });
+                worker.start();
+                workers.add(worker);
+            }
+            long until = System.nanoTime() + Duration.ofSeconds(2).toNanos();
+            while (System.nanoTime() < until) {
+                stalled.stall(Duration.ofMillis(120));
+                Thread.sleep(80);
+            }
+            stop.set(true);
+            for (Thread worker : workers) {
+                worker.join();
+            }
+            System.out.printf("cluster, leases and a stalling window node: %d allowed, %d failed%n", allowed.get(),
+                    failed.get());
+            assertThat(failed.get()).as("the stalls must fail calls to test anything").isPositive();
+            assertThat(allowed.get()).isPositive();
+            long free = limiter.peek(inFlight, "global", 1).remaining();
+            for (int i = 0; i < 10 && free < 1_000; i++) {
+                // Lost leases are released before a later decision, at most every 100 ms.
+                Thread.sleep(150);
+                limiter.reserveAll(claims).commit();
+                free = limiter.peek(inFlight, "global", 1).remaining();
+            }
+            assertThat(free).as("no request in progress: no lease held").isEqualTo(1_000);
         }
     }
 
