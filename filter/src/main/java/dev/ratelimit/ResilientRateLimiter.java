@@ -142,7 +142,9 @@ public final class ResilientRateLimiter implements RateLimiter {
             try {
                 reservedClaims = pick(claims, pending);
                 long began = System.nanoTime();
-                if (reserve) {
+                // Once a rule has fallen to its policy, what the store takes must be given back
+                // should that policy reject the request.
+                if (reserve || !byPolicy.isEmpty()) {
                     reserved = shared.reserveAll(reservedClaims);
                     answer = reserved.decisions();
                 } else {
@@ -175,13 +177,26 @@ public final class ResilientRateLimiter implements RateLimiter {
         }
         Reservation local = policies.decide(claims, byPolicy, decisions);
         Decisions result = withStoreVerdict(Decisions.of(claims, List.of(decisions)), answer);
-        report(claims, result, now);
+        report(claims, result, now, reserve);
         Reservation store = reserved != null && reserved.allowed() ? reserved : null;
         Reservation fallback = local != null && local.allowed() ? local : null;
-        if (!reserve || !result.allowed() || (store == null && fallback == null)) {
+        List<Claim> storeClaims = reservedClaims;
+        if (!result.allowed()) {
+            // All or nothing, as one store call is: rules decided apart (the store, the
+            // fallback) that allowed give back what they took when the other rejected; the
+            // attempts count-rejected rules recorded stand.
+            Predicate<Rule> taken = rule -> !rule.countRejected();
+            if (store != null) {
+                giveBack(store, storeClaims, taken);
+            }
+            if (fallback != null) {
+                fallback.cancel(taken);
+            }
             return Reservation.kept(result);
         }
-        List<Claim> storeClaims = reservedClaims;
+        if (!reserve || (store == null && fallback == null)) {
+            return Reservation.kept(result);
+        }
         return Reservation.of(result, which -> {
             List<String> given = new ArrayList<>();
             if (store != null) {
@@ -230,8 +245,13 @@ public final class ResilientRateLimiter implements RateLimiter {
         return new Decisions(false, combined.decisions(), retryAfter);
     }
 
-    /** Metrics events, and the rejections worth remembering. */
-    private void report(List<Claim> claims, Decisions decisions, long now) {
+    /**
+     * Metrics events, and the rejections worth remembering: only those whose retry-after is
+     * exact. A concurrency rule's is an upper bound (a lease is usually released long before it
+     * times out), and so is that of a request being reserved (units reserved by others may be
+     * given back at any moment): remembering them would lock callers out of free room.
+     */
+    private void report(List<Claim> claims, Decisions decisions, long now, boolean reserve) {
         for (int i = 0; i < claims.size(); i++) {
             Rule rule = claims.get(i).rule();
             Decision decision = decisions.decisions().get(i);
@@ -243,8 +263,8 @@ public final class ResilientRateLimiter implements RateLimiter {
             if (decision.allowed() && nearLimit(rule, decision.remaining())) {
                 listener.onEvent(rule.name(), RateLimitListener.Event.NEAR_LIMIT);
             }
-            if (!decision.allowed() && denyCache != null && !rule.shadow() && !rule.countRejected()
-                    && decision.basis() == Decision.Basis.SHARED) {
+            if (!decision.allowed() && denyCache != null && !reserve && !rule.shadow() && !rule.countRejected()
+                    && rule.algorithm() != Algorithm.CONCURRENCY && decision.basis() == Decision.Basis.SHARED) {
                 denyCache.deny(rule.name(), claims.get(i).key(), decision, now);
             }
         }

@@ -90,7 +90,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *       one probe call decides whether calls resume</td></tr>
  *   <tr><td>{@code ratelimit.deny-cache.enabled}</td><td>{@code true}</td><td>remember rejections locally until their
  *       retry-after: a client hammering a limit is answered without calling Valkey (not for rules with
- *       {@code count-rejected}, which must see every attempt)</td></tr>
+ *       {@code count-rejected}, which must see every attempt, nor where the retry-after is only an upper
+ *       bound: {@code concurrency} rules and requests reserved by {@code count-when} or
+ *       {@code refund-when})</td></tr>
  *   <tr><td>{@code ratelimit.deny-cache.max-entries}</td><td>{@code 10000}</td><td>most rejections remembered</td></tr>
  *   <tr><td>{@code ratelimit.local.max-keys}</td><td>{@code 100000}</td><td>most keys the in-process limiter holds;
  *       past that the least recently used is forgotten</td></tr>

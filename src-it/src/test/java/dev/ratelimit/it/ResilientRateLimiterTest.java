@@ -138,6 +138,47 @@ class ResilientRateLimiterTest {
         }
     }
 
+    /**
+     * One caller's state planted unreadable, its rule on a local policy: the request falls to the
+     * in-process limit, which rejects after its first; the rules the store decided (a window
+     * shared by everyone, an in-flight limit) must then give back what they took, so that the
+     * broken key charges nobody else. All or nothing, as one store call is.
+     */
+    @Test
+    void aLocalPolicyThatRejectsAnUnreadableRuleLeavesTheOtherRulesAsTheyWere() throws Exception {
+        Rule perUser = Rule.of("per-user", Algorithm.FIXED_WINDOW, 100, Duration.ofHours(1));
+        Rule everyone = Rule.of("everyone", Algorithm.FIXED_WINDOW, 5, Duration.ofHours(1));
+        Rule inFlight = Rule.of("in-flight", Algorithm.CONCURRENCY, 3, Duration.ofSeconds(60));
+        try (ValkeyRateLimiter store = ValkeyRateLimiter.builder().settings(ValkeySettings.of(valkey.url())).build();
+             ResilientRateLimiter limiter = ResilientRateLimiter.builder(store)
+                     .policy("per-user", FailurePolicy.local(Rule.of("per-user", Algorithm.FIXED_WINDOW, 1,
+                             Duration.ofHours(1))))
+                     .denyCache(0).build();
+             Jedis admin = valkey.connect()) {
+            admin.lpush(store.stateKey(perUser, "user:mallory"), "not a window");
+            for (boolean reserve : new boolean[] {false, true}) {
+                List<Claim> mallory = List.of(Claim.of(perUser, "user:mallory"), Claim.of(everyone, "global"),
+                        Claim.of(inFlight, "global"));
+                int allowed = 0;
+                for (int i = 0; i < 3; i++) {
+                    Reservation request = reserve ? limiter.reserveAll(mallory)
+                            : Reservation.kept(limiter.acquireAll(mallory));
+                    if (request.allowed()) {
+                        allowed++;
+                        request.commit();
+                    }
+                    Decision local = request.decisions().decisions().get(0);
+                    assertThat(local.basis()).isEqualTo(Decision.Basis.LOCAL);
+                }
+                assertThat(allowed).as("the local limit of 1, reserving: %s", reserve).isEqualTo(reserve ? 0 : 1);
+            }
+            // One request of mallory's counted in the shared window, and it holds its lease
+            // (acquired, not reserved); the rejected ones took nothing.
+            assertThat(limiter.peek(everyone, "global", 1).remaining()).isEqualTo(4);
+            assertThat(limiter.peek(inFlight, "global", 1).remaining()).isEqualTo(2);
+        }
+    }
+
     /** A refund Valkey cannot take is dropped (reported, never thrown), and not sent again later. */
     @Test
     void aRefundTheStoreCannotTakeIsDroppedNotRetried() throws Exception {
