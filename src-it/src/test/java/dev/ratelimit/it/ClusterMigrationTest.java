@@ -114,11 +114,15 @@ class ClusterMigrationTest {
                 threads.add(thread);
             }
             FailoverLoad.sleep(300);
-            // The pair's first key moves alone, then one single rule's key, 300 ms before the rest:
-            // meanwhile every two-key call meets one moved key and one not (the source answers
-            // TRYAGAIN), and every call of that single rule finds its key gone (ASK).
+            // One single rule's key moves alone, then the pair's first key, then its second, each
+            // 300 ms before the next: meanwhile every call of that single rule finds its key gone
+            // (ASK), and for 300 ms every two-key call meets one moved key and one not (the source
+            // answers TRYAGAIN, tried again within the socket timeout of 1 s). The pair's second key
+            // moves right after, not among the rest, whose migration may take longer than that on
+            // a busy machine.
             int moved = cluster.migrateSlot(slot, target, 1, Duration.ofMillis(5),
-                    List.of(limiter.stateKey(pairFirst, KEY), limiter.stateKey(rules.get(0), KEY)),
+                    List.of(limiter.stateKey(rules.get(0), KEY), limiter.stateKey(pairFirst, KEY),
+                            limiter.stateKey(pairSecond, KEY)),
                     Duration.ofMillis(300));
             FailoverLoad.sleep(2_500);
             stop.set(true);
