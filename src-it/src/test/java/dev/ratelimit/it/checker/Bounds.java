@@ -1,0 +1,211 @@
+package dev.ratelimit.it.checker;
+
+import dev.ratelimit.Rule;
+
+/**
+ * Each algorithm's definition, as three questions about a ledger at a decision (see
+ * {@link Invariants} for why each is sound). Integers throughout, as the scripts compute: a
+ * bucket counts in ticks (one unit = window ticks, limit ticks refilled per ms), the sliding
+ * window counter multiplies its estimate by the window.
+ */
+final class Bounds {
+
+    private Bounds() {
+    }
+
+    /** A broken promise: which, why, and the client-time interval that shows it. */
+    record Finding(String invariant, String message, long from, long to) {
+    }
+
+    /**
+     * Safety: may {@code cost} more units be allowed at {@code t} on top of what the ledger
+     * certainly counts?
+     *
+     * @return the breach, or null
+     */
+    static Finding safety(Ledger ledger, long t, long cost) {
+        Rule rule = ledger.current();
+        long limit = rule.limit();
+        long window = rule.window().toMillis();
+        switch (rule.algorithm()) {
+            case FIXED_WINDOW -> {
+                long start = t - Math.floorMod(t, window);
+                long counted = ledger.lbSum(start, t);
+                if (counted + cost > limit) {
+                    return new Finding("fixed-window: units in one aligned window <= limit",
+                            "allowed " + cost + " at " + t + " with " + counted + " already counted in the aligned window ["
+                                    + start + ", " + (start + window) + "): " + (counted + cost) + " > limit " + limit,
+                            start, t);
+                }
+            }
+            case SLIDING_LOG -> {
+                long counted = ledger.lbSum(t - window + 1, t);
+                if (counted + cost > limit) {
+                    return new Finding("sliding-log: units in any interval of one window <= limit",
+                            "allowed " + cost + " at " + t + " with " + counted + " already counted in (" + (t - window)
+                                    + ", " + t + "]: " + (counted + cost) + " > limit " + limit, t - window + 1, t);
+                }
+            }
+            case SLIDING_WINDOW_COUNTER -> {
+                long start = t - Math.floorMod(t, window);
+                long current = Math.min(limit, ledger.lbSum(start, t));
+                long previous = Math.min(limit, ledger.lbSum(start - window, start - 1));
+                if (!estimateAdmits(current, previous, t - start, window, limit, cost)) {
+                    return new Finding("sliding-window-counter: cur + prev × (window − elapsed) / window <= limit",
+                            "allowed " + cost + " at " + t + ", " + (t - start) + " ms into the window starting " + start
+                                    + ", with " + current + " counted in it and " + previous + " in the one before: "
+                                    + (current + cost) + " + " + previous + " × " + (window - (t - start)) + "/" + window
+                                    + " > limit " + limit, start - window, t);
+                }
+            }
+            case TOKEN_BUCKET, GCRA -> {
+                long[] debt = ledger.lbDebt(t);
+                long capacity = rule.burst() * window;
+                if (debt[0] + cost * window > capacity) {
+                    long from = Math.min(debt[1], t);
+                    long units = ledger.lbSum(from, t) + cost;
+                    return new Finding(rule.algorithm().id() + ": units in any [a, b] <= burst + limit × (b − a) / window",
+                            "allowed " + cost + " at " + t + ": " + units + " units counted in [" + from + ", " + t
+                                    + "], more than burst " + rule.burst() + " + " + limit + " × " + (t - from) + " / "
+                                    + window + " = " + String.format("%.3f", rule.burst() + (double) limit * (t - from)
+                                    / window), from, t);
+                }
+            }
+            case CONCURRENCY -> {
+                long held = ledger.lbHeld(t, t);
+                if (held + cost > limit) {
+                    long since = ledger.lbHeldSince(t, t);
+                    return new Finding("concurrency: leases held at any instant <= limit",
+                            "granted " + cost + " lease(s) at " + t + " while " + held + " taken since " + since
+                                    + " were held (neither released nor timed out): " + (held + cost) + " > limit "
+                                    + limit, since, t);
+                }
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Liveness: was a rejection of {@code cost} at {@code t} a lockout, the rule having room
+     * even by everything the store may count? Not asked before the ledger's liveness start.
+     *
+     * @return the lockout, or null
+     */
+    static Finding liveness(Ledger ledger, long t, long cost, long op) {
+        if (t < ledger.livenessFrom()) {
+            return null;
+        }
+        Rule rule = ledger.current();
+        long limit = rule.limit();
+        long window = rule.window().toMillis();
+        String invariant = rule.algorithm().id() + ": not rejected while the history shows room";
+        switch (rule.algorithm()) {
+            case FIXED_WINDOW -> {
+                long start = t - Math.floorMod(t, window);
+                long counted = ledger.ubSum(start, t);
+                if (counted + cost <= limit) {
+                    return new Finding(invariant, "rejected " + cost + " at " + t + " with at most " + counted
+                            + " counted in the aligned window [" + start + ", " + (start + window) + "), limit " + limit,
+                            start, t);
+                }
+            }
+            case SLIDING_LOG -> {
+                long counted = ledger.ubSum(t - window + 1, t);
+                if (counted + cost <= limit) {
+                    return new Finding(invariant, "rejected " + cost + " at " + t + " with at most " + counted
+                            + " counted in (" + (t - window) + ", " + t + "], limit " + limit, t - window + 1, t);
+                }
+            }
+            case SLIDING_WINDOW_COUNTER -> {
+                long start = t - Math.floorMod(t, window);
+                long current = Math.min(limit, ledger.ubSum(start, t));
+                long previous = Math.min(limit, ledger.ubSum(start - window, start - 1));
+                if (estimateAdmits(current, previous, t - start, window, limit, cost)) {
+                    return new Finding(invariant, "rejected " + cost + " at " + t + ", " + (t - start)
+                            + " ms into the window starting " + start + ", with at most " + current + " counted in it and "
+                            + previous + " in the one before: the estimate admits it, limit " + limit, start - window, t);
+                }
+            }
+            case TOKEN_BUCKET, GCRA -> {
+                long[] debt = ledger.ubDebt(t);
+                long capacity = rule.burst() * window;
+                if (debt[0] + cost * window <= capacity) {
+                    return new Finding(invariant, "rejected " + cost + " at " + t + " with a debt of at most "
+                            + debt[0] + " ticks (" + window + " per unit): " + (debt[0] + cost * window) + " <= burst "
+                            + rule.burst() + " × " + window, Math.min(debt[1], t) - 2 * capacity / rule.limit(), t);
+                }
+            }
+            case CONCURRENCY -> {
+                long held = ledger.ubHeld(t, op);
+                if (held + cost <= limit) {
+                    return new Finding("concurrency: not rejected while fewer than limit − cost leases are held",
+                            "rejected " + cost + " lease(s) at " + t + " while at most " + held + " were held, limit "
+                                    + limit, t - window, t);
+                }
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Retry-after never early: would the same {@code cost}, {@code retryAfter} ms after
+     * {@code t}, with no other traffic, still be rejected by what the ledger certainly counts?
+     *
+     * @return the early retry-after, or null
+     */
+    static Finding early(Ledger ledger, long t, long cost, long retryAfter) {
+        Rule rule = ledger.current();
+        long limit = rule.limit();
+        long window = rule.window().toMillis();
+        long at = t + retryAfter;
+        String invariant = rule.algorithm().id() + ": a retry-after is never earlier than the rule allows again";
+        String head = "rejected " + cost + " at " + t + " with retry-after " + retryAfter + " ms, but at " + at + " ";
+        switch (rule.algorithm()) {
+            case FIXED_WINDOW -> {
+                long start = t - Math.floorMod(t, window);
+                long counted = ledger.lbSum(start, t);
+                if (at < start + window && counted + cost > limit) {
+                    return new Finding(invariant, head + "the window [" + start + ", " + (start + window)
+                            + ") still holds " + counted + " counted, limit " + limit, start, at);
+                }
+            }
+            case SLIDING_LOG -> {
+                long counted = ledger.lbSum(at - window + 1, t);
+                if (counted + cost > limit) {
+                    return new Finding(invariant, head + counted + " counted units are still within the window, limit "
+                            + limit, at - window + 1, at);
+                }
+            }
+            case SLIDING_WINDOW_COUNTER -> {
+                long start = at - Math.floorMod(at, window);
+                long current = Math.min(limit, ledger.lbSum(start, t));
+                long previous = Math.min(limit, ledger.lbSum(start - window, Math.min(start - 1, t)));
+                if (!estimateAdmits(current, previous, at - start, window, limit, cost)) {
+                    return new Finding(invariant, head + "the estimate is still " + current + " + " + previous + " × "
+                            + (window - (at - start)) + "/" + window + ", limit " + limit, start - window, at);
+                }
+            }
+            case TOKEN_BUCKET, GCRA -> {
+                long[] debt = ledger.lbDebt(t);
+                long then = Math.max(0, debt[0] - retryAfter * limit);
+                if (then + cost * window > rule.burst() * window) {
+                    return new Finding(invariant, head + "the debt is still " + then + " ticks (" + window
+                            + " per unit), burst " + rule.burst(), Math.min(debt[1], t), at);
+                }
+            }
+            case CONCURRENCY -> {
+                long held = ledger.lbHeld(t, at);
+                if (held + cost > limit) {
+                    return new Finding(invariant, head + held + " lease(s) certainly held now still have not timed out, "
+                            + "limit " + limit, ledger.lbHeldSince(t, at), at);
+                }
+            }
+        }
+        return null;
+    }
+
+    /** The sliding window counter's test, times the window: (cur + cost) × w + prev × (w − e) <= limit × w. */
+    private static boolean estimateAdmits(long current, long previous, long elapsed, long window, long limit, long cost) {
+        return (current + cost) * window + previous * (window - elapsed) <= limit * window;
+    }
+}

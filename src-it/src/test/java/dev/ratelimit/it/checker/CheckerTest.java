@@ -1,0 +1,109 @@
+package dev.ratelimit.it.checker;
+
+import dev.ratelimit.it.ValkeyExtension;
+import dev.ratelimit.it.ValkeyServer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.DisabledIfSystemProperty;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The invariant checker in the build: random mixed workloads on the in-process limiter and on
+ * a real Valkey (client clock), with and without the resilient layer, their histories checked
+ * against every algorithm's promises ({@link Invariants}). A fixed set of seeds and one random
+ * seed, printed, run in {@code ./mvnw verify}; a violation fails with the seed, the invariant,
+ * the events that show it and the kept history file.
+ *
+ * <p>Long runs, any seed, as long as wanted: {@code -Dchecker.seconds=3600} (seeds from
+ * {@code -Dchecker.seed}, else a random one, each on every target, until the time is up or a
+ * run fails); {@code -Dchecker.seed=N} alone reruns seed N on every target.
+ * {@code -Dchecker.steps} sets the steps per run.
+ */
+@ExtendWith(ValkeyExtension.class)
+class CheckerTest {
+
+    /** Steps per run in the build: a few seconds per run on a busy two-core machine. */
+    private static final int STEPS = Integer.getInteger("checker.steps", 1_500);
+    private static final long[] SEEDS = {1, 2, 3, 4, 5, 6};
+
+    private final ValkeyServer valkey;
+
+    CheckerTest(ValkeyServer valkey) {
+        this.valkey = valkey;
+    }
+
+    static Stream<Arguments> fixed() {
+        List<Arguments> runs = new ArrayList<>();
+        for (long seed : SEEDS) {
+            for (Workload.Target target : Workload.Target.values()) {
+                runs.add(Arguments.of(seed, target));
+            }
+        }
+        return runs.stream();
+    }
+
+    @ParameterizedTest(name = "seed {0} on {1}")
+    @MethodSource("fixed")
+    @DisabledIfSystemProperty(named = "checker.seconds", matches = ".+")
+    @DisabledIfSystemProperty(named = "checker.seed", matches = ".+")
+    void fixedSeedsKeepEveryPromise(long seed, Workload.Target target) {
+        check(seed, target);
+    }
+
+    @Test
+    @DisabledIfSystemProperty(named = "checker.seconds", matches = ".+")
+    @DisabledIfSystemProperty(named = "checker.seed", matches = ".+")
+    void aRandomSeedKeepsEveryPromise() {
+        long seed = ThreadLocalRandom.current().nextLong(1_000, 1_000_000_000);
+        System.out.println("checker: random seed " + seed + " (rerun with -Dchecker.seed=" + seed + ")");
+        for (Workload.Target target : Workload.Target.values()) {
+            check(seed, target);
+        }
+    }
+
+    @Test
+    @EnabledIfSystemProperty(named = "checker.seed", matches = "\\d+")
+    @DisabledIfSystemProperty(named = "checker.seconds", matches = ".+")
+    void theGivenSeedKeepsEveryPromise() {
+        long seed = Long.getLong("checker.seed");
+        for (Workload.Target target : Workload.Target.values()) {
+            check(seed, target);
+        }
+    }
+
+    @Test
+    @EnabledIfSystemProperty(named = "checker.seconds", matches = "\\d+")
+    void longRun() {
+        long deadline = System.nanoTime() + Long.getLong("checker.seconds") * 1_000_000_000L;
+        long seed = Long.getLong("checker.seed", ThreadLocalRandom.current().nextLong(1_000, 1_000_000_000));
+        System.out.println("checker: long run from seed " + seed);
+        int runs = 0;
+        while (System.nanoTime() < deadline) {
+            for (Workload.Target target : Workload.Target.values()) {
+                check(seed, target);
+                runs++;
+            }
+            seed++;
+        }
+        System.out.println("checker: " + runs + " runs passed, last seed " + (seed - 1));
+    }
+
+    private void check(long seed, Workload.Target target) {
+        if (target == Workload.Target.VALKEY || target == Workload.Target.VALKEY_RESILIENT) {
+            valkey.flushAll();
+        }
+        Checker.Result result = Checker.run(seed, target, STEPS, valkey);
+        System.out.println("checker: " + result.summary());
+        assertThat(result.passed()).as("%s", result.violations().isEmpty() ? "" : result.report()).isTrue();
+    }
+}

@@ -1,0 +1,196 @@
+package dev.ratelimit.it.checker;
+
+import dev.ratelimit.Claim;
+import dev.ratelimit.Decision;
+import dev.ratelimit.Decisions;
+import dev.ratelimit.Rule;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What a history is made of: one record per thing that happened, each written as one line of
+ * JSON. Every event names the operation it belongs to ({@code op}, numbered from 1 in the order
+ * the workload ran them), the client clock's time ({@code at}, epoch ms: the time the limiter
+ * decided on) and the real time since the run began ({@code real}, ms: only lost-lease grace
+ * is measured in it).
+ *
+ * <p>The top-level events ({@link Call} then {@link Decided} or {@link Failed}, {@link Settled})
+ * say what the caller asked and was told; {@link StoreCall} and {@link StoreRefund} say what
+ * the shared store was asked beneath it and whether it answered, which is what tells a lost
+ * reply (possibly counted) from a call never made. A layer that cannot see the store (the
+ * filter over HTTP) simply has none, and the invariants then take every undecided claim as
+ * possibly counted.
+ */
+sealed interface Event {
+
+    /** The operation this event belongs to. */
+    long op();
+
+    /** The client clock when it happened, epoch ms. */
+    long at();
+
+    /** Real ms since the run began. */
+    long real();
+
+    /** The event as one JSON object. */
+    Json json();
+
+    /** The first line: what ran, with which options. */
+    record Start(long op, long at, long real, long seed, String target, Map<String, Object> options) implements Event {
+        @Override
+        public Json json() {
+            return base("start", this).with("seed", seed).with("target", target).with("options", options);
+        }
+    }
+
+    /**
+     * A rule as it is from now on: at the start, and at every edit. {@code policy} and
+     * {@code localRule} say what decides it when the store cannot (null without a resilient
+     * layer).
+     */
+    record RuleSet(long op, long at, long real, Rule rule, String policy, Rule localRule, String why) implements Event {
+        @Override
+        public Json json() {
+            return base("rule", this).with("why", why).with("rule", ruleJson(rule)).with("policy", policy)
+                    .with("localRule", localRule == null ? null : ruleJson(localRule));
+        }
+    }
+
+    /** The kinds of top-level call. */
+    enum Kind {
+        /** {@code acquireAll}. */
+        ACQUIRE,
+        /** {@code reserveAll}: settled later by a {@link Settled}, or never. */
+        RESERVE,
+        /** {@code peek}: one claim, nothing taken. */
+        PEEK,
+        /** {@code reset}: one claim's rule and key forgotten. */
+        RESET
+    }
+
+    /** A top-level call sent: what was asked. */
+    record Call(long op, long at, long real, Kind kind, List<Claim> claims) implements Event {
+        @Override
+        public Json json() {
+            return base("call", this).with("kind", kind.name().toLowerCase()).with("claims", claimsJson(claims));
+        }
+    }
+
+    /**
+     * A call the shared store was sent beneath a top-level call: its answer, or what it threw.
+     * {@code unreadable} names the rule whose state the store refused to read (nothing was
+     * written); any other error may be a lost reply, the call run or not.
+     */
+    record StoreCall(long op, long at, long real, String kind, List<Claim> claims, Decisions answer, String error,
+                     String unreadable) implements Event {
+        @Override
+        public Json json() {
+            return base("store", this).with("kind", kind).with("claims", claimsJson(claims))
+                    .with("answer", answer == null ? null : decisionsJson(answer)).with("error", error)
+                    .with("unreadable", unreadable);
+        }
+
+        /** Whether the store answered. */
+        boolean answered() {
+            return error == null;
+        }
+    }
+
+    /** A refund the shared store was sent (settling, or giving back within a call). */
+    record StoreRefund(long op, long at, long real, long reservation, List<String> asked, List<String> given,
+                       String error) implements Event {
+        @Override
+        public Json json() {
+            return base("store-refund", this).with("reservation", reservation).with("asked", asked)
+                    .with("given", given).with("error", error);
+        }
+    }
+
+    /** What the caller was told: every rule's decision. */
+    record Decided(long op, long at, long real, Decisions decisions) implements Event {
+        @Override
+        public Json json() {
+            return base("decided", this).with("answer", decisionsJson(decisions));
+        }
+    }
+
+    /** The top-level call threw. {@code unreadable}: as for {@link StoreCall}. */
+    record Failed(long op, long at, long real, String error, String unreadable) implements Event {
+        @Override
+        public Json json() {
+            return base("failed", this).with("error", error).with("unreadable", unreadable);
+        }
+    }
+
+    /**
+     * A reservation settled: {@code how} is commit, cancel or cancel-one; {@code asked} the rules
+     * asked to give back (a commit asks the concurrency rules to release their leases);
+     * {@code given} what the cancel returned (null for a commit, whose answer says nothing);
+     * {@code error} what it threw.
+     */
+    record Settled(long op, long at, long real, long reservation, String how, List<String> asked, List<String> given,
+                   String error) implements Event {
+        @Override
+        public Json json() {
+            return base("settled", this).with("reservation", reservation).with("how", how).with("asked", asked)
+                    .with("given", given).with("error", error);
+        }
+    }
+
+    /**
+     * A fault injected, or ended: stall-begin, stall-end, function-flush, plant (the state of
+     * {@code rule} and {@code key} replaced by a value no algorithm can read), unplant (that
+     * key deleted).
+     */
+    record Fault(long op, long at, long real, String kind, String rule, String key, String detail) implements Event {
+        @Override
+        public Json json() {
+            return base("fault", this).with("kind", kind).with("rule", rule).with("key", key).with("detail", detail);
+        }
+    }
+
+    /** A listener event of the resilient layer that counting needs: a refund dropped. */
+    record Heard(long op, long at, long real, String rule, String event) implements Event {
+        @Override
+        public Json json() {
+            return base("heard", this).with("rule", rule).with("event", event);
+        }
+    }
+
+    /** The client clock moved forward by {@code by} ms, to {@code at}. */
+    record Clock(long op, long at, long real, long by, String why) implements Event {
+        @Override
+        public Json json() {
+            return base("clock", this).with("by", by).with("why", why);
+        }
+    }
+
+    private static Json base(String type, Event event) {
+        return Json.object().with("type", type).with("op", event.op()).with("at", event.at()).with("real", event.real());
+    }
+
+    /** A rule's settings as JSON. */
+    static Json ruleJson(Rule rule) {
+        return Json.object().with("name", rule.name()).with("algorithm", rule.algorithm().id())
+                .with("limit", rule.limit()).with("windowMs", rule.window().toMillis()).with("burst", rule.burst())
+                .with("countRejected", rule.countRejected()).with("shadow", rule.shadow());
+    }
+
+    private static List<Json> claimsJson(List<Claim> claims) {
+        return claims.stream().map(c -> Json.object().with("rule", c.rule().name()).with("key", c.key())
+                .with("cost", c.cost())).toList();
+    }
+
+    private static Json decisionsJson(Decisions decisions) {
+        return Json.object().with("allowed", decisions.allowed())
+                .with("retryAfterMs", decisions.retryAfter().toMillis())
+                .with("decisions", decisions.decisions().stream().map(Event::decisionJson).toList());
+    }
+
+    private static Json decisionJson(Decision d) {
+        return Json.object().with("rule", d.rule()).with("allowed", d.allowed()).with("basis", d.basis().name())
+                .with("limit", d.limit()).with("remaining", d.remaining())
+                .with("retryAfterMs", d.retryAfter().toMillis()).with("resetAfterMs", d.resetAfter().toMillis());
+    }
+}

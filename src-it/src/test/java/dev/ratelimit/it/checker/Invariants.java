@@ -1,0 +1,410 @@
+package dev.ratelimit.it.checker;
+
+import dev.ratelimit.Claim;
+import dev.ratelimit.Decision;
+import dev.ratelimit.Decisions;
+import dev.ratelimit.Rule;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The promises of a rate limiter as invariants over a {@link History}, from each algorithm's
+ * definition, never from how the code works. Time is the client clock's: every decision in
+ * the history carries the exact time the limiter decided on, so the bounds are exact integers,
+ * with no tolerance for a busy machine. Only the release of lost leases is measured in real
+ * time, and only as "soon after Valkey answers" (see below).
+ *
+ * <h2>What is counted</h2>
+ * Per domain (the shared store; the in-process fallback of a rule with a local policy, which
+ * counts under its own local rule), rule and key, a {@link Ledger} of units:
+ * <ul>
+ *   <li><b>taken</b>: the caller was told the request was allowed and this rule allowed it
+ *       (an allowed shadow rule in an allowed request counts too, as it does alone);</li>
+ *   <li><b>attempt</b>: a count-rejected rule in a request that was not allowed, or that it did
+ *       not allow, recorded the attempt;</li>
+ *   <li><b>possible</b>: a call to the store that threw after it may have run (the socket timed
+ *       out while Valkey ran it: a lost reply), and a refund owed within a call (rules decided
+ *       apart give back when the other side rejects) that was dropped.</li>
+ * </ul>
+ * A refund the store reported ({@code cancel} returned the rule) gives the units back; one that
+ * threw may or may not have. A reset, a planted unreadable value and its deletion wipe the
+ * state; an edit changes the rule the state is read under.
+ *
+ * <h2>Two readings, so that every check is sound</h2>
+ * The store's true count is unknown where replies were lost, but it lies between two bounds
+ * the history gives exactly (see {@link Ledger}):
+ * <ul>
+ *   <li>The <b>lower bound</b> counts only taken units that no refund may have given back, since
+ *       the last edit or wipe. A lost reply is <em>not counted</em> here, a refund that threw is
+ *       taken as <em>given back</em>, a bucket's refund (which may be partial) as the whole
+ *       reservation never having been taken: each only lowers the bound. For a bucket this last
+ *       point is the definition itself: a refund gives back at most what the bucket would hold had
+ *       the units never been taken, so the store's debt never falls below that of a bucket that
+ *       saw only the remaining units, which must then obey the bucket's law. Units taken before
+ *       an edit are left out (they still weigh on the new rule, never less, so leaving them out
+ *       only lowers the bound), except leases, which keep their own timeouts.</li>
+ *   <li>The <b>upper bound</b> counts everything the store may count: attempts, possible units,
+ *       refunds only where the store said it gave back and giving back is exact (windows, logs,
+ *       leases; a bucket's refund is ignored), and liveness is not asked until the state written
+ *       under an old rule can no longer weigh ({@link Ledger#horizon}).</li>
+ * </ul>
+ * A <b>safety</b> check fails only when even the lower bound breaks the limit; a <b>liveness</b>
+ * check fails only when even the upper bound leaves room. Neither can flag what the definitions
+ * allow.
+ *
+ * <h2>The invariants</h2>
+ * Checked at every decision the store or the fallback made (basis SHARED, including the deny
+ * cache's replays, or LOCAL; a policy's SKIPPED and UNAVAILABLE decide nothing):
+ * <ul>
+ *   <li>an allowed rule (and an allowed peek) must be admitted by the lower bound:
+ *       fixed window, units in the aligned window ≤ limit; sliding log, units in any interval of
+ *       one window ≤ limit; token bucket and GCRA, units in any [a, b] ≤ burst + limit × (b − a)
+ *       / window (checked as the bucket run over the units, whose debt is exactly the worst such
+ *       interval); sliding window counter, its own test, the documented approximation
+ *       {@code cur + prev × (window − elapsed) / window ≤ limit} with {@code cur} and {@code prev}
+ *       the units of the current and the previous aligned window (so any aligned window ≤ limit,
+ *       and any interval of one window < 2 × limit); concurrency, leases held at that instant plus
+ *       the new ones ≤ limit;</li>
+ *   <li>a rejected rule (and a rejected peek) must be refused by the upper bound, for every
+ *       algorithm the same tests: a rejection while the history shows room is a lockout;</li>
+ *   <li>a rejection's retry-after, the rule's own and the request's, is never early: with no
+ *       other traffic, the lower bound must admit the same cost at t + retry-after.</li>
+ * </ul>
+ *
+ * <h2>Lost leases</h2>
+ * A lease taken by a call whose reply was lost, or whose release threw, is held by nobody; the
+ * limiter promises to release it once Valkey answers again, before a later decision, trying at
+ * most every 100 ms. The upper bound counts it until the limiter has had its chances: after the
+ * first answer from the store following the loss, three acquiring calls the store answered,
+ * the first at least 100 ms after that answer and each at least 110 ms after the one before.
+ * Between two such calls at least one release was tried (tries are 100 ms apart, and each
+ * call tries when one is due), so two tries reached a store that had run the lost call. After
+ * the third, the lease must be free. This is the one place real time enters, and only as a
+ * lower bound on waiting: a slow machine makes the grace longer, never a false alarm.
+ */
+final class Invariants {
+
+    static final String STORE = "store";
+    static final String LOCAL = "local";
+
+    /** The first release may be tried once this long after Valkey answers again (LostLeases' pause). */
+    private static final long FIRST_CHANCE_MILLIS = 100;
+    /** Calls this far apart each have a release tried between them. */
+    private static final long CHANCE_SPACING_MILLIS = 110;
+    /** Chances after which a lost lease must be free. */
+    private static final int CHANCES = 3;
+
+    private final Map<String, Ledger> ledgers = new LinkedHashMap<>();
+    private final Map<String, Rule> rules = new HashMap<>();
+    private final Map<String, Rule> localRules = new HashMap<>();
+    private final Map<Long, Reserved> reservations = new HashMap<>();
+    private final List<Unit> lost = new ArrayList<>();
+    private final List<Violation> violations = new ArrayList<>();
+
+    /** An allowed reservation: what it claimed and was told. */
+    private record Reserved(Event.Call call, Decisions decisions) {
+    }
+
+    private Invariants() {
+    }
+
+    /**
+     * Every violation of a history, in the order they happened.
+     *
+     * @param events the history
+     * @return the violations; empty when every promise held
+     */
+    static List<Violation> check(List<Event> events) {
+        Invariants invariants = new Invariants();
+        List<Event> group = new ArrayList<>();
+        for (Event event : events) {
+            if (!group.isEmpty() && group.get(0).op() != event.op()) {
+                invariants.operation(group);
+                group = new ArrayList<>();
+            }
+            group.add(event);
+        }
+        if (!group.isEmpty()) {
+            invariants.operation(group);
+        }
+        return invariants.violations;
+    }
+
+    /** The events of one operation: a call and what happened beneath it, a settlement, an edit... */
+    private void operation(List<Event> events) {
+        long op = events.get(0).op();
+        Event.Call call = null;
+        Event outcome = null;
+        for (Event event : events) {
+            if (event instanceof Event.RuleSet set) {
+                ruleSet(set);
+            } else if (event instanceof Event.Fault fault) {
+                fault(fault);
+            } else if (event instanceof Event.Call c) {
+                call = c;
+            } else if (event instanceof Event.Decided || event instanceof Event.Failed || event instanceof Event.Settled) {
+                outcome = event;
+            } else if (event instanceof Event.StoreCall store && store.answered()
+                    || event instanceof Event.StoreRefund refund && refund.error() == null) {
+                storeAnswered(event.real(), op);
+            }
+        }
+        if (call != null) {
+            switch (call.kind()) {
+                case ACQUIRE, RESERVE -> {
+                    if (outcome instanceof Event.Decided decided) {
+                        take(call, decided, events);
+                    } else {
+                        failedTake(call, events);
+                    }
+                    if (events.stream().anyMatch(e -> e instanceof Event.StoreCall s && s.answered()
+                            && !s.kind().equals("peek") && !s.kind().equals("reset"))) {
+                        chance(call.real(), op);
+                    }
+                }
+                case PEEK -> {
+                    if (outcome instanceof Event.Decided decided) {
+                        peek(call, decided);
+                    }
+                }
+                case RESET -> reset(call, events);
+            }
+        } else if (outcome instanceof Event.Settled settled) {
+            settle(settled, events);
+        }
+    }
+
+    private void ruleSet(Event.RuleSet set) {
+        Rule rule = set.rule();
+        rules.put(rule.name(), rule);
+        if (set.localRule() != null) {
+            localRules.put(rule.name(), set.localRule());
+        }
+        if (set.why().equals("edit")) {
+            for (Ledger ledger : ledgers.values()) {
+                if (ledger.domain.equals(STORE) && ledger.rule.equals(rule.name())) {
+                    ledger.edit(rule, set.at());
+                }
+            }
+        }
+    }
+
+    private void fault(Event.Fault fault) {
+        if (fault.kind().equals("plant") || fault.kind().equals("unplant")) {
+            ledger(STORE, fault.rule(), fault.key()).wipe(fault.at(), true);
+        }
+    }
+
+    private Ledger ledger(String domain, String rule, String key) {
+        return ledgers.computeIfAbsent(domain + "/" + rule + "/" + key,
+                k -> new Ledger(domain, rule, key, (domain.equals(STORE) ? rules : localRules).get(rule)));
+    }
+
+    /** The cost the fallback is asked for: a local rule may have a smaller capacity. */
+    private long localCost(Claim claim) {
+        return Math.min(claim.cost(), localRules.get(claim.rule().name()).capacity());
+    }
+
+    private void take(Event.Call call, Event.Decided decided, List<Event> events) {
+        Decisions decisions = decided.decisions();
+        List<Claim> claims = call.claims();
+        long t = call.at();
+        // Every rule is judged on the state before this call.
+        for (int i = 0; i < claims.size(); i++) {
+            judge(call, claims.get(i), decisions.decisions().get(i), decisions);
+        }
+        for (int i = 0; i < claims.size(); i++) {
+            Claim claim = claims.get(i);
+            Decision decision = decisions.decisions().get(i);
+            String name = claim.rule().name();
+            Ledger shared = ledger(STORE, name, claim.key());
+            if (storeMayHaveCounted(events, name)) {
+                possible(shared, call.op(), t, claim.cost());
+            }
+            long reservation = call.kind() == Event.Kind.RESERVE ? call.op() : -1;
+            if (decision.basis() == Decision.Basis.SHARED) {
+                if (decisions.allowed() && decision.allowed()) {
+                    shared.add(call.op(), t, claim.cost(), Unit.Kind.TAKEN, reservation);
+                } else if (claim.rule().countRejected()) {
+                    shared.add(call.op(), t, claim.cost(), Unit.Kind.ATTEMPT, -1);
+                } else if (decision.allowed() && refundDropped(events, name)) {
+                    // Taken by the store, owed back because another side rejected, not given back.
+                    possible(shared, call.op(), t, claim.cost());
+                }
+            } else if (decision.basis() == Decision.Basis.LOCAL) {
+                Ledger local = ledger(LOCAL, name, claim.key());
+                if (decisions.allowed() && decision.allowed()) {
+                    local.add(call.op(), t, localCost(claim), Unit.Kind.TAKEN, reservation);
+                } else if (local.current().countRejected()) {
+                    local.add(call.op(), t, localCost(claim), Unit.Kind.ATTEMPT, -1);
+                }
+            }
+        }
+        if (call.kind() == Event.Kind.RESERVE && decisions.allowed()) {
+            reservations.put(call.op(), new Reserved(call, decisions));
+        }
+    }
+
+    private void failedTake(Event.Call call, List<Event> events) {
+        for (Claim claim : call.claims()) {
+            if (storeMayHaveCounted(events, claim.rule().name())) {
+                possible(ledger(STORE, claim.rule().name(), claim.key()), call.op(), call.at(), claim.cost());
+            }
+        }
+    }
+
+    private void possible(Ledger ledger, long op, long at, long cost) {
+        Unit unit = ledger.add(op, at, cost, Unit.Kind.POSSIBLE, -1);
+        if (ledger.current().algorithm().isConcurrency()) {
+            lose(unit, op);
+        }
+    }
+
+    private void peek(Event.Call call, Event.Decided decided) {
+        judge(call, call.claims().get(0), decided.decisions().decisions().get(0), null);
+    }
+
+    /** The checks of one rule's decision, on the ledger of whoever decided it. */
+    private void judge(Event.Call call, Claim claim, Decision decision, Decisions request) {
+        Ledger ledger;
+        long cost;
+        if (decision.basis() == Decision.Basis.SHARED) {
+            ledger = ledger(STORE, claim.rule().name(), claim.key());
+            cost = claim.cost();
+        } else if (decision.basis() == Decision.Basis.LOCAL) {
+            ledger = ledger(LOCAL, claim.rule().name(), claim.key());
+            cost = localCost(claim);
+        } else {
+            return; // a policy's answer: nothing decided
+        }
+        long t = call.at();
+        if (decision.allowed()) {
+            report(call.op(), ledger, Bounds.safety(ledger, t, cost));
+            return;
+        }
+        report(call.op(), ledger, Bounds.liveness(ledger, t, cost, call.op()));
+        report(call.op(), ledger, Bounds.early(ledger, t, cost, decision.retryAfter().toMillis()));
+        if (request != null && !request.unavailable() && !claim.rule().shadow()
+                && request.retryAfter().compareTo(decision.retryAfter()) != 0) {
+            report(call.op(), ledger, Bounds.early(ledger, t, cost, request.retryAfter().toMillis()));
+        }
+    }
+
+    private void report(long op, Ledger ledger, Bounds.Finding finding) {
+        if (finding != null) {
+            violations.add(new Violation(finding.invariant(), finding.message(), op, ledger.domain, ledger.rule,
+                    ledger.key, finding.from(), finding.to()));
+        }
+    }
+
+    private void reset(Event.Call call, List<Event> events) {
+        Claim claim = call.claims().get(0);
+        String name = claim.rule().name();
+        boolean answered = events.stream().anyMatch(e -> e instanceof Event.StoreCall s && s.kind().equals("reset")
+                && s.answered());
+        ledger(STORE, name, claim.key()).wipe(call.at(), answered);
+        if (localRules.containsKey(name)) {
+            // The fallback is reset first, in process: it cannot fail.
+            ledger(LOCAL, name, claim.key()).wipe(call.at(), true);
+        }
+    }
+
+    private void settle(Event.Settled settled, List<Event> events) {
+        Reserved reserved = reservations.get(settled.reservation());
+        if (reserved == null) {
+            return;
+        }
+        List<Claim> claims = reserved.call().claims();
+        for (int i = 0; i < claims.size(); i++) {
+            Claim claim = claims.get(i);
+            String name = claim.rule().name();
+            if (!settled.asked().contains(name)) {
+                continue;
+            }
+            Decision decision = reserved.decisions().decisions().get(i);
+            String domain = decision.basis() == Decision.Basis.SHARED ? STORE
+                    : decision.basis() == Decision.Basis.LOCAL ? LOCAL : null;
+            if (domain == null) {
+                continue;
+            }
+            Unit unit = ledger(domain, name, claim.key()).ofReservation(settled.reservation());
+            if (unit == null || unit.refund != Unit.Refund.NONE) {
+                continue;
+            }
+            boolean trouble = domain.equals(STORE) && (settled.error() != null || refundDropped(events, name));
+            if (trouble) {
+                unit.refund = Unit.Refund.MAYBE;
+                unit.refundAt = settled.at();
+                if (claim.rule().algorithm().isConcurrency()) {
+                    lose(unit, settled.op());
+                }
+            } else if (settled.how().equals("commit") || settled.given() != null && settled.given().contains(name)) {
+                // A commit asks only leases, and releases them (or finds them timed out).
+                unit.refund = Unit.Refund.GIVEN;
+                unit.refundAt = settled.at();
+            }
+        }
+    }
+
+    /** Whether a store call of this operation that included the rule threw after it may have run. */
+    private static boolean storeMayHaveCounted(List<Event> events, String rule) {
+        for (Event event : events) {
+            if (event instanceof Event.StoreCall store && !store.answered() && store.unreadable() == null
+                    && (store.kind().equals("acquire") || store.kind().equals("reserve"))
+                    && store.claims().stream().anyMatch(c -> c.rule().name().equals(rule))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Whether a refund of the rule owed in this operation was dropped (threw, or the listener heard so). */
+    private static boolean refundDropped(List<Event> events, String rule) {
+        for (Event event : events) {
+            if (event instanceof Event.Heard heard && heard.rule().equals(rule) && heard.event().equals("REFUND_DROPPED")
+                    || event instanceof Event.StoreRefund refund && refund.error() != null
+                    && refund.asked().contains(rule)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void lose(Unit unit, long op) {
+        unit.lost = true;
+        unit.lostOp = op;
+        lost.add(unit);
+    }
+
+    /** The store answered: the grace of leases lost before starts. */
+    private void storeAnswered(long real, long op) {
+        for (Unit unit : lost) {
+            if (unit.answeredReal < 0 && unit.lostOp < op) {
+                unit.answeredReal = real;
+            }
+        }
+    }
+
+    /** An acquiring call the store answered, begun at real ms {@code real}: a chance to release lost leases. */
+    private void chance(long real, long op) {
+        for (Iterator<Unit> it = lost.iterator(); it.hasNext(); ) {
+            Unit unit = it.next();
+            if (unit.answeredReal < 0 || unit.lostOp >= op || real < unit.answeredReal + FIRST_CHANCE_MILLIS) {
+                continue;
+            }
+            if (unit.chances == 0 || real >= unit.lastChanceReal + CHANCE_SPACING_MILLIS) {
+                unit.chances++;
+                unit.lastChanceReal = real;
+                if (unit.chances >= CHANCES) {
+                    unit.freeAfterOp = op;
+                    it.remove();
+                }
+            }
+        }
+    }
+}

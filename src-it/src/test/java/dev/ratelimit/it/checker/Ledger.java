@@ -1,0 +1,280 @@
+package dev.ratelimit.it.checker;
+
+import dev.ratelimit.Algorithm;
+import dev.ratelimit.Rule;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The units one rule counted for one key in one domain (the shared store, or the in-process
+ * fallback of a local policy), as the history shows them, and two readings of them:
+ *
+ * <ul>
+ *   <li>the <b>lower bound</b> ({@code lb…}): units the store certainly still counts. Only
+ *       {@link Unit.Kind#TAKEN} units, none that any refund may have given back (for a bucket a
+ *       refund may be partial: dropping the whole reservation only lowers the bound), and only
+ *       since the last edit or wipe of the state (the safety epoch). The safety invariants and
+ *       the retry-after check use it: a limit is broken only if even this bound breaks it.</li>
+ *   <li>the <b>upper bound</b> ({@code ub…}): everything the store may count. Every kind, a
+ *       refund only where the store said it gave back and giving back is exact (fixed window,
+ *       sliding log, sliding window counter, leases), lost leases until their grace ends
+ *       (see {@link Invariants}), since the last definite wipe (possible units from lost replies
+ *       even from before it: a reply lost before a wipe may have run after it). Liveness uses
+ *       it: a rejection is a lockout only if even this bound leaves room.</li>
+ * </ul>
+ */
+final class Ledger {
+
+    final String domain;
+    final String rule;
+    final String key;
+    private final List<Unit> units = new ArrayList<>();
+    private Rule current;
+    private int safetyEpoch;
+    private long epochStart = Long.MIN_VALUE;
+    private int wipe;
+    private long livenessFrom = Long.MIN_VALUE;
+
+    Ledger(String domain, String rule, String key, Rule current) {
+        this.domain = domain;
+        this.rule = rule;
+        this.key = key;
+        this.current = current;
+    }
+
+    /** The rule as it is now. */
+    Rule current() {
+        return current;
+    }
+
+    /** Client ms from which liveness is checked: the state written under older rules no longer weighs. */
+    long livenessFrom() {
+        return livenessFrom;
+    }
+
+    /** Client ms of the start of the safety epoch. */
+    long epochStart() {
+        return epochStart;
+    }
+
+    /**
+     * The rule was edited at {@code at}. Safety restarts: units taken under the old rule are
+     * left out of the lower bound, which only lowers it (they still weigh on the new rule, "never
+     * less"), except leases, which keep their own timeouts whatever the rule says. Liveness
+     * waits until the old state cannot weigh any more: its horizon and the new rule's.
+     *
+     * @param edited the rule from now on
+     * @param at     when
+     */
+    void edit(Rule edited, long at) {
+        if (!edited.algorithm().isConcurrency()) {
+            safetyEpoch++;
+            epochStart = at;
+        }
+        livenessFrom = Math.max(livenessFrom, at + horizon(current) + horizon(edited));
+        current = edited;
+    }
+
+    /**
+     * The state was deleted ({@code definite}) or may have been (a reset that threw).
+     *
+     * @param at       when
+     * @param definite whether it certainly was
+     */
+    void wipe(long at, boolean definite) {
+        safetyEpoch++;
+        epochStart = at;
+        if (definite) {
+            wipe++;
+        }
+    }
+
+    /**
+     * How long state written under a rule can still change a decision after an edit: a fixed
+     * window's count until its end, a sliding window counter's for two windows, a bucket's debt
+     * of up to two full buckets until refilled. A sliding log's entries and leases keep their own
+     * times, which the upper bound reads as they are, so they need none.
+     */
+    static long horizon(Rule rule) {
+        long window = rule.window().toMillis();
+        return switch (rule.algorithm()) {
+            case FIXED_WINDOW -> window;
+            case SLIDING_WINDOW_COUNTER -> 2 * window;
+            case TOKEN_BUCKET, GCRA -> 2 * ceilDiv(rule.burst() * window, rule.limit()) + 1;
+            case SLIDING_LOG, CONCURRENCY -> 0;
+        };
+    }
+
+    static long ceilDiv(long a, long b) {
+        return -Math.floorDiv(-a, b);
+    }
+
+    /**
+     * Adds units.
+     *
+     * @return the unit, for refunds and lost leases to find later
+     */
+    Unit add(long op, long at, long cost, Unit.Kind kind, long reservation) {
+        Unit unit = new Unit(op, at, cost, kind, current.window().toMillis(), safetyEpoch, wipe, reservation);
+        units.add(unit);
+        return unit;
+    }
+
+    /**
+     * The taken units of a reservation.
+     *
+     * @param reservation the op that reserved
+     * @return the unit, or null
+     */
+    Unit ofReservation(long reservation) {
+        for (int i = units.size() - 1; i >= 0; i--) {
+            Unit unit = units.get(i);
+            if (unit.reservation == reservation && unit.kind == Unit.Kind.TAKEN) {
+                return unit;
+            }
+        }
+        return null;
+    }
+
+    /** Whether a unit is in the lower bound. */
+    private boolean lower(Unit unit) {
+        return unit.kind == Unit.Kind.TAKEN && unit.refund == Unit.Refund.NONE && unit.safetyEpoch == safetyEpoch;
+    }
+
+    /** Whether a unit is in the upper bound, as far as refunds and wipes go (not leases). */
+    private boolean upper(Unit unit, boolean exactRefunds) {
+        if (unit.kind != Unit.Kind.POSSIBLE && unit.wipe != wipe) {
+            return false;
+        }
+        return !(exactRefunds && unit.refund == Unit.Refund.GIVEN);
+    }
+
+    /** Lower bound of the units taken at times in [from, to]. */
+    long lbSum(long from, long to) {
+        long sum = 0;
+        for (Unit unit : units) {
+            if (unit.at >= from && unit.at <= to && lower(unit)) {
+                sum += unit.cost;
+            }
+        }
+        return sum;
+    }
+
+    /** Upper bound of the units counted at times in [from, to] (window algorithms: refunds exact). */
+    long ubSum(long from, long to) {
+        long sum = 0;
+        for (Unit unit : units) {
+            if (unit.at >= from && unit.at <= to && upper(unit, true)) {
+                sum += unit.cost;
+            }
+        }
+        return sum;
+    }
+
+    /** Leases certainly held: taken by {@code takenBy} and not timed out at {@code until}. */
+    long lbHeld(long takenBy, long until) {
+        long sum = 0;
+        for (Unit unit : units) {
+            if (unit.kind == Unit.Kind.TAKEN && unit.refund == Unit.Refund.NONE && unit.safetyEpoch == safetyEpoch
+                    && unit.at <= takenBy && unit.at + unit.window > until) {
+                sum += unit.cost;
+            }
+        }
+        return sum;
+    }
+
+    /** The earliest take time of the leases {@link #lbHeld} counts, for the report. */
+    long lbHeldSince(long takenBy, long until) {
+        long since = takenBy;
+        for (Unit unit : units) {
+            if (unit.kind == Unit.Kind.TAKEN && unit.refund == Unit.Refund.NONE && unit.safetyEpoch == safetyEpoch
+                    && unit.at <= takenBy && unit.at + unit.window > until) {
+                since = Math.min(since, unit.at);
+            }
+        }
+        return since;
+    }
+
+    /** Leases that may be held at {@code t} as seen by operation {@code op}. */
+    long ubHeld(long t, long op) {
+        long sum = 0;
+        for (Unit unit : units) {
+            if (unit.at > t || unit.at + unit.window <= t) {
+                continue;
+            }
+            if (unit.kind != Unit.Kind.POSSIBLE && unit.wipe != wipe) {
+                continue;
+            }
+            boolean held = switch (unit.kind) {
+                case POSSIBLE -> op <= unit.freeAfterOp;
+                default -> switch (unit.refund) {
+                    case NONE -> true;
+                    case GIVEN -> false;
+                    case MAYBE -> op <= unit.freeAfterOp;
+                };
+            };
+            if (held) {
+                sum += unit.cost;
+            }
+        }
+        return sum;
+    }
+
+    /**
+     * A bucket (token bucket, GCRA) run over the lower bound's units on the current rule, in its
+     * ticks (one unit = window ticks, limit ticks refilled per ms), from an empty bucket at the
+     * epoch's start: its debt at {@code t} and when its current busy period began (the start of
+     * the interval that witnesses a breach).
+     *
+     * @return {debt in ticks, busy-period start}
+     */
+    long[] lbDebt(long t) {
+        return debt(t, true);
+    }
+
+    /**
+     * The same over the upper bound's units, refunds ignored (a bucket's refund may be partial),
+     * uncapped (the store caps a counted rejection's overdraw, which only lowers its debt).
+     *
+     * @return {debt in ticks, busy-period start}
+     */
+    long[] ubDebt(long t) {
+        return debt(t, false);
+    }
+
+    private long[] debt(long t, boolean lower) {
+        long window = current.window().toMillis();
+        long limit = current.limit();
+        long debt = 0;
+        long last = Long.MIN_VALUE;
+        long busySince = t;
+        for (Unit unit : units) {
+            if (unit.at > t || !(lower ? lower(unit) : upper(unit, false))) {
+                continue;
+            }
+            if (last != Long.MIN_VALUE) {
+                debt = Math.max(0, debt - (unit.at - last) * limit);
+            }
+            if (debt == 0) {
+                busySince = unit.at;
+            }
+            debt += unit.cost * window;
+            last = unit.at;
+        }
+        if (last != Long.MIN_VALUE) {
+            debt = Math.max(0, debt - (t - last) * limit);
+        }
+        return new long[] {debt, debt == 0 ? t : busySince};
+    }
+
+    /** Every unit, for lost-lease bookkeeping. */
+    List<Unit> units() {
+        return units;
+    }
+
+    /** Whether the algorithm is a bucket. */
+    boolean bucket() {
+        return current.algorithm() == Algorithm.TOKEN_BUCKET || current.algorithm() == Algorithm.GCRA;
+    }
+}

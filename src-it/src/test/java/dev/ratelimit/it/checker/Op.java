@@ -1,0 +1,74 @@
+package dev.ratelimit.it.checker;
+
+import java.util.List;
+
+/**
+ * One step of a workload, as drawn from its seed. Steps name rules by index and keys by name,
+ * so the same list of steps runs on whatever the rules have become by then (edits) and whatever
+ * reservations are pending (outcomes): the list is fixed by the seed, what it does is recorded
+ * in the history.
+ */
+sealed interface Op {
+
+    /**
+     * A claim to be: rule index, key, and cost ({@code 0}: the rule's capacity; larger than the
+     * capacity: the capacity).
+     */
+    record ClaimSpec(int rule, String key, long cost) {
+    }
+
+    /** {@code acquireAll}, or {@code reserveAll} (the reservation joins the pending ones). */
+    record Take(boolean reserve, List<ClaimSpec> claims) implements Op {
+    }
+
+    /** {@code peek}. */
+    record Peek(ClaimSpec claim) implements Op {
+    }
+
+    /**
+     * Settles a pending reservation, if any: the latest ({@code pick < 0}) or the
+     * {@code pick mod size}-th; {@code how} is commit, cancel, or cancel-one (rule
+     * {@code rule} only, and the leases).
+     */
+    record Settle(int pick, String how, int rule) implements Op {
+    }
+
+    /**
+     * Moves the client clock: {@code how} is zero, one (1 ms), fraction ({@code amount} of
+     * rule {@code rule}'s window), windows ({@code amount} whole windows), retry (the last
+     * rejection's retry-after) or retry-early (1 ms less).
+     */
+    record Advance(String how, double amount, int rule) implements Op {
+    }
+
+    /** The last rejected call again, as it was (a caller retrying). */
+    record Retry() implements Op {
+    }
+
+    /** A rule edited: new limit, window and burst (burst ignored where it does not apply). */
+    record Edit(int rule, long limit, long windowMs, long burst) implements Op {
+    }
+
+    /** {@code reset} of one rule and key. */
+    record Reset(ClaimSpec claim) implements Op {
+    }
+
+    /**
+     * Valkey stalled ({@code DEBUG SLEEP}) for {@code millis} on another thread while the
+     * {@code during} steps are sent with a short socket timeout: their replies are lost.
+     */
+    record Stall(long millis, List<Op> during) implements Op {
+    }
+
+    /** {@code FUNCTION FLUSH}: the limiter's library gone until the next call loads it. */
+    record Flush() implements Op {
+    }
+
+    /** A rule's state for a key replaced by a list, which no algorithm can read. */
+    record Plant(int rule, String key) implements Op {
+    }
+
+    /** The planted key deleted: the state starts empty. */
+    record Unplant(int rule, String key) implements Op {
+    }
+}

@@ -1,0 +1,132 @@
+package dev.ratelimit.it.checker;
+
+import dev.ratelimit.Claim;
+import dev.ratelimit.Decision;
+import dev.ratelimit.Decisions;
+import dev.ratelimit.RateLimiter;
+import dev.ratelimit.Reservation;
+import dev.ratelimit.Rule;
+import dev.ratelimit.UnreadableStateException;
+
+import java.util.List;
+import java.util.function.LongSupplier;
+import java.util.function.Predicate;
+
+/**
+ * The shared store as the resilient layer sees it, every call and refund recorded as it
+ * happens: what was asked, and the answer or the error. This is how the history tells a claim
+ * the store may have counted (a call that timed out, whose reply was lost) from one it never
+ * saw (the deny cache, an open breaker inside the store still counts as a call that threw), and
+ * a refund that may have reached the store from one that did.
+ */
+final class RecordingStore implements RateLimiter {
+
+    private final RateLimiter store;
+    private final History history;
+    private final LongSupplier op;
+    private final LongSupplier clock;
+
+    /**
+     * Records the calls to {@code store}.
+     *
+     * @param store   the limiter that decides
+     * @param history where the events go
+     * @param op      the operation being run (the events' op)
+     * @param clock   the client clock (the events' at)
+     */
+    RecordingStore(RateLimiter store, History history, LongSupplier op, LongSupplier clock) {
+        this.store = store;
+        this.history = history;
+        this.op = op;
+        this.clock = clock;
+    }
+
+    @Override
+    public Decisions acquireAll(List<Claim> claims) {
+        try {
+            Decisions answer = store.acquireAll(claims);
+            record("acquire", claims, answer, null);
+            return answer;
+        } catch (RuntimeException e) {
+            record("acquire", claims, null, e);
+            throw e;
+        }
+    }
+
+    @Override
+    public Reservation reserveAll(List<Claim> claims) {
+        Reservation reservation;
+        try {
+            reservation = store.reserveAll(claims);
+        } catch (RuntimeException e) {
+            record("reserve", claims, null, e);
+            throw e;
+        }
+        record("reserve", claims, reservation.decisions(), null);
+        if (!reservation.allowed()) {
+            return reservation; // nothing to give back
+        }
+        long reservedBy = op.getAsLong();
+        // The reservation as the caller gets it, its refunds recorded. Reservation.cancel asks
+        // the inner one with the same predicate it was given, so the rules asked are the same.
+        return Reservation.of(reservation.decisions(), which -> giveBack(reservation, claims, which, reservedBy));
+    }
+
+    private List<String> giveBack(Reservation reservation, List<Claim> claims, Predicate<Rule> which, long reservedBy) {
+        List<String> asked = claims.stream().map(Claim::rule).filter(which).map(Rule::name).toList();
+        if (asked.isEmpty()) {
+            return reservation.cancel(which); // sends nothing
+        }
+        try {
+            List<String> given = reservation.cancel(which);
+            history.add(new Event.StoreRefund(op.getAsLong(), clock.getAsLong(), history.real(), reservedBy, asked,
+                    given, null));
+            return given;
+        } catch (RuntimeException e) {
+            history.add(new Event.StoreRefund(op.getAsLong(), clock.getAsLong(), history.real(), reservedBy, asked,
+                    null, describe(e)));
+            throw e;
+        }
+    }
+
+    @Override
+    public Decision peek(Rule rule, String key, long cost) {
+        List<Claim> claims = List.of(Claim.of(rule, key, cost));
+        try {
+            Decision decision = store.peek(rule, key, cost);
+            record("peek", claims, Decisions.of(claims, List.of(decision)), null);
+            return decision;
+        } catch (RuntimeException e) {
+            record("peek", claims, null, e);
+            throw e;
+        }
+    }
+
+    @Override
+    public void reset(Rule rule, String key) {
+        List<Claim> claims = List.of(Claim.of(rule, key));
+        try {
+            store.reset(rule, key);
+            record("reset", claims, null, null);
+        } catch (RuntimeException e) {
+            record("reset", claims, null, e);
+            throw e;
+        }
+    }
+
+    @Override
+    public void close() {
+        store.close();
+    }
+
+    private void record(String kind, List<Claim> claims, Decisions answer, RuntimeException error) {
+        history.add(new Event.StoreCall(op.getAsLong(), clock.getAsLong(), history.real(), kind, claims, answer,
+                error == null ? null : describe(error),
+                error instanceof UnreadableStateException unreadable ? unreadable.rule() : null));
+    }
+
+    /** An error as the history shows it: its class and message. */
+    static String describe(Throwable error) {
+        return error.getClass().getSimpleName() + ": " + error.getMessage();
+    }
+}

@@ -1,0 +1,327 @@
+package dev.ratelimit.it.checker;
+
+import dev.ratelimit.Algorithm;
+import dev.ratelimit.Claim;
+import dev.ratelimit.Decision;
+import dev.ratelimit.Decisions;
+import dev.ratelimit.Reservation;
+import dev.ratelimit.Rule;
+import dev.ratelimit.UnreadableStateException;
+import redis.clients.jedis.Jedis;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Runs a workload's steps against a target, one at a time on this thread, and records every
+ * call, answer, settlement, clock move, edit and fault in the history. Only a stall runs
+ * something on another thread (the {@code DEBUG SLEEP}); the calls sent meanwhile are this
+ * thread's, so the history's order is the order things happened.
+ */
+final class Runner {
+
+    /** Real time a stall is given to start before calls are sent into it. */
+    private static final long STALL_LEAD_MILLIS = 30;
+
+    private final Workload workload;
+    private final Target target;
+    private final History history;
+    private final List<Rule> rules;
+    private final List<Pending> pending = new ArrayList<>();
+    private final Set<String> planted = new HashSet<>();
+    private long nextOp = 1;
+    private Rejection lastRejected;
+
+    /** A reservation not settled yet: the op that took it, what it claimed. */
+    private record Pending(long op, List<Claim> claims, Reservation reservation) {
+    }
+
+    /** The last call rejected with a retry-after: to retry it, or to move the clock to it. */
+    private record Rejection(boolean reserve, List<Claim> claims, long at, long retryAfter) {
+    }
+
+    /**
+     * A runner.
+     *
+     * @param workload the steps
+     * @param target   what they run against
+     * @param history  where events go
+     */
+    Runner(Workload workload, Target target, History history) {
+        this.workload = workload;
+        this.target = target;
+        this.history = history;
+        this.rules = new ArrayList<>(workload.rules());
+    }
+
+    /** Runs every step. */
+    void run() {
+        Map<String, Object> options = new LinkedHashMap<>();
+        options.put("denyCache", workload.denyCache());
+        options.put("keys", workload.keys());
+        options.put("steps", workload.steps().size());
+        options.put("avoided", workload.avoided().stream().map(Enum::name).sorted().toList());
+        history.add(new Event.Start(0, now(), history.real(), workload.seed(), workload.target().name(), options));
+        for (Rule rule : rules) {
+            history.add(new Event.RuleSet(0, now(), history.real(), rule, target.policy(rule.name()),
+                    target.localRule(rule.name()), "initial"));
+        }
+        for (Op step : workload.steps()) {
+            step(step);
+        }
+    }
+
+    private void step(Op step) {
+        // Java 17: no patterns in switch yet.
+        if (step instanceof Op.Take take) {
+            take(take.reserve(), resolve(take.claims()));
+        } else if (step instanceof Op.Peek peek) {
+            peek(resolve(List.of(peek.claim())).get(0));
+        } else if (step instanceof Op.Settle settle) {
+            settle(settle);
+        } else if (step instanceof Op.Advance advance) {
+            advance(advance);
+        } else if (step instanceof Op.Retry) {
+            if (lastRejected != null) {
+                take(lastRejected.reserve(), current(lastRejected.claims()));
+            }
+        } else if (step instanceof Op.Edit edit) {
+            edit(edit);
+        } else if (step instanceof Op.Reset reset) {
+            reset(resolve(List.of(reset.claim())).get(0));
+        } else if (step instanceof Op.Stall stall) {
+            stall(stall);
+        } else if (step instanceof Op.Flush) {
+            flush();
+        } else if (step instanceof Op.Plant plant) {
+            plant(plant);
+        } else if (step instanceof Op.Unplant unplant) {
+            unplant(unplant);
+        } else {
+            throw new IllegalArgumentException("unknown step " + step);
+        }
+    }
+
+    private long now() {
+        return target.clock().getAsLong();
+    }
+
+    private long begin() {
+        long op = nextOp++;
+        target.op(op);
+        return op;
+    }
+
+    private void take(boolean reserve, List<Claim> claims) {
+        long op = begin();
+        history.add(new Event.Call(op, now(), history.real(), reserve ? Event.Kind.RESERVE : Event.Kind.ACQUIRE, claims));
+        try {
+            Decisions decisions;
+            if (reserve) {
+                Reservation reservation = target.limiter().reserveAll(claims);
+                decisions = reservation.decisions();
+                if (reservation.allowed()) {
+                    pending.add(new Pending(op, claims, reservation));
+                }
+            } else {
+                decisions = target.limiter().acquireAll(claims);
+            }
+            history.add(new Event.Decided(op, now(), history.real(), decisions));
+            if (!decisions.allowed() && !decisions.unavailable()) {
+                lastRejected = new Rejection(reserve, claims, now(), decisions.retryAfter().toMillis());
+            }
+        } catch (RuntimeException e) {
+            failed(op, e);
+        }
+    }
+
+    private void failed(long op, RuntimeException e) {
+        history.add(new Event.Failed(op, now(), history.real(), RecordingStore.describe(e),
+                e instanceof UnreadableStateException unreadable ? unreadable.rule() : null));
+    }
+
+    private void peek(Claim claim) {
+        long op = begin();
+        history.add(new Event.Call(op, now(), history.real(), Event.Kind.PEEK, List.of(claim)));
+        try {
+            Decision decision = target.limiter().peek(claim.rule(), claim.key(), claim.cost());
+            history.add(new Event.Decided(op, now(), history.real(), Decisions.of(List.of(claim), List.of(decision))));
+        } catch (RuntimeException e) {
+            failed(op, e);
+        }
+    }
+
+    private void settle(Op.Settle settle) {
+        if (pending.isEmpty()) {
+            return;
+        }
+        Pending chosen = pending.remove(settle.pick() < 0 ? pending.size() - 1 : settle.pick() % pending.size());
+        String named = rules.get(settle.rule()).name();
+        String how = settle.how();
+        if (workload.avoided().contains(Known.BUCKET_REFUND_ACROSS_EDIT) && chosen.claims().stream()
+                .anyMatch(c -> c.rule().algorithm().hasBurst() && !current(List.of(c)).get(0).rule().equals(c.rule()))) {
+            how = "commit";
+        }
+        List<String> asked = new ArrayList<>();
+        for (Claim claim : chosen.claims()) {
+            boolean lease = claim.rule().algorithm() == Algorithm.CONCURRENCY;
+            boolean ask = switch (how) {
+                case "commit" -> lease;
+                case "cancel-one" -> lease || claim.rule().name().equals(named);
+                default -> true;
+            };
+            if (ask) {
+                asked.add(claim.rule().name());
+            }
+        }
+        long op = begin();
+        List<String> given = null;
+        String error = null;
+        try {
+            switch (how) {
+                case "commit" -> chosen.reservation().commit();
+                case "cancel-one" -> given = chosen.reservation().cancel(rule -> rule.name().equals(named));
+                default -> given = chosen.reservation().cancel();
+            }
+        } catch (RuntimeException e) {
+            error = RecordingStore.describe(e);
+        }
+        history.add(new Event.Settled(op, now(), history.real(), chosen.op(), how, asked, given, error));
+    }
+
+    private void advance(Op.Advance advance) {
+        long window = rules.get(advance.rule()).window().toMillis();
+        long retryAt = lastRejected == null ? now() : lastRejected.at() + lastRejected.retryAfter();
+        long by = switch (advance.how()) {
+            case "zero" -> 0;
+            case "one" -> 1;
+            case "fraction" -> Math.max(1, Math.round(advance.amount() * window));
+            case "windows" -> Math.round(advance.amount() * window);
+            case "retry" -> Math.max(0, retryAt - now());
+            default -> Math.max(0, retryAt - 1 - now());
+        };
+        long op = begin();
+        target.clock().advance(by);
+        history.add(new Event.Clock(op, now(), history.real(), by, advance.how()));
+    }
+
+    private void edit(Op.Edit edit) {
+        Rule old = rules.get(edit.rule());
+        Rule rule = Rule.of(old.name(), old.algorithm(), edit.limit(), Duration.ofMillis(edit.windowMs()))
+                .withCountRejected(old.countRejected()).withShadow(old.shadow());
+        if (old.algorithm().hasBurst()) {
+            rule = rule.withBurst(edit.burst());
+        }
+        rules.set(edit.rule(), rule);
+        long op = begin();
+        history.add(new Event.RuleSet(op, now(), history.real(), rule, target.policy(rule.name()),
+                target.localRule(rule.name()), "edit"));
+        target.rulesEdited();
+    }
+
+    private void reset(Claim claim) {
+        long op = begin();
+        history.add(new Event.Call(op, now(), history.real(), Event.Kind.RESET, List.of(claim)));
+        try {
+            target.limiter().reset(claim.rule(), claim.key());
+        } catch (RuntimeException e) {
+            failed(op, e);
+        }
+    }
+
+    private void stall(Op.Stall stall) {
+        long op = begin();
+        history.add(new Event.Fault(op, now(), history.real(), "stall-begin", null, null, stall.millis() + " ms"));
+        CompletableFuture<Void> sleeping = CompletableFuture.runAsync(
+                () -> target.valkey().stall(Duration.ofMillis(stall.millis())));
+        pause(STALL_LEAD_MILLIS);
+        for (Op during : stall.during()) {
+            step(during);
+        }
+        sleeping.join();
+        // The calls queued in the stall run as it ends; a command on another connection after
+        // them makes it likely they have run before the next step is sent.
+        try (Jedis jedis = target.valkey().connect()) {
+            jedis.ping();
+        }
+        op = begin();
+        history.add(new Event.Fault(op, now(), history.real(), "stall-end", null, null, null));
+    }
+
+    private void flush() {
+        long op = begin();
+        try (Jedis jedis = target.valkey().connect()) {
+            jedis.functionFlush();
+        }
+        history.add(new Event.Fault(op, now(), history.real(), "function-flush", null, null, null));
+    }
+
+    private void plant(Op.Plant plant) {
+        Rule rule = rules.get(plant.rule());
+        String stateKey = target.stateKey(rule, plant.key());
+        if (!planted.add(stateKey)) {
+            return;
+        }
+        long op = begin();
+        try (Jedis jedis = target.valkey().connect()) {
+            jedis.del(stateKey);
+            jedis.lpush(stateKey, "planted by the checker");
+        }
+        history.add(new Event.Fault(op, now(), history.real(), "plant", rule.name(), plant.key(), stateKey));
+    }
+
+    private void unplant(Op.Unplant unplant) {
+        Rule rule = rules.get(unplant.rule());
+        String stateKey = target.stateKey(rule, unplant.key());
+        if (!planted.remove(stateKey)) {
+            return;
+        }
+        long op = begin();
+        try (Jedis jedis = target.valkey().connect()) {
+            jedis.del(stateKey);
+        }
+        history.add(new Event.Fault(op, now(), history.real(), "unplant", rule.name(), unplant.key(), stateKey));
+    }
+
+    /** Claims of the rules as they are now, costs cut to what each rule can ever allow. */
+    private List<Claim> resolve(List<Op.ClaimSpec> specs) {
+        List<Claim> claims = new ArrayList<>(specs.size());
+        boolean oneCost = workload.denyCache() && workload.avoided().contains(Known.DENY_CACHE_IGNORES_COST);
+        for (Op.ClaimSpec spec : specs) {
+            Rule rule = rules.get(spec.rule());
+            long asked = oneCost ? workload.costs().get(spec.rule()) : spec.cost();
+            long cost = asked == 0 ? rule.capacity() : Math.min(asked, rule.capacity());
+            claims.add(Claim.of(rule, spec.key(), cost));
+        }
+        return claims;
+    }
+
+    /** The same claims on the rules as edited since. */
+    private List<Claim> current(List<Claim> claims) {
+        List<Claim> now = new ArrayList<>(claims.size());
+        for (Claim claim : claims) {
+            Rule rule = rules.stream().filter(r -> r.name().equals(claim.rule().name())).findFirst().orElseThrow();
+            long cost = Math.min(claim.cost(), rule.capacity());
+            if (workload.denyCache() && workload.avoided().contains(Known.DENY_CACHE_IGNORES_COST)) {
+                cost = Math.min(workload.costs().get(rules.indexOf(rule)), rule.capacity());
+            }
+            now.add(Claim.of(rule, claim.key(), cost));
+        }
+        return now;
+    }
+
+    private static void pause(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
+    }
+}

@@ -1,0 +1,79 @@
+package dev.ratelimit.it.checker;
+
+/**
+ * Units one call took, may have taken, or recorded, for one rule and key: what the ledger
+ * counts. Mutable only in what later events learn about it: its refund, and for a lease that
+ * may be held with no holder, when it must be free again.
+ */
+final class Unit {
+
+    /** How sure the history is that the units count. */
+    enum Kind {
+        /** The caller was told the request was allowed and this rule allowed: counted. */
+        TAKEN,
+        /** A count-rejected rule recorded a rejected attempt: counted, but not an allowed unit. */
+        ATTEMPT,
+        /**
+         * Maybe counted: the call to the store threw after it may have run (a lost reply), or a
+         * refund owed was dropped.
+         */
+        POSSIBLE
+    }
+
+    /** What became of the units later. */
+    enum Refund {
+        /** Nothing: they still count (or have expired on their own). */
+        NONE,
+        /** The store said it gave them back (for a lease: released). */
+        GIVEN,
+        /** A refund or release was sent and threw: it may or may not have happened. */
+        MAYBE
+    }
+
+    final long op;
+    final long at;
+    final long cost;
+    final Kind kind;
+    /** The rule's window when taken: for a lease, its timeout. */
+    final long window;
+    /** The ledger's epochs when taken (see {@link Ledger}). */
+    final int safetyEpoch;
+    final int wipe;
+    /** The op of the reservation that took them, or -1 when nothing can give them back. */
+    final long reservation;
+
+    Refund refund = Refund.NONE;
+    long refundAt;
+
+    /**
+     * For a lease that may be held with no holder (a lost reply, a failed release): the op
+     * after which it must be free again, once Valkey has answered and the limiter has had its
+     * chances to release it. {@code Long.MAX_VALUE} until then.
+     */
+    long freeAfterOp = Long.MAX_VALUE;
+    /** Whether this is such a lease. */
+    boolean lost;
+    /** The op at which it became lost. */
+    long lostOp;
+    /** Real ms of the first store answer after it was lost, or -1. */
+    long answeredReal = -1;
+    /** Releasing chances counted so far (see {@link Invariants}), and the real ms of the last. */
+    int chances;
+    long lastChanceReal;
+
+    Unit(long op, long at, long cost, Kind kind, long window, int safetyEpoch, int wipe, long reservation) {
+        this.op = op;
+        this.at = at;
+        this.cost = cost;
+        this.kind = kind;
+        this.window = window;
+        this.safetyEpoch = safetyEpoch;
+        this.wipe = wipe;
+        this.reservation = reservation;
+    }
+
+    @Override
+    public String toString() {
+        return kind + "×" + cost + "@" + at + " op " + op + (refund == Refund.NONE ? "" : " " + refund + "@" + refundAt);
+    }
+}
