@@ -84,26 +84,42 @@ class CheckerTest {
     @Test
     @EnabledIfSystemProperty(named = "checker.seconds", matches = "\\d+")
     void longRun() {
-        long deadline = System.nanoTime() + Long.getLong("checker.seconds") * 1_000_000_000L;
-        long seed = Long.getLong("checker.seed", ThreadLocalRandom.current().nextLong(1_000, 1_000_000_000));
-        System.out.println("checker: long run from seed " + seed);
+        long began = System.nanoTime();
+        long deadline = began + Long.getLong("checker.seconds") * 1_000_000_000L;
+        long first = Long.getLong("checker.seed", ThreadLocalRandom.current().nextLong(1_000, 1_000_000_000));
+        System.out.println("checker: long run from seed " + first + " on " + targets());
         int runs = 0;
-        while (System.nanoTime() < deadline) {
-            for (Workload.Target target : Workload.Target.values()) {
-                check(seed, target);
+        for (long seed = first; System.nanoTime() < deadline; seed++) {
+            for (Workload.Target target : targets()) {
                 runs++;
+                String context = "run " + runs + " (seeds " + first + " to " + seed + "), "
+                        + (System.nanoTime() - began) / 1_000_000 + " ms into the long run";
+                check(seed, target, context);
             }
-            seed++;
         }
-        System.out.println("checker: " + runs + " runs passed, last seed " + (seed - 1));
+        System.out.println("checker: " + runs + " runs passed in " + (System.nanoTime() - began) / 1_000_000_000 + " s");
+    }
+
+    /** The targets of a long run: {@code -Dchecker.targets=VALKEY,LOCAL_RESILIENT}, else all. */
+    private static List<Workload.Target> targets() {
+        String names = System.getProperty("checker.targets", "");
+        if (names.isBlank()) {
+            return List.of(Workload.Target.values());
+        }
+        return Stream.of(names.split(",")).map(String::trim).map(Workload.Target::valueOf).toList();
     }
 
     private void check(long seed, Workload.Target target) {
+        check(seed, target, null);
+    }
+
+    private void check(long seed, Workload.Target target, String context) {
         if (target == Workload.Target.VALKEY || target == Workload.Target.VALKEY_RESILIENT) {
             valkey.flushAll();
         }
         Checker.Result result = Checker.run(seed, target, STEPS, valkey);
         System.out.println("checker: " + result.summary());
-        assertThat(result.passed()).as("%s", result.violations().isEmpty() ? "" : result.report()).isTrue();
+        assertThat(result.passed()).as("%s%s", context == null ? "" : "caught in " + context + ":\n",
+                result.violations().isEmpty() ? "" : result.report()).isTrue();
     }
 }
