@@ -135,6 +135,11 @@ final class Checker {
                 ours.put(call.op(), concerns);
                 shown.put(call.op(), concerns && (call.at() >= violation.from() && call.at() <= violation.to()
                         || call.op() == violation.op()));
+            } else if (event instanceof Event.Settled settled && ours.getOrDefault(settled.reservation(), false)
+                    && settled.at() >= violation.from() && settled.at() <= violation.to()
+                    && settled.op() <= violation.op()) {
+                // A reservation settled within the interval: how it was taken shows it too.
+                shown.put(settled.reservation(), true);
             }
         }
         return event -> {

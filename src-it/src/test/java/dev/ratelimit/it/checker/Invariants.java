@@ -196,7 +196,7 @@ final class Invariants {
 
     private void fault(Event.Fault fault) {
         if (fault.kind().equals("plant") || fault.kind().equals("unplant")) {
-            ledger(STORE, fault.rule(), fault.key()).wipe(fault.at(), true);
+            ledger(STORE, fault.rule(), fault.key()).wipe(fault.at(), true, true);
         }
     }
 
@@ -307,10 +307,10 @@ final class Invariants {
         String name = claim.rule().name();
         boolean answered = events.stream().anyMatch(e -> e instanceof Event.StoreCall s && s.kind().equals("reset")
                 && s.answered());
-        ledger(STORE, name, claim.key()).wipe(call.at(), answered);
+        ledger(STORE, name, claim.key()).wipe(call.at(), answered, false);
         if (localRules.containsKey(name)) {
             // The fallback is reset first, in process: it cannot fail.
-            ledger(LOCAL, name, claim.key()).wipe(call.at(), true);
+            ledger(LOCAL, name, claim.key()).wipe(call.at(), true, false);
         }
     }
 

@@ -23,10 +23,25 @@ enum Known {
     DENY_CACHE_IGNORES_COST,
 
     /**
-     * A sliding window counter that counts rejections fills its window only up to the limit,
-     * but cancelling a reservation in which it (as a shadow rule) rejected gives back the whole
-     * cost: it gives back units other requests were allowed, and the window then admits more
-     * than its limit. Avoided: no shadow sliding window counter counts rejections.
+     * The deny cache remembers a rejection met while acquiring for its retry-after even when the
+     * room comes back earlier because reservations of the same rule and key are cancelled: the
+     * next callers are turned away with room free (a lockout). The cache already leaves out
+     * rejections met while reserving, for this reason, but not an acquiring call's rejection
+     * caused by others' reservations. Only through the API: in the filter a rule that gives
+     * back (count-when, refund-when) is always reserved. Avoided: with the deny cache on, as in
+     * the filter, a rule either gives back (its requests are reserved, and only its units are
+     * given back) or never does.
+     */
+    DENY_CACHE_OUTLIVES_REFUND,
+
+    /**
+     * Cancelling a reservation in which a shadow rule that counts rejections rejected gives back
+     * the attempt it recorded, as if those were units taken; but recording it did not add what
+     * it gives back: a sliding window counter fills its window only up to the limit, and a
+     * sliding log keeps only its newest {@code limit} entries, so the attempt pushed out entries
+     * of allowed requests. Giving the attempt back then gives back allowed units, and the rule
+     * admits more than its limit in one window. Avoided: such a reservation is committed instead
+     * of cancelled.
      */
     SHADOW_COUNTED_ATTEMPT_REFUND,
 
@@ -37,7 +52,25 @@ enum Known {
      * than the bucket would hold had the reservation never been made). Avoided: a reservation
      * holding a bucket rule edited since is committed instead of cancelled.
      */
-    BUCKET_REFUND_ACROSS_EDIT;
+    BUCKET_REFUND_ACROSS_EDIT,
+
+    /**
+     * A refund of units reserved before the rule's state for the key was reset (or deleted)
+     * gives back units taken since: a fixed window or sliding window counter whose new state is
+     * in the same window as the one charged, or a bucket still in debt, lowers the new count,
+     * though {@code Reservation.Refund} promises that a state reset since has nothing to give
+     * back. Avoided: a reservation older than a reset (or a deletion) of one of its states is
+     * committed instead of cancelled.
+     */
+    REFUND_ACROSS_RESET,
+
+    /**
+     * {@code ResilientRateLimiter.reset} forgets the key in the store and the fallback but not in
+     * the deny cache: a rejection remembered before the reset still turns callers away, though
+     * "its quota is full again". Only through the API: the filter never resets. Avoided: no
+     * resets while the deny cache is on.
+     */
+    DENY_CACHE_OUTLIVES_RESET;
 
     /**
      * The defects the workload avoids in this run.

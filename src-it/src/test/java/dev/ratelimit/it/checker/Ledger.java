@@ -81,12 +81,18 @@ final class Ledger {
      *
      * @param at       when
      * @param definite whether it certainly was
+     * @param behind   whether it was deleted behind the limiter's back (a fault injected): a
+     *                 rejection the deny cache remembers from before then is still its to
+     *                 replay, so liveness waits out the longest retry-after the rule can give
      */
-    void wipe(long at, boolean definite) {
+    void wipe(long at, boolean definite, boolean behind) {
         safetyEpoch++;
         epochStart = at;
         if (definite) {
             wipe++;
+        }
+        if (behind) {
+            livenessFrom = Math.max(livenessFrom, at + Math.max(horizon(current), current.window().toMillis()));
         }
     }
 

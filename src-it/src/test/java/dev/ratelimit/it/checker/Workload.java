@@ -29,12 +29,13 @@ import java.util.Set;
  * @param policies   each rule's failure policy (used with the resilient layer)
  * @param keys       the keys claims use
  * @param clockStart the client clock at the start, epoch ms
- * @param costs      each rule's one cost, for runs that ask a rule for one cost only
+ * @param uses       each rule as the filter would use it: one cost, and whether its units are given back by
+ *                   outcome (for runs that steer clear of the deny cache's open defects)
  * @param avoided    the open defects this workload steers clear of ({@link Known})
  * @param steps      what to do
  */
 record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
-                Map<String, FailurePolicy> policies, List<String> keys, long clockStart, List<Long> costs,
+                Map<String, FailurePolicy> policies, List<String> keys, long clockStart, List<Use> uses,
                 Set<Known> avoided, List<Op> steps) {
 
     private static final long[] LIMITS = {1, 2, 3, 5, 10, 20};
@@ -47,6 +48,16 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
      */
     private static final long[] LEASE_TIMEOUTS = {30_000, 60_000, 120_000};
     private static final List<String> KEYS = List.of("a", "b", "c");
+
+    /**
+     * A rule as the filter uses it: every request asks it for one cost, and it either counts by
+     * outcome (its requests are reserved and its units may be given back) or never gives back.
+     *
+     * @param cost      the one cost
+     * @param byOutcome whether it gives back
+     */
+    record Use(long cost, boolean byOutcome) {
+    }
 
     /** The kinds of target a seed can draw. */
     enum Target {
@@ -79,10 +90,6 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
         for (int i = 0; i < ruleCount; i++) {
             Algorithm algorithm = Algorithm.values()[random.nextInt(Algorithm.values().length)];
             Rule rule = rule(random, "r" + i, algorithm);
-            if (avoided.contains(Known.SHADOW_COUNTED_ATTEMPT_REFUND) && rule.shadow() && rule.countRejected()
-                    && algorithm == Algorithm.SLIDING_WINDOW_COUNTER) {
-                rule = rule.withCountRejected(false);
-            }
             rules.add(rule);
             policies.put(rule.name(), policy(random, rule));
         }
@@ -92,12 +99,12 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
             ops.add(generator.next());
         }
         boolean denyCache = resilient && random.nextInt(3) > 0;
-        List<Long> costs = new ArrayList<>();
+        List<Use> uses = new ArrayList<>();
         for (int i = 0; i < ruleCount; i++) {
-            costs.add(1L + (random.nextInt(3) == 0 ? random.nextInt(3) : 0));
+            uses.add(new Use(1L + (random.nextInt(3) == 0 ? random.nextInt(3) : 0), random.nextBoolean()));
         }
         return new Workload(seed, target, denyCache, List.copyOf(rules), policies, KEYS,
-                1_700_000_000_000L + random.nextInt(1_000_000_000), List.copyOf(costs), Set.copyOf(avoided),
+                1_700_000_000_000L + random.nextInt(1_000_000_000), List.copyOf(uses), Set.copyOf(avoided),
                 List.copyOf(ops));
     }
 
