@@ -56,10 +56,10 @@ enum Known {
 
     /**
      * A refund of units reserved before the rule's state for the key was reset (or deleted)
-     * gives back units taken since: a fixed window or sliding window counter whose new state is
-     * in the same window as the one charged, or a bucket still in debt, lowers the new count,
-     * though {@code Reservation.Refund} promises that a state reset since has nothing to give
-     * back. Avoided: a reservation older than a reset (or a deletion) of one of its states is
+     * gives back units taken since: a sliding window counter whose new state is in the window
+     * charged lowers the new count (seen; by the code, a fixed window does the same, and a
+     * bucket still owing the units), though {@code Reservation.Refund} promises that a state
+     * reset since has nothing to give back. Avoided: a reservation older than a reset (or a deletion) of one of its states is
      * committed instead of cancelled.
      */
     REFUND_ACROSS_RESET(25, Workload.Target.LOCAL_RESILIENT),
@@ -70,7 +70,18 @@ enum Known {
      * "its quota is full again". Only through the API: the filter never resets. Avoided: no
      * resets while the deny cache is on.
      */
-    DENY_CACHE_OUTLIVES_RESET(43, Workload.Target.LOCAL_RESILIENT);
+    DENY_CACHE_OUTLIVES_RESET(43, Workload.Target.LOCAL_RESILIENT),
+
+    /**
+     * A shadow rule whose local policy's rule is not shadow ({@code FailurePolicy.local} does not
+     * check): when the store cannot decide, the fallback decides the request's local rules by
+     * the local rules' own flags, so that local rule's rejection keeps the others from counting,
+     * while the request, combined by the shared rules' flags, passes. The other rules' local
+     * limits then let everything through. The filter builds a local rule shadow exactly when its
+     * rule is. Found on Valkey behind the resilient layer; not pinned to a seed, since runs with
+     * stalls depend on timing. Avoided: a local rule is shadow exactly when its rule is.
+     */
+    LOCAL_RULE_SHADOW_MISMATCH(0, Workload.Target.VALKEY_RESILIENT);
 
     private final long seed;
     private final Workload.Target target;
@@ -82,7 +93,7 @@ enum Known {
 
     /**
      * A seed whose workload, with this defect alone not avoided, shows it (in-process, so the
-     * run is the same every time).
+     * run is the same every time); 0 when none is pinned.
      *
      * @return the seed
      */

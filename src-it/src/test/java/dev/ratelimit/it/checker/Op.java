@@ -55,9 +55,16 @@ sealed interface Op {
 
     /**
      * Valkey stalled ({@code DEBUG SLEEP}) for {@code millis} on another thread while the
-     * {@code during} steps are sent with a short socket timeout: their replies are lost.
+     * {@code during} steps are sent with a short socket timeout: their replies are lost. Then the
+     * {@code after} steps, each {@value Runner#AFTER_STALL_PAUSE_MILLIS} ms of real time after
+     * the one before: the chances the limiter has to release the leases of lost replies, and
+     * then a step that needs them free.
      */
-    record Stall(long millis, List<Op> during) implements Op {
+    record Stall(long millis, List<Op> during, List<Op> after) implements Op {
+    }
+
+    /** A lease, or units, reserved and given back at once if allowed: does the rule have room? */
+    record Probe(ClaimSpec claim) implements Op {
     }
 
     /** {@code FUNCTION FLUSH}: the limiter's library gone until the next call loads it. */

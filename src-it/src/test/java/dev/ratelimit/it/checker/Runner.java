@@ -27,6 +27,12 @@ import java.util.concurrent.CompletableFuture;
  */
 final class Runner {
 
+    /**
+     * Real time between the steps after a stall: more than the limiter's pause between two
+     * releases of lost leases (100 ms), so each step is a chance to release them.
+     */
+    static final long AFTER_STALL_PAUSE_MILLIS = 120;
+
     /** Real time a stall is given to start before calls are sent into it. */
     private static final long STALL_LEAD_MILLIS = 30;
 
@@ -110,6 +116,8 @@ final class Runner {
             reset(resolve(List.of(reset.claim())).get(0));
         } else if (step instanceof Op.Stall stall) {
             stall(stall);
+        } else if (step instanceof Op.Probe probe) {
+            probe(resolve(List.of(probe.claim())).get(0));
         } else if (step instanceof Op.Flush) {
             flush();
         } else if (step instanceof Op.Plant plant) {
@@ -155,6 +163,24 @@ final class Runner {
             }
         } catch (RuntimeException e) {
             failed(op, e);
+        }
+    }
+
+    private void probe(Claim claim) {
+        take(true, List.of(claim));
+        Pending taken = pending.isEmpty() ? null : pending.get(pending.size() - 1);
+        if (taken != null && taken.op() == nextOp - 1) {
+            pending.remove(pending.size() - 1);
+            long op = begin();
+            List<String> given = null;
+            String error = null;
+            try {
+                given = taken.reservation().cancel();
+            } catch (RuntimeException e) {
+                error = RecordingStore.describe(e);
+            }
+            history.add(new Event.Settled(op, now(), history.real(), taken.op(), "cancel",
+                    taken.claims().stream().map(c -> c.rule().name()).toList(), given, error));
         }
     }
 
@@ -290,6 +316,10 @@ final class Runner {
         }
         op = begin();
         history.add(new Event.Fault(op, now(), history.real(), "stall-end", null, null, null));
+        for (Op after : stall.after()) {
+            pause(AFTER_STALL_PAUSE_MILLIS);
+            step(after);
+        }
     }
 
     private void flush() {

@@ -91,7 +91,7 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
             Algorithm algorithm = Algorithm.values()[random.nextInt(Algorithm.values().length)];
             Rule rule = rule(random, "r" + i, algorithm);
             rules.add(rule);
-            policies.put(rule.name(), policy(random, rule));
+            policies.put(rule.name(), policy(random, rule, avoided));
         }
         List<Op> ops = new ArrayList<>(steps);
         Generator generator = new Generator(random, rules, valkey);
@@ -143,14 +143,17 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
     }
 
     /** Open, closed, or local at a lower limit, a third each. */
-    private static FailurePolicy policy(Random random, Rule rule) {
+    private static FailurePolicy policy(Random random, Rule rule, Set<Known> avoided) {
         return switch (random.nextInt(3)) {
             case 0 -> FailurePolicy.open();
             case 1 -> FailurePolicy.closed();
             default -> {
                 long limit = 1 + random.nextInt((int) rule.limit());
+                boolean shadow = random.nextInt(4) == 0 ? !rule.shadow() : rule.shadow();
                 Rule local = Rule.of(rule.name(), rule.algorithm(), limit, rule.window())
-                        .withCountRejected(!rule.algorithm().isConcurrency() && random.nextInt(4) == 0);
+                        .withCountRejected(!rule.algorithm().isConcurrency() && random.nextInt(4) == 0)
+                        // As the filter builds it, shadow exactly when the shared rule is, unless exposed.
+                        .withShadow(avoided.contains(Known.LOCAL_RULE_SHADOW_MISMATCH) ? rule.shadow() : shadow);
                 if (rule.algorithm().hasBurst() && random.nextBoolean()) {
                     local = local.withBurst(1 + random.nextInt((int) (2 * limit)));
                 }
@@ -182,17 +185,8 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
                 return new Op.Unplant(plant.rule(), plant.key());
             }
             int roll = random.nextInt(1000);
-            if (valkey && roll < 4) {
-                List<Op> during = new ArrayList<>();
-                int count = 3 + random.nextInt(4);
-                while (during.size() < count) {
-                    during.add(switch (random.nextInt(4)) {
-                        case 0 -> settle();
-                        case 1 -> new Op.Peek(claim());
-                        default -> take();
-                    });
-                }
-                return new Op.Stall(300, during);
+            if (valkey && roll < 2) {
+                return stall();
             }
             if (valkey && roll < 8) {
                 return new Op.Flush();
@@ -221,6 +215,44 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
                 return settle();
             }
             return take();
+        }
+
+        /**
+         * A stall: calls sent into it, most of them on one concurrency rule and key when there
+         * is one (their leases are lost with the replies), then probes of that rule and key,
+         * paced so the limiter has its chances to release them, the last of which needs them
+         * released.
+         */
+        private Op stall() {
+            List<Integer> leases = new ArrayList<>();
+            for (int i = 0; i < rules.size(); i++) {
+                if (rules.get(i).algorithm().isConcurrency()) {
+                    leases.add(i);
+                }
+            }
+            Op.ClaimSpec lease = leases.isEmpty() ? null
+                    : new Op.ClaimSpec(leases.get(random.nextInt(leases.size())), KEYS.get(random.nextInt(KEYS.size())), 1);
+            List<Op> during = new ArrayList<>();
+            int count = 3 + random.nextInt(4);
+            while (during.size() < count) {
+                Op op = switch (random.nextInt(4)) {
+                    case 0 -> settle();
+                    case 1 -> new Op.Peek(claim());
+                    default -> take();
+                };
+                if (lease != null && op instanceof Op.Take take && random.nextInt(4) > 0) {
+                    List<Op.ClaimSpec> claims = new ArrayList<>(take.claims());
+                    claims.removeIf(c -> c.rule() == lease.rule());
+                    claims.add(0, lease);
+                    op = new Op.Take(take.reserve(), claims);
+                }
+                during.add(op);
+            }
+            List<Op> after = new ArrayList<>();
+            for (int i = 0; lease != null && i < 5; i++) {
+                after.add(new Op.Probe(lease));
+            }
+            return new Op.Stall(300, during, after);
         }
 
         private Op take() {
