@@ -58,7 +58,8 @@ final class Checker {
             if (violations.size() > 1) {
                 out.append("All violations (first line each):\n");
                 violations.stream().limit(20).forEach(v -> out.append("  op ").append(v.op()).append(' ')
-                        .append(v.rule()).append('/').append(v.key()).append(' ').append(v.invariant()).append('\n'));
+                        .append(v.domain()).append(' ').append(v.rule()).append('/').append(v.key()).append(' ')
+                        .append(v.invariant()).append('\n'));
             }
             out.append("Whole history kept in ").append(file.toAbsolutePath()).append('\n');
             out.append("Rerun: -Dchecker.seed=").append(workload.seed());

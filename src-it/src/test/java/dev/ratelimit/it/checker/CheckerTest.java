@@ -30,7 +30,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * <p>Long runs, any seed, as long as wanted: {@code -Dchecker.seconds=3600} (seeds from
  * {@code -Dchecker.seed}, else a random one, each on every target, until the time is up or a
  * run fails); {@code -Dchecker.seed=N} alone reruns seed N on every target.
- * {@code -Dchecker.steps} sets the steps per run.
+ * {@code -Dchecker.targets=VALKEY,...} limits the targets of a long run, {@code -Dchecker.steps}
+ * sets the steps per run, {@code -Dchecker.expose=ALL} stops avoiding the open defects
+ * ({@link Known}).
  */
 @ExtendWith(ValkeyExtension.class)
 class CheckerTest {
@@ -109,17 +111,32 @@ class CheckerTest {
         long began = System.nanoTime();
         long deadline = began + Long.getLong("checker.seconds") * 1_000_000_000L;
         long first = Long.getLong("checker.seed", ThreadLocalRandom.current().nextLong(1_000, 1_000_000_000));
+        boolean keepGoing = Boolean.getBoolean("checker.keepGoing");
         System.out.println("checker: long run from seed " + first + " on " + targets());
+        List<String> caught = new ArrayList<>();
         int runs = 0;
         for (long seed = first; System.nanoTime() < deadline; seed++) {
             for (Workload.Target target : targets()) {
                 runs++;
                 String context = "run " + runs + " (seeds " + first + " to " + seed + "), "
                         + (System.nanoTime() - began) / 1_000_000 + " ms into the long run";
-                check(seed, target, context);
+                if (!keepGoing) {
+                    check(seed, target, context);
+                    continue;
+                }
+                // Every run, for how often a defect is caught: each failing run in one line.
+                Checker.Result result = run(seed, target);
+                if (!result.passed()) {
+                    Violation v = result.violations().get(0);
+                    caught.add(context + ": seed " + seed + " " + target + " " + v.domain() + " " + v.rule() + ": "
+                            + v.invariant());
+                    System.out.println("checker: caught in " + caught.get(caught.size() - 1));
+                }
             }
         }
-        System.out.println("checker: " + runs + " runs passed in " + (System.nanoTime() - began) / 1_000_000_000 + " s");
+        System.out.println("checker: " + runs + " runs in " + (System.nanoTime() - began) / 1_000_000_000 + " s, "
+                + caught.size() + " failed");
+        assertThat(caught).as("runs that broke an invariant (-Dchecker.keepGoing)").isEmpty();
     }
 
     /** The targets of a long run: {@code -Dchecker.targets=VALKEY,LOCAL_RESILIENT}, else all. */
@@ -135,12 +152,17 @@ class CheckerTest {
         check(seed, target, null);
     }
 
-    private void check(long seed, Workload.Target target, String context) {
+    private Checker.Result run(long seed, Workload.Target target) {
         if (target == Workload.Target.VALKEY || target == Workload.Target.VALKEY_RESILIENT) {
             valkey.flushAll();
         }
         Checker.Result result = Checker.run(seed, target, STEPS, valkey);
         System.out.println("checker: " + result.summary());
+        return result;
+    }
+
+    private void check(long seed, Workload.Target target, String context) {
+        Checker.Result result = run(seed, target);
         assertThat(result.passed()).as("%s%s", context == null ? "" : "caught in " + context + ":\n",
                 result.violations().isEmpty() ? "" : result.report()).isTrue();
     }

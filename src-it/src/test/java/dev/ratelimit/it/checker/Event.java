@@ -124,7 +124,8 @@ sealed interface Event {
     }
 
     /**
-     * A reservation settled: {@code how} is commit, cancel or cancel-one; {@code asked} the rules
+     * A reservation settled: {@code how} is commit, cancel, cancel-one (one rule and the leases)
+     * or cancel-outcome (the rules that give back by outcome, and the leases); {@code asked} the rules
      * asked to give back (a commit asks the concurrency rules to release their leases);
      * {@code given} what the cancel returned (null for a commit, whose answer says nothing);
      * {@code error} what it threw.

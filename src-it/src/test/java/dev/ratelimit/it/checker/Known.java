@@ -32,7 +32,7 @@ enum Known {
      * the filter, a rule either gives back (its requests are reserved, and only its units are
      * given back) or never does.
      */
-    DENY_CACHE_OUTLIVES_REFUND(7, Workload.Target.LOCAL_RESILIENT),
+    DENY_CACHE_OUTLIVES_REFUND(21, Workload.Target.LOCAL_RESILIENT),
 
     /**
      * Cancelling a reservation in which a shadow rule that counts rejections rejected gives back
@@ -43,7 +43,7 @@ enum Known {
      * admits more than its limit in one window. Avoided: such a reservation is committed instead
      * of cancelled.
      */
-    SHADOW_COUNTED_ATTEMPT_REFUND(23, Workload.Target.LOCAL_RESILIENT),
+    SHADOW_COUNTED_ATTEMPT_REFUND(7, Workload.Target.LOCAL),
 
     /**
      * A token bucket or GCRA refund of units taken before the rule was edited computes what is
@@ -52,7 +52,7 @@ enum Known {
      * than the bucket would hold had the reservation never been made). Avoided: a reservation
      * holding a bucket rule edited since is committed instead of cancelled.
      */
-    BUCKET_REFUND_ACROSS_EDIT(14, Workload.Target.LOCAL),
+    BUCKET_REFUND_ACROSS_EDIT(13, Workload.Target.LOCAL),
 
     /**
      * A refund of units reserved before the rule's state for the key was reset (or deleted)
@@ -62,7 +62,7 @@ enum Known {
      * reset since has nothing to give back. Avoided: a reservation older than a reset (or a deletion) of one of its states is
      * committed instead of cancelled.
      */
-    REFUND_ACROSS_RESET(25, Workload.Target.LOCAL_RESILIENT),
+    REFUND_ACROSS_RESET(158, Workload.Target.LOCAL),
 
     /**
      * {@code ResilientRateLimiter.reset} forgets the key in the store and the fallback but not in
@@ -70,7 +70,7 @@ enum Known {
      * "its quota is full again". Only through the API: the filter never resets. Avoided: no
      * resets while the deny cache is on.
      */
-    DENY_CACHE_OUTLIVES_RESET(43, Workload.Target.LOCAL_RESILIENT),
+    DENY_CACHE_OUTLIVES_RESET(10, Workload.Target.LOCAL_RESILIENT),
 
     /**
      * A shadow rule whose local policy's rule is not shadow ({@code FailurePolicy.local} does not

@@ -1,6 +1,5 @@
 package dev.ratelimit.it.checker;
 
-import dev.ratelimit.Algorithm;
 import dev.ratelimit.Rule;
 
 import java.util.ArrayList;
@@ -32,7 +31,6 @@ final class Ledger {
     private final List<Unit> units = new ArrayList<>();
     private Rule current;
     private int safetyEpoch;
-    private long epochStart = Long.MIN_VALUE;
     private int wipe;
     private long livenessFrom = Long.MIN_VALUE;
 
@@ -53,11 +51,6 @@ final class Ledger {
         return livenessFrom;
     }
 
-    /** Client ms of the start of the safety epoch. */
-    long epochStart() {
-        return epochStart;
-    }
-
     /**
      * The rule was edited at {@code at}. Safety restarts: units taken under the old rule are
      * left out of the lower bound, which only lowers it (they still weigh on the new rule, "never
@@ -70,7 +63,6 @@ final class Ledger {
     void edit(Rule edited, long at) {
         if (!edited.algorithm().isConcurrency()) {
             safetyEpoch++;
-            epochStart = at;
         }
         livenessFrom = Math.max(livenessFrom, at + horizon(current) + horizon(edited));
         current = edited;
@@ -87,7 +79,6 @@ final class Ledger {
      */
     void wipe(long at, boolean definite, boolean behind) {
         safetyEpoch++;
-        epochStart = at;
         if (definite) {
             wipe++;
         }
@@ -272,15 +263,5 @@ final class Ledger {
             debt = Math.max(0, debt - (t - last) * limit);
         }
         return new long[] {debt, debt == 0 ? t : busySince};
-    }
-
-    /** Every unit, for lost-lease bookkeeping. */
-    List<Unit> units() {
-        return units;
-    }
-
-    /** Whether the algorithm is a bucket. */
-    boolean bucket() {
-        return current.algorithm() == Algorithm.TOKEN_BUCKET || current.algorithm() == Algorithm.GCRA;
     }
 }
