@@ -105,6 +105,8 @@ final class Invariants {
     private final Map<Long, Reserved> reservations = new HashMap<>();
     private final List<Unit> lost = new ArrayList<>();
     private final List<Violation> violations = new ArrayList<>();
+    /** Whether the history records the store's calls; if not, every undecided claim may have been counted. */
+    private boolean storeEvents;
 
     /** An allowed reservation: what it claimed and was told. */
     private record Reserved(Event.Call call, Decisions decisions) {
@@ -141,7 +143,9 @@ final class Invariants {
         Event.Call call = null;
         Event outcome = null;
         for (Event event : events) {
-            if (event instanceof Event.RuleSet set) {
+            if (event instanceof Event.Start start) {
+                storeEvents = Boolean.TRUE.equals(start.options().get("storeEvents"));
+            } else if (event instanceof Event.RuleSet set) {
                 ruleSet(set);
             } else if (event instanceof Event.Fault fault) {
                 fault(fault);
@@ -223,7 +227,8 @@ final class Invariants {
             Decision decision = decisions.decisions().get(i);
             String name = claim.rule().name();
             Ledger shared = ledger(STORE, name, claim.key());
-            if (storeMayHaveCounted(events, name)) {
+            if (storeMayHaveCounted(events, name)
+                    || !storeEvents && decision.basis() != Decision.Basis.SHARED) {
                 possible(shared, call.op(), t, claim.cost());
             }
             long reservation = call.kind() == Event.Kind.RESERVE ? call.op() : -1;
@@ -252,7 +257,7 @@ final class Invariants {
 
     private void failedTake(Event.Call call, List<Event> events) {
         for (Claim claim : call.claims()) {
-            if (storeMayHaveCounted(events, claim.rule().name())) {
+            if (!storeEvents || storeMayHaveCounted(events, claim.rule().name())) {
                 possible(ledger(STORE, claim.rule().name(), claim.key()), call.op(), call.at(), claim.cost());
             }
         }
@@ -351,7 +356,11 @@ final class Invariants {
         }
     }
 
-    /** Whether a store call of this operation that included the rule threw after it may have run. */
+    /**
+     * Whether a store call of this operation that included the rule threw after it may have run.
+     * A history that does not record the store's calls (a layer that cannot see them) takes every
+     * claim not decided by the store as possibly counted instead (see {@link #take}).
+     */
     private static boolean storeMayHaveCounted(List<Event> events, String rule) {
         for (Event event : events) {
             if (event instanceof Event.StoreCall store && !store.answered() && store.unreadable() == null
@@ -363,7 +372,10 @@ final class Invariants {
         return false;
     }
 
-    /** Whether a refund of the rule owed in this operation was dropped (threw, or the listener heard so). */
+    /**
+     * Whether a refund of the rule owed in this operation was dropped (threw, or the listener
+     * heard so). A history without the store's calls has the listener's word only.
+     */
     private static boolean refundDropped(List<Event> events, String rule) {
         for (Event event : events) {
             if (event instanceof Event.Heard heard && heard.rule().equals(rule) && heard.event().equals("REFUND_DROPPED")

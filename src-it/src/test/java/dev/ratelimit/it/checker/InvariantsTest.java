@@ -57,7 +57,7 @@ class InvariantsTest {
 
     private List<Violation> check() {
         List<Event> history = new ArrayList<>();
-        history.add(new Event.Start(0, T0, 0, 0, "hand", Map.of()));
+        history.add(new Event.Start(0, T0, 0, 0, "hand", Map.of("storeEvents", true)));
         history.addAll(events);
         return Invariants.check(history);
     }

@@ -83,6 +83,8 @@ final class Runner {
     void run() {
         Map<String, Object> options = new LinkedHashMap<>();
         options.put("denyCache", workload.denyCache());
+        // Every call to the store is recorded beneath the call that made it (RecordingStore).
+        options.put("storeEvents", true);
         options.put("keys", workload.keys());
         options.put("steps", workload.steps().size());
         options.put("avoided", workload.avoided().stream().map(Enum::name).sorted().toList());
