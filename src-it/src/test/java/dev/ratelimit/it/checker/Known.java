@@ -59,8 +59,11 @@ enum Known {
      * gives back units taken since: a sliding window counter whose new state is in the window
      * charged lowers the new count (seen; by the code, a fixed window does the same, and a
      * bucket still owing the units), though {@code Reservation.Refund} promises that a state
-     * reset since has nothing to give back. Avoided: a reservation older than a reset (or a deletion) of one of its states is
-     * committed instead of cancelled.
+     * reset since has nothing to give back. The in-process limiter's leases are named by the
+     * millisecond and a sequence that restarts after a reset, so settling a reservation from
+     * before the reset releases a lease taken after it in the same millisecond: more leases are
+     * then granted than the limit (seen). Avoided: a reservation older than a reset (or a
+     * deletion) of one of its states is never settled.
      */
     REFUND_ACROSS_RESET(158, Workload.Target.LOCAL),
 

@@ -207,6 +207,10 @@ final class Runner {
             return;
         }
         Pending chosen = pending.remove(settle.pick() < 0 ? pending.size() - 1 : settle.pick() % pending.size());
+        if (workload.avoided().contains(Known.REFUND_ACROSS_RESET) && chosen.claims().stream()
+                .anyMatch(c -> wiped.getOrDefault(c.rule().name() + "/" + c.key(), 0L) > chosen.op())) {
+            return; // never settled: even a commit releases leases
+        }
         String named = rules.get(settle.rule()).name();
         String how = settle.how();
         if (byOutcomeOnly()) {
@@ -220,10 +224,7 @@ final class Runner {
         if (workload.avoided().contains(Known.SHADOW_COUNTED_ATTEMPT_REFUND) && chosen.shadowAttempt()) {
             how = "commit";
         }
-        if (workload.avoided().contains(Known.REFUND_ACROSS_RESET) && chosen.claims().stream()
-                .anyMatch(c -> wiped.getOrDefault(c.rule().name() + "/" + c.key(), 0L) > chosen.op())) {
-            how = "commit";
-        }
+
         if (workload.avoided().contains(Known.BUCKET_REFUND_ACROSS_EDIT) && chosen.claims().stream()
                 .anyMatch(c -> c.rule().algorithm().hasBurst() && !current(List.of(c)).get(0).rule().equals(c.rule()))) {
             how = "commit";
