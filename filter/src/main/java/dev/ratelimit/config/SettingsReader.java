@@ -8,7 +8,6 @@ import dev.ratelimit.net.Cidr;
 import dev.ratelimit.valkey.ValkeyRateLimiter;
 import dev.ratelimit.valkey.ValkeySettings;
 
-import java.math.BigInteger;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -273,14 +272,8 @@ public final class SettingsReader {
             if (values.problems().size() > before) {
                 return Optional.empty();
             }
-            Set<String> raising = new TreeSet<>();
-            plans.forEach((planName, planRule) -> {
-                if (raises(planRule, rule)) {
-                    raising.add(planName);
-                }
-            });
             return Optional.of(new RuleSettings(rule, match, exclude, methods, key, lowercaseKey, cost, onFailure,
-                    localRule, outcome, plan, plans, raising));
+                    localRule, outcome, plan, plans));
         } catch (IllegalArgumentException e) {
             values.problems().add(p + "*: " + e.getMessage());
             return Optional.empty();
@@ -371,16 +364,6 @@ public final class SettingsReader {
             }
         }
         return plans;
-    }
-
-    /** Whether a plan lets a caller take more than the rule: a higher rate or a bigger quota. */
-    private static boolean raises(Rule plan, Rule base) {
-        // limit / window compared as exact cross products.
-        BigInteger planRate = BigInteger.valueOf(plan.limit())
-                .multiply(BigInteger.valueOf(base.window().toMillis()));
-        BigInteger baseRate = BigInteger.valueOf(base.limit())
-                .multiply(BigInteger.valueOf(plan.window().toMillis()));
-        return planRate.compareTo(baseRate) > 0 || plan.capacity() > base.capacity();
     }
 
     /** {@code count-when} or {@code refund-when}: at most one of them, and not on a concurrency rule. */

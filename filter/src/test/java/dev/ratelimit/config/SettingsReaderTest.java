@@ -205,10 +205,11 @@ class SettingsReaderTest {
         assertThat(free.burst()).as("100 / 150 of the rule's shape").isEqualTo(15);
         assertThat(free.window()).isEqualTo(Duration.ofMinutes(1));
         assertThat(api.plans().get("pro").window()).isEqualTo(Duration.ofHours(1));
-        assertThat(api.raising()).as("1000 per hour with a burst of 1500 is a bigger quota").containsExactly("pro");
-        assertThat(api.ruleFor("pro", false)).as("an untrusted header cannot raise the limit").isEqualTo(api.rule());
         assertThat(api.ruleFor("pro", true)).isEqualTo(api.plans().get("pro"));
-        assertThat(api.ruleFor("free", false)).isEqualTo(free);
+        assertThat(api.ruleFor("free", true)).isEqualTo(free);
+        assertThat(api.ruleFor("pro", false)).as("an untrusted plan is ignored").isEqualTo(api.rule());
+        assertThat(api.ruleFor("free", false)).as("even a lower one").isEqualTo(api.rule());
+        assertThat(api.ruleFor("gold", true)).as("an unlisted plan").isEqualTo(api.rule());
         assertThat(api.ruleFor(null, true)).isEqualTo(api.rule());
 
         values.put("ratelimit.rule.login.plan.gold.limit", "9");
