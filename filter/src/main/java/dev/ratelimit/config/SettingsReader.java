@@ -37,6 +37,8 @@ public final class SettingsReader {
     private static final System.Logger LOG = System.getLogger(SettingsReader.class.getName());
     private static final Pattern HEADER_NAME = Pattern.compile("[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}");
     private static final Pattern METHOD = Pattern.compile("[A-Za-z]{1,32}");
+    /** The status of a request the filter rejects. */
+    private static final int TOO_MANY_REQUESTS = 429;
     /** How long a concurrency rule's lease lives when its holder never releases it. */
     public static final Duration DEFAULT_LEASE_TIMEOUT = Duration.ofSeconds(60);
 
@@ -244,7 +246,7 @@ public final class SettingsReader {
         OnFailure onFailure = values.choice(p + "on-failure", OnFailure.OPEN, OnFailure.values(), OnFailure::id);
         long localLimit = values.number(p + "local-limit", limit, 1, limit);
         boolean shadow = values.bool(p + "shadow", false);
-        Optional<OutcomeCondition> outcome = outcome(p, algorithm);
+        Optional<OutcomeCondition> outcome = outcome(p, algorithm, countRejected);
         if (algorithm.isConcurrency() && limit > Rule.MAX_SLIDING_LOG_LIMIT) {
             values.problem(p + "limit", Long.toString(limit), "must be at most " + Rule.MAX_SLIDING_LOG_LIMIT
                     + " for concurrency, which keeps one lease per request in progress");
@@ -366,8 +368,18 @@ public final class SettingsReader {
         return plans;
     }
 
-    /** {@code count-when} or {@code refund-when}: at most one of them, and not on a concurrency rule. */
-    private Optional<OutcomeCondition> outcome(String p, Algorithm algorithm) {
+    /**
+     * {@code count-when} or {@code refund-when}: at most one of them, not on a concurrency rule,
+     * and not with {@code count-rejected} when it gives a 429 back.
+     *
+     * <p>The units of a rule counting by outcome follow the response's status, and a request the
+     * filter rejects is a response with status 429, whichever rule rejected it. count-rejected
+     * makes a rejection take units; with a condition that gives 429 back it would take them
+     * against the condition's own word (a rejection by another rule charging a count-when rule
+     * whose statuses do not include 429). Refused rather than silently resolved either way: the
+     * operator says whether rejected attempts count, by listing 429 or dropping count-rejected.
+     */
+    private Optional<OutcomeCondition> outcome(String p, Algorithm algorithm, boolean countRejected) {
         Optional<String> countWhen = values.raw(p + "count-when");
         Optional<String> refundWhen = values.raw(p + "refund-when");
         if (algorithm.isConcurrency() && (countWhen.isPresent() || refundWhen.isPresent())) {
@@ -389,6 +401,13 @@ public final class SettingsReader {
         List<String> problems = new ArrayList<>();
         Optional<OutcomeCondition> condition = OutcomeCondition.parse(countWhen.isPresent(), value.get(), problems);
         problems.forEach(problem -> values.problem(property, value.get(), problem));
+        if (countRejected && condition.isPresent() && condition.get().givesBack(TOO_MANY_REQUESTS)) {
+            values.problem(p + "count-rejected", values.raw(p + "count-rejected").orElse("true"), "cannot be set with "
+                    + condition.get() + ", which gives a 429 back: a rejected request is answered 429 and its units "
+                    + "follow that status, so what count-rejected records would not count; "
+                    + (countWhen.isPresent() ? "add 429 to " + property : "leave 429 out of " + property)
+                    + " to count rejected attempts, or drop count-rejected");
+        }
         return condition;
     }
 

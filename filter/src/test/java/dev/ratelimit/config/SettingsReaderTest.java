@@ -228,6 +228,32 @@ class SettingsReaderTest {
         assertThatThrownBy(() -> read(bad)).hasMessageContaining("ratelimit.rule.api.plan='role:free,pro' names no plan");
     }
 
+    /**
+     * A rejected request is answered 429, and a rule counting by outcome keeps or gives back its
+     * units by the response's status: count-rejected with an outcome that gives a 429 back would
+     * record rejected attempts only to keep them against the rule's own word.
+     */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "count-when|status:401,403|ratelimit.rule.login.count-rejected='true' cannot be set with count-when=status:401,403",
+            "refund-when|status:4xx|ratelimit.rule.login.count-rejected='true' cannot be set with refund-when=status:4xx",
+    })
+    void countRejectedWithAnOutcomeThatGivesBackA429IsAProblem(String setting, String value, String expected) {
+        Map<String, String> values = valid();
+        values.put("ratelimit.rule.login.count-rejected", "true");
+        values.put("ratelimit.rule.login." + setting, value);
+        assertThatThrownBy(() -> read(values)).isInstanceOf(InvalidSettingsException.class)
+                .hasMessageContaining(expected);
+
+        values.put("ratelimit.rule.login.count-when", "status:401,403,429");
+        values.remove("ratelimit.rule.login.refund-when");
+        assertThat(read(values).rules().get(1).rule().countRejected()).as("429 counts: rejected attempts are kept")
+                .isTrue();
+        values.remove("ratelimit.rule.login.count-when");
+        values.put("ratelimit.rule.login.refund-when", "status:5xx");
+        assertThat(read(values).rules().get(1).rule().countRejected()).isTrue();
+    }
+
     @Test
     void reportsEveryProblemAtOnce() {
         Map<String, String> values = valid();

@@ -151,6 +151,38 @@ class OutcomeCountingTest {
         }
     }
 
+    /**
+     * A count-when rule's units follow the response's status, and a 429 the filter answers is a
+     * response too: a rejection (by this rule or another) counts for it only when 429 is among
+     * its statuses. count-rejected with a count-when that gives 429 back could never keep what it
+     * records, so it is refused at start-up.
+     */
+    @Test
+    void aRejectionCountsForACountWhenRuleOnlyWhen429IsAmongItsStatuses() throws Exception {
+        Map<String, String> contradictory = JettyApp.settings(valkey.url(), "ratelimit.rules", "logins",
+                "ratelimit.rule.logins.match", "/outcome", "ratelimit.rule.logins.algorithm", "sliding-log",
+                "ratelimit.rule.logins.limit", "3", "ratelimit.rule.logins.window", "1d",
+                "ratelimit.rule.logins.count-when", "status:401", "ratelimit.rule.logins.count-rejected", "true");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> JettyApp.start(contradictory).close())
+                .hasStackTraceContaining("ratelimit.rule.logins.count-rejected='true'");
+
+        Map<String, String> settings = new java.util.HashMap<>(contradictory);
+        settings.put("ratelimit.rule.logins.count-when", "status:401,429");
+        settings.put("ratelimit.rules", "logins,burst");
+        // Another rule, counted only for requests that carry X-Burst.
+        settings.put("ratelimit.rule.burst.match", "/outcome");
+        settings.put("ratelimit.rule.burst.algorithm", "fixed-window");
+        settings.put("ratelimit.rule.burst.limit", "1");
+        settings.put("ratelimit.rule.burst.window", "1d");
+        settings.put("ratelimit.rule.burst.key", "header:X-Burst");
+        try (JettyApp app = JettyApp.start(settings)) {
+            assertThat(app.get("/outcome?status=200", "X-Burst", "b").statusCode()).as("a 200: given back").isEqualTo(200);
+            assertThat(app.get("/outcome?status=200", "X-Burst", "b").statusCode()).as("the other rule's 429")
+                    .isEqualTo(429);
+            assertThat(statuses(app, "status=401", 3)).as("3 - the 429 counted").containsExactly(401, 401, 429);
+        }
+    }
+
     @Test
     void asyncResponsesAreSettledWhenTheyComplete() throws Exception {
         try (JettyApp app = app("sliding-log", 2, "count-when=status:401")) {
