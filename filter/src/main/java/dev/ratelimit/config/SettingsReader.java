@@ -270,7 +270,7 @@ public final class SettingsReader {
             long localBurst = algorithm.hasBurst() ? Math.max(1, (long) Math.ceil((double) burst * localLimit / limit)) : localLimit;
             Rule localRule = new Rule(name, algorithm, localLimit, window, localBurst, countRejected, shadow);
             Optional<PlanSpec> plan = planSpec(p);
-            Map<String, Rule> plans = plans(p, rule, plan);
+            Map<String, Rule> plans = plans(p, rule, plan, cost);
             if (values.problems().size() > before) {
                 return Optional.empty();
             }
@@ -311,9 +311,11 @@ public final class SettingsReader {
 
     /**
      * The plans configured under {@code <rule>.plan.<plan>.}: each a rule of the same name and
-     * algorithm with its own limit, window and burst, the rule's own where a plan sets none.
+     * algorithm with its own limit, window and burst, the rule's own where a plan sets none. A
+     * plan that cannot take the rule's cost is a problem, as the rule itself would be: no request
+     * of its callers could ever be allowed.
      */
-    private Map<String, Rule> plans(String p, Rule base, Optional<PlanSpec> spec) {
+    private Map<String, Rule> plans(String p, Rule base, Optional<PlanSpec> spec, long cost) {
         String planPrefix = p + "plan.";
         Set<String> names = new TreeSet<>();
         for (String name : source.names()) {
@@ -342,6 +344,7 @@ public final class SettingsReader {
                 values.problem(q + "*", plan, "is not a plan name: letters, digits, '_' and '-'");
                 continue;
             }
+            int planBefore = values.problems().size();
             long limit = values.number(q + "limit", base.limit(), 1, Long.MAX_VALUE);
             Duration window = base.algorithm().isConcurrency() ? base.window()
                     : values.duration(q + "window", base.window(), Duration.ofMillis(1));
@@ -357,6 +360,25 @@ public final class SettingsReader {
                 } else {
                     burst = values.parseNumber(q + "burst", burstText.get(), 1, Long.MAX_VALUE);
                 }
+            }
+            if (values.problems().size() > planBefore) {
+                // A bad number reads as 1: checking it against the cost would only repeat the problem.
+                continue;
+            }
+            if (cost > (base.algorithm().hasBurst() ? burst : limit)) {
+                if (burstText.isPresent() && base.algorithm().hasBurst()) {
+                    values.problem(q + "burst", burstText.get(), "must not be below the rule's cost (" + cost
+                            + "): a request on this plan could never be allowed");
+                } else {
+                    values.problem(q + "limit", values.raw(q + "limit").orElse(Long.toString(limit)),
+                            base.algorithm().hasBurst()
+                                    ? "gives the plan a burst of " + burst + ", below the rule's cost (" + cost
+                                    + "): a request on this plan could never be allowed (the burst scales with the "
+                                    + "limit unless " + q + "burst is set)"
+                                    : "must not be below the rule's cost (" + cost + "): a request on this plan could "
+                                    + "never be allowed");
+                }
+                continue;
             }
             try {
                 plans.put(plan, new Rule(base.name(), base.algorithm(), limit, window, burst, base.countRejected(),

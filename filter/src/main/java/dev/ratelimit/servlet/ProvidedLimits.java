@@ -67,9 +67,11 @@ final class ProvidedLimits implements AutoCloseable {
      * @param rule    the configured rule (or the caller's plan's)
      * @param key       the claim's key
      * @param principal the request's principal, or null
+     * @param cost      units each request of the rule takes: an answer that cannot take them is
+     *                  one the rule cannot take
      * @return the rule to apply
      */
-    Rule apply(Rule rule, String key, java.security.Principal principal) {
+    Rule apply(Rule rule, String key, java.security.Principal principal, long cost) {
         String cacheKey = rule.name() + ' ' + key;
         long now = clock.getAsLong();
         synchronized (cache) {
@@ -84,7 +86,7 @@ final class ProvidedLimits implements AutoCloseable {
             List<CompletableFuture<Rule>> created = new ArrayList<>(1);
             answer = pending.computeIfAbsent(cacheKey, k -> {
                 CompletableFuture<Rule> asked = CompletableFuture.supplyAsync(
-                        () -> ruleFor(rule, provider.limit(rule, key, principal)), calls);
+                        () -> ruleFor(rule, provider.limit(rule, key, principal), cost), calls);
                 created.add(asked);
                 return asked;
             });
@@ -124,8 +126,12 @@ final class ProvidedLimits implements AutoCloseable {
         }
     }
 
-    /** The rule with the provider's limit; the rule itself for no answer or one it cannot take. */
-    private Rule ruleFor(Rule rule, OptionalLong limit) {
+    /**
+     * The rule with the provider's limit; the rule itself for no answer or one it cannot take: an
+     * invalid limit, or one whose capacity is below the request's cost, which could never be
+     * allowed (and would fail the claim).
+     */
+    private Rule ruleFor(Rule rule, OptionalLong limit, long cost) {
         if (limit == null || limit.isEmpty() || limit.getAsLong() == rule.limit()) {
             return rule;
         }
@@ -133,8 +139,10 @@ final class ProvidedLimits implements AutoCloseable {
         try {
             long burst = !rule.algorithm().hasBurst() ? units
                     : Math.max(1, (long) Math.ceil((double) rule.burst() * units / rule.limit()));
-            return new Rule(rule.name(), rule.algorithm(), units, rule.window(), burst, rule.countRejected(),
+            Rule provided = new Rule(rule.name(), rule.algorithm(), units, rule.window(), burst, rule.countRejected(),
                     rule.shadow());
+            provided.checkCost(cost);
+            return provided;
         } catch (IllegalArgumentException e) {
             logOnce(invalidLogged, "The application's LimitProvider answered a limit of " + units + " for rule '"
                     + rule.name() + "', which it cannot take (" + e.getMessage() + "); the configured limit applies "

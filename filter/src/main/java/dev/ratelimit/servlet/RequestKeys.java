@@ -74,7 +74,7 @@ final class RequestKeys {
                 matched.add(rule);
                 Rule applied = planRule(rule, request);
                 if (provided != null) {
-                    applied = provided.apply(applied, key.get(), request.getUserPrincipal());
+                    applied = provided.apply(applied, key.get(), request.getUserPrincipal(), rule.cost());
                 }
                 claims.add(Claim.of(applied, key.get(), rule.cost()));
             }

@@ -229,6 +229,36 @@ class SettingsReaderTest {
     }
 
     /**
+     * A plan whose limit (or burst) is below the rule's cost could never allow a request of its
+     * callers: refused at start-up (and so in a refresh's reading), naming the plan's property.
+     */
+    @Test
+    void aPlanBelowTheRulesCostIsAProblemNamingItsProperty() {
+        Map<String, String> values = valid();
+        values.put("ratelimit.rule.api.cost", "20");
+        values.put("ratelimit.rule.api.plan", "header:X-Plan");
+        values.put("ratelimit.rule.api.plan.free.limit", "10");
+        values.put("ratelimit.rule.api.plan.pro.limit", "1000");
+        values.put("ratelimit.rule.api.plan.tight.limit", "100");
+        values.put("ratelimit.rule.api.plan.tight.burst", "19");
+        values.put("ratelimit.rule.login.cost", "2");
+        values.put("ratelimit.rule.login.plan", "role:basic");
+        values.put("ratelimit.rule.login.plan.basic.limit", "1");
+        assertThatThrownBy(() -> read(values)).isInstanceOf(InvalidSettingsException.class)
+                .hasMessageContaining("ratelimit.rule.api.plan.free.limit='10' gives the plan a burst of 15, "
+                        + "below the rule's cost (20)")
+                .hasMessageContaining("ratelimit.rule.api.plan.tight.burst='19' must not be below the rule's cost (20)")
+                .hasMessageContaining("ratelimit.rule.login.plan.basic.limit='1' must not be below the rule's cost (2)")
+                .hasMessageNotContaining("plan.pro");
+
+        values.put("ratelimit.rule.api.plan.free.limit", "14");
+        values.put("ratelimit.rule.api.plan.free.burst", "20");
+        values.remove("ratelimit.rule.api.plan.tight.burst");
+        values.put("ratelimit.rule.login.plan.basic.limit", "2");
+        assertThat(read(values).rules().get(0).plans().get("free").burst()).isEqualTo(20);
+    }
+
+    /**
      * A rejected request is answered 429, and a rule counting by outcome keeps or gives back its
      * units by the response's status: count-rejected with an outcome that gives a 429 back would
      * record rejected attempts only to keep them against the rule's own word.

@@ -5,6 +5,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
+import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Map;
 import java.util.OptionalLong;
@@ -76,6 +77,27 @@ class LimitProviderTest {
             // Once its answer has come, it is used.
             Thread.sleep(1_200);
             assertThat(allowedOf(app, "slow", 60)).as("the late answer, 50, minus the one used").isEqualTo(49);
+        }
+    }
+
+    /**
+     * The issue's case: cost 2, and the provider answers 1, which no request of cost 2 can ever
+     * fit. Both requests got a 500; the answer must leave the configured limit instead.
+     */
+    @Test
+    void anAnswerBelowTheRulesCostLeavesTheConfiguredLimit() throws Exception {
+        LimitProvider tooLow = (rule, key, principal) -> OptionalLong.of(1);
+        Map<String, String> settings = JettyApp.settings(valkey.url(), "ratelimit.rules", "api",
+                "ratelimit.rule.api.algorithm", "sliding-log", "ratelimit.rule.api.limit", "4",
+                "ratelimit.rule.api.window", "1h", "ratelimit.rule.api.key", "header:X-Caller",
+                "ratelimit.rule.api.cost", "2", "ratelimit.limit-provider.timeout", "2s",
+                "ratelimit.deny-cache.enabled", "false");
+        try (JettyApp app = JettyApp.startWithAttributes(settings, Map.of(LimitProvider.class.getName(), tooLow))) {
+            HttpResponse<String> first = app.get("/", "X-Caller", "a");
+            assertThat(first.statusCode()).isEqualTo(200);
+            assertThat(first.headers().firstValue("RateLimit-Policy")).hasValue("\"api\";q=4;w=3600");
+            assertThat(app.get("/", "X-Caller", "a").statusCode()).isEqualTo(200);
+            assertThat(app.get("/", "X-Caller", "a").statusCode()).as("4 units, 2 a request").isEqualTo(429);
         }
     }
 
