@@ -98,6 +98,17 @@ final class JettyApp implements AutoCloseable {
 
     /**
      * Starts an app whose settings come from the given config source, which may change while
+     * the app runs, and whose servlet context holds these attributes before the filter starts.
+     *
+     * @throws Exception whatever Jetty throws when the app does not start
+     */
+    static JettyApp startWithAttributes(org.eclipse.microprofile.config.spi.ConfigSource source,
+                                        Map<String, Object> attributes) throws Exception {
+        return start(source, Map.of(), attributes);
+    }
+
+    /**
+     * Starts an app whose settings come from the given config source, which may change while
      * the app runs (a dynamic source).
      *
      * @throws Exception whatever Jetty throws when the app does not start
