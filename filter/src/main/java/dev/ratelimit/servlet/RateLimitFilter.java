@@ -140,7 +140,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *       ({@code status:401,403}, {@code status:4xx}): only responses with these statuses count; the units
  *       are taken before the application runs and given back after any other response</td></tr>
  *   <tr><td>{@code plan}</td><td>(none)</td><td>where the caller's plan comes from: {@code header:<name>}
- *       (believed from a trusted proxy; from anyone else only a plan that does not raise the limit),
+ *       (believed from a trusted proxy only; from anyone else ignored, the rule's own limit applies),
  *       {@code role:<role>,<role>...} (the first the caller has) or {@code attribute:<name>}</td></tr>
  *   <tr><td>{@code plan.<plan>.limit}, {@code .window}, {@code .burst}</td><td>the rule's</td><td>the limit,
  *       window and burst of callers of that plan (a burst scales with the limit); other callers get the
