@@ -53,7 +53,8 @@ final class GuardedCalls {
      * counts it as an answer.
      */
     <T> T run(String operation, List<Claim> claims, Supplier<T> call) {
-        if (!breaker.allowCall()) {
+        CircuitBreaker.Permit permit = breaker.allowCall();
+        if (!permit.allowed()) {
             throw new RateLimitException(operation + " not attempted: the circuit breaker for " + endpoint
                     + " is open after repeated failures", null);
         }
@@ -69,10 +70,10 @@ final class GuardedCalls {
                 Claim claim = claims.get(Math.max(0, Math.min(index, claims.size() - 1)));
                 throw unreadableState(claim.rule().name(), stateKey.apply(claim), state.group(2));
             }
-            breaker.failed();
+            breaker.failed(permit);
             throw failure(operation, e);
         } catch (RuntimeException e) {
-            breaker.failed();
+            breaker.failed(permit);
             throw failure(operation, e);
         }
     }
