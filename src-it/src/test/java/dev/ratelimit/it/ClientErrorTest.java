@@ -9,6 +9,7 @@ import dev.ratelimit.valkey.ValkeyRateLimiter;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 
 import java.time.Duration;
@@ -18,7 +19,7 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 
 /**
  * An {@link Error} thrown while calling Valkey (by the client: an {@link OutOfMemoryError}
- * reading a reply, say) is a failure of that call like any other: the circuit breaker counts
+ * reading replies, say) is a failure of that call like any other: the circuit breaker counts
  * it, the request gets its rule's policy, and calls resume as soon as Valkey answers.
  */
 @ExtendWith(ValkeyExtension.class)
@@ -28,6 +29,7 @@ class ClientErrorTest {
     private static final Duration OPEN_FOR = Duration.ofMillis(300);
 
     private final ValkeyServer valkey;
+    private final Faults faults = new Faults();
 
     ClientErrorTest(ValkeyServer valkey) {
         this.valkey = valkey;
@@ -41,21 +43,21 @@ class ClientErrorTest {
     /** The probe that an Error ended left the breaker open for good: Valkey answered, nobody asked it. */
     @Test
     void anErrorInTheProbeFailsTheProbeAndCallsResume() throws Exception {
-        try (FaultyClient client = new FaultyClient(valkey.url());
+        try (UnifiedJedis client = faults.redisClient(valkey.url());
              ValkeyRateLimiter valkeyLimiter = ValkeyRateLimiter.builder().client(client)
                      .circuitBreaker(3, OPEN_FOR).build();
              ResilientRateLimiter limiter = ResilientRateLimiter.builder(valkeyLimiter).build()) {
             assertThat(limiter.acquire(RULE, "k").basis()).isEqualTo(Decision.Basis.SHARED);
             for (int i = 0; i < 20 && !valkeyLimiter.isBreakerOpen(); i++) {
-                client.failNextCall(new JedisConnectionException("injected: connection reset"));
+                faults.failNextCall(new JedisConnectionException("injected: connection reset"));
                 assertThat(limiter.acquire(RULE, "k").basis()).isEqualTo(Decision.Basis.SKIPPED);
             }
             assertThat(valkeyLimiter.isBreakerOpen()).isTrue();
-            client.clearFaults();
+            faults.clear();
 
             Thread.sleep(OPEN_FOR.toMillis() + 100);
             OutOfMemoryError injected = new OutOfMemoryError("injected into the probe");
-            client.failNextCall(injected);
+            faults.failNextCall(injected);
             Decision[] probe = new Decision[1];
             Throwable thrown = catchThrowable(() -> probe[0] = limiter.acquire(RULE, "k"));
 
@@ -70,7 +72,7 @@ class ClientErrorTest {
                     .isEqualTo(Decision.Basis.SKIPPED);
 
             // Without the resilient limiter: a failure of the store, the Error as its cause.
-            client.failNextCall(injected);
+            faults.failNextCall(injected);
             assertThat(catchThrowable(() -> valkeyLimiter.acquire(RULE, "k")))
                     .isInstanceOf(RateLimitException.class).hasRootCause(injected);
         }
