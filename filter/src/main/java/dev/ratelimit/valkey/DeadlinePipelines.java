@@ -88,9 +88,20 @@ final class DeadlinePipelines {
             if (ownTimeout <= 0 || cut < ownTimeout) {
                 connection.setSoTimeout((int) cut);
             }
-            return sendOn(new Pipeline(connection, false), calls);
+            return sendOn(connection, calls);
         } finally {
             giveBack(primary, connection, ownTimeout);
+        }
+    }
+
+    private static List<Response<Object>> sendOn(Connection connection, List<FunctionCall> calls) {
+        try {
+            return sendOn(new Pipeline(connection, false), calls);
+        } catch (Throwable e) {
+            // Replies may be left unread (an Error between write and read, say): nobody may
+            // read this connection again.
+            connection.setBroken();
+            throw e;
         }
     }
 

@@ -76,6 +76,10 @@ final class GuardedCalls {
             }
             breaker.failed(permit);
             throw failure(operation, e);
+        } catch (PipelinedCalls.PipelineFailedException e) {
+            // The Error of the thread that sent this call's pipeline: logged as one, once.
+            breaker.failed(permit);
+            throw error(operation, e);
         } catch (RuntimeException e) {
             breaker.failed(permit);
             throw failure(operation, e);
@@ -164,7 +168,7 @@ final class GuardedCalls {
     /** An Error is no ordinary failure of the store: its stack is logged once, the first time. */
     private RateLimitException error(String operation, Throwable e) {
         if (errorLogged.compareAndSet(false, true)) {
-            LOG.log(System.Logger.Level.ERROR, operation + " on " + endpoint + " threw " + e.getClass().getName()
+            LOG.log(System.Logger.Level.ERROR, operation + " on " + endpoint + " threw " + e
                     + "; counted as a failure of the store, each request gets its rule's on-failure policy "
                     + "(logged once)", e);
         } else {

@@ -20,8 +20,9 @@ import java.util.concurrent.locks.LockSupport;
  * <p>There is no background thread: a caller either sends (it leads) or waits for the one who
  * sends its call. A call alone is sent as it is, so a quiet server sees exactly the calls it
  * saw without pipelining. Each caller gets its own reply or its own error: a script error in one
- * reply fails that call only; a broken connection fails every call of that pipeline, and each
- * caller counts it with the circuit breaker as its own failure.
+ * reply fails that call only; a broken connection, or anything else the sending thread throws
+ * (an {@link Error} too), fails every call of that pipeline at once, and each caller counts it
+ * with the circuit breaker as its own failure.
  *
  * <p>Waits are bounded, queued and on the wire together: a queued call's deadline is set once,
  * {@code maxWaitNanos} after it is queued. Not taken by a pipeline by then, it is withdrawn and
@@ -52,7 +53,9 @@ final class PipelinedCalls {
      *
      * @return the reply
      * @throws RuntimeException the reply's error or the connection's, as Jedis threw it; a
-     *                          {@link PipelineWaitException} when the call's bound passed
+     *                          {@link PipelineWaitException} when the call's bound passed; a
+     *                          {@link PipelineFailedException} when its pipeline's sending thread
+     *                          threw something else
      */
     Object fcall(String function, List<String> keys, List<String> args) {
         // Nobody waiting and a pipeline free: the call goes out on its own, as if unpipelined.
@@ -98,6 +101,7 @@ final class PipelinedCalls {
 
     /** Sends what is queued, up to {@link #MAX_BATCH} calls, and hands out the replies. */
     private void send() {
+        // Sized first: taking calls must not allocate, or a call taken could be left unanswered.
         List<Call> batch = new ArrayList<>(MAX_BATCH);
         for (Call next; batch.size() < MAX_BATCH && (next = queue.poll()) != null; ) {
             if (next.take()) {
@@ -126,6 +130,11 @@ final class PipelinedCalls {
             }
         } catch (RuntimeException e) {
             failAll(batch, e);
+        } catch (Throwable e) {
+            // An Error in this thread (out of memory, say) must not leave the batch's callers
+            // waiting for replies nobody will hand them: they fail now, as on a broken
+            // connection. Not thrown on: this thread's own call, if in the batch, carries it.
+            failAll(batch, new PipelineFailedException("the thread sending its pipeline threw " + e, e));
         }
     }
 
@@ -210,6 +219,18 @@ final class PipelinedCalls {
 
         PipelineWaitException(String message) {
             super(message);
+        }
+    }
+
+    /**
+     * A call whose pipeline's sending thread threw what no connection throws (an
+     * {@link Error}): a failure of the store, like a broken connection.
+     */
+    static final class PipelineFailedException extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        PipelineFailedException(String message, Throwable cause) {
+            super(message, cause);
         }
     }
 }
