@@ -193,6 +193,59 @@ class PipelineTest {
         assertThat(Duration.ofNanos(slowest.get())).as("the slowest call").isLessThan(Duration.ofMillis(500));
     }
 
+    /**
+     * A stalled server: no call, queued or sent, lasts longer than the stated bound (connect
+     * timeout + pool wait + socket timeout: 10 + 10 + 300 ms here) plus 150 ms for a busy
+     * machine. A queued call used to wait for a pipeline (up to one pipeline's socket timeout)
+     * and then for its own pipeline's reply (another): up to twice the bound. The bound is
+     * mostly socket timeout here so that twice it cannot pass for it plus slack.
+     */
+    @Test
+    void noCallOutlastsItsBoundWhileTheServerStalls() throws Exception {
+        valkey.flushAll();
+        Duration bound = Duration.ofMillis(10 + 10 + 300);
+        Rule rule = Rule.of("stalled", Algorithm.FIXED_WINDOW, 1_000_000, Duration.ofHours(1));
+        AtomicLong slowest = new AtomicLong();
+        AtomicInteger failed = new AtomicInteger();
+        Queue<Throwable> unexpected = new ConcurrentLinkedQueue<>();
+        try (ValkeyRateLimiter limiter = ValkeyRateLimiter.builder()
+                .settings(ValkeySettings.of(valkey.url()).withConnectTimeout(Duration.ofMillis(10))
+                        .withPoolMaxWait(Duration.ofMillis(10)).withSocketTimeout(Duration.ofMillis(300)))
+                .pipelines(1).circuitBreaker(0, Duration.ofSeconds(1)).build()) {
+            limiter.acquire(rule, "warm");
+            CountDownLatch started = new CountDownLatch(12);
+            Thread pauser = new Thread(() -> {
+                await(started);
+                valkey.pause(Duration.ofMillis(2_000));
+            });
+            pauser.start();
+            runAll(12, t -> {
+                started.countDown();
+                long end = System.nanoTime() + Duration.ofMillis(2_500).toNanos();
+                while (System.nanoTime() < end) {
+                    long began = System.nanoTime();
+                    try {
+                        limiter.acquire(rule, "k" + t);
+                    } catch (RateLimitException e) {
+                        failed.incrementAndGet();
+                    } catch (RuntimeException e) {
+                        unexpected.add(e);
+                    }
+                    slowest.accumulateAndGet(System.nanoTime() - began, Math::max);
+                }
+            });
+            pauser.join();
+            sleep(300);
+            assertThat(limiter.acquire(rule, "after").allowed()).isTrue();
+        }
+        System.out.printf("stalled server: %d calls failed, the slowest took %d ms (bound %d ms)%n", failed.get(),
+                slowest.get() / 1_000_000, bound.toMillis());
+        assertThat(unexpected).isEmpty();
+        assertThat(failed.get()).as("the stall must make calls fail, or this tests nothing").isGreaterThan(12);
+        assertThat(Duration.ofNanos(slowest.get())).as("the slowest call, against a bound of %s", bound)
+                .isLessThan(bound.plusMillis(150));
+    }
+
     private interface Body {
         void run(int thread) throws Exception;
     }
