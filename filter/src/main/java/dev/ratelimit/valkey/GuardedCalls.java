@@ -59,8 +59,8 @@ final class GuardedCalls {
     <T> T run(String operation, List<Claim> claims, Supplier<T> call) {
         CircuitBreaker.Permit permit = breaker.allowCall();
         if (!permit.allowed()) {
-            throw new RateLimitException(operation + " not attempted: the circuit breaker for " + endpoint
-                    + " is open after repeated failures", null);
+            throw new NotAttempted(operation + " not attempted: the circuit breaker for " + endpoint
+                    + " is open after repeated failures");
         }
         try {
             T result = tryingAgain(call);
@@ -114,6 +114,15 @@ final class GuardedCalls {
             if (Thread.currentThread().isInterrupted()) {
                 throw new RateLimitException("interrupted while waiting to try a call again on " + endpoint, null);
             }
+        }
+    }
+
+    /** A call the breaker refused: nothing was sent, so nothing can have been taken. */
+    static final class NotAttempted extends RateLimitException {
+        private static final long serialVersionUID = 1L;
+
+        NotAttempted(String message) {
+            super(message, null);
         }
     }
 

@@ -374,8 +374,8 @@ public final class ValkeyRateLimiter implements RateLimiter {
             Object reply = calls.run(mode == ScriptMode.PEEK ? "peek" : "acquire", claims,
                     () -> script.run(client, functionCalls, keys, args));
             return calls.answers(claims, reply);
-        } catch (UnreadableStateException e) {
-            throw e; // refused before anything was written
+        } catch (UnreadableStateException | GuardedCalls.NotAttempted e) {
+            throw e; // refused before anything was written, or never sent
         } catch (RateLimitException e) {
             if (mode == ScriptMode.ACQUIRE) {
                 for (Claim claim : claims) {
