@@ -156,6 +156,24 @@ public abstract class ReservationContract extends ManualClockLimiterTest {
         assertThat(allowedOf(rule, "k", 11)).as("a full bucket again, no more").isEqualTo(10);
     }
 
+    /**
+     * Another reservation given back first does not make a later one's refilled units owed
+     * again: 5 + 5 reserved, the first 5 cancelled, 5 s later the bucket is full again (the
+     * second 5 refilled), 10 taken, and the second 5 cancelled must then give nothing.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
+    void anEarlierRefundDoesNotMakeRefilledUnitsOwedAgain(Algorithm algorithm) {
+        Rule rule = rule(algorithm, 10);
+        Reservation first = limiter.reserve(rule, "k", 5);
+        Reservation second = limiter.reserve(rule, "k", 5);
+        assertThat(first.cancel()).containsExactly(rule.name());
+        clock.advance(5_000);
+        assertThat(limiter.reserve(rule, "k", 10).commit()).isTrue();
+        assertThat(second.cancel()).as("its 5 units refilled in the 5 s").isEmpty();
+        assertThat(allowedOf(rule, "k", 10)).as("10 taken at this instant already").isZero();
+    }
+
     /** A window that has rolled over is left as it is: the new window is not credited. */
     @ParameterizedTest
     @EnumSource(value = Algorithm.class, names = {"FIXED_WINDOW", "SLIDING_WINDOW_COUNTER"})
