@@ -32,7 +32,12 @@ public final class DenyCache {
     private final Map<Entry, Denial> denials = new ConcurrentHashMap<>();
     private final AtomicLong lastSweep = new AtomicLong(System.nanoTime() - SWEEP_INTERVAL_NANOS);
 
-    private record Entry(String rule, String key) {
+    /**
+     * The whole rule, not its name: a rejection decided under one limit says nothing of another.
+     * A caller moved to a bigger plan, a limit raised by the application or by a refresh, is
+     * asked of the store again rather than turned away for the old limit's retry-after.
+     */
+    private record Entry(Rule rule, String key) {
     }
 
     /** A rejection: what the store answered, and when. */
@@ -56,12 +61,12 @@ public final class DenyCache {
      * passed: its times shortened by the time since, so that the response says what the store
      * would say.
      *
-     * @param rule   the rule's name
+     * @param rule   the rule, as the request is decided under it
      * @param key    the key
      * @param nowMs  the time in ms
      * @return the rejection, or empty when not denied
      */
-    public Optional<Decision> denied(String rule, String key, long nowMs) {
+    public Optional<Decision> denied(Rule rule, String key, long nowMs) {
         Denial denial = denials.get(new Entry(rule, key));
         if (denial == null) {
             return Optional.empty();
@@ -80,12 +85,12 @@ public final class DenyCache {
     /**
      * Remembers a rejection.
      *
-     * @param rule     the rule's name
+     * @param rule     the rule the store decided by
      * @param key      the key
      * @param decision the store's rejection
      * @param nowMs    when it was decided, in ms
      */
-    public void deny(String rule, String key, Decision decision, long nowMs) {
+    public void deny(Rule rule, String key, Decision decision, long nowMs) {
         if (denials.size() >= maxEntries && !sweep(nowMs)) {
             return;
         }
@@ -111,7 +116,7 @@ public final class DenyCache {
         for (int i = 0; i < claims.size(); i++) {
             Rule rule = claims.get(i).rule();
             Optional<Decision> denied = rule.shadow() ? Optional.empty()
-                    : denied(rule.name(), claims.get(i).key(), now);
+                    : denied(rule, claims.get(i).key(), now);
             if (denied.isPresent()) {
                 decisions[i] = denied.get();
                 listener.onEvent(rule.name(), RateLimitListener.Event.REJECTED);

@@ -147,4 +147,18 @@ class PlanTest {
             assertThat(run(app, 8, "X-Caller", "g", "X-Test-User", "gina", "X-Test-Roles", "pro")[0]).isEqualTo("4");
         }
     }
+
+    /**
+     * With the deny cache on: a rejection on the free plan is remembered for the free plan's
+     * limit only, so the caller who upgrades is decided by the store at once, not turned away
+     * for the old limit's retry-after (a day here).
+     */
+    @Test
+    void anUpgradedCallerIsNotHeldToARejectionOfItsOldPlan() throws Exception {
+        try (JettyApp app = JettyApp.start(settings("role:pro,free", "ratelimit.deny-cache.enabled", "true"))) {
+            assertThat(run(app, 3, "X-Caller", "h", "X-Test-User", "hana", "X-Test-Roles", "free")[0]).isEqualTo("1");
+            assertThat(run(app, 8, "X-Caller", "h", "X-Test-User", "hana", "X-Test-Roles", "pro")[0])
+                    .as("5 on pro, 1 used").isEqualTo("4");
+        }
+    }
 }
