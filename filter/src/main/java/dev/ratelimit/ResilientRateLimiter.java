@@ -265,7 +265,7 @@ public final class ResilientRateLimiter implements RateLimiter {
             }
             if (!decision.allowed() && denyCache != null && !reserve && !rule.shadow() && !rule.countRejected()
                     && rule.algorithm() != Algorithm.CONCURRENCY && decision.basis() == Decision.Basis.SHARED) {
-                denyCache.deny(rule, claims.get(i).key(), decision, now);
+                denyCache.deny(claims.get(i), decision, now);
             }
         }
     }

@@ -33,11 +33,12 @@ public final class DenyCache {
     private final AtomicLong lastSweep = new AtomicLong(System.nanoTime() - SWEEP_INTERVAL_NANOS);
 
     /**
-     * The whole rule, not its name: a rejection decided under one limit says nothing of another.
-     * A caller moved to a bigger plan, a limit raised by the application or by a refresh, is
-     * asked of the store again rather than turned away for the old limit's retry-after.
+     * The whole rule, not its name, and the cost: a rejection decided under one limit says
+     * nothing of another, nor one of a cost of 8 of a cost of 1. A caller moved to a bigger plan,
+     * a limit raised by the application or by a refresh, a smaller request, is asked of the store
+     * again rather than turned away for the retry-after of another.
      */
-    private record Entry(Rule rule, String key) {
+    private record Entry(Rule rule, String key, long cost) {
     }
 
     /** A rejection: what the store answered, and when. */
@@ -61,18 +62,18 @@ public final class DenyCache {
      * passed: its times shortened by the time since, so that the response says what the store
      * would say.
      *
-     * @param rule   the rule, as the request is decided under it
-     * @param key    the key
+     * @param claim  the rule, as the request is decided under it, its key and cost
      * @param nowMs  the time in ms
      * @return the rejection, or empty when not denied
      */
-    public Optional<Decision> denied(Rule rule, String key, long nowMs) {
-        Denial denial = denials.get(new Entry(rule, key));
+    public Optional<Decision> denied(Claim claim, long nowMs) {
+        Entry entry = new Entry(claim.rule(), claim.key(), claim.cost());
+        Denial denial = denials.get(entry);
         if (denial == null) {
             return Optional.empty();
         }
         if (denial.until() <= nowMs) {
-            denials.remove(new Entry(rule, key), denial);
+            denials.remove(entry, denial);
             return Optional.empty();
         }
         long elapsed = Math.max(0, nowMs - denial.decidedAt());
@@ -85,16 +86,15 @@ public final class DenyCache {
     /**
      * Remembers a rejection.
      *
-     * @param rule     the rule the store decided by
-     * @param key      the key
+     * @param claim    the rule the store decided by, the key and the cost
      * @param decision the store's rejection
      * @param nowMs    when it was decided, in ms
      */
-    public void deny(Rule rule, String key, Decision decision, long nowMs) {
+    public void deny(Claim claim, Decision decision, long nowMs) {
         if (denials.size() >= maxEntries && !sweep(nowMs)) {
             return;
         }
-        denials.put(new Entry(rule, key), new Denial(decision, nowMs));
+        denials.put(new Entry(claim.rule(), claim.key(), claim.cost()), new Denial(decision, nowMs));
     }
 
     /**
@@ -116,7 +116,7 @@ public final class DenyCache {
         for (int i = 0; i < claims.size(); i++) {
             Rule rule = claims.get(i).rule();
             Optional<Decision> denied = rule.shadow() ? Optional.empty()
-                    : denied(rule, claims.get(i).key(), now);
+                    : denied(claims.get(i), now);
             if (denied.isPresent()) {
                 decisions[i] = denied.get();
                 listener.onEvent(rule.name(), RateLimitListener.Event.REJECTED);
