@@ -367,7 +367,7 @@ public final class RateLimitFilter implements Filter {
         try {
             reservation = byOutcome ? now.limiter().reserveAll(matched.claims())
                     : Reservation.kept(now.limiter().acquireAll(matched.claims()));
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             // The limiter applies every policy itself; this is a bug, and still no 500 for it.
             if (unexpectedLogged.compareAndSet(false, true)) {
                 LOG.log(System.Logger.Level.ERROR, "RateLimitFilter could not decide a request; letting requests "
