@@ -53,11 +53,13 @@ final class GcraState implements KeyState {
     @Override
     public boolean refund(long now, Rule rule, long cost, long takenAt, long unused) {
         long window = rule.window().toMillis();
+        if (!stored || writerWindow != window || writerLimit != rule.limit()) {
+            // Written since by an edited rule: its refill since may have been faster (see the Lua file).
+            return false;
+        }
         long limit = rule.limit();
-        long d = stored
-                ? BucketDebt.read((tatMillis - writtenAt) * writerLimit + tatFraction, writtenAt, writerWindow,
-                        writerLimit, now, window, limit, rule.burst()).debt()
-                : 0;
+        long d = BucketDebt.read((tatMillis - writtenAt) * writerLimit + tatFraction, writtenAt, writerWindow,
+                writerLimit, now, window, limit, rule.burst()).debt();
         long back = BucketDebt.refundable(d, now, limit, window, cost, takenAt);
         if (back == 0) {
             return false;

@@ -50,9 +50,12 @@ final class TokenBucketState implements KeyState {
     @Override
     public boolean refund(long now, Rule rule, long cost, long takenAt, long unused) {
         long window = rule.window().toMillis();
-        long d = stored
-                ? BucketDebt.read(debt, writtenAt, writerWindow, writerLimit, now, window, rule.limit(), rule.burst()).debt()
-                : 0;
+        if (!stored || writerWindow != window || writerLimit != rule.limit()) {
+            // Written since by an edited rule: its refill since may have been faster (see the Lua file).
+            return false;
+        }
+        long d = BucketDebt.read(debt, writtenAt, writerWindow, writerLimit, now, window, rule.limit(), rule.burst())
+                .debt();
         long back = BucketDebt.refundable(d, now, rule.limit(), window, cost, takenAt);
         if (back == 0) {
             return false;
