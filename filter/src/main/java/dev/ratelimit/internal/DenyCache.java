@@ -130,6 +130,17 @@ public final class DenyCache {
         return any ? Optional.of(Decisions.of(claims, List.of(decisions))) : Optional.empty();
     }
 
+    /**
+     * Forgets the rejections of a rule, for every key, or for one key: when its room may have
+     * come back before their retry-after (units given back, a reset). A scan: for rare events.
+     *
+     * @param rule the rule's name
+     * @param key  the key, or null for every key
+     */
+    public void forget(String rule, String key) {
+        denials.keySet().removeIf(entry -> entry.rule().name().equals(rule) && (key == null || entry.key().equals(key)));
+    }
+
     /** Drops expired entries; true when there is room afterwards. */
     private boolean sweep(long nowMs) {
         long now = System.nanoTime();
