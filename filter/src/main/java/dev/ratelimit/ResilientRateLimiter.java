@@ -13,6 +13,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
@@ -54,6 +56,11 @@ public final class ResilientRateLimiter implements RateLimiter {
     private final RateLimitListener listener;
     private final LongSupplier clock;
     private final AtomicBoolean storeDown = new AtomicBoolean();
+    /**
+     * Rules that requests have reserved: their units may be given back, so a rejection of theirs
+     * is never exact, even one met while acquiring, and the deny cache keeps none.
+     */
+    private final Set<String> givingBack = ConcurrentHashMap.newKeySet();
     private final double nearLimitRatio;
 
     private ResilientRateLimiter(Builder builder) {
@@ -124,6 +131,13 @@ public final class ResilientRateLimiter implements RateLimiter {
      */
     private Reservation decide(List<Claim> claims, boolean reserve) {
         Claims.check(claims);
+        if (reserve) {
+            for (Claim claim : claims) {
+                if (givingBack.add(claim.rule().name()) && denyCache != null) {
+                    denyCache.forget(claim.rule().name(), null);
+                }
+            }
+        }
         long now = clock.getAsLong();
         Optional<Decisions> cached = denyCache == null ? Optional.empty() : denyCache.replay(claims, now, listener);
         if (cached.isPresent()) {
@@ -177,7 +191,7 @@ public final class ResilientRateLimiter implements RateLimiter {
         }
         Reservation local = policies.decide(claims, byPolicy, decisions);
         Decisions result = withStoreVerdict(Decisions.of(claims, List.of(decisions)), answer);
-        report(claims, result, now, reserve);
+        report(claims, result, now);
         Reservation store = reserved != null && reserved.allowed() ? reserved : null;
         Reservation fallback = local != null && local.allowed() ? local : null;
         List<Claim> storeClaims = reservedClaims;
@@ -248,10 +262,10 @@ public final class ResilientRateLimiter implements RateLimiter {
     /**
      * Metrics events, and the rejections worth remembering: only those whose retry-after is
      * exact. A concurrency rule's is an upper bound (a lease is usually released long before it
-     * times out), and so is that of a request being reserved (units reserved by others may be
-     * given back at any moment): remembering them would lock callers out of free room.
+     * times out), and so is that of a rule requests reserve (units reserved may be given back at
+     * any moment): remembering them would lock callers out of free room.
      */
-    private void report(List<Claim> claims, Decisions decisions, long now, boolean reserve) {
+    private void report(List<Claim> claims, Decisions decisions, long now) {
         for (int i = 0; i < claims.size(); i++) {
             Rule rule = claims.get(i).rule();
             Decision decision = decisions.decisions().get(i);
@@ -263,9 +277,10 @@ public final class ResilientRateLimiter implements RateLimiter {
             if (decision.allowed() && nearLimit(rule, decision.remaining())) {
                 listener.onEvent(rule.name(), RateLimitListener.Event.NEAR_LIMIT);
             }
-            if (!decision.allowed() && denyCache != null && !reserve && !rule.shadow() && !rule.countRejected()
-                    && rule.algorithm() != Algorithm.CONCURRENCY && decision.basis() == Decision.Basis.SHARED) {
-                denyCache.deny(rule.name(), claims.get(i).key(), decision, now);
+            if (!decision.allowed() && denyCache != null && !givingBack.contains(rule.name()) && !rule.shadow()
+                    && !rule.countRejected() && rule.algorithm() != Algorithm.CONCURRENCY
+                    && decision.basis() == Decision.Basis.SHARED) {
+                denyCache.deny(claims.get(i), decision, now);
             }
         }
     }
@@ -317,13 +332,16 @@ public final class ResilientRateLimiter implements RateLimiter {
     }
 
     /**
-     * Forgets the key in the store and in the fallback.
+     * Forgets the key in the store, in the fallback and in the deny cache.
      *
      * @throws RateLimitException if the store cannot be reached in time (the fallback is reset anyway)
      */
     @Override
     public void reset(Rule rule, String key) {
         policies.reset(rule, key);
+        if (denyCache != null) {
+            denyCache.forget(rule.name(), key);
+        }
         shared.reset(rule, key);
     }
 

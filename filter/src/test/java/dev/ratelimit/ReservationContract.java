@@ -156,6 +156,59 @@ public abstract class ReservationContract extends ManualClockLimiterTest {
         assertThat(allowedOf(rule, "k", 11)).as("a full bucket again, no more").isEqualTo(10);
     }
 
+    /**
+     * Another reservation given back first does not make a later one's refilled units owed
+     * again: 5 + 5 reserved, the first 5 cancelled, 5 s later the bucket is full again (the
+     * second 5 refilled), 10 taken, and the second 5 cancelled must then give nothing.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
+    void anEarlierRefundDoesNotMakeRefilledUnitsOwedAgain(Algorithm algorithm) {
+        Rule rule = rule(algorithm, 10);
+        Reservation first = limiter.reserve(rule, "k", 5);
+        Reservation second = limiter.reserve(rule, "k", 5);
+        assertThat(first.cancel()).containsExactly(rule.name());
+        clock.advance(5_000);
+        assertThat(limiter.reserve(rule, "k", 10).commit()).isTrue();
+        assertThat(second.cancel()).as("its 5 units refilled in the 5 s").isEmpty();
+        assertThat(allowedOf(rule, "k", 10)).as("10 taken at this instant already").isZero();
+    }
+
+    /**
+     * A bucket edited to a faster rate has refilled old units faster than the old rule says: a
+     * reservation of the old rule given back after a write by the new one gives nothing, or it
+     * would give back units taken since (14 at one instant under a burst of 10).
+     */
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
+    void aBucketEditedToAFasterRateGivesNothingBackForTheOldRule(Algorithm algorithm) {
+        Rule slow = rule(algorithm, 10);
+        Rule fast = Rule.of(slow.name(), algorithm, 10, Duration.ofSeconds(1));
+        Reservation old = limiter.reserve(slow, "k", 5);
+        clock.advance(1_000);
+        assertThat(limiter.reserve(fast, "k", 10).commit()).as("refilled at the new rate").isTrue();
+        assertThat(old.cancel()).isEmpty();
+        assertThat(allowedOf(fast, "k", 10)).as("10 taken at this instant already").isZero();
+    }
+
+    /**
+     * A shadow rule that counts rejections records the attempt of a request it would reject; the
+     * request goes through, and giving it back must not take that attempt off: recording it
+     * pushed an allowed request's entry out of the full log.
+     */
+    @Test
+    void aShadowRulesRecordedAttemptIsNotGivenBack() {
+        Rule shadow = Rule.of("res-shadow-log", Algorithm.SLIDING_LOG, 2, WINDOW).withShadow(true)
+                .withCountRejected(true);
+        Rule enforcing = rule(Algorithm.FIXED_WINDOW, 100);
+        assertThat(allowedOf(shadow, "k", 2)).isEqualTo(2);
+        Reservation through = limiter.reserveAll(List.of(Claim.of(enforcing, "k"), Claim.of(shadow, "k")));
+        assertThat(through.allowed()).as("a shadow rule never rejects").isTrue();
+        assertThat(through.decisions().decisions().get(1).allowed()).as("but it would have").isFalse();
+        assertThat(through.cancel()).containsExactly(enforcing.name());
+        assertThat(limiter.peek(shadow, "k", 1).remaining()).as("still two in the window").isZero();
+    }
+
     /** A window that has rolled over is left as it is: the new window is not credited. */
     @ParameterizedTest
     @EnumSource(value = Algorithm.class, names = {"FIXED_WINDOW", "SLIDING_WINDOW_COUNTER"})

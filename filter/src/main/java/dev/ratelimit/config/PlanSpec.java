@@ -20,9 +20,9 @@ public record PlanSpec(Kind kind, String name, List<String> roles) {
     /** Where the plan comes from. */
     public enum Kind {
         /**
-         * A request header, e.g. set by an API gateway. Trusted only from a trusted proxy
-         * ({@code ratelimit.trusted-proxies}); from anyone else it may choose a plan that does not
-         * raise the caller's limit, never one that does.
+         * A request header, e.g. set by an API gateway. Believed only from a trusted proxy
+         * ({@code ratelimit.trusted-proxies}); from anyone else it is ignored, as an untrusted
+         * forwarding header is: the caller gets the rule's own limit.
          */
         HEADER,
         /** The first of the listed roles the caller has ({@code isUserInRole}): authenticated, trusted. */

@@ -28,13 +28,10 @@ import java.util.Set;
  * @param plan        where the caller's plan comes from; empty: one limit for everyone
  * @param plans       the rule for each listed plan: the same name and algorithm, the plan's
  *                    limit, window and burst
- * @param raising     the plans whose rule lets a caller take more than {@link #rule()} (a higher
- *                    rate or a bigger quota): an untrusted source cannot choose them
  */
 public record RuleSettings(Rule rule, List<UrlPattern> match, List<UrlPattern> exclude, Set<String> methods,
                            KeySpec key, boolean lowercaseKey, long cost, OnFailure onFailure, Rule localRule,
-                           Optional<OutcomeCondition> outcome, Optional<PlanSpec> plan, Map<String, Rule> plans,
-                           Set<String> raising) {
+                           Optional<OutcomeCondition> outcome, Optional<PlanSpec> plan, Map<String, Rule> plans) {
 
     /** Copies the collections. */
     public RuleSettings {
@@ -42,25 +39,24 @@ public record RuleSettings(Rule rule, List<UrlPattern> match, List<UrlPattern> e
         exclude = List.copyOf(exclude);
         methods = Set.copyOf(methods);
         plans = Map.copyOf(plans);
-        raising = Set.copyOf(raising);
     }
 
     /**
      * The rule a caller of a plan is held to.
      *
+     * <p>An untrusted plan is ignored whatever it names, even a plan with a lower limit: every
+     * plan shares one state per rule and key, and a write under a plan trims that state to the
+     * plan's shape (a shorter window, a smaller log or bucket), so a client free to name a
+     * "lower" plan could wipe what it had used under the rule's own limit.
+     *
      * @param plan    the caller's plan, or null when it has none
      * @param trusted whether the plan's source can be believed (a header from a trusted proxy,
-     *                a role, an attribute); an untrusted plan is followed only when it does not
-     *                raise the caller's limit
-     * @return the plan's rule, or {@link #rule()} for no plan, an unlisted one, or an untrusted
-     *         one that would raise the limit
+     *                a role, an attribute)
+     * @return the plan's rule, or {@link #rule()} for no plan, an unlisted one, or an untrusted one
      */
     public Rule ruleFor(String plan, boolean trusted) {
-        Rule chosen = plan == null ? null : plans.get(plan);
-        if (chosen == null || (!trusted && raising.contains(plan))) {
-            return rule;
-        }
-        return chosen;
+        Rule chosen = plan == null || !trusted ? null : plans.get(plan);
+        return chosen == null ? rule : chosen;
     }
 
 

@@ -8,7 +8,6 @@ import dev.ratelimit.net.Cidr;
 import dev.ratelimit.valkey.ValkeyRateLimiter;
 import dev.ratelimit.valkey.ValkeySettings;
 
-import java.math.BigInteger;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -38,6 +37,8 @@ public final class SettingsReader {
     private static final System.Logger LOG = System.getLogger(SettingsReader.class.getName());
     private static final Pattern HEADER_NAME = Pattern.compile("[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}");
     private static final Pattern METHOD = Pattern.compile("[A-Za-z]{1,32}");
+    /** The status of a request the filter rejects. */
+    private static final int TOO_MANY_REQUESTS = 429;
     /** How long a concurrency rule's lease lives when its holder never releases it. */
     public static final Duration DEFAULT_LEASE_TIMEOUT = Duration.ofSeconds(60);
 
@@ -245,7 +246,7 @@ public final class SettingsReader {
         OnFailure onFailure = values.choice(p + "on-failure", OnFailure.OPEN, OnFailure.values(), OnFailure::id);
         long localLimit = values.number(p + "local-limit", limit, 1, limit);
         boolean shadow = values.bool(p + "shadow", false);
-        Optional<OutcomeCondition> outcome = outcome(p, algorithm);
+        Optional<OutcomeCondition> outcome = outcome(p, algorithm, countRejected);
         if (algorithm.isConcurrency() && limit > Rule.MAX_SLIDING_LOG_LIMIT) {
             values.problem(p + "limit", Long.toString(limit), "must be at most " + Rule.MAX_SLIDING_LOG_LIMIT
                     + " for concurrency, which keeps one lease per request in progress");
@@ -269,18 +270,12 @@ public final class SettingsReader {
             long localBurst = algorithm.hasBurst() ? Math.max(1, (long) Math.ceil((double) burst * localLimit / limit)) : localLimit;
             Rule localRule = new Rule(name, algorithm, localLimit, window, localBurst, countRejected, shadow);
             Optional<PlanSpec> plan = planSpec(p);
-            Map<String, Rule> plans = plans(p, rule, plan);
+            Map<String, Rule> plans = plans(p, rule, plan, cost);
             if (values.problems().size() > before) {
                 return Optional.empty();
             }
-            Set<String> raising = new TreeSet<>();
-            plans.forEach((planName, planRule) -> {
-                if (raises(planRule, rule)) {
-                    raising.add(planName);
-                }
-            });
             return Optional.of(new RuleSettings(rule, match, exclude, methods, key, lowercaseKey, cost, onFailure,
-                    localRule, outcome, plan, plans, raising));
+                    localRule, outcome, plan, plans));
         } catch (IllegalArgumentException e) {
             values.problems().add(p + "*: " + e.getMessage());
             return Optional.empty();
@@ -316,9 +311,11 @@ public final class SettingsReader {
 
     /**
      * The plans configured under {@code <rule>.plan.<plan>.}: each a rule of the same name and
-     * algorithm with its own limit, window and burst, the rule's own where a plan sets none.
+     * algorithm with its own limit, window and burst, the rule's own where a plan sets none. A
+     * plan that cannot take the rule's cost is a problem, as the rule itself would be: no request
+     * of its callers could ever be allowed.
      */
-    private Map<String, Rule> plans(String p, Rule base, Optional<PlanSpec> spec) {
+    private Map<String, Rule> plans(String p, Rule base, Optional<PlanSpec> spec, long cost) {
         String planPrefix = p + "plan.";
         Set<String> names = new TreeSet<>();
         for (String name : source.names()) {
@@ -347,6 +344,7 @@ public final class SettingsReader {
                 values.problem(q + "*", plan, "is not a plan name: letters, digits, '_' and '-'");
                 continue;
             }
+            int planBefore = values.problems().size();
             long limit = values.number(q + "limit", base.limit(), 1, Long.MAX_VALUE);
             Duration window = base.algorithm().isConcurrency() ? base.window()
                     : values.duration(q + "window", base.window(), Duration.ofMillis(1));
@@ -363,6 +361,25 @@ public final class SettingsReader {
                     burst = values.parseNumber(q + "burst", burstText.get(), 1, Long.MAX_VALUE);
                 }
             }
+            if (values.problems().size() > planBefore) {
+                // A bad number reads as 1: checking it against the cost would only repeat the problem.
+                continue;
+            }
+            if (cost > (base.algorithm().hasBurst() ? burst : limit)) {
+                if (burstText.isPresent() && base.algorithm().hasBurst()) {
+                    values.problem(q + "burst", burstText.get(), "must not be below the rule's cost (" + cost
+                            + "): a request on this plan could never be allowed");
+                } else {
+                    values.problem(q + "limit", values.raw(q + "limit").orElse(Long.toString(limit)),
+                            base.algorithm().hasBurst()
+                                    ? "gives the plan a burst of " + burst + ", below the rule's cost (" + cost
+                                    + "): a request on this plan could never be allowed (the burst scales with the "
+                                    + "limit unless " + q + "burst is set)"
+                                    : "must not be below the rule's cost (" + cost + "): a request on this plan could "
+                                    + "never be allowed");
+                }
+                continue;
+            }
             try {
                 plans.put(plan, new Rule(base.name(), base.algorithm(), limit, window, burst, base.countRejected(),
                         base.shadow()));
@@ -373,18 +390,18 @@ public final class SettingsReader {
         return plans;
     }
 
-    /** Whether a plan lets a caller take more than the rule: a higher rate or a bigger quota. */
-    private static boolean raises(Rule plan, Rule base) {
-        // limit / window compared as exact cross products.
-        BigInteger planRate = BigInteger.valueOf(plan.limit())
-                .multiply(BigInteger.valueOf(base.window().toMillis()));
-        BigInteger baseRate = BigInteger.valueOf(base.limit())
-                .multiply(BigInteger.valueOf(plan.window().toMillis()));
-        return planRate.compareTo(baseRate) > 0 || plan.capacity() > base.capacity();
-    }
-
-    /** {@code count-when} or {@code refund-when}: at most one of them, and not on a concurrency rule. */
-    private Optional<OutcomeCondition> outcome(String p, Algorithm algorithm) {
+    /**
+     * {@code count-when} or {@code refund-when}: at most one of them, not on a concurrency rule,
+     * and not with {@code count-rejected} when it gives a 429 back.
+     *
+     * <p>The units of a rule counting by outcome follow the response's status, and a request the
+     * filter rejects is a response with status 429, whichever rule rejected it. count-rejected
+     * makes a rejection take units; with a condition that gives 429 back it would take them
+     * against the condition's own word (a rejection by another rule charging a count-when rule
+     * whose statuses do not include 429). Refused rather than silently resolved either way: the
+     * operator says whether rejected attempts count, by listing 429 or dropping count-rejected.
+     */
+    private Optional<OutcomeCondition> outcome(String p, Algorithm algorithm, boolean countRejected) {
         Optional<String> countWhen = values.raw(p + "count-when");
         Optional<String> refundWhen = values.raw(p + "refund-when");
         if (algorithm.isConcurrency() && (countWhen.isPresent() || refundWhen.isPresent())) {
@@ -406,6 +423,13 @@ public final class SettingsReader {
         List<String> problems = new ArrayList<>();
         Optional<OutcomeCondition> condition = OutcomeCondition.parse(countWhen.isPresent(), value.get(), problems);
         problems.forEach(problem -> values.problem(property, value.get(), problem));
+        if (countRejected && condition.isPresent() && condition.get().givesBack(TOO_MANY_REQUESTS)) {
+            values.problem(p + "count-rejected", values.raw(p + "count-rejected").orElse("true"), "cannot be set with "
+                    + condition.get() + ", which gives a 429 back: a rejected request is answered 429 and its units "
+                    + "follow that status, so what count-rejected records would not count; "
+                    + (countWhen.isPresent() ? "add 429 to " + property : "leave 429 out of " + property)
+                    + " to count rejected attempts, or drop count-rejected");
+        }
         return condition;
     }
 

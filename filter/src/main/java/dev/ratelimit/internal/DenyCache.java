@@ -32,7 +32,13 @@ public final class DenyCache {
     private final Map<Entry, Denial> denials = new ConcurrentHashMap<>();
     private final AtomicLong lastSweep = new AtomicLong(System.nanoTime() - SWEEP_INTERVAL_NANOS);
 
-    private record Entry(String rule, String key) {
+    /**
+     * The whole rule, not its name, and the cost: a rejection decided under one limit says
+     * nothing of another, nor one of a cost of 8 of a cost of 1. A caller moved to a bigger plan,
+     * a limit raised by the application or by a refresh, a smaller request, is asked of the store
+     * again rather than turned away for the retry-after of another.
+     */
+    private record Entry(Rule rule, String key, long cost) {
     }
 
     /** A rejection: what the store answered, and when. */
@@ -56,18 +62,18 @@ public final class DenyCache {
      * passed: its times shortened by the time since, so that the response says what the store
      * would say.
      *
-     * @param rule   the rule's name
-     * @param key    the key
+     * @param claim  the rule, as the request is decided under it, its key and cost
      * @param nowMs  the time in ms
      * @return the rejection, or empty when not denied
      */
-    public Optional<Decision> denied(String rule, String key, long nowMs) {
-        Denial denial = denials.get(new Entry(rule, key));
+    public Optional<Decision> denied(Claim claim, long nowMs) {
+        Entry entry = new Entry(claim.rule(), claim.key(), claim.cost());
+        Denial denial = denials.get(entry);
         if (denial == null) {
             return Optional.empty();
         }
         if (denial.until() <= nowMs) {
-            denials.remove(new Entry(rule, key), denial);
+            denials.remove(entry, denial);
             return Optional.empty();
         }
         long elapsed = Math.max(0, nowMs - denial.decidedAt());
@@ -80,16 +86,15 @@ public final class DenyCache {
     /**
      * Remembers a rejection.
      *
-     * @param rule     the rule's name
-     * @param key      the key
+     * @param claim    the rule the store decided by, the key and the cost
      * @param decision the store's rejection
      * @param nowMs    when it was decided, in ms
      */
-    public void deny(String rule, String key, Decision decision, long nowMs) {
+    public void deny(Claim claim, Decision decision, long nowMs) {
         if (denials.size() >= maxEntries && !sweep(nowMs)) {
             return;
         }
-        denials.put(new Entry(rule, key), new Denial(decision, nowMs));
+        denials.put(new Entry(claim.rule(), claim.key(), claim.cost()), new Denial(decision, nowMs));
     }
 
     /**
@@ -111,7 +116,7 @@ public final class DenyCache {
         for (int i = 0; i < claims.size(); i++) {
             Rule rule = claims.get(i).rule();
             Optional<Decision> denied = rule.shadow() ? Optional.empty()
-                    : denied(rule.name(), claims.get(i).key(), now);
+                    : denied(claims.get(i), now);
             if (denied.isPresent()) {
                 decisions[i] = denied.get();
                 listener.onEvent(rule.name(), RateLimitListener.Event.REJECTED);
@@ -123,6 +128,17 @@ public final class DenyCache {
             }
         }
         return any ? Optional.of(Decisions.of(claims, List.of(decisions))) : Optional.empty();
+    }
+
+    /**
+     * Forgets the rejections of a rule, for every key, or for one key: when its room may have
+     * come back before their retry-after (units given back, a reset). A scan: for rare events.
+     *
+     * @param rule the rule's name
+     * @param key  the key, or null for every key
+     */
+    public void forget(String rule, String key) {
+        denials.keySet().removeIf(entry -> entry.rule().name().equals(rule) && (key == null || entry.key().equals(key)));
     }
 
     /** Drops expired entries; true when there is room afterwards. */

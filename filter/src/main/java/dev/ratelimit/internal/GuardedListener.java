@@ -6,9 +6,10 @@ import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * An application's {@link RateLimitListener}, called so that whatever it throws never fails a
- * request, skips a rate limit or counts as a store failure: caught, logged once (then at
- * DEBUG), and the next event is delivered as usual.
+ * An application's {@link RateLimitListener}, called so that whatever it throws, an
+ * {@link Error} included (a failed assertion, a class it cannot load), never fails a request,
+ * skips a rate limit or counts as a store failure: caught, logged once (then at DEBUG), and the
+ * next event is delivered as usual.
  */
 public final class GuardedListener implements RateLimitListener {
 
@@ -37,7 +38,7 @@ public final class GuardedListener implements RateLimitListener {
     public void onEvent(String rule, Event event) {
         try {
             delegate.onEvent(rule, event);
-        } catch (RuntimeException | LinkageError e) {
+        } catch (Throwable e) {
             failed(e);
         }
     }
@@ -46,7 +47,7 @@ public final class GuardedListener implements RateLimitListener {
     public void onDecisionTime(String rule, long nanos) {
         try {
             delegate.onDecisionTime(rule, nanos);
-        } catch (RuntimeException | LinkageError e) {
+        } catch (Throwable e) {
             failed(e);
         }
     }
@@ -55,7 +56,7 @@ public final class GuardedListener implements RateLimitListener {
     public void onClose() {
         try {
             delegate.onClose();
-        } catch (RuntimeException | LinkageError e) {
+        } catch (Throwable e) {
             failed(e);
         }
     }
@@ -64,7 +65,7 @@ public final class GuardedListener implements RateLimitListener {
     public void onBreakerChange(boolean open) {
         try {
             delegate.onBreakerChange(open);
-        } catch (RuntimeException | LinkageError e) {
+        } catch (Throwable e) {
             failed(e);
         }
     }

@@ -49,9 +49,12 @@ public final class Verdicts {
     }
 
     /**
-     * The claims of an allowed request whose units may be given back: those whose rule took
-     * units and that {@code which} accepts. (A rejected request gets a reservation with nothing
-     * to give back: what its count-rejected rules recorded stands.)
+     * The claims of an allowed request whose units may be given back: those whose rule allowed
+     * and took units and that {@code which} accepts. (A rejected request gets a reservation with
+     * nothing to give back: what its count-rejected rules recorded stands. So does the attempt a
+     * shadow count-rejected rule recorded while rejecting an allowed request: recording it may
+     * have pushed out units of allowed requests, a full sliding log keeping its newest
+     * {@code limit} entries, so giving it back would give those back.)
      *
      * @param claims  the claims, in order
      * @param answers their answers
@@ -61,7 +64,7 @@ public final class Verdicts {
     public static List<Integer> toGiveBack(List<Claim> claims, List<Answer> answers, Predicate<Rule> which) {
         List<Integer> indexes = new ArrayList<>();
         for (int i = 0; i < claims.size(); i++) {
-            if (answers.get(i).took() && which.test(claims.get(i).rule())) {
+            if (answers.get(i).allowed() && answers.get(i).took() && which.test(claims.get(i).rule())) {
                 indexes.add(i);
             }
         }

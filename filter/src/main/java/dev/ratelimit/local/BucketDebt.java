@@ -51,23 +51,21 @@ record BucketDebt(long debt, long expires) {
 
     /**
      * The ticks a refund gives back, the twin of {@code refundable} in {@code prelude.lua}: of
-     * the units a write took, only those the bucket has not refilled since. The write left a
-     * debt of {@code debtAfter} ticks; refilled from then on, it exceeds the debt before the
-     * write by {@code debtAfter - elapsed * limit}, at most the cost. Later writes only add
-     * debt, so this never gives back more than the bucket would hold had the units never been
-     * taken, and never more than the debt now, so the bucket never holds more than its burst.
+     * the units a write took, at most those the bucket cannot have refilled since, even had it
+     * refilled them first ({@code cost × window − elapsed × limit} ticks), and never more than
+     * the debt now, so the bucket never holds more than its burst. Whatever else was taken or
+     * given back since, no unit the bucket already refilled is given back.
      *
-     * @param d         the debt now, in the rule's ticks
-     * @param now       the time, epoch ms
-     * @param limit     the rule's limit (ticks refilled per ms)
-     * @param window    the rule's window in ms (ticks per unit)
-     * @param cost      the units the write took
-     * @param takenAt   when the write was, epoch ms
-     * @param debtAfter the debt the write left, in the rule's ticks
+     * @param d       the debt now, in the rule's ticks
+     * @param now     the time, epoch ms
+     * @param limit   the rule's limit (ticks refilled per ms)
+     * @param window  the rule's window in ms (ticks per unit)
+     * @param cost    the units the write took
+     * @param takenAt when the write was, epoch ms
      * @return the ticks to take off the debt, 0 when nothing is owed any more
      */
-    static long refundable(long d, long now, long limit, long window, long cost, long takenAt, long debtAfter) {
-        long owed = debtAfter - Math.max(0, now - takenAt) * limit;
-        return Math.max(0, Math.min(Math.min(cost * window, owed), d));
+    static long refundable(long d, long now, long limit, long window, long cost, long takenAt) {
+        long owed = cost * window - Math.max(0, now - takenAt) * limit;
+        return Math.max(0, Math.min(owed, d));
     }
 }

@@ -47,22 +47,24 @@ final class GcraState implements KeyState {
         long remaining = d < tolerance ? (tolerance - d) / window : 0;
         long resetAfter = d > 0 ? Math.min(KeyState.ceilDiv(d, limit), expires - now) : 0;
         long wait = d + need > tolerance ? Math.min(KeyState.ceilDiv(d + need - tolerance, limit), expires - now) : 0;
-        return new Outcome(allowed, remaining, resetAfter, wait, consume ? now : -1, consume ? d : 0);
+        return new Outcome(allowed, remaining, resetAfter, wait, consume ? now : -1, 0);
     }
 
     @Override
-    public boolean refund(long now, Rule rule, long cost, long takenAt, long debtAfter) {
+    public boolean refund(long now, Rule rule, long cost, long takenAt, long unused) {
         long window = rule.window().toMillis();
+        if (!stored || writerWindow != window || writerLimit != rule.limit()) {
+            // Written since by an edited rule: its refill since may have been faster (see the Lua file).
+            return false;
+        }
         long limit = rule.limit();
-        long d = stored
-                ? BucketDebt.read((tatMillis - writtenAt) * writerLimit + tatFraction, writtenAt, writerWindow,
-                        writerLimit, now, window, limit, rule.burst()).debt()
-                : 0;
-        long back = BucketDebt.refundable(d, now, limit, window, cost, takenAt, debtAfter);
+        long d = BucketDebt.read((tatMillis - writtenAt) * writerLimit + tatFraction, writtenAt, writerWindow,
+                writerLimit, now, window, limit, rule.burst()).debt();
+        long back = BucketDebt.refundable(d, now, limit, window, cost, takenAt);
         if (back == 0) {
             return false;
         }
-        // The TAT moves back by what of the cost's emission intervals has not passed, never before now.
+        // The TAT moves back by what of the cost's emission intervals cannot have passed, never before now.
         d -= back;
         stored = d > 0;
         tatMillis = now + d / limit;

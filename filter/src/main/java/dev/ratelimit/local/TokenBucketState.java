@@ -44,16 +44,19 @@ final class TokenBucketState implements KeyState {
         long remaining = d < capacity ? (capacity - d) / window : 0;
         long resetAfter = d > 0 ? Math.min(KeyState.ceilDiv(d, limit), expires - now) : 0;
         long wait = d + need > capacity ? Math.min(KeyState.ceilDiv(d + need - capacity, limit), expires - now) : 0;
-        return new Outcome(allowed, remaining, resetAfter, wait, consume ? now : -1, consume ? d : 0);
+        return new Outcome(allowed, remaining, resetAfter, wait, consume ? now : -1, 0);
     }
 
     @Override
-    public boolean refund(long now, Rule rule, long cost, long takenAt, long debtAfter) {
+    public boolean refund(long now, Rule rule, long cost, long takenAt, long unused) {
         long window = rule.window().toMillis();
-        long d = stored
-                ? BucketDebt.read(debt, writtenAt, writerWindow, writerLimit, now, window, rule.limit(), rule.burst()).debt()
-                : 0;
-        long back = BucketDebt.refundable(d, now, rule.limit(), window, cost, takenAt, debtAfter);
+        if (!stored || writerWindow != window || writerLimit != rule.limit()) {
+            // Written since by an edited rule: its refill since may have been faster (see the Lua file).
+            return false;
+        }
+        long d = BucketDebt.read(debt, writtenAt, writerWindow, writerLimit, now, window, rule.limit(), rule.burst())
+                .debt();
+        long back = BucketDebt.refundable(d, now, rule.limit(), window, cost, takenAt);
         if (back == 0) {
             return false;
         }

@@ -11,9 +11,12 @@ import java.util.OptionalLong;
  *
  * <p>The filter finds a provider in the servlet context attribute named by this interface's
  * class name, set before the filter starts (e.g. by a {@code ServletContextListener}), or else
- * as a {@link java.util.ServiceLoader} service of the application. Answers are cached per rule
- * and key for {@code ratelimit.limit-provider.cache-ttl} (default 60 s), at most
- * {@code ratelimit.limit-provider.cache-size} of them (default 10,000). A provider that throws,
+ * as a {@link java.util.ServiceLoader} service of the application. Answers are cached per rule,
+ * key and window for {@code ratelimit.limit-provider.cache-ttl} (default 60 s), at most
+ * {@code ratelimit.limit-provider.cache-size} of them (default 10,000). What is cached is the
+ * number: it is applied at each request to the rule as the settings and the caller's plan have
+ * it then (its burst scaled alike), so a refreshed rule or a change of plan holds at once; an
+ * answer should therefore depend on the caller, not on the rule's limit. A provider that throws,
  * answers a limit the rule cannot take, or takes longer than
  * {@code ratelimit.limit-provider.timeout} (default 50 ms) leaves the caller on the configured
  * limit, and is logged once; a slow answer that arrives later is cached for the next requests.

@@ -26,7 +26,7 @@ import java.util.function.Predicate;
  */
 final class OutcomeCounting {
 
-    /** The status a request gets when the application throws: the container answers 500. */
+    /** The status a request gets when the application throws before answering: the container answers 500. */
     private static final int THROWN = HttpServletResponse.SC_INTERNAL_SERVER_ERROR;
 
     private OutcomeCounting() {
@@ -59,9 +59,20 @@ final class OutcomeCounting {
             }
         } finally {
             if (!later) {
-                settle(reservation, rules, thrown ? THROWN : response.getStatus());
+                settle(reservation, rules, outcome(response, thrown));
             }
         }
+    }
+
+    /**
+     * The status a request is settled by. What a committed response said is its outcome: an
+     * exception after the commit (typically a write failing because the client hung up) does not
+     * undo the work the response reported, so it neither refunds a 200 as a 500 nor drops a
+     * counted 401. Only an exception before anything was committed makes the request a 500,
+     * which is what the container then answers.
+     */
+    private static int outcome(HttpServletResponse response, boolean thrown) {
+        return thrown && !response.isCommitted() ? THROWN : response.getStatus();
     }
 
     /**

@@ -135,16 +135,18 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *   <tr><td>{@code lowercase-key}</td><td>{@code false}</td><td>lower-case principal, header and parameter
  *       values first (user names differing only in case are one user)</td></tr>
  *   <tr><td>{@code cost}</td><td>{@code 1}</td><td>units each request takes</td></tr>
- *   <tr><td>{@code count-rejected}</td><td>{@code false}</td><td>rejected requests consume too</td></tr>
+ *   <tr><td>{@code count-rejected}</td><td>{@code false}</td><td>rejected requests consume too; with
+ *       {@code count-when} only if {@code 429} is among its statuses, with {@code refund-when} only if it is
+ *       not</td></tr>
  *   <tr><td>{@code count-when}</td><td>(every request)</td><td>{@code status:} and statuses or classes
  *       ({@code status:401,403}, {@code status:4xx}): only responses with these statuses count; the units
  *       are taken before the application runs and given back after any other response</td></tr>
  *   <tr><td>{@code plan}</td><td>(none)</td><td>where the caller's plan comes from: {@code header:<name>}
- *       (believed from a trusted proxy; from anyone else only a plan that does not raise the limit),
+ *       (believed from a trusted proxy only; from anyone else ignored, the rule's own limit applies),
  *       {@code role:<role>,<role>...} (the first the caller has) or {@code attribute:<name>}</td></tr>
  *   <tr><td>{@code plan.<plan>.limit}, {@code .window}, {@code .burst}</td><td>the rule's</td><td>the limit,
- *       window and burst of callers of that plan (a burst scales with the limit); other callers get the
- *       rule's own</td></tr>
+ *       window and burst of callers of that plan (a burst scales with the limit), at least the rule's
+ *       {@code cost}; other callers get the rule's own</td></tr>
  *   <tr><td>{@code refund-when}</td><td>(never)</td><td>{@code status:} and statuses or classes
  *       ({@code status:5xx}): responses with these statuses are given back; not with {@code count-when}</td></tr>
  *   <tr><td>{@code on-failure}</td><td>{@code open}</td><td>when Valkey cannot be reached in time, or this rule's
@@ -365,7 +367,7 @@ public final class RateLimitFilter implements Filter {
         try {
             reservation = byOutcome ? now.limiter().reserveAll(matched.claims())
                     : Reservation.kept(now.limiter().acquireAll(matched.claims()));
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             // The limiter applies every policy itself; this is a bug, and still no 500 for it.
             if (unexpectedLogged.compareAndSet(false, true)) {
                 LOG.log(System.Logger.Level.ERROR, "RateLimitFilter could not decide a request; letting requests "

@@ -74,7 +74,7 @@ final class RequestKeys {
                 matched.add(rule);
                 Rule applied = planRule(rule, request);
                 if (provided != null) {
-                    applied = provided.apply(applied, key.get(), request.getUserPrincipal());
+                    applied = provided.apply(applied, key.get(), request.getUserPrincipal(), rule.cost());
                 }
                 claims.add(Claim.of(applied, key.get(), rule.cost()));
             }
@@ -82,14 +82,19 @@ final class RequestKeys {
         return new Matched(matched, claims);
     }
 
-    /** The rule for the caller's plan: a header is believed only from a trusted proxy (see {@link PlanSpec.Kind#HEADER}). */
+    /**
+     * The rule for the caller's plan. A header is read only from a trusted proxy (see
+     * {@link PlanSpec.Kind#HEADER}): from anyone else it is not even looked at, so that a client
+     * cannot choose the shape its shared state is written in.
+     */
     private Rule planRule(RuleSettings rule, HttpServletRequest request) {
         if (rule.plan().isEmpty()) {
             return rule.rule();
         }
         PlanSpec plan = rule.plan().get();
         return switch (plan.kind()) {
-            case HEADER -> rule.ruleFor(request.getHeader(plan.name()), addresses.isTrustedPeer(request.getRemoteAddr()));
+            case HEADER -> addresses.isTrustedPeer(request.getRemoteAddr())
+                    ? rule.ruleFor(request.getHeader(plan.name()), true) : rule.rule();
             case ATTRIBUTE -> {
                 Object value = request.getAttribute(plan.name());
                 yield rule.ruleFor(value == null ? null : value.toString(), true);

@@ -3,9 +3,8 @@ package dev.ratelimit.valkey;
 import dev.ratelimit.RateLimitListener;
 
 import java.time.Duration;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 
 /**
@@ -14,7 +13,8 @@ import java.util.function.LongSupplier;
  * of them failed: then for
  * {@code openFor} every call is refused at once, with no network traffic, so each request gets
  * its rule's on-failure policy without waiting for a timeout. Then exactly one call goes through
- * as a probe: success closes the breaker, failure opens it again.
+ * as a probe: success closes the breaker, failure opens it again; never two calls in one open
+ * period.
  *
  * <p>The rate is what tells a busy server from a dead one. A saturated Valkey makes calls time
  * out in bursts (every caller waiting on the same slow moment fails at once) while it still
@@ -38,9 +38,12 @@ final class CircuitBreaker {
 
     private final AtomicInteger consecutiveFailures = new AtomicInteger();
     private final RecentCalls recent;
-    /** While open: the nano time calls may resume (with one probe); Long.MIN_VALUE when closed. */
-    private final AtomicLong openUntil = new AtomicLong(Long.MIN_VALUE);
-    private final AtomicBoolean probing = new AtomicBoolean();
+    /**
+     * Closed, or open until a time and maybe probing: one object swapped whole, so that no
+     * call sees half a transition (a failed probe's "no probe out" without its new open-until
+     * let a second call through in the same open period).
+     */
+    private final AtomicReference<State> state = new AtomicReference<>(State.CLOSED);
 
     /**
      * A breaker.
@@ -65,46 +68,64 @@ final class CircuitBreaker {
     }
 
     /**
-     * Whether a call may go to the store now. When it returns true the caller must report the
-     * outcome with {@link #succeeded()} or {@link #failed()}.
+     * Whether a call may go to the store now. Unless refused, the caller must report the
+     * outcome with {@link #succeeded()} or {@link #failed(Permit)}, whatever the call throws:
+     * a probe never reported keeps the breaker open for good.
      *
-     * @return false while open (no call may be made), true otherwise
+     * @return {@link Permit#REFUSED} while open (no call may be made), {@link Permit#CALL}
+     *         while closed, or the probe's own permit when open-for has passed
      */
-    boolean allowCall() {
-        long until = openUntil.get();
-        if (until == Long.MIN_VALUE) {
-            return true;
+    Permit allowCall() {
+        while (true) {
+            State now = state.get();
+            if (now == State.CLOSED) {
+                return Permit.CALL;
+            }
+            if (now.probe() != null || nanoClock.getAsLong() - now.openUntil() < 0) {
+                return Permit.REFUSED;
+            }
+            // Open-for has passed: let exactly one probe through.
+            Permit probe = new Permit();
+            if (state.compareAndSet(now, new State(now.openUntil(), probe))) {
+                return probe;
+            }
         }
-        if (nanoClock.getAsLong() - until < 0) {
-            return false;
-        }
-        // Open-for has passed: let exactly one probe through.
-        return probing.compareAndSet(false, true);
     }
 
     /** A call succeeded: the store answers; close if open. */
     void succeeded() {
         consecutiveFailures.set(0);
         recent.record(false, 0);
-        probing.set(false);
-        if (openUntil.getAndSet(Long.MIN_VALUE) != Long.MIN_VALUE) {
+        if (state.getAndSet(State.CLOSED) != State.CLOSED) {
             LOG.log(System.Logger.Level.INFO, "Valkey answers again: circuit breaker closed, calls resume");
             listener.onBreakerChange(false);
         }
     }
 
-    /** A call failed: count it; open, or stay open after a failed probe. */
-    void failed() {
+    /**
+     * A call failed: count it; open, or stay open after a failed probe. Only the probe's own
+     * failure starts the next open period: a call let through before the breaker opened may
+     * fail while the probe is out, and must not let a second probe out.
+     *
+     * @param permit what {@link #allowCall()} returned for the call
+     */
+    void failed(Permit permit) {
+        if (permit == Permit.REFUSED) {
+            throw new IllegalArgumentException("permit " + permit + ": a refused call was not made, it cannot fail");
+        }
         if (failures == 0) {
             return;
         }
-        boolean wasProbe = probing.getAndSet(false);
         int count = consecutiveFailures.incrementAndGet();
         double rate = recent.record(true, 2L * failures);
-        if (wasProbe) {
-            openUntil.set(nanoClock.getAsLong() + openForNanos);
-        } else if (count >= failures && rate >= OPENING_FAILURE_RATE
-                && openUntil.compareAndSet(Long.MIN_VALUE, nanoClock.getAsLong() + openForNanos)) {
+        long now = nanoClock.getAsLong();
+        State probing = state.get();
+        if (permit != Permit.CALL && probing.probe() == permit
+                && state.compareAndSet(probing, new State(now + openForNanos, null))) {
+            return;
+        }
+        if (count >= failures && rate >= OPENING_FAILURE_RATE
+                && state.compareAndSet(State.CLOSED, new State(now + openForNanos, null))) {
             LOG.log(System.Logger.Level.WARNING, "Valkey failed {0} times in a row and {1}% of the calls of the last "
                     + "second: circuit breaker open, no calls for {2} ms at a time; each rule''s on-failure policy "
                     + "decides meanwhile", count, Math.round(rate * 100), openForNanos / 1_000_000);
@@ -118,7 +139,50 @@ final class CircuitBreaker {
      * @return true while open, including while a probe is out
      */
     boolean isOpen() {
-        return openUntil.get() != Long.MIN_VALUE;
+        return state.get() != State.CLOSED;
+    }
+
+    /**
+     * Leave to make one call, handed back with its failure so that the breaker knows whether
+     * the probe failed. The probe of each open period is a permit of its own.
+     */
+    static final class Permit {
+        /** No call may be made. */
+        static final Permit REFUSED = new Permit("refused");
+        /** A call while closed. */
+        static final Permit CALL = new Permit("call");
+
+        private final String name;
+
+        private Permit() {
+            this("probe");
+        }
+
+        private Permit(String name) {
+            this.name = name;
+        }
+
+        /**
+         * Whether a call may be made.
+         *
+         * @return false for {@link #REFUSED}
+         */
+        boolean allowed() {
+            return this != REFUSED;
+        }
+
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
+    /**
+     * Closed ({@link #CLOSED}), or open until a nano time, with the permit of the probe that
+     * is out, if one is.
+     */
+    private record State(long openUntil, Permit probe) {
+        static final State CLOSED = new State(Long.MIN_VALUE, null);
     }
 
     /** Calls and failures of the last second, in ten buckets of 100 ms. */

@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -39,6 +40,8 @@ final class GuardedCalls {
     private final Function<Claim, String> stateKey;
     /** Rules whose unreadable state was logged already: once each, not once per request. */
     private final Set<String> unreadableRules = ConcurrentHashMap.newKeySet();
+    /** Whether an Error thrown by a call was logged already: once, not once per request. */
+    private final AtomicBoolean errorLogged = new AtomicBoolean();
 
     GuardedCalls(String endpoint, CircuitBreaker breaker, Duration tryAgainFor, Function<Claim, String> stateKey) {
         this.endpoint = endpoint;
@@ -50,12 +53,14 @@ final class GuardedCalls {
     /**
      * Runs one call to Valkey through the circuit breaker. A script error naming one claim's
      * state (see {@code dispatcher.lua}) is that key's fault, not the server's: the breaker
-     * counts it as an answer.
+     * counts it as an answer. Anything else the call throws, an {@link Error} included, is a
+     * failure: counted by the breaker and thrown as {@link RateLimitException}.
      */
     <T> T run(String operation, List<Claim> claims, Supplier<T> call) {
-        if (!breaker.allowCall()) {
-            throw new RateLimitException(operation + " not attempted: the circuit breaker for " + endpoint
-                    + " is open after repeated failures", null);
+        CircuitBreaker.Permit permit = breaker.allowCall();
+        if (!permit.allowed()) {
+            throw new NotAttempted(operation + " not attempted: the circuit breaker for " + endpoint
+                    + " is open after repeated failures");
         }
         try {
             T result = tryingAgain(call);
@@ -69,11 +74,22 @@ final class GuardedCalls {
                 Claim claim = claims.get(Math.max(0, Math.min(index, claims.size() - 1)));
                 throw unreadableState(claim.rule().name(), stateKey.apply(claim), state.group(2));
             }
-            breaker.failed();
+            breaker.failed(permit);
             throw failure(operation, e);
+        } catch (PipelinedCalls.PipelineFailedException e) {
+            // The Error of the thread that sent this call's pipeline: logged as one, once.
+            breaker.failed(permit);
+            throw error(operation, e);
         } catch (RuntimeException e) {
-            breaker.failed();
+            breaker.failed(permit);
             throw failure(operation, e);
+        } catch (Throwable e) {
+            // An Error (the client out of memory reading a reply, say) ends the call as surely
+            // as a timeout: unreported, a probe would keep the breaker open for good. The caller
+            // gets it as a failure of the store, as the RateLimiter contract says, so that a
+            // request gets its rule's policy and never a 500.
+            breaker.failed(permit);
+            throw error(operation, e);
         }
     }
 
@@ -98,6 +114,15 @@ final class GuardedCalls {
             if (Thread.currentThread().isInterrupted()) {
                 throw new RateLimitException("interrupted while waiting to try a call again on " + endpoint, null);
             }
+        }
+    }
+
+    /** A call the breaker refused: nothing was sent, so nothing can have been taken. */
+    static final class NotAttempted extends RateLimitException {
+        private static final long serialVersionUID = 1L;
+
+        NotAttempted(String message) {
+            super(message, null);
         }
     }
 
@@ -147,7 +172,19 @@ final class GuardedCalls {
         throw new RateLimitException(endpoint + " sent a non-integer in the script reply: " + value, null);
     }
 
-    private RateLimitException failure(String operation, RuntimeException e) {
+    /** An Error is no ordinary failure of the store: its stack is logged once, the first time. */
+    private RateLimitException error(String operation, Throwable e) {
+        if (errorLogged.compareAndSet(false, true)) {
+            LOG.log(System.Logger.Level.ERROR, operation + " on " + endpoint + " threw " + e
+                    + "; counted as a failure of the store, each request gets its rule's on-failure policy "
+                    + "(logged once)", e);
+        } else {
+            LOG.log(System.Logger.Level.DEBUG, operation + " on " + endpoint + " threw " + e);
+        }
+        return failure(operation, e);
+    }
+
+    private RateLimitException failure(String operation, Throwable e) {
         // Jedis messages name hosts and errors, never the password; the endpoint is redacted.
         return new RateLimitException(operation + " failed on " + endpoint + ": " + e.getClass().getSimpleName()
                 + ": " + e.getMessage(), e);

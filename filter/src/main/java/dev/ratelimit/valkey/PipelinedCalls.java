@@ -1,6 +1,5 @@
 package dev.ratelimit.valkey;
 
-import redis.clients.jedis.AbstractPipeline;
 import redis.clients.jedis.Response;
 import redis.clients.jedis.UnifiedJedis;
 
@@ -21,12 +20,15 @@ import java.util.concurrent.locks.LockSupport;
  * <p>There is no background thread: a caller either sends (it leads) or waits for the one who
  * sends its call. A call alone is sent as it is, so a quiet server sees exactly the calls it
  * saw without pipelining. Each caller gets its own reply or its own error: a script error in one
- * reply fails that call only; a broken connection fails every call of that pipeline, and each
- * caller counts it with the circuit breaker as its own failure.
+ * reply fails that call only; a broken connection, or anything else the sending thread throws
+ * (an {@link Error} too), fails every call of that pipeline at once, and each caller counts it
+ * with the circuit breaker as its own failure.
  *
- * <p>Waits are bounded: a queued call that no pipeline has taken within {@code maxWaitNanos} is
- * withdrawn and fails as not attempted; a taken call fails when its pipeline's reads time out
- * (the client's socket timeout), and its caller stops waiting at {@code maxWaitNanos} even then.
+ * <p>Waits are bounded, queued and on the wire together: a queued call's deadline is set once,
+ * {@code maxWaitNanos} after it is queued. Not taken by a pipeline by then, it is withdrawn and
+ * fails as not attempted; taken, its caller stops waiting then, and its pipeline (see
+ * {@link DeadlinePipelines}) is over by the earliest deadline of its calls, so that the thread
+ * sending it, which queued too, waits no longer than its own bound either.
  */
 final class PipelinedCalls {
 
@@ -34,12 +36,14 @@ final class PipelinedCalls {
     static final int MAX_BATCH = 64;
 
     private final UnifiedJedis client;
+    private final DeadlinePipelines wire;
     private final Semaphore pipelines;
     private final long maxWaitNanos;
     private final ConcurrentLinkedQueue<Call> queue = new ConcurrentLinkedQueue<>();
 
     PipelinedCalls(UnifiedJedis client, int inFlight, long maxWaitNanos) {
         this.client = client;
+        this.wire = new DeadlinePipelines(client);
         this.pipelines = new Semaphore(inFlight);
         this.maxWaitNanos = maxWaitNanos;
     }
@@ -48,7 +52,10 @@ final class PipelinedCalls {
      * {@code FCALL function keys args}, maybe in a pipeline with other threads' calls.
      *
      * @return the reply
-     * @throws RuntimeException the reply's error or the connection's, as Jedis threw it
+     * @throws RuntimeException the reply's error or the connection's, as Jedis threw it; a
+     *                          {@link PipelineWaitException} when the call's bound passed; a
+     *                          {@link PipelineFailedException} when its pipeline's sending thread
+     *                          threw something else
      */
     Object fcall(String function, List<String> keys, List<String> args) {
         // Nobody waiting and a pipeline free: the call goes out on its own, as if unpipelined.
@@ -60,9 +67,10 @@ final class PipelinedCalls {
                 wakeNextQueued();
             }
         }
-        Call call = new Call(function, keys, args);
+        // Every wait of the call, queued and on the wire, ends here: set once, before queuing.
+        Call call = new Call(new DeadlinePipelines.FunctionCall(function, keys, args),
+                System.nanoTime() + maxWaitNanos);
         queue.add(call);
-        long deadline = System.nanoTime() + maxWaitNanos;
         while (!call.isDone()) {
             // Only a queued call may lead: one already taken waits for its pipeline's reply.
             if (call.isQueued() && pipelines.tryAcquire()) {
@@ -74,25 +82,27 @@ final class PipelinedCalls {
                 }
                 continue;
             }
-            long left = deadline - System.nanoTime();
+            long left = call.deadline - System.nanoTime();
             if (left <= 0) {
                 if (call.withdraw()) {
                     throw new PipelineWaitException("no pipeline was free to send the call within "
                             + maxWaitNanos / 1_000_000 + " ms");
                 }
-                if (left < -maxWaitNanos) {
-                    throw new PipelineWaitException("its pipeline's reply did not come within "
-                            + 2 * maxWaitNanos / 1_000_000 + " ms");
+                if (call.isDone()) {
+                    break;
                 }
+                throw new PipelineWaitException("its pipeline's reply did not come within "
+                        + maxWaitNanos / 1_000_000 + " ms of queuing the call");
             }
-            LockSupport.parkNanos(this, Math.max(left > 0 ? left : left + maxWaitNanos, 100_000));
+            LockSupport.parkNanos(this, left);
         }
         return call.reply();
     }
 
     /** Sends what is queued, up to {@link #MAX_BATCH} calls, and hands out the replies. */
     private void send() {
-        List<Call> batch = new ArrayList<>();
+        // Sized first: taking calls must not allocate, or a call taken could be left unanswered.
+        List<Call> batch = new ArrayList<>(MAX_BATCH);
         for (Call next; batch.size() < MAX_BATCH && (next = queue.poll()) != null; ) {
             if (next.take()) {
                 batch.add(next);
@@ -101,36 +111,38 @@ final class PipelinedCalls {
         if (batch.isEmpty()) {
             return;
         }
-
-        if (batch.size() == 1) {
-            Call only = batch.get(0);
-            try {
-                only.complete(client.fcall(only.function, only.keys, only.args), null);
-            } catch (RuntimeException e) {
-                only.complete(null, e);
-            }
-            return;
-        }
-        List<Response<Object>> responses = new ArrayList<>(batch.size());
-        RuntimeException broken = null;
-        try (AbstractPipeline pipeline = client.pipelined()) {
+        try {
+            List<DeadlinePipelines.FunctionCall> calls = new ArrayList<>(batch.size());
+            long deadline = batch.get(0).deadline;
             for (Call call : batch) {
-                responses.add(pipeline.fcall(call.function, call.keys, call.args));
+                calls.add(call.call);
+                if (call.deadline - deadline < 0) {
+                    deadline = call.deadline;
+                }
             }
-            pipeline.sync();
+            List<Response<Object>> responses = wire.send(calls, deadline);
+            for (int i = 0; i < batch.size(); i++) {
+                try {
+                    batch.get(i).complete(responses.get(i).get(), null);
+                } catch (RuntimeException e) {
+                    batch.get(i).complete(null, e);
+                }
+            }
         } catch (RuntimeException e) {
-            broken = e;
+            failAll(batch, e);
+        } catch (Throwable e) {
+            // An Error in this thread (out of memory, say) must not leave the batch's callers
+            // waiting for replies nobody will hand them: they fail now, as on a broken
+            // connection. Not thrown on: this thread's own call, if in the batch, carries it.
+            failAll(batch, new PipelineFailedException("the thread sending its pipeline threw " + e, e));
         }
-        for (int i = 0; i < batch.size(); i++) {
-            Call call = batch.get(i);
-            if (broken != null) {
-                call.complete(null, broken);
-                continue;
-            }
-            try {
-                call.complete(responses.get(i).get(), null);
-            } catch (RuntimeException e) {
-                call.complete(null, e);
+    }
+
+    /** Fails every call of the batch not answered yet. */
+    private static void failAll(List<Call> batch, RuntimeException failure) {
+        for (Call call : batch) {
+            if (!call.isDone()) {
+                call.complete(null, failure);
             }
         }
     }
@@ -154,19 +166,18 @@ final class PipelinedCalls {
         private static final int TAKEN = 1;
         private static final int WITHDRAWN = 2;
 
-        final String function;
-        final List<String> keys;
-        final List<String> args;
+        final DeadlinePipelines.FunctionCall call;
+        /** The {@link System#nanoTime()} by which its caller stops waiting. */
+        final long deadline;
         final Thread caller = Thread.currentThread();
         private final AtomicInteger state = new AtomicInteger(QUEUED);
         private volatile boolean done;
         private Object reply;
         private RuntimeException error;
 
-        Call(String function, List<String> keys, List<String> args) {
-            this.function = function;
-            this.keys = keys;
-            this.args = args;
+        Call(DeadlinePipelines.FunctionCall call, long deadline) {
+            this.call = call;
+            this.deadline = deadline;
         }
 
         boolean isQueued() {
@@ -208,6 +219,18 @@ final class PipelinedCalls {
 
         PipelineWaitException(String message) {
             super(message);
+        }
+    }
+
+    /**
+     * A call whose pipeline's sending thread threw what no connection throws (an
+     * {@link Error}): a failure of the store, like a broken connection.
+     */
+    static final class PipelineFailedException extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        PipelineFailedException(String message, Throwable cause) {
+            super(message, cause);
         }
     }
 }

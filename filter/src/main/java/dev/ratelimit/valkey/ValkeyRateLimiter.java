@@ -374,8 +374,8 @@ public final class ValkeyRateLimiter implements RateLimiter {
             Object reply = calls.run(mode == ScriptMode.PEEK ? "peek" : "acquire", claims,
                     () -> script.run(client, functionCalls, keys, args));
             return calls.answers(claims, reply);
-        } catch (UnreadableStateException e) {
-            throw e; // refused before anything was written
+        } catch (UnreadableStateException | GuardedCalls.NotAttempted e) {
+            throw e; // refused before anything was written, or never sent
         } catch (RateLimitException e) {
             if (mode == ScriptMode.ACQUIRE) {
                 for (Claim claim : claims) {
@@ -417,9 +417,12 @@ public final class ValkeyRateLimiter implements RateLimiter {
          * trip then carries many decisions, which is most of the cost of each on both the client
          * and the server. A call that is alone is sent on its own, as without pipelining. A
          * queued call waits at most the connect timeout, the pool wait and the socket timeout
-         * of the settings together (120 ms by default, and for a {@link #client given client})
-         * and then fails like a timeout. Not used on a cluster, where every call is sent on its
-         * own. Default {@value #DEFAULT_PIPELINES}.
+         * of the settings together (120 ms by default, and for a {@link #client given client}),
+         * in the queue and on the wire together, and then fails like a timeout; so does the
+         * thread that sends its pipeline, unless the given client is neither a
+         * {@code RedisClient} nor a {@code RedisSentinelClient}: that thread then waits for
+         * the replies as the client's own timeouts say. Not used on a cluster, where every call
+         * is sent on its own. Default {@value #DEFAULT_PIPELINES}.
          *
          * @param pipelines at most this many on the wire at once, 1 to 64; 0 sends every call
          *                  on its own pooled connection

@@ -17,11 +17,11 @@
 -- finish returns allowed (0/1), remaining, reset_after_ms, wait_ms, all describing the
 -- state after any write; wait_ms is the time until a request of this cost would be allowed
 -- (0 if it would be now); then the two numbers that undo the write (see refund), here the
--- time of the write and the debt (TAT - now, in ticks) it left, or -1, 0 when nothing was
--- written.
--- refund(key, now, limit, window, burst, cost, taken_at, debt_after) moves the TAT back by
---   what of the cost's emission intervals has not passed since (see refundable in the
---   prelude), never before now (a full burst); returns 1 if it gave any back.
+-- time of the write and 0, or -1, 0 when nothing was written.
+-- refund(key, now, limit, window, burst, cost, taken_at, _) moves the TAT back by what of the
+--   cost's emission intervals cannot have passed since (see refundable in the prelude), never
+--   before now (a full burst); nothing once a rule of another window or limit has written the
+--   state; returns 1 if it gave any back.
 --
 -- State: one string "<ms>:<frac>:<ts>:<w>:<l>": the theoretical arrival time
 -- TAT = ms + frac / l, written at ms ts by a rule of window w and limit l.
@@ -77,12 +77,22 @@ local function finish(key, now, limit, window, burst, cost, consume, allowed, d,
   if d + need > tolerance then
     wait = math.min(cdiv(d + need - tolerance, limit), expires - now)
   end
-  return allowed and 1 or 0, remaining, reset_after, wait, consume and now or -1, consume and d or 0
+  return allowed and 1 or 0, remaining, reset_after, wait, consume and now or -1, 0
 end
 
-local function refund(key, now, limit, window, burst, cost, taken_at, debt_after)
+local function refund(key, now, limit, window, burst, cost, taken_at)
+  local value = redis.call('GET', key)
+  if not value then
+    return 0
+  end
+  local _, _, _, w, l = fields(key, value, 5)
+  if w ~= window or l ~= limit then
+    -- Written since by an edited rule (or another plan): its emission since the units were
+    -- taken may have been faster than this rule's, so nothing is known to be owed.
+    return 0
+  end
   local allowed, d = read(key, now, limit, window, burst, cost)
-  local back = refundable(d, now, limit, window, cost, taken_at, debt_after)
+  local back = refundable(d, now, limit, window, cost, taken_at)
   if back == 0 then
     return 0
   end

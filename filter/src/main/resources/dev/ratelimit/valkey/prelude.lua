@@ -102,15 +102,14 @@ local function bucket_debt(d, ts, w, l, now, window, limit, burst)
 end
 
 -- The ticks a bucket's refund gives back (token bucket, GCRA): of the `cost` units a write at
--- ms taken_at took, only those the bucket has not refilled since. The write left a debt of
--- debt_after ticks; refilled from then on, it exceeds the debt before the write by
--- debt_after - elapsed * limit, at most the cost. Later writes only add debt, so this never
--- gives back more than the bucket would hold had the units never been taken (units taken at
--- t = 0 and given back after a full refill give nothing), and never more than the debt now
--- (d), so the bucket never holds more than its burst.
-local function refundable(d, now, limit, window, cost, taken_at, debt_after)
-  local owed = debt_after - math.max(0, now - taken_at) * limit
-  return math.max(0, math.min(cost * window, owed, d))
+-- ms taken_at took, at most those the bucket cannot have refilled since, even had it refilled
+-- them first: cost * window - elapsed * limit ticks, and never more than the debt now (d), so
+-- the bucket never holds more than its burst. Whatever else was taken or given back since,
+-- this never gives back a unit the bucket already refilled: units taken at t = 0 and given
+-- back after a full refill give nothing.
+local function refundable(d, now, limit, window, cost, taken_at)
+  local owed = cost * window - math.max(0, now - taken_at) * limit
+  return math.max(0, math.min(owed, d))
 end
 
 -- The sliding log's and the concurrency leases' sorted-set members: one per unit,

@@ -17,10 +17,10 @@
 -- finish returns allowed (0/1), remaining, reset_after_ms, wait_ms, all describing the
 -- state after any write; wait_ms is the time until a request of this cost would be allowed
 -- (0 if it would be now); then the two numbers that undo the write (see refund), here the
--- time of the write and the debt it left, or -1, 0 when nothing was written.
--- refund(key, now, limit, window, burst, cost, taken_at, debt_after) gives back what of the
---   cost the bucket has not refilled since: see refundable in the prelude. Returns 1 if it
---   gave any back.
+-- time of the write and 0, or -1, 0 when nothing was written.
+-- refund(key, now, limit, window, burst, cost, taken_at, _) gives back what of the cost the
+--   bucket cannot have refilled since: see refundable in the prelude; nothing once a rule of
+--   another window or limit has written the state. Returns 1 if it gave any back.
 --
 -- State: one string "<d>:<ts>:<w>:<l>", the debt d (tokens missing from a full bucket) at ms
 -- ts, in ticks of the rule that wrote it: one token is w ticks (its window) and l ticks (its
@@ -77,12 +77,22 @@ local function finish(key, now, limit, window, burst, cost, consume, allowed, d,
   if d + need > capacity then
     wait = math.min(cdiv(d + need - capacity, limit), expires - now)
   end
-  return allowed and 1 or 0, remaining, reset_after, wait, consume and now or -1, consume and d or 0
+  return allowed and 1 or 0, remaining, reset_after, wait, consume and now or -1, 0
 end
 
-local function refund(key, now, limit, window, burst, cost, taken_at, debt_after)
+local function refund(key, now, limit, window, burst, cost, taken_at)
+  local value = redis.call('GET', key)
+  if not value then
+    return 0
+  end
+  local _, _, w, l = fields(key, value, 4)
+  if w ~= window or l ~= limit then
+    -- Written since by an edited rule (or another plan): its refill since the units were
+    -- taken may have been faster than this rule's, so nothing is known to be owed.
+    return 0
+  end
   local allowed, d = read(key, now, limit, window, burst, cost)
-  local back = refundable(d, now, limit, window, cost, taken_at, debt_after)
+  local back = refundable(d, now, limit, window, cost, taken_at)
   if back == 0 then
     return 0
   end

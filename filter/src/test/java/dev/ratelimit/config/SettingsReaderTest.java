@@ -205,10 +205,11 @@ class SettingsReaderTest {
         assertThat(free.burst()).as("100 / 150 of the rule's shape").isEqualTo(15);
         assertThat(free.window()).isEqualTo(Duration.ofMinutes(1));
         assertThat(api.plans().get("pro").window()).isEqualTo(Duration.ofHours(1));
-        assertThat(api.raising()).as("1000 per hour with a burst of 1500 is a bigger quota").containsExactly("pro");
-        assertThat(api.ruleFor("pro", false)).as("an untrusted header cannot raise the limit").isEqualTo(api.rule());
         assertThat(api.ruleFor("pro", true)).isEqualTo(api.plans().get("pro"));
-        assertThat(api.ruleFor("free", false)).isEqualTo(free);
+        assertThat(api.ruleFor("free", true)).isEqualTo(free);
+        assertThat(api.ruleFor("pro", false)).as("an untrusted plan is ignored").isEqualTo(api.rule());
+        assertThat(api.ruleFor("free", false)).as("even a lower one").isEqualTo(api.rule());
+        assertThat(api.ruleFor("gold", true)).as("an unlisted plan").isEqualTo(api.rule());
         assertThat(api.ruleFor(null, true)).isEqualTo(api.rule());
 
         values.put("ratelimit.rule.login.plan.gold.limit", "9");
@@ -225,6 +226,62 @@ class SettingsReaderTest {
                 "ratelimit.rule.api.plan='cookie:plan' must be header:<name>, role:<role>,<role>... or attribute:<name>");
         bad.put("ratelimit.rule.api.plan", "role:free,pro");
         assertThatThrownBy(() -> read(bad)).hasMessageContaining("ratelimit.rule.api.plan='role:free,pro' names no plan");
+    }
+
+    /**
+     * A plan whose limit (or burst) is below the rule's cost could never allow a request of its
+     * callers: refused at start-up (and so in a refresh's reading), naming the plan's property.
+     */
+    @Test
+    void aPlanBelowTheRulesCostIsAProblemNamingItsProperty() {
+        Map<String, String> values = valid();
+        values.put("ratelimit.rule.api.cost", "20");
+        values.put("ratelimit.rule.api.plan", "header:X-Plan");
+        values.put("ratelimit.rule.api.plan.free.limit", "10");
+        values.put("ratelimit.rule.api.plan.pro.limit", "1000");
+        values.put("ratelimit.rule.api.plan.tight.limit", "100");
+        values.put("ratelimit.rule.api.plan.tight.burst", "19");
+        values.put("ratelimit.rule.login.cost", "2");
+        values.put("ratelimit.rule.login.plan", "role:basic");
+        values.put("ratelimit.rule.login.plan.basic.limit", "1");
+        assertThatThrownBy(() -> read(values)).isInstanceOf(InvalidSettingsException.class)
+                .hasMessageContaining("ratelimit.rule.api.plan.free.limit='10' gives the plan a burst of 15, "
+                        + "below the rule's cost (20)")
+                .hasMessageContaining("ratelimit.rule.api.plan.tight.burst='19' must not be below the rule's cost (20)")
+                .hasMessageContaining("ratelimit.rule.login.plan.basic.limit='1' must not be below the rule's cost (2)")
+                .hasMessageNotContaining("plan.pro");
+
+        values.put("ratelimit.rule.api.plan.free.limit", "14");
+        values.put("ratelimit.rule.api.plan.free.burst", "20");
+        values.remove("ratelimit.rule.api.plan.tight.burst");
+        values.put("ratelimit.rule.login.plan.basic.limit", "2");
+        assertThat(read(values).rules().get(0).plans().get("free").burst()).isEqualTo(20);
+    }
+
+    /**
+     * A rejected request is answered 429, and a rule counting by outcome keeps or gives back its
+     * units by the response's status: count-rejected with an outcome that gives a 429 back would
+     * record rejected attempts only to keep them against the rule's own word.
+     */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "count-when|status:401,403|ratelimit.rule.login.count-rejected='true' cannot be set with count-when=status:401,403",
+            "refund-when|status:4xx|ratelimit.rule.login.count-rejected='true' cannot be set with refund-when=status:4xx",
+    })
+    void countRejectedWithAnOutcomeThatGivesBackA429IsAProblem(String setting, String value, String expected) {
+        Map<String, String> values = valid();
+        values.put("ratelimit.rule.login.count-rejected", "true");
+        values.put("ratelimit.rule.login." + setting, value);
+        assertThatThrownBy(() -> read(values)).isInstanceOf(InvalidSettingsException.class)
+                .hasMessageContaining(expected);
+
+        values.put("ratelimit.rule.login.count-when", "status:401,403,429");
+        values.remove("ratelimit.rule.login.refund-when");
+        assertThat(read(values).rules().get(1).rule().countRejected()).as("429 counts: rejected attempts are kept")
+                .isTrue();
+        values.remove("ratelimit.rule.login.count-when");
+        values.put("ratelimit.rule.login.refund-when", "status:5xx");
+        assertThat(read(values).rules().get(1).rule().countRejected()).isTrue();
     }
 
     @Test

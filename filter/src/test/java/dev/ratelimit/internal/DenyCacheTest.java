@@ -1,6 +1,9 @@
 package dev.ratelimit.internal;
 
+import dev.ratelimit.Algorithm;
+import dev.ratelimit.Claim;
 import dev.ratelimit.Decision;
+import dev.ratelimit.Rule;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -9,6 +12,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 class DenyCacheTest {
 
+    private static final Rule LOGIN = Rule.of("login", Algorithm.FIXED_WINDOW, 5, Duration.ofMinutes(1));
+    private static final Rule API = Rule.of("api", Algorithm.FIXED_WINDOW, 5, Duration.ofMinutes(1));
+
     private static Decision rejection(long remaining, long resetMillis, long retryMillis) {
         return Decision.rejected("login", 5, remaining, Duration.ofMillis(resetMillis), Duration.ofMillis(retryMillis));
     }
@@ -16,20 +22,40 @@ class DenyCacheTest {
     @Test
     void deniesUntilTheRetryAfterThenForgets() {
         DenyCache cache = new DenyCache(10);
-        cache.deny("login", "user:alice", rejection(0, 1_000, 1_000), 0);
-        assertThat(cache.denied("login", "user:alice", 400)).map(d -> d.retryAfter().toMillis()).contains(600L);
-        assertThat(cache.denied("login", "user:bob", 400)).isEmpty();
-        assertThat(cache.denied("api", "user:alice", 400)).isEmpty();
-        assertThat(cache.denied("login", "user:alice", 1_000)).isEmpty();
+        cache.deny(Claim.of(LOGIN, "user:alice"), rejection(0, 1_000, 1_000), 0);
+        assertThat(cache.denied(Claim.of(LOGIN, "user:alice"), 400)).map(d -> d.retryAfter().toMillis()).contains(600L);
+        assertThat(cache.denied(Claim.of(LOGIN, "user:bob"), 400)).isEmpty();
+        assertThat(cache.denied(Claim.of(API, "user:alice"), 400)).isEmpty();
+        assertThat(cache.denied(Claim.of(LOGIN, "user:alice"), 1_000)).isEmpty();
         assertThat(cache.size()).isZero();
+    }
+
+    /** A smaller request is not held to the rejection of a bigger one. */
+    @Test
+    void aRejectionHoldsOnlyForItsCost() {
+        DenyCache cache = new DenyCache(10);
+        cache.deny(Claim.of(LOGIN, "user:alice", 5), rejection(0, 1_000, 1_000), 0);
+        assertThat(cache.denied(Claim.of(LOGIN, "user:alice", 5), 400)).isPresent();
+        assertThat(cache.denied(Claim.of(LOGIN, "user:alice", 1), 400)).isEmpty();
+    }
+
+    /** A caller on a bigger plan, or a limit raised since, is not held to the old limit's rejection. */
+    @Test
+    void aRejectionHoldsOnlyForTheRuleItWasDecidedUnder() {
+        DenyCache cache = new DenyCache(10);
+        cache.deny(Claim.of(LOGIN, "user:alice"), rejection(0, 1_000, 1_000), 0);
+        assertThat(cache.denied(Claim.of(LOGIN, "user:alice"), 400)).isPresent();
+        Rule raised = Rule.of("login", Algorithm.FIXED_WINDOW, 100, Duration.ofMinutes(1));
+        assertThat(cache.denied(Claim.of(raised, "user:alice"), 400))
+                .isEmpty();
     }
 
     /** The review's case: the store said r=1;t=20 with a retry-after of 10 s; the cache must say so too. */
     @Test
     void repliesWhatTheStoreSaidWithItsTimesMovedOn() {
         DenyCache cache = new DenyCache(10);
-        cache.deny("login", "user:alice", rejection(1, 20_000, 10_000), 5_000);
-        Decision replay = cache.denied("login", "user:alice", 7_000).orElseThrow();
+        cache.deny(Claim.of(LOGIN, "user:alice"), rejection(1, 20_000, 10_000), 5_000);
+        Decision replay = cache.denied(Claim.of(LOGIN, "user:alice"), 7_000).orElseThrow();
         assertThat(replay.remaining()).isEqualTo(1);
         assertThat(replay.resetAfter()).isEqualTo(Duration.ofMillis(18_000));
         assertThat(replay.retryAfter()).isEqualTo(Duration.ofMillis(8_000));
@@ -41,7 +67,7 @@ class DenyCacheTest {
         DenyCache cache = new DenyCache(100);
         long now = System.currentTimeMillis();
         for (int i = 0; i < 100_000; i++) {
-            cache.deny("r", "ip:" + i, rejection(0, 60_000, 60_000), now);
+            cache.deny(Claim.of(API, "ip:" + i), rejection(0, 60_000, 60_000), now);
         }
         assertThat(cache.size()).isEqualTo(100);
     }

@@ -113,7 +113,8 @@ class DifferentialTest {
             // A sequence that never rejects or never edits would test little.
             assertThat(rejected).as("rejections in seed %d", seed).isGreaterThan(STEPS / 10);
             assertThat(edits).as("edits in seed %d", seed).isGreaterThan(STEPS / 20);
-            assertThat(refunds).as("rules given back in seed %d", seed).isGreaterThan(STEPS / 20);
+            // Buckets give back only what they cannot have refilled since: fewer refunds give anything.
+            assertThat(refunds).as("rules given back in seed %d", seed).isGreaterThan(STEPS / 30);
         }
     }
 

@@ -98,6 +98,17 @@ final class JettyApp implements AutoCloseable {
 
     /**
      * Starts an app whose settings come from the given config source, which may change while
+     * the app runs, and whose servlet context holds these attributes before the filter starts.
+     *
+     * @throws Exception whatever Jetty throws when the app does not start
+     */
+    static JettyApp startWithAttributes(org.eclipse.microprofile.config.spi.ConfigSource source,
+                                        Map<String, Object> attributes) throws Exception {
+        return start(source, Map.of(), attributes);
+    }
+
+    /**
+     * Starts an app whose settings come from the given config source, which may change while
      * the app runs (a dynamic source).
      *
      * @throws Exception whatever Jetty throws when the app does not start
@@ -226,8 +237,8 @@ final class JettyApp implements AutoCloseable {
 
     /**
      * Answers with the status in {@code ?status=} (default 200) after {@code ?sleep=} ms, from an
-     * async context when {@code ?async=1}; throws when {@code ?throw=1}: an application whose
-     * outcome a rule counts by.
+     * async context when {@code ?async=1}; throws when {@code ?throw=1}; with {@code ?stream=1}
+     * writes a body until the client hangs up: an application whose outcome a rule counts by.
      */
     static final class OutcomeServlet extends HttpServlet {
         private static final long serialVersionUID = 1L;
@@ -276,7 +287,25 @@ final class JettyApp implements AutoCloseable {
             pause(sleep);
             response.setStatus(status);
             response.setContentType("text/plain");
+            if ("1".equals(request.getParameter("stream"))) {
+                stream(response);
+                return;
+            }
             response.getWriter().write("outcome " + status);
+        }
+
+        /**
+         * A long body, flushed as it goes, until a write fails (the client hung up) or 64 MiB are
+         * out: the failure propagates, as it would from an application that does not expect it.
+         */
+        private static void stream(HttpServletResponse response) throws IOException {
+            byte[] chunk = new byte[16 * 1024];
+            java.util.Arrays.fill(chunk, (byte) 'x');
+            jakarta.servlet.ServletOutputStream out = response.getOutputStream();
+            for (int written = 0; written < 64 * 1024 * 1024; written += chunk.length) {
+                out.write(chunk);
+                out.flush();
+            }
         }
 
         private static void pause(long millis) {
@@ -289,13 +318,47 @@ final class JettyApp implements AutoCloseable {
     }
 
     /**
+     * Waits until the request sent with {@code X-Test-Id: id} has left the filter chain (the
+     * rate-limit filter included, which settles its units before it returns or throws), however
+     * it ended.
+     *
+     * @return whether it did within the time given
+     */
+    static boolean awaitFinished(String id, Duration within) throws InterruptedException {
+        long deadline = System.nanoTime() + within.toNanos();
+        while (!TestAuthenticator.FINISHED.contains(id)) {
+            if (System.nanoTime() - deadline > 0) {
+                return false;
+            }
+            Thread.sleep(10);
+        }
+        return true;
+    }
+
+    /**
      * Authenticates a request as the user named in {@code X-Test-User}, if any, with the roles in
      * {@code X-Test-Roles}; sets the request attribute {@code account.plan} from
-     * {@code X-Test-Plan-Attribute}.
+     * {@code X-Test-Plan-Attribute}. Mapped before the rate-limit filter, it notes when a request
+     * with an {@code X-Test-Id} has been through it (see {@link #awaitFinished}).
      */
     static final class TestAuthenticator implements Filter {
+        /** The X-Test-Id of every request that has left the chain, in every app of this JVM. */
+        static final java.util.Set<String> FINISHED = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
         @Override
         public void doFilter(ServletRequest request, ServletResponse response, FilterChain chain)
+                throws IOException, ServletException {
+            String id = ((HttpServletRequest) request).getHeader("X-Test-Id");
+            try {
+                authenticate(request, response, chain);
+            } finally {
+                if (id != null) {
+                    FINISHED.add(id);
+                }
+            }
+        }
+
+        private void authenticate(ServletRequest request, ServletResponse response, FilterChain chain)
                 throws IOException, ServletException {
             HttpServletRequest http = (HttpServletRequest) request;
             String user = http.getHeader("X-Test-User");

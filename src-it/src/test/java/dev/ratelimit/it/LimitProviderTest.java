@@ -5,6 +5,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
+import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Map;
 import java.util.OptionalLong;
@@ -76,6 +77,94 @@ class LimitProviderTest {
             // Once its answer has come, it is used.
             Thread.sleep(1_200);
             assertThat(allowedOf(app, "slow", 60)).as("the late answer, 50, minus the one used").isEqualTo(49);
+        }
+    }
+
+    /**
+     * The issue's case: cost 2, and the provider answers 1, which no request of cost 2 can ever
+     * fit. Both requests got a 500; the answer must leave the configured limit instead.
+     */
+    @Test
+    void anAnswerBelowTheRulesCostLeavesTheConfiguredLimit() throws Exception {
+        LimitProvider tooLow = (rule, key, principal) -> OptionalLong.of(1);
+        Map<String, String> settings = JettyApp.settings(valkey.url(), "ratelimit.rules", "api",
+                "ratelimit.rule.api.algorithm", "sliding-log", "ratelimit.rule.api.limit", "4",
+                "ratelimit.rule.api.window", "1h", "ratelimit.rule.api.key", "header:X-Caller",
+                "ratelimit.rule.api.cost", "2", "ratelimit.limit-provider.timeout", "2s",
+                "ratelimit.deny-cache.enabled", "false");
+        try (JettyApp app = JettyApp.startWithAttributes(settings, Map.of(LimitProvider.class.getName(), tooLow))) {
+            HttpResponse<String> first = app.get("/", "X-Caller", "a");
+            assertThat(first.statusCode()).isEqualTo(200);
+            assertThat(first.headers().firstValue("RateLimit-Policy")).hasValue("\"api\";q=4;w=3600");
+            assertThat(app.get("/", "X-Caller", "a").statusCode()).isEqualTo(200);
+            assertThat(app.get("/", "X-Caller", "a").statusCode()).as("4 units, 2 a request").isEqualTo(429);
+        }
+    }
+
+    /**
+     * The issue's case: a refresh lowered the limit from 100 to 3, and a caller seen before kept
+     * 100 until the cache's answer expired. What is cached is the provider's answer; it is
+     * applied to the rule as it is now.
+     */
+    @Test
+    void aRefreshedLimitHoldsForCallersWhoseAnswerIsCached() throws Exception {
+        AtomicInteger calls = new AtomicInteger();
+        LimitProvider database = (rule, key, principal) -> {
+            calls.incrementAndGet();
+            return key.equals("header.x-caller:gold") ? OptionalLong.of(6) : OptionalLong.empty();
+        };
+        RefreshTest.DynamicSource source = new RefreshTest.DynamicSource();
+        source.values.putAll(JettyApp.settings(valkey.url(), "ratelimit.rules", "api",
+                "ratelimit.rule.api.algorithm", "sliding-log", "ratelimit.rule.api.limit", "100",
+                "ratelimit.rule.api.window", "1h", "ratelimit.rule.api.key", "header:X-Caller",
+                "ratelimit.refresh", "200ms", "ratelimit.limit-provider.timeout", "2s",
+                "ratelimit.deny-cache.enabled", "false"));
+        try (JettyApp app = JettyApp.startWithAttributes(source, Map.of(LimitProvider.class.getName(), database))) {
+            assertThat(policyOf(app, "seen")).isEqualTo("\"api\";q=100;w=3600");
+            assertThat(policyOf(app, "gold")).isEqualTo("\"api\";q=6;w=3600");
+
+            source.values.put("ratelimit.rule.api.limit", "3");
+            awaitPolicy(app, "new", "\"api\";q=3;w=3600");
+            int asked = calls.get();
+            assertThat(policyOf(app, "seen")).as("a caller seen before gets the new limit").isEqualTo("\"api\";q=3;w=3600");
+            assertThat(allowedOf(app, "seen", 3)).as("3 - 2 used").isEqualTo(1);
+            assertThat(policyOf(app, "gold")).as("the provider's answer still holds").isEqualTo("\"api\";q=6;w=3600");
+            assertThat(calls.get()).as("from the cache").isEqualTo(asked);
+        }
+    }
+
+    /**
+     * The issue's case: after one request of a trusted pro caller, the same key's next request
+     * without a plan got the pro limit from the cache.
+     */
+    @Test
+    void aCachedAnswerFollowsTheCallersPlanOfTheMoment() throws Exception {
+        LimitProvider none = (rule, key, principal) -> OptionalLong.empty();
+        Map<String, String> settings = JettyApp.settings(valkey.url(), "ratelimit.rules", "api",
+                "ratelimit.rule.api.algorithm", "token-bucket", "ratelimit.rule.api.limit", "5",
+                "ratelimit.rule.api.window", "1h", "ratelimit.rule.api.key", "header:X-Caller",
+                "ratelimit.rule.api.plan", "header:X-Plan", "ratelimit.rule.api.plan.pro.limit", "50",
+                "ratelimit.trusted-proxies", "127.0.0.1/32", "ratelimit.limit-provider.timeout", "2s",
+                "ratelimit.deny-cache.enabled", "false");
+        try (JettyApp app = JettyApp.startWithAttributes(settings, Map.of(LimitProvider.class.getName(), none))) {
+            assertThat(app.get("/", "X-Caller", "a", "X-Plan", "pro").headers().firstValue("RateLimit-Policy"))
+                    .hasValue("\"api\";q=50;w=3600");
+            assertThat(policyOf(app, "a")).as("no plan now: the rule's own").isEqualTo("\"api\";q=5;w=3600");
+            assertThat(app.get("/", "X-Caller", "a", "X-Plan", "pro").headers().firstValue("RateLimit-Policy"))
+                    .hasValue("\"api\";q=50;w=3600");
+        }
+    }
+
+    private static String policyOf(JettyApp app, String caller) throws Exception {
+        return app.get("/", "X-Caller", caller).headers().firstValue("RateLimit-Policy").orElse("");
+    }
+
+    /** Waits for a refresh to apply: until a caller never seen before gets the expected policy. */
+    private static void awaitPolicy(JettyApp app, String caller, String expected) throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        for (int i = 0; !policyOf(app, caller + i).equals(expected); i++) {
+            assertThat(System.nanoTime() - deadline).as("the refresh applied within 30 s").isNegative();
+            Thread.sleep(50);
         }
     }
 

@@ -2,6 +2,8 @@ package dev.ratelimit.it;
 
 import dev.ratelimit.RateLimitListener;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import javax.management.MBeanServer;
@@ -62,15 +64,22 @@ class ObservabilityTest {
                 .as("unregistered when the filter is destroyed").isFalse();
     }
 
-    /** The application's listener is its code: when it throws, requests are still limited, never a 500. */
-    @Test
-    void aListenerThatThrowsNeverBreaksARequestNorItsLimit() throws Exception {
+    /**
+     * The application's listener is its code: when it throws, an exception or an Error (a failed
+     * assertion), requests are still limited, never a 500.
+     */
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void aListenerThatThrowsNeverBreaksARequestNorItsLimit(boolean error) throws Exception {
         valkey.flushAll();
         LongAdder calls = new LongAdder();
         RateLimitListener throwing = new RateLimitListener() {
             @Override
             public void onEvent(String rule, Event event) {
                 calls.increment();
+                if (error) {
+                    throw new AssertionError("a metrics bridge's failed assertion");
+                }
                 throw new IllegalStateException("a broken metrics bridge");
             }
         };

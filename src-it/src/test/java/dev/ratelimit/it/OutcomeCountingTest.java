@@ -95,6 +95,94 @@ class OutcomeCountingTest {
         }
     }
 
+    /**
+     * Sends a request for a long body, reads the response's head (the response is committed),
+     * then resets the connection (SO_LINGER 0) mid-body, so that the application's next write
+     * fails; waits until the request has left the filter.
+     *
+     * @return the status line the client got
+     */
+    private static String hangUpMidBody(JettyApp app, String query) throws Exception {
+        String id = java.util.UUID.randomUUID().toString();
+        String statusLine;
+        try (java.net.Socket socket = new java.net.Socket()) {
+            // A small window: the server blocks on the body soon and sees the reset at its next write.
+            socket.setReceiveBufferSize(4096);
+            socket.connect(new java.net.InetSocketAddress("127.0.0.1", app.port()), 5_000);
+            socket.setSoTimeout(10_000);
+            socket.getOutputStream().write(("GET /outcome?" + query + " HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                    + "X-Test-Id: " + id + "\r\n\r\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            socket.getOutputStream().flush();
+            java.io.InputStream in = socket.getInputStream();
+            StringBuilder head = new StringBuilder();
+            while (head.indexOf("\r\n\r\n") < 0) {
+                int b = in.read();
+                assertThat(b).as("the response's head").isNotNegative();
+                head.append((char) b);
+            }
+            statusLine = head.substring(0, head.indexOf("\r\n"));
+            socket.setSoLinger(true, 0);
+        }
+        assertThat(JettyApp.awaitFinished(id, Duration.ofSeconds(30))).as("the request left the filter").isTrue();
+        return statusLine;
+    }
+
+    /**
+     * The issue's case: the application did its work, answered 200 and was writing the body when
+     * the client reset the connection. The failed write is not the outcome: the committed 200
+     * counts, it is not refunded as a 500.
+     */
+    @Test
+    void aClientHangingUpMidBodyDoesNotTurnACommittedSuccessIntoARefund() throws Exception {
+        try (JettyApp app = app("token-bucket", 2, "refund-when=status:5xx")) {
+            assertThat(hangUpMidBody(app, "status=200&stream=1")).isEqualTo("HTTP/1.1 200 OK");
+            assertThat(statuses(app, "status=200", 1)).containsOnly(200);
+            assertThat(statuses(app, "status=200", 1)).as("the hung-up request counted").containsOnly(429);
+        }
+    }
+
+    /** The same for count-when: a 401 whose body the client did not wait for still counts. */
+    @Test
+    void aClientHangingUpMidBodyDoesNotDropACountedFailure() throws Exception {
+        try (JettyApp app = app("sliding-log", 2, "count-when=status:401")) {
+            assertThat(hangUpMidBody(app, "status=401&stream=1")).isEqualTo("HTTP/1.1 401 Unauthorized");
+            assertThat(statuses(app, "status=401", 1)).containsOnly(401);
+            assertThat(statuses(app, "status=401", 1)).as("the hung-up 401 counted").containsOnly(429);
+        }
+    }
+
+    /**
+     * A count-when rule's units follow the response's status, and a 429 the filter answers is a
+     * response too: a rejection (by this rule or another) counts for it only when 429 is among
+     * its statuses. count-rejected with a count-when that gives 429 back could never keep what it
+     * records, so it is refused at start-up.
+     */
+    @Test
+    void aRejectionCountsForACountWhenRuleOnlyWhen429IsAmongItsStatuses() throws Exception {
+        Map<String, String> contradictory = JettyApp.settings(valkey.url(), "ratelimit.rules", "logins",
+                "ratelimit.rule.logins.match", "/outcome", "ratelimit.rule.logins.algorithm", "sliding-log",
+                "ratelimit.rule.logins.limit", "3", "ratelimit.rule.logins.window", "1d",
+                "ratelimit.rule.logins.count-when", "status:401", "ratelimit.rule.logins.count-rejected", "true");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> JettyApp.start(contradictory).close())
+                .hasStackTraceContaining("ratelimit.rule.logins.count-rejected='true'");
+
+        Map<String, String> settings = new java.util.HashMap<>(contradictory);
+        settings.put("ratelimit.rule.logins.count-when", "status:401,429");
+        settings.put("ratelimit.rules", "logins,burst");
+        // Another rule, counted only for requests that carry X-Burst.
+        settings.put("ratelimit.rule.burst.match", "/outcome");
+        settings.put("ratelimit.rule.burst.algorithm", "fixed-window");
+        settings.put("ratelimit.rule.burst.limit", "1");
+        settings.put("ratelimit.rule.burst.window", "1d");
+        settings.put("ratelimit.rule.burst.key", "header:X-Burst");
+        try (JettyApp app = JettyApp.start(settings)) {
+            assertThat(app.get("/outcome?status=200", "X-Burst", "b").statusCode()).as("a 200: given back").isEqualTo(200);
+            assertThat(app.get("/outcome?status=200", "X-Burst", "b").statusCode()).as("the other rule's 429")
+                    .isEqualTo(429);
+            assertThat(statuses(app, "status=401", 3)).as("3 - the 429 counted").containsExactly(401, 401, 429);
+        }
+    }
+
     @Test
     void asyncResponsesAreSettledWhenTheyComplete() throws Exception {
         try (JettyApp app = app("sliding-log", 2, "count-when=status:401")) {

@@ -158,39 +158,82 @@ class PipelineTest {
     void aPausedServerFailsEveryQueuedCallerWithinItsBound() throws Exception {
         valkey.flushAll();
         Rule rule = Rule.of("paused", Algorithm.FIXED_WINDOW, 1_000_000, Duration.ofHours(1));
+        Hammered hammered;
+        try (ValkeyRateLimiter limiter = limiter(1, Duration.ofMillis(40)); Jedis admin = valkey.connect()) {
+            hammered = hammerWhilePaused(limiter, rule, THREADS, Duration.ofMillis(900), () -> admin.clientPause(600));
+        }
+        assertThat(hammered.unexpected()).isEmpty();
+        assertThat(hammered.failed()).as("the pause must make calls fail, or this tests nothing").isPositive();
+        assertThat(hammered.slowest()).as("the slowest call").isLessThan(Duration.ofMillis(500));
+    }
+
+    /**
+     * A stalled server: no call, queued or sent, lasts longer than the stated bound (connect
+     * timeout + pool wait + socket timeout: 10 + 10 + 600 ms here) plus 400 ms for a busy
+     * machine. A queued call used to wait for a pipeline (up to one pipeline's socket timeout)
+     * and then for its own pipeline's reply (another): up to twice the bound. The bound is
+     * mostly socket timeout here so that twice it cannot pass for it plus slack.
+     */
+    @Test
+    void noCallOutlastsItsBoundWhileTheServerStalls() throws Exception {
+        valkey.flushAll();
+        Duration bound = Duration.ofMillis(10 + 10 + 600);
+        Rule rule = Rule.of("stalled", Algorithm.FIXED_WINDOW, 1_000_000, Duration.ofHours(1));
+        Hammered hammered;
+        try (ValkeyRateLimiter limiter = ValkeyRateLimiter.builder()
+                .settings(ValkeySettings.of(valkey.url()).withConnectTimeout(Duration.ofMillis(10))
+                        .withPoolMaxWait(Duration.ofMillis(10)).withSocketTimeout(Duration.ofMillis(600)))
+                .pipelines(1).circuitBreaker(0, Duration.ofSeconds(1)).build()) {
+            hammered = hammerWhilePaused(limiter, rule, 12, Duration.ofMillis(3_000),
+                    () -> valkey.pause(Duration.ofMillis(2_500)));
+        }
+        System.out.printf("stalled server: %d calls failed, the slowest took %d ms (bound %d ms)%n", hammered.failed(),
+                hammered.slowest().toMillis(), bound.toMillis());
+        assertThat(hammered.unexpected()).isEmpty();
+        assertThat(hammered.failed()).as("the stall must make calls fail, or this tests nothing").isGreaterThan(12);
+        assertThat(hammered.slowest()).as("the slowest call, against a bound of %s", bound)
+                .isLessThan(bound.plusMillis(400));
+    }
+
+    /** What threads calling through a pause saw: the slowest call, the calls failed, anything else thrown. */
+    private record Hammered(Duration slowest, int failed, Queue<Throwable> unexpected) {
+    }
+
+    /**
+     * {@code threads} threads deciding for {@code runFor} while {@code pause} runs once they have
+     * all started; then one decision must succeed again.
+     */
+    private static Hammered hammerWhilePaused(ValkeyRateLimiter limiter, Rule rule, int threads, Duration runFor,
+                                              Runnable pause) throws Exception {
         AtomicLong slowest = new AtomicLong();
         AtomicInteger failed = new AtomicInteger();
         Queue<Throwable> unexpected = new ConcurrentLinkedQueue<>();
-        try (ValkeyRateLimiter limiter = limiter(1, Duration.ofMillis(40)); Jedis admin = valkey.connect()) {
-            limiter.acquire(rule, "warm");
-            CountDownLatch started = new CountDownLatch(THREADS);
-            Thread pauser = new Thread(() -> {
-                await(started);
-                admin.clientPause(600);
-            });
-            pauser.start();
-            runAll(THREADS, t -> {
-                started.countDown();
-                long end = System.nanoTime() + Duration.ofMillis(900).toNanos();
-                while (System.nanoTime() < end) {
-                    long began = System.nanoTime();
-                    try {
-                        limiter.acquire(rule, "k" + t);
-                    } catch (RateLimitException e) {
-                        failed.incrementAndGet();
-                    } catch (RuntimeException e) {
-                        unexpected.add(e);
-                    }
-                    slowest.accumulateAndGet(System.nanoTime() - began, Math::max);
+        limiter.acquire(rule, "warm");
+        CountDownLatch started = new CountDownLatch(threads);
+        Thread pauser = new Thread(() -> {
+            await(started);
+            pause.run();
+        });
+        pauser.start();
+        runAll(threads, t -> {
+            started.countDown();
+            long end = System.nanoTime() + runFor.toNanos();
+            while (System.nanoTime() < end) {
+                long began = System.nanoTime();
+                try {
+                    limiter.acquire(rule, "k" + t);
+                } catch (RateLimitException e) {
+                    failed.incrementAndGet();
+                } catch (RuntimeException e) {
+                    unexpected.add(e);
                 }
-            });
-            pauser.join();
-            sleep(300);
-            assertThat(limiter.acquire(rule, "after").allowed()).isTrue();
-        }
-        assertThat(unexpected).isEmpty();
-        assertThat(failed.get()).as("the pause must make calls fail, or this tests nothing").isPositive();
-        assertThat(Duration.ofNanos(slowest.get())).as("the slowest call").isLessThan(Duration.ofMillis(500));
+                slowest.accumulateAndGet(System.nanoTime() - began, Math::max);
+            }
+        });
+        pauser.join();
+        sleep(300);
+        assertThat(limiter.acquire(rule, "after").allowed()).isTrue();
+        return new Hammered(Duration.ofNanos(slowest.get()), failed.get(), unexpected);
     }
 
     private interface Body {

@@ -132,6 +132,32 @@ class RefreshTest {
         }
     }
 
+    /**
+     * A reading that puts a plan's limit below the rule's cost is refused whole, as at start-up:
+     * requests of that plan could never be allowed (they got a 500).
+     */
+    @Test
+    void aPlanLimitBelowTheCostIsRefusedWhole() throws Exception {
+        DynamicSource source = new DynamicSource();
+        source.values.putAll(JettyApp.settings(valkey.url(), "ratelimit.rules", "api",
+                "ratelimit.rule.api.algorithm", "sliding-log", "ratelimit.rule.api.limit", "10",
+                "ratelimit.rule.api.window", "1h", "ratelimit.rule.api.key", "header:X-Caller",
+                "ratelimit.rule.api.cost", "2",
+                "ratelimit.rule.api.plan", "header:X-Plan", "ratelimit.rule.api.plan.basic.limit", "4",
+                "ratelimit.trusted-proxies", "127.0.0.1/32",
+                "ratelimit.refresh", REFRESH_MILLIS + "ms", "ratelimit.deny-cache.enabled", "false"));
+        try (JettyApp app = JettyApp.start(source)) {
+            source.values.put("ratelimit.rule.api.plan.basic.limit", "1");
+            source.values.put("ratelimit.rule.api.limit", "20");
+            awaitRefresh();
+            HttpResponse<String> basic = app.get("/api", "X-Caller", "a", "X-Plan", "basic");
+            assertThat(basic.statusCode()).isEqualTo(200);
+            assertThat(basic.headers().firstValue("RateLimit-Policy")).as("the running plan").hasValue("\"api\";q=4;w=3600");
+            assertThat(app.get("/api", "X-Caller", "b").headers().firstValue("RateLimit-Policy"))
+                    .as("the good change in the reading is refused too").hasValue("\"api\";q=10;w=3600");
+        }
+    }
+
     private static int allowedOfPlan(JettyApp app, String caller, String plan, int n) throws Exception {
         int allowed = 0;
         for (int i = 0; i < n; i++) {

@@ -179,6 +179,27 @@ class ResilientRateLimiterTest {
         }
     }
 
+    /**
+     * The deny cache remembers only rejections that hold until their retry-after: not one of a
+     * rule whose reservations may be given back, and none past a reset of the key.
+     */
+    @Test
+    void theDenyCacheForgetsWhatAReservationOrAResetGivesBack() throws Exception {
+        Rule daily = Rule.of("daily", Algorithm.FIXED_WINDOW, 1, Duration.ofDays(1));
+        try (ResilientRateLimiter limiter = ResilientRateLimiter.builder(ValkeyRateLimiter.builder()
+                .settings(ValkeySettings.of(valkey.url())).build()).build()) {
+            assertThat(limiter.acquire(daily, "reset").allowed()).isTrue();
+            assertThat(limiter.acquire(daily, "reset").allowed()).isFalse();
+            limiter.reset(daily, "reset");
+            assertThat(limiter.acquire(daily, "reset").allowed()).as("its quota is full again").isTrue();
+
+            Reservation held = limiter.reserve(daily, "reserved");
+            assertThat(limiter.acquire(daily, "reserved").allowed()).as("the reservation holds the unit").isFalse();
+            assertThat(held.cancel()).containsExactly("daily");
+            assertThat(limiter.acquire(daily, "reserved").allowed()).as("given back: room again").isTrue();
+        }
+    }
+
     /** A refund Valkey cannot take is dropped (reported, never thrown), and not sent again later. */
     @Test
     void aRefundTheStoreCannotTakeIsDroppedNotRetried() throws Exception {
