@@ -33,6 +33,16 @@ final class Ledger {
     private int safetyEpoch;
     private int wipe;
     private long livenessFrom = Long.MIN_VALUE;
+    /**
+     * Where a bucket's upper bound starts: the index of the first unit after the last edit or
+     * definite wipe, when, and with what debt (ticks): none after a wipe; after an edit the
+     * most an edited bucket can read from its old state, two full buckets of the new rule
+     * (the old debt in whole units, capped), since a chain of counted rejections can carry it
+     * past any horizon.
+     */
+    private int bucketFrom;
+    private long bucketFromAt = Long.MIN_VALUE;
+    private long bucketFromDebt;
 
     Ledger(String domain, String rule, String key, Rule current) {
         this.domain = domain;
@@ -66,6 +76,9 @@ final class Ledger {
         }
         livenessFrom = Math.max(livenessFrom, at + horizon(current) + horizon(edited));
         current = edited;
+        bucketFrom = units.size();
+        bucketFromAt = at;
+        bucketFromDebt = 2 * edited.burst() * edited.window().toMillis();
     }
 
     /**
@@ -81,6 +94,9 @@ final class Ledger {
         safetyEpoch++;
         if (definite) {
             wipe++;
+            bucketFrom = units.size();
+            bucketFromAt = at;
+            bucketFromDebt = 0;
         }
         if (behind) {
             livenessFrom = Math.max(livenessFrom, at + Math.max(horizon(current), current.window().toMillis()));
@@ -231,8 +247,11 @@ final class Ledger {
     }
 
     /**
-     * The same over the upper bound's units, refunds ignored (a bucket's refund may be partial),
-     * uncapped (the store caps a counted rejection's overdraw, which only lowers its debt).
+     * The same over the upper bound's units since the last edit or wipe, from the most debt the
+     * state can hold then (see {@link #bucketFrom}), refunds ignored (a bucket's refund may be
+     * partial), uncapped (the store caps a counted rejection's overdraw, which only lowers its
+     * debt). A possible unit from before then (a lost reply that may have run later) counts as
+     * taken then.
      *
      * @return {debt in ticks, busy-period start}
      */
@@ -243,11 +262,18 @@ final class Ledger {
     private long[] debt(long t, boolean lower) {
         long window = current.window().toMillis();
         long limit = current.limit();
-        long debt = 0;
-        long last = Long.MIN_VALUE;
+        long debt = lower ? 0 : bucketFromDebt;
+        long last = lower || bucketFromAt == Long.MIN_VALUE ? Long.MIN_VALUE : bucketFromAt;
         long busySince = t;
-        for (Unit unit : units) {
+        for (int i = 0; i < units.size(); i++) {
+            Unit unit = units.get(i);
             if (unit.at > t || !(lower ? lower(unit) : upper(unit, false))) {
+                continue;
+            }
+            if (!lower && i < bucketFrom) {
+                if (unit.kind == Unit.Kind.POSSIBLE) {
+                    debt += unit.cost * window;
+                }
                 continue;
             }
             if (last != Long.MIN_VALUE) {

@@ -49,16 +49,6 @@ final class Runner {
 
     /** A reservation not settled yet: the op that took it, what it claimed. */
     private record Pending(long op, List<Claim> claims, Reservation reservation) {
-        /** Whether a shadow rule that counts rejections rejected, recording an attempt. */
-        boolean shadowAttempt() {
-            for (int i = 0; i < claims.size(); i++) {
-                Rule rule = claims.get(i).rule();
-                if (rule.shadow() && rule.countRejected() && !reservation.decisions().decisions().get(i).allowed()) {
-                    return true;
-                }
-            }
-            return false;
-        }
     }
 
     /** The last call rejected with a retry-after: to retry it, or to move the clock to it. */
@@ -221,12 +211,9 @@ final class Runner {
                 how = "cancel-outcome";
             }
         }
-        if (workload.avoided().contains(Known.SHADOW_COUNTED_ATTEMPT_REFUND) && chosen.shadowAttempt()) {
-            how = "commit";
-        }
 
-        if (workload.avoided().contains(Known.BUCKET_REFUND_ACROSS_EDIT) && chosen.claims().stream()
-                .anyMatch(c -> c.rule().algorithm().hasBurst() && !current(List.of(c)).get(0).rule().equals(c.rule()))) {
+        if (workload.avoided().contains(Known.REFUND_ACROSS_EDIT) && chosen.claims().stream()
+                .anyMatch(c -> !c.rule().algorithm().isConcurrency() && !current(List.of(c)).get(0).rule().equals(c.rule()))) {
             how = "commit";
         }
         List<String> asked = new ArrayList<>();
@@ -289,9 +276,6 @@ final class Runner {
     }
 
     private void reset(Claim claim) {
-        if (workload.denyCache() && workload.avoided().contains(Known.DENY_CACHE_OUTLIVES_RESET)) {
-            return;
-        }
         long op = begin();
         history.add(new Event.Call(op, now(), history.real(), Event.Kind.RESET, List.of(claim)));
         wiped.put(claim.rule().name() + "/" + claim.key(), op);
