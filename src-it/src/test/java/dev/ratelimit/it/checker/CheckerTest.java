@@ -30,6 +30,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * <p>Long runs, any seed, as long as wanted: {@code -Dchecker.seconds=3600} (seeds from
  * {@code -Dchecker.seed}, else a random one, each on every target, until the time is up or a
  * run fails); {@code -Dchecker.seed=N} alone reruns seed N on every target.
+ * {@code -Dchecker.keepGoing=true} makes a long run go on past failing runs and list them all,
  * {@code -Dchecker.targets=VALKEY,...} limits the targets of a long run, {@code -Dchecker.steps}
  * sets the steps per run, {@code -Dchecker.expose=ALL} stops avoiding the open defects
  * ({@link Known}).
