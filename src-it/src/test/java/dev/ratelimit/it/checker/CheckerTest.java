@@ -3,7 +3,6 @@ package dev.ratelimit.it.checker;
 import dev.ratelimit.it.ValkeyExtension;
 import dev.ratelimit.it.ValkeyServer;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.condition.DisabledIfSystemProperty;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -59,8 +58,6 @@ class CheckerTest {
 
     @ParameterizedTest(name = "seed {0} on {1}")
     @MethodSource("fixed")
-    @DisabledIfSystemProperty(named = "checker.seconds", matches = ".+")
-    @DisabledIfSystemProperty(named = "checker.seed", matches = ".+")
     void fixedSeedsKeepEveryPromise(long seed, Workload.Target target) {
         check(seed, target);
     }
@@ -72,8 +69,6 @@ class CheckerTest {
      */
     @ParameterizedTest(name = "{0}")
     @EnumSource(value = Known.class, mode = EnumSource.Mode.EXCLUDE, names = "LOCAL_RULE_SHADOW_MISMATCH")
-    @DisabledIfSystemProperty(named = "checker.seconds", matches = ".+")
-    @DisabledIfSystemProperty(named = "checker.seed", matches = ".+")
     void openDefectsAreStillFound(Known defect) {
         Set<Known> avoided = EnumSet.allOf(Known.class);
         avoided.remove(defect);
