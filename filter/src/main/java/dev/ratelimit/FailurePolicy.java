@@ -55,6 +55,8 @@ public record FailurePolicy(Kind kind, Rule localRule) {
 
     /**
      * Decide with the in-process limiter under the given rule while the store cannot decide.
+     * Its shadow flag is not its own: the local rule observes exactly when the rule it stands in
+     * for does (a shadow rule's local rule never rejects, an enforcing rule's always may).
      *
      * @param localRule the rule enforced per instance meanwhile
      * @return the policy

@@ -34,7 +34,9 @@ import java.util.function.Predicate;
  * per algorithm: a token bucket or GCRA gets its units back (never more than its burst), a
  * sliding log loses exactly the entries this reservation added, a fixed window or sliding
  * window counter has its count lowered (never below zero) if the window charged is still the
- * current one; a window that has rolled over is left as it is. Thread-safe.
+ * current one; a window that has rolled over is left as it is. Only the reservation's own units
+ * are given back: after a reset, or an edit that dropped them, units taken since are never given
+ * back in their place. Thread-safe.
  */
 public final class Reservation {
 

@@ -13,8 +13,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
@@ -56,11 +54,6 @@ public final class ResilientRateLimiter implements RateLimiter {
     private final RateLimitListener listener;
     private final LongSupplier clock;
     private final AtomicBoolean storeDown = new AtomicBoolean();
-    /**
-     * Rules that requests have reserved: their units may be given back, so a rejection of theirs
-     * is never exact, even one met while acquiring, and the deny cache keeps none.
-     */
-    private final Set<String> givingBack = ConcurrentHashMap.newKeySet();
     private final double nearLimitRatio;
 
     private ResilientRateLimiter(Builder builder) {
@@ -68,7 +61,8 @@ public final class ResilientRateLimiter implements RateLimiter {
         this.policies = new FailurePolicies(builder.policies, builder.defaultPolicy,
                 builder.fallback != null ? builder.fallback : LocalRateLimiter.create(), builder.listener,
                 builder.failureRetryAfter);
-        this.denyCache = builder.denyCacheEntries > 0 ? new DenyCache(builder.denyCacheEntries) : null;
+        this.denyCache = builder.previous != null ? builder.previous.denyCache
+                : builder.denyCacheEntries > 0 ? new DenyCache(builder.denyCacheEntries) : null;
         this.listener = builder.listener;
         this.clock = builder.clock;
         this.nearLimitRatio = builder.nearLimitRatio;
@@ -131,12 +125,8 @@ public final class ResilientRateLimiter implements RateLimiter {
      */
     private Reservation decide(List<Claim> claims, boolean reserve) {
         Claims.check(claims);
-        if (reserve) {
-            for (Claim claim : claims) {
-                if (givingBack.add(claim.rule().name()) && denyCache != null) {
-                    denyCache.forget(claim.rule().name(), null);
-                }
-            }
+        if (reserve && denyCache != null) {
+            denyCache.reserving(claims);
         }
         long now = clock.getAsLong();
         Optional<Decisions> cached = denyCache == null ? Optional.empty() : denyCache.replay(claims, now, listener);
@@ -225,6 +215,14 @@ public final class ResilientRateLimiter implements RateLimiter {
     }
 
     private List<String> giveBack(Reservation store, List<Claim> storeClaims, Predicate<Rule> which) {
+        if (denyCache != null) {
+            // Room may come back, even when the reply is lost: no rejection of these keys holds.
+            for (Claim claim : storeClaims) {
+                if (which.test(claim.rule())) {
+                    denyCache.forget(claim.rule().name(), claim.key());
+                }
+            }
+        }
         try {
             List<String> given = store.cancel(which);
             if (!given.isEmpty()) {
@@ -263,7 +261,9 @@ public final class ResilientRateLimiter implements RateLimiter {
      * Metrics events, and the rejections worth remembering: only those whose retry-after is
      * exact. A concurrency rule's is an upper bound (a lease is usually released long before it
      * times out), and so is that of a rule requests reserve (units reserved may be given back at
-     * any moment): remembering them would lock callers out of free room.
+     * any moment; the deny cache keeps none): remembering them would lock callers out of free
+     * room. A rule the store allowed for a key may have taken units: a rejection remembered for
+     * that key, of another cost or rule, is forgotten (its retry-after could now be early).
      */
     private void report(List<Claim> claims, Decisions decisions, long now) {
         for (int i = 0; i < claims.size(); i++) {
@@ -277,9 +277,12 @@ public final class ResilientRateLimiter implements RateLimiter {
             if (decision.allowed() && nearLimit(rule, decision.remaining())) {
                 listener.onEvent(rule.name(), RateLimitListener.Event.NEAR_LIMIT);
             }
-            if (!decision.allowed() && denyCache != null && !givingBack.contains(rule.name()) && !rule.shadow()
-                    && !rule.countRejected() && rule.algorithm() != Algorithm.CONCURRENCY
-                    && decision.basis() == Decision.Basis.SHARED) {
+            if (denyCache == null || decision.basis() != Decision.Basis.SHARED) {
+                continue;
+            }
+            if (decision.allowed()) {
+                denyCache.forget(rule.name(), claims.get(i).key());
+            } else if (!rule.shadow() && !rule.countRejected() && rule.algorithm() != Algorithm.CONCURRENCY) {
                 denyCache.deny(claims.get(i), decision, now);
             }
         }
@@ -366,6 +369,7 @@ public final class ResilientRateLimiter implements RateLimiter {
         private Duration failureRetryAfter = DEFAULT_FAILURE_RETRY_AFTER;
         private LongSupplier clock = System::currentTimeMillis;
         private double nearLimitRatio = DEFAULT_NEAR_LIMIT_RATIO;
+        private ResilientRateLimiter previous;
 
         private Builder(RateLimiter shared) {
             this.shared = Objects.requireNonNull(shared, "shared");
@@ -429,6 +433,21 @@ public final class ResilientRateLimiter implements RateLimiter {
                 throw new IllegalArgumentException("deny cache entries " + entries + " must be at least 0");
             }
             this.denyCacheEntries = entries;
+            return this;
+        }
+
+        /**
+         * Builds the decision path that replaces {@code previous} on the same store, as a refresh
+         * of the settings does: it goes on with that path's deny cache (its size too, and what
+         * it learned of rules whose units are reserved), so that units given back by a
+         * reservation taken before the change, or taken since by either path, still clear the
+         * rejections they make early or wrong. Default: a deny cache of its own.
+         *
+         * @param previous the decision path replaced
+         * @return this builder
+         */
+        public Builder replacing(ResilientRateLimiter previous) {
+            this.previous = Objects.requireNonNull(previous, "previous");
             return this;
         }
 

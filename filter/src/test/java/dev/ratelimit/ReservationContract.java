@@ -233,6 +233,44 @@ public abstract class ReservationContract extends ManualClockLimiterTest {
         assertThat(allowedOf(rule, "k", 6)).isEqualTo(5);
     }
 
+    /**
+     * A reservation older than a reset gives back nothing of what was taken since, in the same
+     * millisecond: the reset dropped its units, and the new state (a count or a debt started
+     * again, log entries and leases whose sequence restarted) holds only the new ones. Settling
+     * it, even by a commit, releases none of the new leases.
+     */
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void aRefundAcrossAResetGivesBackNothingTakenSince(Algorithm algorithm) {
+        Rule rule = rule(algorithm, 5);
+        Reservation old = limiter.reserve(rule, "k", 2);
+        limiter.reset(rule, "k");
+        Reservation taken = limiter.reserve(rule, "k", 3);
+        assertThat(taken.allowed()).isTrue();
+        assertThat(old.cancel()).as("nothing of its own is left").isEmpty();
+        assertThat(allowedOf(rule, "k", 6)).as("the 3 taken since still count").isEqualTo(2);
+    }
+
+    /**
+     * A reservation whose units an edit dropped gives back nothing of what was taken since in the
+     * window it charged: a window shortened by the edit ended the old count, a count started
+     * again for that window holds only the new units.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"FIXED_WINDOW", "SLIDING_WINDOW_COUNTER"})
+    void aRefundAcrossAnEditGivesBackNothingTakenSince(Algorithm algorithm) {
+        Rule rule = rule(algorithm, 5);
+        Rule shorter = Rule.of(rule.name(), algorithm, 5, Duration.ofSeconds(1));
+        Reservation old = limiter.reserve(rule, "k");
+        clock.advance(2_000);
+        assertThat(limiter.acquire(shorter, "k").allowed()).isTrue();
+        clock.advance(1_000);
+        assertThat(limiter.acquire(rule, "k").allowed()).isTrue();
+        long before = limiter.peek(rule, "k", 1).remaining();
+        assertThat(old.cancel()).as("its unit is gone with the shorter window").isEmpty();
+        assertThat(limiter.peek(rule, "k", 1).remaining()).isEqualTo(before);
+    }
+
     @Test
     void onlyTheRulesAskedForAreGivenBack() {
         Rule failures = Rule.of("failures", Algorithm.SLIDING_LOG, 3, WINDOW);

@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.Iterator;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -23,28 +24,52 @@ import java.util.concurrent.atomic.AtomicLong;
  * most once per 100 ms, so a flood of new keys cannot make every insert a full scan) and, if it
  * is still full, new rejections are simply not cached: the cache only saves work, it never
  * decides anything the store would not.
+ *
+ * <p>A rejection is replayed only while the state it was decided on is known to be unchanged
+ * but for time: its retry-after then still holds exactly. So the cache forgets a rule and key's
+ * rejection whenever this process changes that state: the store allowed the rule for the key (a
+ * request of another cost, or under an edited rule, took units: a replayed retry-after could be
+ * early), units of it are given back or it is reset (room came back: a replay would lock
+ * callers out). Why forget rather than recompute: only the store knows the state, and a hit
+ * saves a call only while nothing touches the key, which is exactly the hammering client the
+ * cache is for. Rules whose units requests reserve are never remembered at all (see
+ * {@link #reserving}): other processes give their units back, which this one cannot see.
  */
 public final class DenyCache {
 
     private static final long SWEEP_INTERVAL_NANOS = 100_000_000L;
 
     private final int maxEntries;
-    private final Map<Entry, Denial> denials = new ConcurrentHashMap<>();
+    private final Map<Slot, Denial> denials = new ConcurrentHashMap<>();
     private final AtomicLong lastSweep = new AtomicLong(System.nanoTime() - SWEEP_INTERVAL_NANOS);
-
     /**
-     * The whole rule, not its name, and the cost: a rejection decided under one limit says
-     * nothing of another, nor one of a cost of 8 of a cost of 1. A caller moved to a bigger plan,
-     * a limit raised by the application or by a refresh, a smaller request, is asked of the store
-     * again rather than turned away for the retry-after of another.
+     * Rules that requests have reserved: their units may be given back, so a rejection of theirs
+     * is never exact, even one met while acquiring, and none is kept.
      */
-    private record Entry(Rule rule, String key, long cost) {
+    private final Set<String> givingBack = ConcurrentHashMap.newKeySet();
+
+    /** One rejection per rule name and key, the latest: what forgetting a key must reach. */
+    private record Slot(String rule, String key) {
+        static Slot of(Claim claim) {
+            return new Slot(claim.rule().name(), claim.key());
+        }
     }
 
-    /** A rejection: what the store answered, and when. */
-    private record Denial(Decision decision, long decidedAt) {
+    /**
+     * A rejection: what the store answered, and when, for which rule and cost. The whole rule,
+     * not its name, and the cost: a rejection decided under one limit says nothing of another,
+     * nor one of a cost of 8 of a cost of 1 (which may fit), nor of a cost of 1 of one of 8 (whose
+     * wait is longer). A caller moved to a bigger plan, a limit raised by the application or by a
+     * refresh, another cost, is asked of the store again rather than turned away for the
+     * retry-after of another.
+     */
+    private record Denial(Rule rule, long cost, Decision decision, long decidedAt) {
         long until() {
             return decidedAt + decision.retryAfter().toMillis();
+        }
+
+        boolean holdsFor(Claim claim) {
+            return rule.equals(claim.rule()) && cost == claim.cost();
         }
     }
 
@@ -67,13 +92,16 @@ public final class DenyCache {
      * @return the rejection, or empty when not denied
      */
     public Optional<Decision> denied(Claim claim, long nowMs) {
-        Entry entry = new Entry(claim.rule(), claim.key(), claim.cost());
-        Denial denial = denials.get(entry);
+        Slot slot = Slot.of(claim);
+        Denial denial = denials.get(slot);
         if (denial == null) {
             return Optional.empty();
         }
         if (denial.until() <= nowMs) {
-            denials.remove(entry, denial);
+            denials.remove(slot, denial);
+            return Optional.empty();
+        }
+        if (!denial.holdsFor(claim)) {
             return Optional.empty();
         }
         long elapsed = Math.max(0, nowMs - denial.decidedAt());
@@ -91,10 +119,25 @@ public final class DenyCache {
      * @param nowMs    when it was decided, in ms
      */
     public void deny(Claim claim, Decision decision, long nowMs) {
-        if (denials.size() >= maxEntries && !sweep(nowMs)) {
+        if (givingBack.contains(claim.rule().name()) || denials.size() >= maxEntries && !sweep(nowMs)) {
             return;
         }
-        denials.put(new Entry(claim.rule(), claim.key(), claim.cost()), new Denial(decision, nowMs));
+        denials.put(Slot.of(claim), new Denial(claim.rule(), claim.cost(), decision, nowMs));
+    }
+
+    /**
+     * Requests reserve these claims' rules: from now on none of their rejections is kept, and
+     * those kept are forgotten, for every key. Units reserved may be given back at any moment,
+     * by this process or another, so such a rule's retry-after is only an upper bound.
+     *
+     * @param claims a reservation's claims
+     */
+    public void reserving(List<Claim> claims) {
+        for (Claim claim : claims) {
+            if (givingBack.add(claim.rule().name())) {
+                forget(claim.rule().name(), null);
+            }
+        }
     }
 
     /**
@@ -131,14 +174,18 @@ public final class DenyCache {
     }
 
     /**
-     * Forgets the rejections of a rule, for every key, or for one key: when its room may have
-     * come back before their retry-after (units given back, a reset). A scan: for rare events.
+     * Forgets the rejections of a rule, for every key (a scan: for rare events), or for one key:
+     * when its state changed (units taken or given back, a reset).
      *
      * @param rule the rule's name
      * @param key  the key, or null for every key
      */
     public void forget(String rule, String key) {
-        denials.keySet().removeIf(entry -> entry.rule().name().equals(rule) && (key == null || entry.key().equals(key)));
+        if (key != null) {
+            denials.remove(new Slot(rule, key));
+            return;
+        }
+        denials.keySet().removeIf(slot -> slot.rule().equals(rule));
     }
 
     /** Drops expired entries; true when there is room afterwards. */

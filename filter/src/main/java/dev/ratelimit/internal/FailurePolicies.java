@@ -100,7 +100,7 @@ public final class FailurePolicies {
         List<Claim> localClaims = new ArrayList<>(local.size());
         for (int i : local) {
             Claim claim = claims.get(i);
-            Rule localRule = policy(claim.rule().name()).localRule();
+            Rule localRule = localRule(claim.rule());
             localClaims.add(Claim.of(localRule, claim.key(), Math.min(claim.cost(), localRule.capacity())));
         }
         Reservation reserved = fallback.reserveAll(localClaims);
@@ -109,6 +109,18 @@ public final class FailurePolicies {
             decisions[local.get(j)] = decided.decisions().get(j).fromFallback();
         }
         return reserved;
+    }
+
+    /**
+     * The rule a local policy enforces for a rule, shadow exactly when that rule is: the
+     * fallback decides a request's local rules together, all or nothing by their own shadow
+     * flags, while the request is combined by its rules' flags; a local rule that rejected where
+     * its rule only observes would keep the request's other local rules from counting while the
+     * request passes. Derived rather than checked, so no policy can be built that does that.
+     */
+    private Rule localRule(Rule rule) {
+        Rule local = policy(rule.name()).localRule();
+        return local.shadow() == rule.shadow() ? local : local.withShadow(rule.shadow());
     }
 
     /**
@@ -124,7 +136,7 @@ public final class FailurePolicies {
         return switch (policy.kind()) {
             case OPEN -> Decision.skipped(rule.name(), rule.limit());
             case CLOSED -> Decision.unavailable(rule.name(), rule.limit(), failureRetryAfter);
-            case LOCAL -> fallback.peek(policy.localRule(), key, Math.min(cost, policy.localRule().capacity()))
+            case LOCAL -> fallback.peek(localRule(rule), key, Math.min(cost, policy.localRule().capacity()))
                     .fromFallback();
         };
     }

@@ -50,6 +50,25 @@ record BucketDebt(long debt, long expires) {
     }
 
     /**
+     * Whether a write keeps the state's generation, the twin of {@code kept_generation} in
+     * {@code prelude.lua}: when the debt read is the stored debt whole, by the rule that wrote
+     * it (same window and limit, nothing cut by a burst lowered since) and not yet refilled.
+     * Otherwise the write starts a new generation, and refunds of the old one give nothing back.
+     *
+     * @param d      the debt now, as read
+     * @param stored the stored debt, in the writer's ticks
+     * @param w      the writer's window in ms
+     * @param l      the writer's limit
+     * @param window the current rule's window in ms
+     * @param limit  the current rule's limit
+     * @param burst  the current rule's burst
+     * @return whether the generation goes on
+     */
+    static boolean keptGeneration(long d, long stored, long w, long l, long window, long limit, long burst) {
+        return d > 0 && w == window && l == limit && stored <= 2 * burst * window;
+    }
+
+    /**
      * The ticks a refund gives back, the twin of {@code refundable} in {@code prelude.lua}: of
      * the units a write took, at most those the bucket cannot have refilled since, even had it
      * refilled them first ({@code cost × window − elapsed × limit} ticks), and never more than

@@ -6,34 +6,30 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The in-process twin of {@code concurrency.lua}: the leases held, each with the time it was
- * taken, its sequence number in that millisecond and timeout, and when it times out. Timed-out
- * leases stop counting at once and are reclaimed by the next take.
+ * The in-process twin of {@code concurrency.lua}: the leases held, each named by the call that
+ * took it and its sequence number in that call, with its timeout and when it times out.
+ * Timed-out leases stop counting at once and are reclaimed by the next take. A call's number is
+ * never reused, not even after a reset, so releasing old leases never releases new ones.
  */
 final class ConcurrencyState implements KeyState {
 
     /** One unit in progress. */
-    private record Lease(long takenAt, long seq, long timeout, long expires) {
+    private record Lease(long call, long seq, long timeout, long expires) {
     }
 
     private final List<Lease> leases = new ArrayList<>();
 
     @Override
-    public Outcome take(long now, Rule rule, long cost, boolean consumeIfAllowed, boolean consumeIfRejected) {
+    public Outcome take(long now, Rule rule, long cost, boolean consumeIfAllowed, boolean consumeIfRejected,
+                        long call) {
         long timeout = rule.window().toMillis();
         long count = live(now);
         boolean allowed = count + cost <= rule.limit();
         boolean consume = allowed ? consumeIfAllowed : consumeIfRejected;
-        long firstSeq = 0;
         if (consume) {
             leases.removeIf(lease -> lease.expires() <= now);
-            for (Lease lease : leases) {
-                if (lease.takenAt() == now && lease.timeout() == timeout) {
-                    firstSeq = Math.max(firstSeq, lease.seq() + 1);
-                }
-            }
             for (long i = 0; i < cost; i++) {
-                leases.add(new Lease(now, firstSeq + i, timeout, now + timeout));
+                leases.add(new Lease(call, i, timeout, now + timeout));
             }
             count = leases.size();
         }
@@ -52,15 +48,14 @@ final class ConcurrencyState implements KeyState {
                 wait = expiries.get((int) (count + cost - rule.limit()) - 1) - now;
             }
         }
-        return new Outcome(allowed, Math.max(0, rule.limit() - count), resetAfter, wait, consume ? now : -1,
-                consume ? firstSeq : 0);
+        return new Outcome(allowed, Math.max(0, rule.limit() - count), resetAfter, wait, consume ? call : -1, 0);
     }
 
     @Override
-    public boolean refund(long now, Rule rule, long cost, long takenAt, long firstSeq) {
+    public boolean refund(long now, Rule rule, long cost, long call, long firstSeq) {
         long timeout = rule.window().toMillis();
         long before = live(now);
-        leases.removeIf(lease -> lease.takenAt() == takenAt && lease.timeout() == timeout
+        leases.removeIf(lease -> lease.call() == call && lease.timeout() == timeout
                 && lease.seq() >= firstSeq && lease.seq() < firstSeq + cost);
         return live(now) < before;
     }

@@ -4,20 +4,25 @@ import dev.ratelimit.Rule;
 
 /**
  * The in-process twin of {@code fixed-window.lua}: the units counted in the window that ends
- * at {@code ends}; they weigh until then, whatever the rule's window is now.
+ * at {@code ends}; they weigh until then, whatever the rule's window is now. The count's
+ * generation is the call that started it: it goes on while the count does, so a refund finds
+ * its units only in a count of its own generation.
  */
 final class FixedWindowState implements KeyState {
 
     private long ends = Long.MIN_VALUE;
     private long count;
+    private long generation;
 
     @Override
-    public Outcome take(long now, Rule rule, long cost, boolean consumeIfAllowed, boolean consumeIfRejected) {
+    public Outcome take(long now, Rule rule, long cost, boolean consumeIfAllowed, boolean consumeIfRejected,
+                        long call) {
         long window = rule.window().toMillis();
         long start = now - Math.floorMod(now, window);
         long current = 0;
         long end = 0;
-        if (now < ends) {
+        boolean live = now < ends;
+        if (live) {
             current = count;
             end = ends;
         }
@@ -25,6 +30,8 @@ final class FixedWindowState implements KeyState {
         boolean allowed = current + cost <= rule.limit();
         boolean consume = allowed ? consumeIfAllowed : consumeIfRejected;
         if (consume) {
+            // The count goes on whole (an edited window only moves its end), so its generation does.
+            generation = live && current > 0 ? generation : call;
             current += cost;
             end = start + window;
             count = current;
@@ -32,13 +39,15 @@ final class FixedWindowState implements KeyState {
         }
         long resetAfter = current > 0 ? end - now : 0;
         long wait = current + cost > rule.limit() ? end - now : 0;
-        return new Outcome(allowed, Math.max(0, rule.limit() - current), resetAfter, wait, consume ? end : -1, 0);
+        return new Outcome(allowed, Math.max(0, rule.limit() - current), resetAfter, wait, consume ? end : -1,
+                consume ? generation : 0);
     }
 
     @Override
-    public boolean refund(long now, Rule rule, long cost, long chargedEnd, long unused) {
-        // A window that has ended, or was replaced by another, is not touched.
-        if (ends != chargedEnd || now >= ends) {
+    public boolean refund(long now, Rule rule, long cost, long chargedEnd, long chargedGeneration) {
+        // A window that has ended, or was replaced by another, is not touched; nor a count
+        // started since the units were taken: they are not among it.
+        if (ends != chargedEnd || generation != chargedGeneration || now >= ends) {
             return false;
         }
         count = Math.max(0, count - cost);

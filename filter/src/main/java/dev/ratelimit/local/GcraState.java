@@ -16,20 +16,25 @@ final class GcraState implements KeyState {
     private long writtenAt;
     private long writerWindow;
     private long writerLimit;
+    /** The call that started the debt (see {@link BucketDebt#keptGeneration}). */
+    private long generation;
 
     @Override
-    public Outcome take(long now, Rule rule, long cost, boolean consumeIfAllowed, boolean consumeIfRejected) {
+    public Outcome take(long now, Rule rule, long cost, boolean consumeIfAllowed, boolean consumeIfRejected,
+                        long call) {
         long window = rule.window().toMillis();
         long limit = rule.limit();
         long tolerance = rule.burst() * window;
         long need = cost * window;
 
+        long storedDebt = (tatMillis - writtenAt) * writerLimit + tatFraction;
         BucketDebt read = stored
-                ? BucketDebt.read((tatMillis - writtenAt) * writerLimit + tatFraction, writtenAt, writerWindow,
-                        writerLimit, now, window, limit, rule.burst())
+                ? BucketDebt.read(storedDebt, writtenAt, writerWindow, writerLimit, now, window, limit, rule.burst())
                 : BucketDebt.NONE;
         long d = read.debt();
         long expires = read.expires();
+        boolean kept = stored && BucketDebt.keptGeneration(d, storedDebt, writerWindow, writerLimit, window, limit,
+                rule.burst());
 
         boolean allowed = d + need <= tolerance;
         boolean consume = allowed ? consumeIfAllowed : consumeIfRejected;
@@ -42,19 +47,21 @@ final class GcraState implements KeyState {
             writtenAt = now;
             writerWindow = window;
             writerLimit = limit;
+            generation = kept ? generation : call;
         }
 
         long remaining = d < tolerance ? (tolerance - d) / window : 0;
         long resetAfter = d > 0 ? Math.min(KeyState.ceilDiv(d, limit), expires - now) : 0;
         long wait = d + need > tolerance ? Math.min(KeyState.ceilDiv(d + need - tolerance, limit), expires - now) : 0;
-        return new Outcome(allowed, remaining, resetAfter, wait, consume ? now : -1, 0);
+        return new Outcome(allowed, remaining, resetAfter, wait, consume ? now : -1, consume ? generation : 0);
     }
 
     @Override
-    public boolean refund(long now, Rule rule, long cost, long takenAt, long unused) {
+    public boolean refund(long now, Rule rule, long cost, long takenAt, long chargedGeneration) {
         long window = rule.window().toMillis();
-        if (!stored || writerWindow != window || writerLimit != rule.limit()) {
-            // Written since by an edited rule: its refill since may have been faster (see the Lua file).
+        if (!stored || writerWindow != window || writerLimit != rule.limit() || generation != chargedGeneration) {
+            // Written since by an edited rule: its refill since may have been faster; or a debt
+            // started since (a reset): the units are not in it (see the Lua file).
             return false;
         }
         long limit = rule.limit();

@@ -19,12 +19,17 @@ interface KeyState {
      * @param cost              units the request takes, within the rule's capacity
      * @param consumeIfAllowed  whether to take the units when this rule allows
      * @param consumeIfRejected whether to take the units when this rule rejects
+     * @param call              the number of the deciding call, unique in the limiter and never
+     *                          reused (the Lua {@code CALL_ID}): a state started by this call is
+     *                          of its generation, and leases and log entries are named after it
      * @return the answer, describing the state after any write
      */
-    Outcome take(long now, Rule rule, long cost, boolean consumeIfAllowed, boolean consumeIfRejected);
+    Outcome take(long now, Rule rule, long cost, boolean consumeIfAllowed, boolean consumeIfRejected, long call);
 
     /**
-     * Gives back units an earlier {@link #take} took, as the algorithm's Lua {@code refund} does.
+     * Gives back units an earlier {@link #take} took, as the algorithm's Lua {@code refund} does:
+     * only if they are still there, never units taken since in their place (after a reset or an
+     * edit, the state's generation or the names of its units say which are the take's own).
      *
      * @param now   the time in ms
      * @param rule  the rule as it was when the units were taken

@@ -41,6 +41,12 @@ public final class LocalRateLimiter implements RateLimiter {
     private final LongSupplier clock;
     private final Map<StateKey, KeyState> states;
     private int untilSweep = SWEEP_EVERY;
+    /**
+     * The number of the last deciding call. Never reused, not even for a key reset or evicted
+     * since: leases, log entries and states' generations are named after it, so a refund of a
+     * reservation older than a reset can never match what was taken after it.
+     */
+    private long calls;
 
     private LocalRateLimiter(LongSupplier clock, int maxKeys) {
         if (maxKeys < 1) {
@@ -114,6 +120,7 @@ public final class LocalRateLimiter implements RateLimiter {
         Claims.check(claims);
         synchronized (states) {
             long now = clock.getAsLong();
+            long call = ++calls;
             sweepIfDue(now);
             List<KeyState> keyStates = new ArrayList<>(claims.size());
             for (Claim claim : claims) {
@@ -123,9 +130,9 @@ public final class LocalRateLimiter implements RateLimiter {
             List<Outcome> outcomes = new ArrayList<>(claims.size());
             if (claims.size() == 1) {
                 Rule rule = claims.get(0).rule();
-                outcomes.add(keyStates.get(0).take(now, rule, claims.get(0).cost(), true, rule.countRejected()));
+                outcomes.add(keyStates.get(0).take(now, rule, claims.get(0).cost(), true, rule.countRejected(), call));
             } else {
-                decideAllThenWrite(claims, keyStates, now, outcomes);
+                decideAllThenWrite(claims, keyStates, now, call, outcomes);
             }
             List<Verdicts.Answer> answers = new ArrayList<>(claims.size());
             for (Outcome outcome : outcomes) {
@@ -154,13 +161,13 @@ public final class LocalRateLimiter implements RateLimiter {
     }
 
     /** Several rules: decide every rule first, then write; all or nothing, as the script does. */
-    private static void decideAllThenWrite(List<Claim> claims, List<KeyState> keyStates, long now,
+    private static void decideAllThenWrite(List<Claim> claims, List<KeyState> keyStates, long now, long call,
                                            List<Outcome> outcomes) {
         boolean allAllowed = true;
         for (int i = 0; i < claims.size(); i++) {
             Rule rule = claims.get(i).rule();
             long cost = claims.get(i).cost();
-            Outcome outcome = keyStates.get(i).take(now, rule, cost, false, false);
+            Outcome outcome = keyStates.get(i).take(now, rule, cost, false, false, call);
             outcomes.add(outcome);
             allAllowed &= outcome.allowed() || rule.shadow();
         }
@@ -169,9 +176,10 @@ public final class LocalRateLimiter implements RateLimiter {
             long cost = claims.get(i).cost();
             if (allAllowed) {
                 // A shadow rule counts as if it were alone; the others all allow and consume.
-                outcomes.set(i, keyStates.get(i).take(now, rule, cost, true, !rule.shadow() || rule.countRejected()));
+                outcomes.set(i, keyStates.get(i).take(now, rule, cost, true, !rule.shadow() || rule.countRejected(),
+                        call));
             } else if (rule.countRejected()) {
-                outcomes.set(i, keyStates.get(i).take(now, rule, cost, true, true));
+                outcomes.set(i, keyStates.get(i).take(now, rule, cost, true, true, call));
             }
         }
     }
@@ -185,7 +193,7 @@ public final class LocalRateLimiter implements RateLimiter {
             if (state == null) {
                 state = KeyState.create(rule.algorithm());
             }
-            return Verdicts.combine(List.of(claim), List.of(answer(state.take(now, rule, cost, false, false))), false)
+            return Verdicts.combine(List.of(claim), List.of(answer(state.take(now, rule, cost, false, false, 0))), false)
                     .decisions().get(0);
         }
     }

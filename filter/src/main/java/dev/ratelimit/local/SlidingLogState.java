@@ -12,17 +12,20 @@ import java.util.ArrayDeque;
 final class SlidingLogState implements KeyState {
 
     /**
-     * One unit taken: when, under which window, and its sequence number within its millisecond
-     * (the Lua member's {@code seq}), so that a refund removes exactly the units it took.
+     * One unit taken: when, under which window, its sequence number within its millisecond
+     * (the Lua member's {@code seq}, for the order of one millisecond's entries) and the call
+     * that took it, so that a refund removes exactly the units it took: the sequence restarts
+     * once a millisecond's entries are gone (a reset), the call's number never does.
      */
-    private record Entry(long time, long window, long seq) {
+    private record Entry(long time, long window, long seq, long call) {
     }
 
     /** Oldest first; entries of one millisecond in the order they were taken. */
     private final ArrayDeque<Entry> entries = new ArrayDeque<>();
 
     @Override
-    public Outcome take(long now, Rule rule, long cost, boolean consumeIfAllowed, boolean consumeIfRejected) {
+    public Outcome take(long now, Rule rule, long cost, boolean consumeIfAllowed, boolean consumeIfRejected,
+                        long call) {
         long window = rule.window().toMillis();
         long since = now - window;
         long expires = expiresAt();
@@ -46,7 +49,7 @@ final class SlidingLogState implements KeyState {
                 }
             }
             for (long i = 0; i < cost; i++) {
-                insertSorted(new Entry(now, window, firstSeq + i));
+                insertSorted(new Entry(now, window, firstSeq + i, call));
             }
             while (entries.size() > rule.limit()) {
                 entries.pollFirst();
@@ -80,7 +83,7 @@ final class SlidingLogState implements KeyState {
             wait = Math.min(Math.max(1, kth + window - now), expires - now);
         }
         return new Outcome(allowed, Math.max(0, rule.limit() - count), resetAfter, wait, consume ? now : -1,
-                consume ? firstSeq : 0);
+                consume ? call : 0);
     }
 
     /**
@@ -88,11 +91,10 @@ final class SlidingLogState implements KeyState {
      * trimmed); gives back only if one of them was still in the window.
      */
     @Override
-    public boolean refund(long now, Rule rule, long cost, long takenAt, long firstSeq) {
+    public boolean refund(long now, Rule rule, long cost, long takenAt, long call) {
         long window = rule.window().toMillis();
         boolean counted = takenAt > now - window;
-        return entries.removeIf(e -> e.time() == takenAt && e.window() == window && e.seq() >= firstSeq
-                && e.seq() < firstSeq + cost) && counted;
+        return entries.removeIf(e -> e.time() == takenAt && e.window() == window && e.call() == call) && counted;
     }
 
     /** Keeps the log ordered by time even if the clock stepped back, as the sorted set does. */

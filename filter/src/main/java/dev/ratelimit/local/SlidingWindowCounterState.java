@@ -6,7 +6,9 @@ import dev.ratelimit.Rule;
  * The in-process twin of {@code sliding-window-counter.lua}: the count of the window starting
  * at {@code start} (its last unit at {@code lastAt}), the previous window's count, and when the
  * state is forgotten. The estimate {@code cur + prev × (window − elapsed) / window} is computed
- * multiplied by the window so it stays exact.
+ * multiplied by the window so it stays exact. The current count's generation is the call that
+ * started it: a write keeps it only when it adds to that count whole, in the same window, so a
+ * refund finds its units only in a count of its own generation.
  */
 final class SlidingWindowCounterState implements KeyState {
 
@@ -15,9 +17,11 @@ final class SlidingWindowCounterState implements KeyState {
     private long current;
     private long previous;
     private long expiresAt = Long.MIN_VALUE;
+    private long generation;
 
     @Override
-    public Outcome take(long now, Rule rule, long cost, boolean consumeIfAllowed, boolean consumeIfRejected) {
+    public Outcome take(long now, Rule rule, long cost, boolean consumeIfAllowed, boolean consumeIfRejected,
+                        long call) {
         long window = rule.window().toMillis();
         long limit = rule.limit();
         long windowStart = now - Math.floorMod(now, window);
@@ -26,6 +30,8 @@ final class SlidingWindowCounterState implements KeyState {
         long cur = 0;
         long prev = 0;
         long expires = Long.MIN_VALUE;
+        // This window's count, read whole: a write adds to it, in its generation.
+        boolean kept = now < expiresAt && start == windowStart && current <= limit;
         if (now < expiresAt) {
             // Each count goes to the window its latest unit could fall in (see the Lua file).
             expires = expiresAt;
@@ -55,6 +61,7 @@ final class SlidingWindowCounterState implements KeyState {
             previous = prev;
             expiresAt = windowStart + 2 * window;
             expires = expiresAt;
+            generation = kept ? generation : call;
         }
 
         long used = cur * window + prevWeight;
@@ -79,13 +86,14 @@ final class SlidingWindowCounterState implements KeyState {
             resetAfter = Math.min(resetAfter, expires - now);
             wait = Math.min(wait, expires - now);
         }
-        return new Outcome(allowed, remaining, resetAfter, wait, consume ? windowStart : -1, 0);
+        return new Outcome(allowed, remaining, resetAfter, wait, consume ? windowStart : -1, consume ? generation : 0);
     }
 
     @Override
-    public boolean refund(long now, Rule rule, long cost, long chargedStart, long unused) {
-        // A window that has rolled over is left alone (see the Lua file).
-        if (start != chargedStart || now >= start + rule.window().toMillis() || now >= expiresAt) {
+    public boolean refund(long now, Rule rule, long cost, long chargedStart, long chargedGeneration) {
+        // A window that has rolled over is left alone, and a count started since (see the Lua file).
+        if (start != chargedStart || generation != chargedGeneration || now >= start + rule.window().toMillis()
+                || now >= expiresAt) {
             return false;
         }
         current = Math.max(0, current - cost);

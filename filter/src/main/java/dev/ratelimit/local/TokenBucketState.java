@@ -14,9 +14,12 @@ final class TokenBucketState implements KeyState {
     private long writtenAt;
     private long writerWindow;
     private long writerLimit;
+    /** The call that started the debt (see {@link BucketDebt#keptGeneration}). */
+    private long generation;
 
     @Override
-    public Outcome take(long now, Rule rule, long cost, boolean consumeIfAllowed, boolean consumeIfRejected) {
+    public Outcome take(long now, Rule rule, long cost, boolean consumeIfAllowed, boolean consumeIfRejected,
+                        long call) {
         long window = rule.window().toMillis();
         long limit = rule.limit();
         long capacity = rule.burst() * window;
@@ -27,6 +30,8 @@ final class TokenBucketState implements KeyState {
                 : BucketDebt.NONE;
         long d = read.debt();
         long expires = read.expires();
+        boolean kept = stored && BucketDebt.keptGeneration(d, debt, writerWindow, writerLimit, window, limit,
+                rule.burst());
 
         boolean allowed = d + need <= capacity;
         boolean consume = allowed ? consumeIfAllowed : consumeIfRejected;
@@ -39,19 +44,21 @@ final class TokenBucketState implements KeyState {
             writtenAt = now;
             writerWindow = window;
             writerLimit = limit;
+            generation = kept ? generation : call;
         }
 
         long remaining = d < capacity ? (capacity - d) / window : 0;
         long resetAfter = d > 0 ? Math.min(KeyState.ceilDiv(d, limit), expires - now) : 0;
         long wait = d + need > capacity ? Math.min(KeyState.ceilDiv(d + need - capacity, limit), expires - now) : 0;
-        return new Outcome(allowed, remaining, resetAfter, wait, consume ? now : -1, 0);
+        return new Outcome(allowed, remaining, resetAfter, wait, consume ? now : -1, consume ? generation : 0);
     }
 
     @Override
-    public boolean refund(long now, Rule rule, long cost, long takenAt, long unused) {
+    public boolean refund(long now, Rule rule, long cost, long takenAt, long chargedGeneration) {
         long window = rule.window().toMillis();
-        if (!stored || writerWindow != window || writerLimit != rule.limit()) {
-            // Written since by an edited rule: its refill since may have been faster (see the Lua file).
+        if (!stored || writerWindow != window || writerLimit != rule.limit() || generation != chargedGeneration) {
+            // Written since by an edited rule: its refill since may have been faster; or a debt
+            // started since (a reset): the units are not in it (see the Lua file).
             return false;
         }
         long d = BucketDebt.read(debt, writtenAt, writerWindow, writerLimit, now, window, rule.limit(), rule.burst())

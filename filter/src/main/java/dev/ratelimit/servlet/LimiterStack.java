@@ -27,6 +27,8 @@ final class LimiterStack {
     private final LocalRateLimiter fallback;
     private final Metrics metrics;
     private final ResilientRateLimiter limiter;
+    /** The latest decision path: the next one goes on with its deny cache. */
+    private ResilientRateLimiter latest;
 
     private LimiterStack(RateLimiter shared, LocalRateLimiter fallback, Metrics metrics, FilterSettings settings) {
         this.shared = shared;
@@ -66,14 +68,16 @@ final class LimiterStack {
     }
 
     /**
-     * A decision path for these settings' rules (their failure policies, a deny cache of its
-     * own) on this stack's connections and fallback: how a refresh of the settings applies
-     * new rules. Replaced decision paths need no closing: they own nothing.
+     * A decision path for these settings' rules (their failure policies) on this stack's
+     * connections, fallback and deny cache: how a refresh of the settings applies new rules.
+     * Replaced decision paths need no closing: they own nothing. The deny cache goes on from
+     * path to path, so that a request still in progress across a refresh, giving its units
+     * back, clears the rejections the new path remembers.
      *
      * @param settings the settings, read at start-up or by a refresh
      * @return the decision path
      */
-    ResilientRateLimiter limiterFor(FilterSettings settings) {
+    synchronized ResilientRateLimiter limiterFor(FilterSettings settings) {
         metrics.addRules(settings.rules().stream().map(r -> r.rule().name()).toList());
         ResilientRateLimiter.Builder builder = ResilientRateLimiter.builder(shared).fallback(fallback)
                 .denyCache(settings.denyCacheSize()).failureRetryAfter(settings.failureRetryAfter())
@@ -81,7 +85,11 @@ final class LimiterStack {
         for (RuleSettings rule : settings.rules()) {
             builder.policy(rule.rule().name(), rule.failurePolicy());
         }
-        return builder.build();
+        if (latest != null) {
+            builder.replacing(latest);
+        }
+        latest = builder.build();
+        return latest;
     }
 
     private static ValkeyRateLimiter connect(FilterSettings settings, Metrics metrics, List<String> names) {

@@ -65,14 +65,14 @@ end
 local function decide_one(KEYS, ARGV, now, mode)
   current = 1
   local algorithm, limit, window, burst, cost = rule(ARGV, 1)
-  local verdict, a, b, c = algorithm.read(KEYS[1], now, limit, window, burst, cost)
+  local verdict, a, b, c, d = algorithm.read(KEYS[1], now, limit, window, burst, cost)
   local all_allowed = 0
   if mode ~= '2' and (verdict or shadow(ARGV, 1)) then
     all_allowed = 1
   end
   local consume = consumes(ARGV, 1, mode, verdict, all_allowed)
   local allowed, remaining, reset_after, wait, undo_a, undo_b = algorithm.finish(KEYS[1], now, limit, window,
-    burst, cost, consume, verdict, a, b, c)
+    burst, cost, consume, verdict, a, b, c, d)
   return { all_allowed, allowed, remaining, reset_after, wait, undo_a, undo_b }
 end
 
@@ -81,13 +81,13 @@ local function decide(KEYS, ARGV, now, mode)
   if n == 1 then
     return decide_one(KEYS, ARGV, now, mode)
   end
-  local verdicts, as, bs, cs = {}, {}, {}, {}
+  local verdicts, as, bs, cs, ds = {}, {}, {}, {}, {}
   local all_allowed = mode == '2' and 0 or 1
   -- Every state is read, and every verdict known, before anything is written.
   for i = 1, n do
     current = i
     local algorithm, limit, window, burst, cost = rule(ARGV, i)
-    verdicts[i], as[i], bs[i], cs[i] = algorithm.read(KEYS[i], now, limit, window, burst, cost)
+    verdicts[i], as[i], bs[i], cs[i], ds[i] = algorithm.read(KEYS[i], now, limit, window, burst, cost)
     if not verdicts[i] and not shadow(ARGV, i) then
       all_allowed = 0
     end
@@ -100,7 +100,7 @@ local function decide(KEYS, ARGV, now, mode)
     local consume = consumes(ARGV, i, mode, verdicts[i], all_allowed)
     local at = 6 * i - 4
     reply[at], reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4], reply[at + 5] = algorithm.finish(KEYS[i],
-      now, limit, window, burst, cost, consume, verdicts[i], as[i], bs[i], cs[i])
+      now, limit, window, burst, cost, consume, verdicts[i], as[i], bs[i], cs[i], ds[i])
   end
   return reply
 end

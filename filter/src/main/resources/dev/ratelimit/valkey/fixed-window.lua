@@ -3,36 +3,40 @@
 -- A chunk of the limiter script: it returns the two functions the dispatcher calls for every
 -- rule of this algorithm. The prelude's helpers (idiv, cdiv, int, ttl, fields) are in scope.
 --
--- read(key, now, limit, window, burst, cost) -> allowed, count, ends
+-- read(key, now, limit, window, burst, cost) -> allowed, count, ends, gen
 --   key      the state key (KEYS[i])
 --   now      the time in ms (server TIME or the client's clock)
 --   limit    units per window; window in ms; burst is not used by this algorithm
 --   cost     units this request takes (1 <= cost <= limit, checked by the caller)
 -- reads the state and returns this rule's own verdict (a boolean) and what it read;
--- finish(key, now, limit, window, burst, cost, consume, allowed, count, ends)
+-- finish(key, now, limit, window, burst, cost, consume, allowed, count, ends, gen)
 --   takes the units if consume (false: a read-only decision), on what read returned:
 --   the dispatcher decides consume from every rule's verdict, so each state is read
 --   once per call. Plain values, not a closure or a table: nothing is allocated.
 -- finish returns allowed (0/1), remaining, reset_after_ms, wait_ms, all describing the
 -- state after any write; wait_ms is the time until a request of this cost would be allowed
 -- (0 if it would be now); then the two numbers that undo the write (see refund), here the end
--- of the window charged and 0, or -1, 0 when nothing was written.
--- refund(key, now, limit, window, burst, cost, ends, _) gives the cost back to the window that
---   ends at `ends`, if that window is still the current one; returns 1 if it gave it back.
+-- of the window charged and the state's generation, or -1, 0 when nothing was written.
+-- refund(key, now, limit, window, burst, cost, ends, gen) gives the cost back to the window that
+--   ends at `ends`, if that window is still the current one and its count is still the one the
+--   units went into (generation gen); returns 1 if it gave it back.
 --
--- State: one string "<end ms>:<count>", the units counted in the window that ends at `end`;
--- it expires then. The end is kept in the value, not only in the TTL, so that the
+-- State: one string "<end ms>:<count>:<gen>", the units counted in the window that ends at
+-- `end`; it expires then. gen is the number of the call that started the count (see fields in
+-- the prelude): a count carries every unit of its generation until it expires, so a refund of
+-- the same generation finds its units there, and one of a count started since (after a reset,
+-- or after an edited window ended the old count early) finds another generation. The end is kept in the value, not only in the TTL, so that the
 -- client-clock mode (whose time need not match the server's) still sees a new window as
 -- empty. Keeping the end rather than the start also survives an edit of the window: the
 -- count weighs until the window it was counted in ends, never longer, and then joins the
 -- new rule's window if more units are counted before that.
 -- Writes count units in the window that ends at `ends`; the TTL is exactly what is left of the
 -- window, the state being worthless after it. An empty window (count = 0) is a missing key.
-local function store(key, now, ends, count)
+local function store(key, now, ends, count, gen)
   if count == 0 then
     redis.call('DEL', key)
   else
-    redis.call('SET', key, int(ends) .. ':' .. int(count), 'PX', ttl(ends - now))
+    redis.call('SET', key, int(ends) .. ':' .. int(count) .. ':' .. int(gen), 'PX', ttl(ends - now))
   end
 end
 
@@ -40,25 +44,27 @@ local function read(key, now, limit, window, burst, cost)
   -- Windows are aligned to the epoch, so every app instance agrees on where they start.
   local start = now - now % window
 
-  local count, ends = 0, nil
+  local count, ends, gen = 0, nil, nil
   local value = redis.call('GET', key)
   if value then
-    local stored_end, stored_count = fields(key, value, 2)
+    local stored_end, stored_count, stored_gen = fields(key, value, 3)
     if now < stored_end then
-      ends, count = stored_end, stored_count
+      ends, count, gen = stored_end, stored_count, stored_gen
     end
   end
 
   local allowed = count + cost <= limit
-  return allowed, count, ends
+  return allowed, count, ends, gen
 end
 
-local function finish(key, now, limit, window, burst, cost, consume, allowed, count, ends)
+local function finish(key, now, limit, window, burst, cost, consume, allowed, count, ends, gen)
   local start = now - now % window
   if consume then
+    -- The count goes on whole (an edited window only moves its end), so its generation does.
+    gen = generation(gen)
     count = count + cost
     ends = start + window
-    store(key, now, ends, count)
+    store(key, now, ends, count, gen)
   end
 
   local remaining = math.max(0, limit - count)
@@ -70,20 +76,21 @@ local function finish(key, now, limit, window, burst, cost, consume, allowed, co
     -- Once the counted window ends the count is gone and cost <= limit: that moment is it.
     wait = ends - now
   end
-  return allowed and 1 or 0, remaining, reset_after, wait, consume and ends or -1, 0
+  return allowed and 1 or 0, remaining, reset_after, wait, consume and ends or -1, consume and gen or 0
 end
 
-local function refund(key, now, limit, window, burst, cost, charged_end)
+local function refund(key, now, limit, window, burst, cost, charged_end, charged_gen)
   local value = redis.call('GET', key)
   if not value then
     return 0
   end
-  local ends, count = fields(key, value, 2)
-  -- A window that has ended (or was replaced by another) is not touched: its count is gone.
-  if ends ~= charged_end or now >= ends then
+  local ends, count, gen = fields(key, value, 3)
+  -- A window that has ended (or was replaced by another) is not touched: its count is gone;
+  -- nor a count started since the units were taken: they are not among it.
+  if ends ~= charged_end or gen ~= charged_gen or now >= ends then
     return 0
   end
-  store(key, now, ends, math.max(0, count - cost))
+  store(key, now, ends, math.max(0, count - cost), gen)
   return 1
 end
 

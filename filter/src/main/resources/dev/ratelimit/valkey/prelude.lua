@@ -62,14 +62,33 @@ end
 -- The fields of a state value "<n>:<n>:...", as numbers, by a pattern of that many "(%d+)"
 -- joined by ':'; an error (a data error of this one key, reported by the dispatcher) when the
 -- value is not in that form. One string.match, no table: this runs on every decision.
-local FIELDS = { [2] = '^(%d+):(%d+)$', [4] = '^(%d+):(%d+):(%d+):(%d+)$',
-  [5] = '^(%d+):(%d+):(%d+):(%d+):(%d+)$' }
+--
+-- The last field of every string state is its generation: the number of the call (CALL_ID)
+-- that started the units it holds. A refund names the generation it charged and gives nothing
+-- back to a state of another one, so units taken after a reset, or after an edit dropped the
+-- reservation's units, are never given back in its place. A value of the form before
+-- generations (one field fewer) reads as generation 0, which no call has: it gives nothing back.
+local FIELDS = { [2] = '^(%d+):(%d+)$', [3] = '^(%d+):(%d+):(%d+)$', [4] = '^(%d+):(%d+):(%d+):(%d+)$',
+  [5] = '^(%d+):(%d+):(%d+):(%d+):(%d+)$', [6] = '^(%d+):(%d+):(%d+):(%d+):(%d+):(%d+)$' }
 local function fields(key, value, count)
-  local a, b, c, d, e = string.match(value, FIELDS[count])
+  local a, b, c, d, e, f = string.match(value, FIELDS[count])
+  if not a then
+    a, b, c, d, e, f = string.match(value .. ':0', FIELDS[count])
+  end
   if not a then
     error('state of ' .. key .. ' is not in the expected form: ' .. value, 0)
   end
-  return tonumber(a), tonumber(b), tonumber(c), tonumber(d), tonumber(e)
+  return tonumber(a), tonumber(b), tonumber(c), tonumber(d), tonumber(e), tonumber(f)
+end
+
+-- The generation a write gives its state: the one it read when the write keeps every unit of
+-- it (`kept`, the read's generation or nil), else a new one, this call's number. A state of the
+-- form before generations (0) starts a new one too.
+local function generation(kept)
+  if kept and kept > 0 then
+    return kept
+  end
+  return CALL_ID
 end
 
 -- The token bucket's and GCRA's shared model. A bucket's state is its debt at time ts: the
@@ -101,6 +120,16 @@ local function bucket_debt(d, ts, w, l, now, window, limit, burst)
   return d - elapsed * limit, expires
 end
 
+-- The generation a bucket's write keeps (token bucket, GCRA; see generation): the stored one
+-- g when the debt read is the stored debt whole, by the rule that wrote it (same window and
+-- limit, nothing cut by a burst lowered since) and not yet refilled; else nil, a new one.
+local function kept_generation(g, d, stored, w, l, window, limit, burst)
+  if d > 0 and w == window and l == limit and stored <= 2 * burst * window then
+    return g
+  end
+  return nil
+end
+
 -- The ticks a bucket's refund gives back (token bucket, GCRA): of the `cost` units a write at
 -- ms taken_at took, at most those the bucket cannot have refilled since, even had it refilled
 -- them first: cost * window - elapsed * limit ticks, and never more than the debt now (d), so
@@ -114,22 +143,28 @@ end
 
 -- The sliding log's and the concurrency leases' sorted-set members: one per unit,
 -- "<ms>:<seq>:<window>", seq zero-padded so that members of one millisecond sort in the order
--- they were added (a lease has its call's number where the log has the ms). A call adds or removes them in batches: Lua takes a bounded number of
--- arguments.
+-- they were added (a lease has its call's number where the log has the ms). A log's member
+-- also names the call that added it, "<ms>:<seq>:<call>:<window>": seq restarts once the
+-- members of a millisecond are gone (a reset), the call's number never does, so a refund
+-- removes its own units and never those of a later call that reused their ms and seq. A call
+-- adds or removes them in batches: Lua takes a bounded number of arguments.
 local MEMBER_BATCH = 500
 
-local function member(ms, seq, window)
+local function member(ms, seq, window, call)
+  if call then
+    return string.format('%d:%012d:%d:%d', ms, seq, call, window)
+  end
   return string.format('%d:%012d:%d', ms, seq, window)
 end
 
--- Adds the `cost` members ms:seq.. of this window, all with the given score.
-local function add_members(key, score, ms, seq, cost, window)
+-- Adds the `cost` members ms:seq.. of this window (and call, if given), all with the given score.
+local function add_members(key, score, ms, seq, cost, window, call)
   local i = 0
   while i < cost do
     local args = {}
     for j = i, math.min(cost, i + MEMBER_BATCH) - 1 do
       args[#args + 1] = int(score)
-      args[#args + 1] = member(ms, seq + j, window)
+      args[#args + 1] = member(ms, seq + j, window, call)
     end
     redis.call('ZADD', key, unpack(args))
     i = i + MEMBER_BATCH

@@ -16,16 +16,17 @@
 -- finish returns allowed (0/1), remaining, reset_after_ms, wait_ms, all describing the
 -- state after any write; wait_ms is the time until a request of this cost would be allowed
 -- (0 if it would be now); then the two numbers that undo the write (see refund), here the ms
--- and the first seq of the members added, or -1, 0 when nothing was written.
--- refund(key, now, limit, window, burst, cost, ms, seq) removes exactly the members that write
+-- and the call's number (CALL_ID), or -1, 0 when nothing was written.
+-- refund(key, now, limit, window, burst, cost, ms, call) removes exactly the members that call
 --   added, those still there (the oldest may have been trimmed since); returns 1 if any of
 --   them was still in the window.
 --
 -- State: a sorted set with one member per unit taken, scored by its time in ms. An entry at
--- time t is inside the window while t > now - window. Members are "<ms>:<seq>:<window>":
--- seq is zero-padded, so that two units taken in the same millisecond never collapse into
--- one and the set's tie order (lexicographic) is the order they were added in; window is
--- that of the rule that wrote the entry. The newest entry's time + window is when the whole
+-- time t is inside the window while t > now - window. Members are
+-- "<ms>:<seq>:<call>:<window>": seq is zero-padded, so that two units taken in the same
+-- millisecond never collapse into one and the set's tie order (lexicographic) is the order they
+-- were added in; call is the number of the call that added it (see member in the prelude);
+-- window is that of the rule that wrote the entry. The newest entry's time + window is when the whole
 -- set is forgotten (its TTL): a later rule with a longer window does not bring back entries
 -- the rule that wrote them no longer needed.
 
@@ -76,7 +77,7 @@ local function finish(key, now, limit, window, burst, cost, consume, allowed, co
     if last[1] then
       seq = tonumber(string.match(last[1], '^%d+:(%d+):')) + 1
     end
-    add_members(key, now, now, seq, cost, window)
+    add_members(key, now, now, seq, cost, window, CALL_ID)
     -- Only the newest `limit` entries can ever decide anything: the window holds too many
     -- exactly until the oldest of them leaves. Counting rejected requests therefore never
     -- makes the set larger than the limit.
@@ -103,14 +104,28 @@ local function finish(key, now, limit, window, burst, cost, consume, allowed, co
     local entry = redis.call('ZRANGEBYSCORE', key, in_window, '+inf', 'WITHSCORES', 'LIMIT', k - 1, 1)
     wait = math.min(math.max(1, tonumber(entry[2]) + window - now), expires - now)
   end
-  return allowed and 1 or 0, remaining, reset_after, wait, consume and now or -1, consume and seq or 0
+  return allowed and 1 or 0, remaining, reset_after, wait, consume and now or -1, consume and CALL_ID or 0
 end
 
-local function refund(key, now, limit, window, burst, cost, ms, seq)
+local function refund(key, now, limit, window, burst, cost, ms, call)
   -- Only entries still in the window are given back: one that has left it no longer counts.
   local in_window = '(' .. int(now - window)
   local before = redis.call('ZCOUNT', key, in_window, '+inf')
-  remove_members(key, ms, seq, cost, window)
+  -- The call's members are among those of its millisecond (at most the limit and a cost).
+  local mine = {}
+  local suffix = ':' .. int(call) .. ':' .. int(window)
+  for _, m in ipairs(redis.call('ZRANGEBYSCORE', key, int(ms), int(ms))) do
+    if string.sub(m, -#suffix) == suffix then
+      mine[#mine + 1] = m
+      if #mine == MEMBER_BATCH then
+        redis.call('ZREM', key, unpack(mine))
+        mine = {}
+      end
+    end
+  end
+  if #mine > 0 then
+    redis.call('ZREM', key, unpack(mine))
+  end
   -- The TTL is left as it was: the newest entry's time + window decides reads (forgotten_at),
   -- and a TTL that outlives the state by a little costs nothing.
   return redis.call('ZCOUNT', key, in_window, '+inf') < before and 1 or 0

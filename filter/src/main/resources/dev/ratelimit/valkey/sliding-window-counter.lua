@@ -4,28 +4,33 @@
 -- A chunk of the limiter script: it returns the two functions the dispatcher calls for every
 -- rule of this algorithm. The prelude's helpers (idiv, cdiv, int, ttl, fields) are in scope.
 --
--- read(key, now, limit, window, burst, cost) -> allowed, cur, prev, expires
+-- read(key, now, limit, window, burst, cost) -> allowed, cur, prev, expires, gen
 --   key      the state key (KEYS[i])
 --   now      the time in ms (server TIME or the client's clock)
 --   limit    units per window; window in ms; burst is not used by this algorithm
 --   cost     units this request takes (1 <= cost <= limit, checked by the caller)
 -- reads the state and returns this rule's own verdict (a boolean) and what it read;
--- finish(key, now, limit, window, burst, cost, consume, allowed, cur, prev, expires)
+-- finish(key, now, limit, window, burst, cost, consume, allowed, cur, prev, expires, gen)
 --   takes the units if consume (false: a read-only decision), on what read returned:
 --   the dispatcher decides consume from every rule's verdict, so each state is read
 --   once per call. Plain values, not a closure or a table: nothing is allocated.
 -- finish returns allowed (0/1), remaining, reset_after_ms, wait_ms, all describing the
 -- state after any write; wait_ms is the time until a request of this cost would be allowed
 -- (0 if it would be now); then the two numbers that undo the write (see refund), here the
--- start of the window charged and 0, or -1, 0 when nothing was written.
--- refund(key, now, limit, window, burst, cost, start, _) takes the cost off the count of the
---   window that starts at `start`, if that window is still the current one; returns 1 if it
---   gave it back. A window that has rolled over is left alone: its count already weighs as
---   the previous window's, and the weight it had when decisions were made is history.
+-- start of the window charged and the state's generation, or -1, 0 when nothing was written.
+-- refund(key, now, limit, window, burst, cost, start, gen) takes the cost off the count of the
+--   window that starts at `start`, if that window is still the current one and its count is
+--   still the one the units went into (generation gen); returns 1 if it gave it back. A window
+--   that has rolled over is left alone: its count already weighs as the previous window's, and
+--   the weight it had when decisions were made is history.
 --
--- State: one string "<s>:<tw>:<c>:<p>:<x>": c units counted in the window starting at ms s,
--- the last of them at ms tw; p units in the window before it (so before s); the state is
--- forgotten at ms x (the end of the window after s, when c stops weighing).
+-- State: one string "<s>:<tw>:<c>:<p>:<x>:<g>": c units counted in the window starting at ms
+-- s, the last of them at ms tw; p units in the window before it (so before s); the state is
+-- forgotten at ms x (the end of the window after s, when c stops weighing). g is the number of
+-- the call that started the count c (see fields in the prelude): a write keeps it only when it
+-- adds to c as it is, every unit of it, in the same window s; a count moved to another window
+-- or cut by an edit, or started after a reset, has a new one, and a refund of another
+-- generation gives nothing back.
 --
 -- Reading it places each count in the window of the current rule that its latest unit could
 -- fall in: c in the current window if tw is in it, else in the previous one, else nowhere;
@@ -37,21 +42,25 @@
 -- The estimate is  cur + prev * (window - elapsed) / window.  Everything below is that
 -- estimate multiplied by `window`, so it stays in integers and the comparison is exact.
 -- Writes the state "<s>:<tw>:<c>:<p>:<x>" (see above), which lives until x.
-local function store(key, now, s, tw, c, p, x)
-  redis.call('SET', key, int(s) .. ':' .. int(tw) .. ':' .. int(c) .. ':' .. int(p) .. ':' .. int(x),
-    'PX', ttl(x - now))
+local function store(key, now, s, tw, c, p, x, g)
+  redis.call('SET', key, int(s) .. ':' .. int(tw) .. ':' .. int(c) .. ':' .. int(p) .. ':' .. int(x) .. ':'
+    .. int(g), 'PX', ttl(x - now))
 end
 
 local function read(key, now, limit, window, burst, cost)
   local start = now - now % window
   local elapsed = now - start
 
-  local cur, prev, expires = 0, 0, nil
+  local cur, prev, expires, gen = 0, 0, nil, nil
   local value = redis.call('GET', key)
   if value then
-    local s, tw, c, p, x = fields(key, value, 5)
+    local s, tw, c, p, x, g = fields(key, value, 6)
     if now < x then
       expires = x
+      if s == start and c <= limit then
+        -- This window's count, read whole: a write adds to it, in its generation.
+        gen = g
+      end
       if tw >= start then
         cur = cur + c
       elseif tw >= start - window then
@@ -72,10 +81,10 @@ local function read(key, now, limit, window, burst, cost)
   local prev_weight = prev * (window - elapsed)
   local allowed = (cur + cost) * window + prev_weight <= limit * window
 
-  return allowed, cur, prev, expires
+  return allowed, cur, prev, expires, gen
 end
 
-local function finish(key, now, limit, window, burst, cost, consume, allowed, cur, prev, expires)
+local function finish(key, now, limit, window, burst, cost, consume, allowed, cur, prev, expires, gen)
   local start = now - now % window
   local elapsed = now - start
   local prev_weight = prev * (window - elapsed)
@@ -85,7 +94,8 @@ local function finish(key, now, limit, window, burst, cost, consume, allowed, cu
     cur = math.min(cur + cost, math.max(limit, cur))
     -- The current count weighs on decisions until the end of the next window.
     expires = start + 2 * window
-    store(key, now, start, now, cur, prev, expires)
+    gen = generation(gen)
+    store(key, now, start, now, cur, prev, expires, gen)
   end
 
   local used = cur * window + prev_weight
@@ -127,19 +137,19 @@ local function finish(key, now, limit, window, burst, cost, consume, allowed, cu
     reset_after = math.min(reset_after, expires - now)
     wait = math.min(wait, expires - now)
   end
-  return allowed and 1 or 0, remaining, reset_after, wait, consume and start or -1, 0
+  return allowed and 1 or 0, remaining, reset_after, wait, consume and start or -1, consume and gen or 0
 end
 
-local function refund(key, now, limit, window, burst, cost, charged_start)
+local function refund(key, now, limit, window, burst, cost, charged_start, charged_gen)
   local value = redis.call('GET', key)
   if not value then
     return 0
   end
-  local s, tw, c, p, x = fields(key, value, 5)
-  if s ~= charged_start or now >= s + window or now >= x then
+  local s, tw, c, p, x, g = fields(key, value, 6)
+  if s ~= charged_start or g ~= charged_gen or now >= s + window or now >= x then
     return 0
   end
-  store(key, now, s, tw, math.max(0, c - cost), p, x)
+  store(key, now, s, tw, math.max(0, c - cost), p, x, g)
   return 1
 end
 

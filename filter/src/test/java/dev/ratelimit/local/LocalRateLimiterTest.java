@@ -58,7 +58,7 @@ class LocalRateLimiterTest extends RateLimiterContract {
         SlidingLogState state = new SlidingLogState();
         Rule rule = Rule.of("log", Algorithm.SLIDING_LOG, 3, Duration.ofMinutes(1)).withCountRejected(true);
         for (int i = 0; i < 1_000; i++) {
-            state.take(T0 + i, rule, 1, true, true);
+            state.take(T0 + i, rule, 1, true, true, i + 1);
         }
         assertThat(state.size()).isEqualTo(3);
     }

@@ -257,6 +257,28 @@ class ValkeyStateTest {
         assertThat(limiter.acquire(rule, "user:1").allowed()).isTrue();
     }
 
+    /**
+     * A state written before states carried their generation (one field fewer) is still read as
+     * it counts, and the next write goes on from it: a deploy does not forget the limits.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"FIXED_WINDOW", "SLIDING_WINDOW_COUNTER", "TOKEN_BUCKET", "GCRA"})
+    void aStateOfTheFormBeforeGenerationsIsStillRead(Algorithm algorithm) {
+        Rule rule = Rule.of("legacy", algorithm, 3, WINDOW);
+        long now = clock.getAsLong();
+        // Two units of three taken, in each algorithm's form of before.
+        String value = switch (algorithm) {
+            case FIXED_WINDOW -> (T0 + 10_000) + ":2";
+            case SLIDING_WINDOW_COUNTER -> T0 + ":" + (T0 + 1_000) + ":2:0:" + (T0 + 20_000);
+            case TOKEN_BUCKET -> "20000:" + now + ":10000:3";
+            default -> (now + 6_666) + ":2:" + now + ":10000:3";
+        };
+        inspect.set(limiter.stateKey(rule, "k"), value);
+        assertThat(limiter.peek(rule, "k", 1).remaining()).isEqualTo(1);
+        assertThat(limiter.acquire(rule, "k").allowed()).isTrue();
+        assertThat(limiter.acquire(rule, "k").allowed()).as("the two of before still count").isFalse();
+    }
+
     /** A new pooled connection costs no round trip but the call itself: no HELLO, no CLIENT SETINFO. */
     @Test
     void newConnectionsSendNothingButTheirCalls() throws Exception {

@@ -6,7 +6,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
-import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import java.util.ArrayList;
@@ -67,16 +66,29 @@ class CheckerTest {
      * exposed, still breaks an invariant. When this fails for one, it was fixed: delete its entry
      * in {@link Known}, and the workload exercises it from then on.
      */
-    @ParameterizedTest(name = "{0}")
-    @EnumSource(value = Known.class, mode = EnumSource.Mode.EXCLUDE, names = "LOCAL_RULE_SHADOW_MISMATCH")
-    void openDefectsAreStillFound(Known defect) {
-        Set<Known> avoided = EnumSet.allOf(Known.class);
-        avoided.remove(defect);
-        Checker.Result result = Checker.run(defect.seed(), defect.target(), 1_500, valkey, avoided);
-        assertThat(result.violations()).as("%s is no longer found by seed %d on %s: if it was fixed, delete its "
-                + "entry in Known", defect, defect.seed(), defect.target()).isNotEmpty();
-        System.out.println("checker: open defect " + defect + " still found: " + result.violations().get(0));
-        result.file().toFile().delete();
+    @Test
+    void openDefectsAreStillFound() {
+        List<String> gone = new ArrayList<>();
+        for (Known defect : Known.values()) {
+            if (defect.seed() == 0) {
+                continue; // not pinned (see its Javadoc): found only by runs that depend on timing
+            }
+            if (defect.target() == Workload.Target.VALKEY || defect.target() == Workload.Target.VALKEY_RESILIENT) {
+                valkey.flushAll();
+            }
+            Set<Known> avoided = EnumSet.allOf(Known.class);
+            avoided.remove(defect);
+            Checker.Result result = Checker.run(defect.seed(), defect.target(), 1_500, valkey, avoided);
+            if (result.violations().isEmpty()) {
+                gone.add(defect + " (seed " + defect.seed() + " on " + defect.target() + ")");
+                continue;
+            }
+            System.out.println("checker: open defect " + defect + " still found: " + result.violations().get(0));
+            result.file().toFile().delete();
+        }
+        System.out.println("checker: " + Known.values().length + " open defects in Known");
+        assertThat(gone).as("open defects no longer found by their seeds: if fixed, delete their entries in Known")
+                .isEmpty();
     }
 
     /**

@@ -12,64 +12,12 @@ import java.util.Set;
  * report, not a tolerance: the invariants themselves are never relaxed.
  */
 enum Known {
-
-    /**
-     * The deny cache replays a rejection of one cost while requests of another cost, allowed
-     * meanwhile, have changed the state: the replayed retry-after is then too early (a cost-3
-     * rejection's 439 ms, after a cost-1 request took the unit that still fills the window at
-     * that time). It used to ignore the cost altogether (a cost-8 rejection turned away a cost-1
-     * request with room: fixed on main, 8e904ca). Only through the API: the filter asks each
-     * rule for one fixed cost. Avoided: with the deny cache on, each rule is asked for one cost.
-     */
-    DENY_CACHE_IGNORES_COST(8, Workload.Target.LOCAL_RESILIENT),
-
-    /**
-     * The deny cache remembers a rejection met while acquiring for its retry-after even when the
-     * room comes back earlier because reservations of the same rule and key are cancelled: the
-     * next callers are turned away with room free (a lockout). The cache already leaves out
-     * rejections met while reserving, for this reason, but not an acquiring call's rejection
-     * caused by others' reservations (still so on main after e03857a: seed 159 turns a caller
-     * away after a cancel gave the unit back). Only through the API: in the filter a rule that gives
-     * back (count-when, refund-when) is always reserved. Avoided: with the deny cache on, as in
-     * the filter, a rule either gives back (its requests are reserved, and only its units are
-     * given back) or never does.
-     */
-    DENY_CACHE_OUTLIVES_REFUND(159, Workload.Target.LOCAL_RESILIENT),
-
-    /**
-     * A refund of units reserved before the rule was edited gives back units taken after the
-     * edit, which the reservation's units no longer were among: a fixed window or sliding window
-     * counter whose state, once the edit dropped the old units, was written again for the same
-     * window the reservation charged lowers the new count (both seen: the refund is matched by
-     * the window charged, not by what the state still holds). Token buckets and GCRA did the same,
-     * computing what was owed at the old rule's refill rate: fixed on main (d9940f3). Avoided: a
-     * reservation holding a rule edited since is committed instead of cancelled.
-     */
-    REFUND_ACROSS_EDIT(2590, Workload.Target.LOCAL),
-
-    /**
-     * A refund of units reserved before the rule's state for the key was reset (or deleted)
-     * gives back units taken since: a sliding window counter whose new state is in the window
-     * charged lowers the new count (seen; by the code, a fixed window does the same, and a
-     * bucket still owing the units), though {@code Reservation.Refund} promises that a state
-     * reset since has nothing to give back. The in-process limiter's leases are named by the
-     * millisecond and a sequence that restarts after a reset, so settling a reservation from
-     * before the reset releases a lease taken after it in the same millisecond: more leases are
-     * then granted than the limit (seen). Avoided: a reservation older than a reset (or a
-     * deletion) of one of its states is never settled.
-     */
-    REFUND_ACROSS_RESET(158, Workload.Target.LOCAL),
-
-    /**
-     * A shadow rule whose local policy's rule is not shadow ({@code FailurePolicy.local} does not
-     * check): when the store cannot decide, the fallback decides the request's local rules by
-     * the local rules' own flags, so that local rule's rejection keeps the others from counting,
-     * while the request, combined by the shared rules' flags, passes. The other rules' local
-     * limits then let everything through. The filter builds a local rule shadow exactly when its
-     * rule is. Found on Valkey behind the resilient layer; not pinned to a seed, since runs with
-     * stalls depend on timing. Avoided: a local rule is shadow exactly when its rule is.
-     */
-    LOCAL_RULE_SHADOW_MISMATCH(0, Workload.Target.VALKEY_RESILIENT);
+    // None open. Found and fixed, with the seed that showed each: the deny cache replaying a
+    // rejection of one cost after another cost took units (seed 8, LOCAL_RESILIENT) and after a
+    // cancel gave the room back (159, LOCAL_RESILIENT); a refund across an edit (2590, LOCAL) or
+    // a reset (158, LOCAL) giving back units taken since; a local rule whose shadow flag differs
+    // from its rule's. An entry is written as NAME(seed, target), with its Javadoc.
+    ;
 
     private final long seed;
     private final Workload.Target target;

@@ -11,7 +11,6 @@ import redis.clients.jedis.Jedis;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -43,7 +42,6 @@ final class Runner {
     private final List<Pending> pending = new ArrayList<>();
     private final Set<String> planted = new HashSet<>();
     /** The op of the last reset or deletion of each rule's state for a key ("rule/key"). */
-    private final Map<String, Long> wiped = new HashMap<>();
     private long nextOp = 1;
     private Rejection lastRejected;
 
@@ -132,10 +130,6 @@ final class Runner {
     }
 
     private void take(boolean reserve, List<Claim> claims) {
-        if (byOutcomeOnly()) {
-            // As the filter: reserved when a rule of the request counts by outcome.
-            reserve = claims.stream().anyMatch(c -> byOutcome(c.rule()));
-        }
         long op = begin();
         history.add(new Event.Call(op, now(), history.real(), reserve ? Event.Kind.RESERVE : Event.Kind.ACQUIRE, claims));
         try {
@@ -197,32 +191,14 @@ final class Runner {
             return;
         }
         Pending chosen = pending.remove(settle.pick() < 0 ? pending.size() - 1 : settle.pick() % pending.size());
-        if (workload.avoided().contains(Known.REFUND_ACROSS_RESET) && chosen.claims().stream()
-                .anyMatch(c -> wiped.getOrDefault(c.rule().name() + "/" + c.key(), 0L) > chosen.op())) {
-            return; // never settled: even a commit releases leases
-        }
         String named = rules.get(settle.rule()).name();
         String how = settle.how();
-        if (byOutcomeOnly()) {
-            // As the filter: only the rules that count by outcome give back.
-            boolean one = how.equals("cancel-one");
-            how = one && !byOutcome(rules.get(settle.rule())) ? "commit" : how;
-            if (how.equals("cancel")) {
-                how = "cancel-outcome";
-            }
-        }
-
-        if (workload.avoided().contains(Known.REFUND_ACROSS_EDIT) && chosen.claims().stream()
-                .anyMatch(c -> !c.rule().algorithm().isConcurrency() && !current(List.of(c)).get(0).rule().equals(c.rule()))) {
-            how = "commit";
-        }
         List<String> asked = new ArrayList<>();
         for (Claim claim : chosen.claims()) {
             boolean lease = claim.rule().algorithm() == Algorithm.CONCURRENCY;
             boolean ask = switch (how) {
                 case "commit" -> lease;
                 case "cancel-one" -> lease || claim.rule().name().equals(named);
-                case "cancel-outcome" -> lease || byOutcome(claim.rule());
                 default -> true;
             };
             if (ask) {
@@ -236,7 +212,6 @@ final class Runner {
             switch (how) {
                 case "commit" -> chosen.reservation().commit();
                 case "cancel-one" -> given = chosen.reservation().cancel(rule -> rule.name().equals(named));
-                case "cancel-outcome" -> given = chosen.reservation().cancel(this::byOutcome);
                 default -> given = chosen.reservation().cancel();
             }
         } catch (RuntimeException e) {
@@ -278,7 +253,6 @@ final class Runner {
     private void reset(Claim claim) {
         long op = begin();
         history.add(new Event.Call(op, now(), history.real(), Event.Kind.RESET, List.of(claim)));
-        wiped.put(claim.rule().name() + "/" + claim.key(), op);
         try {
             target.limiter().reset(claim.rule(), claim.key());
         } catch (RuntimeException e) {
@@ -328,7 +302,6 @@ final class Runner {
             jedis.del(stateKey);
             jedis.lpush(stateKey, "planted by the checker");
         }
-        wiped.put(rule.name() + "/" + plant.key(), op);
         history.add(new Event.Fault(op, now(), history.real(), "plant", rule.name(), plant.key(), stateKey));
     }
 
@@ -342,32 +315,15 @@ final class Runner {
         try (Jedis jedis = target.valkey().connect()) {
             jedis.del(stateKey);
         }
-        wiped.put(rule.name() + "/" + unplant.key(), op);
         history.add(new Event.Fault(op, now(), history.real(), "unplant", rule.name(), unplant.key(), stateKey));
-    }
-
-    /** Whether rules are used as the filter uses them: only rules counting by outcome reserve and give back. */
-    private boolean byOutcomeOnly() {
-        return workload.denyCache() && workload.avoided().contains(Known.DENY_CACHE_OUTLIVES_REFUND);
-    }
-
-    private boolean byOutcome(Rule rule) {
-        for (int i = 0; i < rules.size(); i++) {
-            if (rules.get(i).name().equals(rule.name())) {
-                return workload.uses().get(i).byOutcome();
-            }
-        }
-        throw new IllegalArgumentException("no rule " + rule.name());
     }
 
     /** Claims of the rules as they are now, costs cut to what each rule can ever allow. */
     private List<Claim> resolve(List<Op.ClaimSpec> specs) {
         List<Claim> claims = new ArrayList<>(specs.size());
-        boolean oneCost = workload.denyCache() && workload.avoided().contains(Known.DENY_CACHE_IGNORES_COST);
         for (Op.ClaimSpec spec : specs) {
             Rule rule = rules.get(spec.rule());
-            long asked = oneCost ? workload.uses().get(spec.rule()).cost() : spec.cost();
-            long cost = asked == 0 ? rule.capacity() : Math.min(asked, rule.capacity());
+            long cost = spec.cost() == 0 ? rule.capacity() : Math.min(spec.cost(), rule.capacity());
             claims.add(Claim.of(rule, spec.key(), cost));
         }
         return claims;
@@ -379,9 +335,6 @@ final class Runner {
         for (Claim claim : claims) {
             Rule rule = rules.stream().filter(r -> r.name().equals(claim.rule().name())).findFirst().orElseThrow();
             long cost = Math.min(claim.cost(), rule.capacity());
-            if (workload.denyCache() && workload.avoided().contains(Known.DENY_CACHE_IGNORES_COST)) {
-                cost = Math.min(workload.uses().get(rules.indexOf(rule)).cost(), rule.capacity());
-            }
             now.add(Claim.of(rule, claim.key(), cost));
         }
         return now;

@@ -19,8 +19,8 @@ import java.util.Map;
  * or Valkey in client-clock mode with the default 50 ms timeouts, so a stall loses replies),
  * wrapped in a {@link RecordingStore}, and optionally the resilient layer on top, built as the
  * filter builds it: per-rule policies, the in-process fallback on the same clock, the deny
- * cache on the same clock, and a new decision path (a new deny cache) whenever the rules are
- * edited, as a settings refresh does.
+ * cache on the same clock, and a new decision path (on the same deny cache) whenever the rules
+ * are edited, as a settings refresh does.
  */
 final class Target implements AutoCloseable {
 
@@ -86,6 +86,9 @@ final class Target implements AutoCloseable {
         for (Map.Entry<String, FailurePolicy> policy : workload.policies().entrySet()) {
             builder.policy(policy.getKey(), policy.getValue());
         }
+        if (top instanceof ResilientRateLimiter replaced) {
+            builder.replacing(replaced);
+        }
         return builder.build();
     }
 
@@ -116,7 +119,10 @@ final class Target implements AutoCloseable {
         this.op = op;
     }
 
-    /** Rules were edited: a new decision path, as a settings refresh builds one. */
+    /**
+     * Rules were edited: a new decision path, as a settings refresh builds one, going on with the
+     * replaced path's deny cache.
+     */
     void rulesEdited() {
         if (workload.resilient()) {
             top = decisionPath();

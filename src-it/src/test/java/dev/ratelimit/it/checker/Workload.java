@@ -29,13 +29,11 @@ import java.util.Set;
  * @param policies   each rule's failure policy (used with the resilient layer)
  * @param keys       the keys claims use
  * @param clockStart the client clock at the start, epoch ms
- * @param uses       each rule as the filter would use it: one cost, and whether its units are given back by
- *                   outcome (for runs that steer clear of the deny cache's open defects)
  * @param avoided    the open defects this workload steers clear of ({@link Known})
  * @param steps      what to do
  */
 record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
-                Map<String, FailurePolicy> policies, List<String> keys, long clockStart, List<Use> uses,
+                Map<String, FailurePolicy> policies, List<String> keys, long clockStart,
                 Set<Known> avoided, List<Op> steps) {
 
     private static final long[] LIMITS = {1, 2, 3, 5, 10, 20};
@@ -48,16 +46,6 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
      */
     private static final long[] LEASE_TIMEOUTS = {30_000, 60_000, 120_000};
     private static final List<String> KEYS = List.of("a", "b", "c");
-
-    /**
-     * A rule as the filter uses it: every request asks it for one cost, and it either counts by
-     * outcome (its requests are reserved and its units may be given back) or never gives back.
-     *
-     * @param cost      the one cost
-     * @param byOutcome whether it gives back
-     */
-    record Use(long cost, boolean byOutcome) {
-    }
 
     /** The kinds of target a seed can draw. */
     enum Target {
@@ -91,7 +79,7 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
             Algorithm algorithm = Algorithm.values()[random.nextInt(Algorithm.values().length)];
             Rule rule = rule(random, "r" + i, algorithm);
             rules.add(rule);
-            policies.put(rule.name(), policy(random, rule, avoided));
+            policies.put(rule.name(), policy(random, rule));
         }
         List<Op> ops = new ArrayList<>(steps);
         Generator generator = new Generator(random, rules, valkey);
@@ -99,12 +87,8 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
             ops.add(generator.next());
         }
         boolean denyCache = resilient && random.nextInt(3) > 0;
-        List<Use> uses = new ArrayList<>();
-        for (int i = 0; i < ruleCount; i++) {
-            uses.add(new Use(1L + (random.nextInt(3) == 0 ? random.nextInt(3) : 0), random.nextBoolean()));
-        }
         return new Workload(seed, target, denyCache, List.copyOf(rules), policies, KEYS,
-                1_700_000_000_000L + random.nextInt(1_000_000_000), List.copyOf(uses), Set.copyOf(avoided),
+                1_700_000_000_000L + random.nextInt(1_000_000_000), Set.copyOf(avoided),
                 List.copyOf(ops));
     }
 
@@ -143,17 +127,17 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
     }
 
     /** Open, closed, or local at a lower limit, a third each. */
-    private static FailurePolicy policy(Random random, Rule rule, Set<Known> avoided) {
+    private static FailurePolicy policy(Random random, Rule rule) {
         return switch (random.nextInt(3)) {
             case 0 -> FailurePolicy.open();
             case 1 -> FailurePolicy.closed();
             default -> {
                 long limit = 1 + random.nextInt((int) rule.limit());
+                // Now and then built with the other shadow flag: the limiter must derive it from the rule's.
                 boolean shadow = random.nextInt(4) == 0 ? !rule.shadow() : rule.shadow();
                 Rule local = Rule.of(rule.name(), rule.algorithm(), limit, rule.window())
                         .withCountRejected(!rule.algorithm().isConcurrency() && random.nextInt(4) == 0)
-                        // As the filter builds it, shadow exactly when the shared rule is, unless exposed.
-                        .withShadow(avoided.contains(Known.LOCAL_RULE_SHADOW_MISMATCH) ? rule.shadow() : shadow);
+                        .withShadow(shadow);
                 if (rule.algorithm().hasBurst() && random.nextBoolean()) {
                     local = local.withBurst(1 + random.nextInt((int) (2 * limit)));
                 }
