@@ -32,11 +32,21 @@ import java.util.Set;
  * @param uses       each rule as the filter would use it: one cost, and whether its units are given back by
  *                   outcome (for runs that steer clear of the deny cache's open defects)
  * @param avoided    the open defects this workload steers clear of ({@link Known})
+ * @param instances  limiter instances sharing the store (1 or 2; the calls alternate between them)
+ * @param breakerOpenMillis how long each instance's circuit breaker stays open before a probe
  * @param steps      what to do
  */
 record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
                 Map<String, FailurePolicy> policies, List<String> keys, long clockStart, List<Use> uses,
-                Set<Known> avoided, List<Op> steps) {
+                Set<Known> avoided, int instances, long breakerOpenMillis, List<Op> steps) {
+
+    /** The breaker's open period, long enough that a run goes on. */
+    static final long BREAKER_OPEN_MILLIS = 300;
+    /**
+     * The breaker's open period in runs that begin with a crowd: shorter than the 50 ms socket
+     * timeout, so that calls sent before it opened fail while its probe is out.
+     */
+    static final long CROWD_BREAKER_OPEN_MILLIS = 5;
 
     private static final long[] LIMITS = {1, 2, 3, 5, 10, 20};
     private static final long[] WINDOWS = {50, 100, 1_000, 10_000, 60_000};
@@ -68,7 +78,29 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
         /** Valkey, called directly: failures reach the caller. */
         VALKEY,
         /** Valkey behind the resilient layer: policies, fallback, deny cache. */
-        VALKEY_RESILIENT
+        VALKEY_RESILIENT,
+        /** A three-node Valkey Cluster, called directly. */
+        CLUSTER,
+        /** A three-node Valkey Cluster behind the resilient layer. */
+        CLUSTER_RESILIENT;
+
+        /** The targets of the single store: the fixed and random seeds of every build run on these. */
+        static final List<Target> SINGLE = List.of(LOCAL, LOCAL_RESILIENT, VALKEY, VALKEY_RESILIENT);
+
+        /** Whether the store is Valkey, single or cluster. */
+        boolean valkey() {
+            return this != LOCAL && this != LOCAL_RESILIENT;
+        }
+
+        /** Whether the store is a Valkey Cluster. */
+        boolean cluster() {
+            return this == CLUSTER || this == CLUSTER_RESILIENT;
+        }
+
+        /** Whether calls go through {@code ResilientRateLimiter}. */
+        boolean resilient() {
+            return this == LOCAL_RESILIENT || this == VALKEY_RESILIENT || this == CLUSTER_RESILIENT;
+        }
     }
 
     /**
@@ -82,8 +114,8 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
      */
     static Workload generate(long seed, Target target, int steps, Set<Known> avoided) {
         Random random = new Random(seed * 31 + target.ordinal());
-        boolean valkey = target == Target.VALKEY || target == Target.VALKEY_RESILIENT;
-        boolean resilient = target == Target.LOCAL_RESILIENT || target == Target.VALKEY_RESILIENT;
+        boolean valkey = target.valkey();
+        boolean resilient = target.resilient();
         int ruleCount = 3 + random.nextInt(3);
         List<Rule> rules = new ArrayList<>();
         Map<String, FailurePolicy> policies = new LinkedHashMap<>();
@@ -94,7 +126,19 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
             policies.put(rule.name(), policy(random, rule, avoided));
         }
         List<Op> ops = new ArrayList<>(steps);
-        Generator generator = new Generator(random, rules, valkey);
+        // What came after the first version of the workload is drawn from a stream of its own,
+        // so that a seed's other draws stay as they were.
+        Random extra = new Random(seed * 131 + target.ordinal() + 7);
+        int instances = valkey && extra.nextBoolean() ? 2 : 1;
+        boolean single = valkey && !target.cluster();
+        int opening = single ? extra.nextInt(3) : 0;
+        Generator openings = new Generator(extra, rules, valkey, single);
+        if (opening == 1) {
+            ops.add(openings.burst());
+        } else if (opening == 2) {
+            ops.add(openings.crowd());
+        }
+        Generator generator = new Generator(random, rules, valkey, single);
         while (ops.size() < steps) {
             ops.add(generator.next());
         }
@@ -105,7 +149,7 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
         }
         return new Workload(seed, target, denyCache, List.copyOf(rules), policies, KEYS,
                 1_700_000_000_000L + random.nextInt(1_000_000_000), List.copyOf(uses), Set.copyOf(avoided),
-                List.copyOf(ops));
+                instances, opening == 2 ? CROWD_BREAKER_OPEN_MILLIS : BREAKER_OPEN_MILLIS, List.copyOf(ops));
     }
 
     /**
@@ -114,7 +158,16 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
      * @return false for the in-process limiter
      */
     boolean valkey() {
-        return target == Target.VALKEY || target == Target.VALKEY_RESILIENT;
+        return target.valkey();
+    }
+
+    /**
+     * Whether the store is a Valkey Cluster.
+     *
+     * @return true for the cluster targets
+     */
+    boolean cluster() {
+        return target.cluster();
     }
 
     /**
@@ -123,7 +176,18 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
      * @return true for the resilient targets
      */
     boolean resilient() {
-        return target == Target.LOCAL_RESILIENT || target == Target.VALKEY_RESILIENT;
+        return target.resilient();
+    }
+
+    /**
+     * Whether concurrent calls may share a pipeline. Not in a run that begins with a crowd:
+     * there each call is sent on its own, so that the breaker's promises can be read from the
+     * commands sent (a pipelined call may be sent by another caller's thread).
+     *
+     * @return false when the first step is a crowd
+     */
+    boolean pipelined() {
+        return steps.isEmpty() || !(steps.get(0) instanceof Op.Crowd);
     }
 
     /** A rule of the algorithm with random settings. */
@@ -171,12 +235,15 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
         private final Random random;
         private final List<Rule> rules;
         private final boolean valkey;
+        /** A single Valkey (not a cluster): it can be restarted, and its client made to throw. */
+        private final boolean single;
         private final List<Op.Plant> planted = new ArrayList<>();
 
-        Generator(Random random, List<Rule> rules, boolean valkey) {
+        Generator(Random random, List<Rule> rules, boolean valkey, boolean single) {
             this.random = random;
             this.rules = rules;
             this.valkey = valkey;
+            this.single = single;
         }
 
         Op next() {
@@ -195,6 +262,12 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
                 Op.Plant plant = new Op.Plant(random.nextInt(rules.size()), KEYS.get(random.nextInt(KEYS.size())));
                 planted.add(plant);
                 return plant;
+            }
+            if (single && roll >= 16 && roll < 17) {
+                return new Op.Restart();
+            }
+            if (single && roll >= 17 && roll < 19) {
+                return new Op.ClientErrors(1 + random.nextInt(2));
             }
             if (roll < 36) {
                 return edit();
@@ -250,9 +323,36 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
             }
             List<Op> after = new ArrayList<>();
             for (int i = 0; lease != null && i < 5; i++) {
-                after.add(new Op.Probe(lease));
+                // On a cluster the probes ask for every lease: one orphaned by a slot group
+                // whose partner failed shows even under a limit above 1.
+                after.add(new Op.Probe(valkey && !single ? new Op.ClaimSpec(lease.rule(), lease.key(), 0) : lease));
             }
             return new Op.Stall(300, during, after);
+        }
+
+        /**
+         * At the start, on a breaker that has seen no call yet: connections reset for ten calls
+         * (enough to open it: five in a row, half of at least ten in the last second), then
+         * maybe Errors for the probes that follow its open period.
+         */
+        Op burst() {
+            List<Op> during = new ArrayList<>();
+            while (during.size() < 12) {
+                during.add(random.nextInt(4) == 0 ? new Op.Peek(claim()) : take());
+            }
+            return new Op.Burst(10, random.nextInt(3), during);
+        }
+
+        /**
+         * At the start: the server stalls while several threads peek at once, so that the
+         * breaker opens with calls still out and its probes meet them.
+         */
+        Op crowd() {
+            List<Op.ClaimSpec> peeks = new ArrayList<>();
+            for (int i = 0; i < 6; i++) {
+                peeks.add(claim());
+            }
+            return new Op.Crowd(300, 6, peeks);
         }
 
         private Op take() {
