@@ -162,8 +162,10 @@ class CheckerTest {
                 Checker.Result result = run(seed, target);
                 if (!result.passed()) {
                     Violation v = result.violations().get(0);
+                    List<String> others = result.violations().stream().map(Violation::invariant).distinct()
+                            .filter(invariant -> !invariant.equals(v.invariant())).toList();
                     caught.add(context + ": seed " + seed + " " + target + " " + v.domain() + " " + v.rule() + ": "
-                            + v.invariant());
+                            + v.invariant() + (others.isEmpty() ? "" : "; also " + others));
                     System.out.println("checker: caught in " + caught.get(caught.size() - 1));
                 }
             }
