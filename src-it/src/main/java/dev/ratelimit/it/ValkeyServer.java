@@ -153,6 +153,15 @@ public final class ValkeyServer implements AutoCloseable {
         backend.start();
     }
 
+    /**
+     * Whether this server can be stopped and started from here: not one at {@code VALKEY_URL}.
+     *
+     * @return false for a server someone else runs
+     */
+    public boolean restartable() {
+        return !(backend instanceof External);
+    }
+
     /** {@link #stop()} then {@link #start()}. */
     public void restart() {
         stop();

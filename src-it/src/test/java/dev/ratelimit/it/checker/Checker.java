@@ -1,6 +1,7 @@
 package dev.ratelimit.it.checker;
 
 import dev.ratelimit.Claim;
+import dev.ratelimit.it.ValkeyCluster;
 import dev.ratelimit.it.ValkeyServer;
 
 import java.nio.file.Path;
@@ -84,7 +85,7 @@ final class Checker {
      * @return the result
      */
     static Result run(long seed, Workload.Target target, int steps, ValkeyServer valkey) {
-        return run(seed, target, steps, valkey, Known.avoided());
+        return run(seed, target, steps, valkey, null, Known.avoided());
     }
 
     /**
@@ -98,11 +99,27 @@ final class Checker {
      * @return the result
      */
     static Result run(long seed, Workload.Target target, int steps, ValkeyServer valkey, Set<Known> avoided) {
+        return run(seed, target, steps, valkey, null, avoided);
+    }
+
+    /**
+     * Runs a seed on a target, steering clear of the given open defects, and checks its history.
+     *
+     * @param seed    the seed
+     * @param target  where
+     * @param steps   how many steps
+     * @param valkey  the server, for single Valkey targets
+     * @param cluster the cluster, for cluster targets
+     * @param avoided the open defects the workload avoids
+     * @return the result
+     */
+    static Result run(long seed, Workload.Target target, int steps, ValkeyServer valkey, ValkeyCluster cluster,
+                      Set<Known> avoided) {
         Workload workload = Workload.generate(seed, target, steps, avoided);
         long began = System.nanoTime();
         History history = new History(HISTORIES, seed + "-" + target.name().toLowerCase());
         try {
-            try (Target on = new Target(workload, valkey, history)) {
+            try (Target on = new Target(workload, valkey, cluster, history)) {
                 new Runner(workload, on, history).run();
             }
             List<Event> events = history.events();
@@ -175,7 +192,7 @@ final class Checker {
             } else if (event instanceof Event.Failed) {
                 name = "threw";
             } else if (event instanceof Event.StoreCall store && !store.answered()) {
-                name = store.unreadable() != null ? "unreadable" : "lost";
+                name = store.unreadable() != null ? "unreadable" : store.refused() ? "refused" : "lost";
             } else if (event instanceof Event.Settled) {
                 name = "settled";
             } else if (event instanceof Event.RuleSet set && set.why().equals("edit")) {

@@ -1,7 +1,9 @@
 package dev.ratelimit.it.checker;
 
+import dev.ratelimit.it.ValkeyCluster;
 import dev.ratelimit.it.ValkeyExtension;
 import dev.ratelimit.it.ValkeyServer;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -18,8 +20,10 @@ import java.util.stream.Stream;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The invariant checker in the build: random mixed workloads on the in-process limiter and on
- * a real Valkey (client clock), with and without the resilient layer, their histories checked
+ * The invariant checker in the build: random mixed workloads on the in-process limiter, on
+ * a real Valkey (client clock) and on a three-node Valkey Cluster (a few seeds; the cluster is
+ * started once, only when a cluster target runs), with and without the resilient layer, one or
+ * two limiter instances sharing the store, their histories checked
  * against every algorithm's promises ({@link Invariants}). A fixed set of seeds and one random
  * seed, printed, run in {@code ./mvnw verify}; a violation fails with the seed, the invariant,
  * the events that show it and the kept history file.
@@ -28,7 +32,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code -Dchecker.seed}, else a random one, each on every target, until the time is up or a
  * run fails); {@code -Dchecker.seed=N} alone reruns seed N on every target.
  * {@code -Dchecker.keepGoing=true} makes a long run go on past failing runs and list them all,
- * {@code -Dchecker.targets=VALKEY,...} limits the targets of a long run, {@code -Dchecker.steps}
+ * {@code -Dchecker.targets=VALKEY,CLUSTER,...} chooses the targets of a long run (by default
+ * those of the single store), {@code -Dchecker.steps}
  * sets the steps per run, {@code -Dchecker.expose=ALL} stops avoiding the open defects
  * ({@link Known}).
  */
@@ -38,6 +43,11 @@ class CheckerTest {
     /** Steps per run in the build: a few seconds per run on a busy two-core machine. */
     private static final int STEPS = Integer.getInteger("checker.steps", 1_500);
     private static final long[] SEEDS = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+    /** Seeds on each cluster target in the build: the cluster's share of its time is small. */
+    private static final long[] CLUSTER_SEEDS = {1, 2};
+
+    /** Started at the first cluster run of this class, stopped after it. */
+    private static ValkeyCluster cluster;
 
     private final ValkeyServer valkey;
 
@@ -48,9 +58,18 @@ class CheckerTest {
     static Stream<Arguments> fixed() {
         List<Arguments> runs = new ArrayList<>();
         for (long seed : SEEDS) {
-            for (Workload.Target target : Workload.Target.values()) {
+            for (Workload.Target target : Workload.Target.SINGLE) {
                 runs.add(Arguments.of(seed, target));
             }
+        }
+        return runs.stream();
+    }
+
+    static Stream<Arguments> fixedOnTheCluster() {
+        List<Arguments> runs = new ArrayList<>();
+        for (long seed : CLUSTER_SEEDS) {
+            runs.add(Arguments.of(seed, Workload.Target.CLUSTER));
+            runs.add(Arguments.of(seed, Workload.Target.CLUSTER_RESILIENT));
         }
         return runs.stream();
     }
@@ -59,6 +78,28 @@ class CheckerTest {
     @MethodSource("fixed")
     void fixedSeedsKeepEveryPromise(long seed, Workload.Target target) {
         check(seed, target);
+    }
+
+    /** The cluster: one node stalled while requests span it and another node's leases. */
+    @ParameterizedTest(name = "seed {0} on {1}")
+    @MethodSource("fixedOnTheCluster")
+    void fixedSeedsKeepEveryPromiseOnTheCluster(long seed, Workload.Target target) {
+        check(seed, target);
+    }
+
+    private static synchronized ValkeyCluster cluster() {
+        if (cluster == null) {
+            cluster = ValkeyCluster.start(3);
+        }
+        return cluster;
+    }
+
+    @AfterAll
+    static synchronized void stopCluster() {
+        if (cluster != null) {
+            cluster.close();
+            cluster = null;
+        }
     }
 
     /**
@@ -107,7 +148,7 @@ class CheckerTest {
         if (given == null) {
             System.out.println("checker: random seed " + seed + " (rerun with -Dchecker.seed=" + seed + ")");
         }
-        for (Workload.Target target : Workload.Target.values()) {
+        for (Workload.Target target : Workload.Target.SINGLE) {
             check(seed, target);
         }
     }
@@ -133,8 +174,10 @@ class CheckerTest {
                 Checker.Result result = run(seed, target);
                 if (!result.passed()) {
                     Violation v = result.violations().get(0);
+                    List<String> others = result.violations().stream().map(Violation::invariant).distinct()
+                            .filter(invariant -> !invariant.equals(v.invariant())).toList();
                     caught.add(context + ": seed " + seed + " " + target + " " + v.domain() + " " + v.rule() + ": "
-                            + v.invariant());
+                            + v.invariant() + (others.isEmpty() ? "" : "; also " + others));
                     System.out.println("checker: caught in " + caught.get(caught.size() - 1));
                 }
             }
@@ -144,11 +187,11 @@ class CheckerTest {
         assertThat(caught).as("runs that broke an invariant (-Dchecker.keepGoing)").isEmpty();
     }
 
-    /** The targets of a long run: {@code -Dchecker.targets=VALKEY,LOCAL_RESILIENT}, else all. */
+    /** The targets of a long run: {@code -Dchecker.targets=VALKEY,CLUSTER}, else those of the single store. */
     private static List<Workload.Target> targets() {
         String names = System.getProperty("checker.targets", "");
         if (names.isBlank()) {
-            return List.of(Workload.Target.values());
+            return Workload.Target.SINGLE;
         }
         return Stream.of(names.split(",")).map(String::trim).map(Workload.Target::valueOf).toList();
     }
@@ -158,10 +201,13 @@ class CheckerTest {
     }
 
     private Checker.Result run(long seed, Workload.Target target) {
-        if (target == Workload.Target.VALKEY || target == Workload.Target.VALKEY_RESILIENT) {
+        ValkeyCluster on = target.cluster() ? cluster() : null;
+        if (on != null) {
+            on.flushAll();
+        } else if (target.valkey()) {
             valkey.flushAll();
         }
-        Checker.Result result = Checker.run(seed, target, STEPS, valkey);
+        Checker.Result result = Checker.run(seed, target, STEPS, valkey, on, Known.avoided());
         System.out.println("checker: " + result.summary());
         return result;
     }

@@ -69,26 +69,48 @@ sealed interface Event {
         RESET
     }
 
-    /** A top-level call sent: what was asked. */
-    record Call(long op, long at, long real, Kind kind, List<Claim> claims) implements Event {
+    /**
+     * A top-level call sent: what was asked, and of which limiter instance (several may share
+     * one store; each has its own breaker, fallback and deny cache).
+     */
+    record Call(long op, long at, long real, Kind kind, List<Claim> claims, int instance) implements Event {
+        /** A call of the one instance. */
+        Call(long op, long at, long real, Kind kind, List<Claim> claims) {
+            this(op, at, real, kind, claims, 0);
+        }
+
         @Override
         public Json json() {
-            return base("call", this).with("kind", kind.name().toLowerCase()).with("claims", claimsJson(claims));
+            return base("call", this).with("kind", kind.name().toLowerCase()).with("claims", claimsJson(claims))
+                    .with("instance", instance);
         }
     }
 
     /**
      * A call the shared store was sent beneath a top-level call: its answer, or what it threw.
      * {@code unreadable} names the rule whose state the store refused to read (nothing was
-     * written); any other error may be a lost reply, the call run or not.
+     * written); any other error may be a lost reply, the call run or not. {@code began} is the
+     * real ms the call was sent (its {@code real} is when it returned), {@code instance} the
+     * limiter instance whose store it is (its breaker is the instance's own).
      */
     record StoreCall(long op, long at, long real, String kind, List<Claim> claims, Decisions answer, String error,
-                     String unreadable) implements Event {
+                     String unreadable, long began, int instance) implements Event {
+        /** A call of the one instance, sent and returned at {@code real}. */
+        StoreCall(long op, long at, long real, String kind, List<Claim> claims, Decisions answer, String error,
+                  String unreadable) {
+            this(op, at, real, kind, claims, answer, error, unreadable, real, 0);
+        }
+
         @Override
         public Json json() {
             return base("store", this).with("kind", kind).with("claims", claimsJson(claims))
                     .with("answer", answer == null ? null : decisionsJson(answer)).with("error", error)
-                    .with("unreadable", unreadable);
+                    .with("unreadable", unreadable).with("began", began).with("instance", instance);
+        }
+
+        /** Whether the circuit breaker refused the call: nothing was sent. */
+        boolean refused() {
+            return error != null && error.contains("not attempted: the circuit breaker");
         }
 
         /** Whether the store answered. */
@@ -99,11 +121,17 @@ sealed interface Event {
 
     /** A refund the shared store was sent (settling, or giving back within a call). */
     record StoreRefund(long op, long at, long real, long reservation, List<String> asked, List<String> given,
-                       String error) implements Event {
+                       String error, int instance) implements Event {
+        /** A refund of the one instance. */
+        StoreRefund(long op, long at, long real, long reservation, List<String> asked, List<String> given,
+                    String error) {
+            this(op, at, real, reservation, asked, given, error, 0);
+        }
+
         @Override
         public Json json() {
             return base("store-refund", this).with("reservation", reservation).with("asked", asked)
-                    .with("given", given).with("error", error);
+                    .with("given", given).with("error", error).with("instance", instance);
         }
     }
 
@@ -140,14 +168,32 @@ sealed interface Event {
     }
 
     /**
-     * A fault injected, or ended: stall-begin, stall-end, function-flush, plant (the state of
-     * {@code rule} and {@code key} replaced by a value no algorithm can read), unplant (that
-     * key deleted).
+     * A fault injected, or ended: stall-begin, stall-end (on a cluster, of one node, named in
+     * {@code detail}), function-flush, plant (the state of {@code rule} and {@code key}
+     * replaced by a value no algorithm can read), unplant (that key deleted), restart (the
+     * server stopped and started on the same port: every state may be gone), client-errors
+     * (the next commands of the client throw an {@link Error}, as many as {@code detail} says).
      */
     record Fault(long op, long at, long real, String kind, String rule, String key, String detail) implements Event {
         @Override
         public Json json() {
             return base("fault", this).with("kind", kind).with("rule", rule).with("key", key).with("detail", detail);
+        }
+    }
+
+    /**
+     * One command (or pipeline) a limiter instance's client sent on a connection, or a
+     * connection it could not open ({@code command} "connect"): sent at real ms {@code began},
+     * returned or threw at {@code real}. Recorded where the client is the checker's own
+     * ({@link ErrorClient}); what the circuit breaker's promises are checked against, since
+     * every call the breaker lets through sends one, and every failure it counts is one of these
+     * throwing.
+     */
+    record Wire(long op, long at, long real, long began, int instance, String command, String error) implements Event {
+        @Override
+        public Json json() {
+            return base("wire", this).with("began", began).with("instance", instance).with("command", command)
+                    .with("error", error);
         }
     }
 

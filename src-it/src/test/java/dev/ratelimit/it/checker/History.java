@@ -21,6 +21,8 @@ final class History implements AutoCloseable {
     private final Path file;
     private final BufferedWriter writer;
     private final long startNanos = System.nanoTime();
+    /** The events of a call made on another thread, held until it returns (see {@link #hold}). */
+    private final ThreadLocal<List<Event>> held = new ThreadLocal<>();
 
     /**
      * A history written to {@code dir/name.jsonl}.
@@ -48,11 +50,42 @@ final class History implements AutoCloseable {
     }
 
     /**
+     * From now on, this thread's events are held back until {@link #release()}: the events of
+     * one operation then stay together although other threads record theirs meanwhile, and the
+     * operation's place in the history is the time it returned.
+     */
+    void hold() {
+        held.set(new ArrayList<>());
+    }
+
+    /** Records the events this thread held back, together, and stops holding them. */
+    void release() {
+        List<Event> mine = held.get();
+        held.remove();
+        synchronized (this) {
+            for (Event event : mine) {
+                write(event);
+            }
+        }
+    }
+
+    /**
      * Records an event.
      *
      * @param event what happened
      */
-    synchronized void add(Event event) {
+    void add(Event event) {
+        List<Event> mine = held.get();
+        if (mine != null) {
+            mine.add(event);
+            return;
+        }
+        synchronized (this) {
+            write(event);
+        }
+    }
+
+    private void write(Event event) {
         events.add(event);
         try {
             writer.write(event.json().toString());

@@ -107,6 +107,8 @@ final class Invariants {
     private final List<Violation> violations = new ArrayList<>();
     /** Whether the history records the store's calls; if not, every undecided claim may have been counted. */
     private boolean storeEvents;
+    /** Limiter instances sharing the store: each has its own fallback, deny cache and lost leases. */
+    private int instances = 1;
 
     /** An allowed reservation: what it claimed and was told. */
     private record Reserved(Event.Call call, Decisions decisions) {
@@ -134,7 +136,13 @@ final class Invariants {
         if (!group.isEmpty()) {
             invariants.operation(group);
         }
+        invariants.violations.addAll(BreakerInvariants.check(events));
         return invariants.violations;
+    }
+
+    /** The domain of an instance's in-process fallback. */
+    private static String local(int instance) {
+        return instance == 0 ? LOCAL : LOCAL + "#" + instance;
     }
 
     /** The events of one operation: a call and what happened beneath it, a settlement, an edit... */
@@ -145,6 +153,7 @@ final class Invariants {
         for (Event event : events) {
             if (event instanceof Event.Start start) {
                 storeEvents = Boolean.TRUE.equals(start.options().get("storeEvents"));
+                instances = ((Number) start.options().getOrDefault("instances", 1)).intValue();
             } else if (event instanceof Event.RuleSet set) {
                 ruleSet(set);
             } else if (event instanceof Event.Fault fault) {
@@ -153,10 +162,12 @@ final class Invariants {
                 call = c;
             } else if (event instanceof Event.Decided || event instanceof Event.Failed || event instanceof Event.Settled) {
                 outcome = event;
-            } else if (event instanceof Event.StoreCall store && store.answered()
-                    || event instanceof Event.StoreRefund refund && refund.error() == null) {
-                storeAnswered(event.real(), op);
+            } else if (event instanceof Event.StoreCall store && store.answered()) {
+                storeAnswered(event.real(), op, store.instance());
+            } else if (event instanceof Event.StoreRefund refund && refund.error() == null) {
+                storeAnswered(event.real(), op, refund.instance());
             }
+            contract(event);
         }
         if (call != null) {
             switch (call.kind()) {
@@ -168,7 +179,7 @@ final class Invariants {
                     }
                     if (events.stream().anyMatch(e -> e instanceof Event.StoreCall s && s.answered()
                             && !s.kind().equals("peek") && !s.kind().equals("reset"))) {
-                        chance(call.real(), op);
+                        chance(call.real(), op, call.instance());
                     }
                 }
                 case PEEK -> {
@@ -201,6 +212,29 @@ final class Invariants {
     private void fault(Event.Fault fault) {
         if (fault.kind().equals("plant") || fault.kind().equals("unplant")) {
             ledger(STORE, fault.rule(), fault.key()).wipe(fault.at(), true, true);
+        } else if (fault.kind().equals("restart")) {
+            // The state may be gone (and is, without persistence): the lower bound forgets what
+            // was taken before; the upper bound keeps it, as a state that may have survived.
+            for (Ledger ledger : ledgers.values()) {
+                if (ledger.domain.equals(STORE)) {
+                    ledger.wipe(fault.at(), false, true);
+                }
+            }
+        }
+    }
+
+    /**
+     * The limiter's contract: whatever fails, a call throws {@code RateLimitException} (its
+     * subclasses included), never an Error or anything else, so that the filter can give the
+     * request its rule's policy.
+     */
+    private void contract(Event event) {
+        String error = event instanceof Event.Failed failed ? failed.error()
+                : event instanceof Event.Settled settled ? settled.error() : null;
+        if (error != null && !error.startsWith("RateLimitException") && !error.startsWith("UnreadableStateException")
+                && !error.startsWith("NotAttempted")) {
+            violations.add(new Violation("a call throws only RateLimitException", "it threw " + error, event.op(),
+                    STORE, "-", "-", event.at(), event.at()));
         }
     }
 
@@ -229,7 +263,7 @@ final class Invariants {
             Ledger shared = ledger(STORE, name, claim.key());
             if (storeMayHaveCounted(events, name)
                     || !storeEvents && decision.basis() != Decision.Basis.SHARED) {
-                possible(shared, call.op(), t, claim.cost());
+                possible(shared, call.op(), t, claim.cost(), call.instance());
             }
             long reservation = call.kind() == Event.Kind.RESERVE ? call.op() : -1;
             if (decision.basis() == Decision.Basis.SHARED) {
@@ -239,10 +273,10 @@ final class Invariants {
                     shared.add(call.op(), t, claim.cost(), Unit.Kind.ATTEMPT, -1);
                 } else if (decision.allowed() && refundDropped(events, name)) {
                     // Taken by the store, owed back because another side rejected, not given back.
-                    possible(shared, call.op(), t, claim.cost());
+                    possible(shared, call.op(), t, claim.cost(), call.instance());
                 }
             } else if (decision.basis() == Decision.Basis.LOCAL) {
-                Ledger local = ledger(LOCAL, name, claim.key());
+                Ledger local = ledger(local(call.instance()), name, claim.key());
                 if (decisions.allowed() && decision.allowed()) {
                     local.add(call.op(), t, localCost(claim), Unit.Kind.TAKEN, reservation);
                 } else if (local.current().countRejected()) {
@@ -258,15 +292,16 @@ final class Invariants {
     private void failedTake(Event.Call call, List<Event> events) {
         for (Claim claim : call.claims()) {
             if (!storeEvents || storeMayHaveCounted(events, claim.rule().name())) {
-                possible(ledger(STORE, claim.rule().name(), claim.key()), call.op(), call.at(), claim.cost());
+                possible(ledger(STORE, claim.rule().name(), claim.key()), call.op(), call.at(), claim.cost(),
+                        call.instance());
             }
         }
     }
 
-    private void possible(Ledger ledger, long op, long at, long cost) {
+    private void possible(Ledger ledger, long op, long at, long cost, int instance) {
         Unit unit = ledger.add(op, at, cost, Unit.Kind.POSSIBLE, -1);
         if (ledger.current().algorithm().isConcurrency()) {
-            lose(unit, op);
+            lose(unit, op, instance);
         }
     }
 
@@ -282,7 +317,7 @@ final class Invariants {
             ledger = ledger(STORE, claim.rule().name(), claim.key());
             cost = claim.cost();
         } else if (decision.basis() == Decision.Basis.LOCAL) {
-            ledger = ledger(LOCAL, claim.rule().name(), claim.key());
+            ledger = ledger(local(call.instance()), claim.rule().name(), claim.key());
             cost = localCost(claim);
         } else {
             return; // a policy's answer: nothing decided
@@ -312,10 +347,12 @@ final class Invariants {
         String name = claim.rule().name();
         boolean answered = events.stream().anyMatch(e -> e instanceof Event.StoreCall s && s.kind().equals("reset")
                 && s.answered());
-        ledger(STORE, name, claim.key()).wipe(call.at(), answered, false);
+        // Another instance's deny cache still remembers rejections from before: for it, the
+        // state was deleted behind its back.
+        ledger(STORE, name, claim.key()).wipe(call.at(), answered, instances > 1);
         if (localRules.containsKey(name)) {
             // The fallback is reset first, in process: it cannot fail.
-            ledger(LOCAL, name, claim.key()).wipe(call.at(), true, false);
+            ledger(local(call.instance()), name, claim.key()).wipe(call.at(), true, false);
         }
     }
 
@@ -333,7 +370,7 @@ final class Invariants {
             }
             Decision decision = reserved.decisions().decisions().get(i);
             String domain = decision.basis() == Decision.Basis.SHARED ? STORE
-                    : decision.basis() == Decision.Basis.LOCAL ? LOCAL : null;
+                    : decision.basis() == Decision.Basis.LOCAL ? local(reserved.call().instance()) : null;
             if (domain == null) {
                 continue;
             }
@@ -346,7 +383,7 @@ final class Invariants {
                 unit.refund = Unit.Refund.MAYBE;
                 unit.refundAt = settled.at();
                 if (claim.rule().algorithm().isConcurrency()) {
-                    lose(unit, settled.op());
+                    lose(unit, settled.op(), reserved.call().instance());
                 }
             } else if (settled.how().equals("commit") || settled.given() != null && settled.given().contains(name)) {
                 // A commit asks only leases, and releases them (or finds them timed out).
@@ -387,26 +424,28 @@ final class Invariants {
         return false;
     }
 
-    private void lose(Unit unit, long op) {
+    private void lose(Unit unit, long op, int instance) {
         unit.lost = true;
         unit.lostOp = op;
+        unit.lostInstance = instance;
         lost.add(unit);
     }
 
-    /** The store answered: the grace of leases lost before starts. */
-    private void storeAnswered(long real, long op) {
+    /** An instance's store answered: the grace of the leases it lost before starts. */
+    private void storeAnswered(long real, long op, int instance) {
         for (Unit unit : lost) {
-            if (unit.answeredReal < 0 && unit.lostOp < op) {
+            if (unit.answeredReal < 0 && unit.lostOp < op && unit.lostInstance == instance) {
                 unit.answeredReal = real;
             }
         }
     }
 
     /** An acquiring call the store answered, begun at real ms {@code real}: a chance to release lost leases. */
-    private void chance(long real, long op) {
+    private void chance(long real, long op, int instance) {
         for (Iterator<Unit> it = lost.iterator(); it.hasNext(); ) {
             Unit unit = it.next();
-            if (unit.answeredReal < 0 || unit.lostOp >= op || real < unit.answeredReal + FIRST_CHANCE_MILLIS) {
+            if (unit.lostInstance != instance || unit.answeredReal < 0 || unit.lostOp >= op
+                    || real < unit.answeredReal + FIRST_CHANCE_MILLIS) {
                 continue;
             }
             if (unit.chances == 0 || real >= unit.lastChanceReal + CHANCE_SPACING_MILLIS) {

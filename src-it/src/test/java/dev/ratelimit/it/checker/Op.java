@@ -78,4 +78,28 @@ sealed interface Op {
     /** The planted key deleted: the state starts empty. */
     record Unplant(int rule, String key) implements Op {
     }
+
+    /** The server stopped and started again on the same port: every state may be gone. */
+    record Restart() implements Op {
+    }
+
+    /** The next {@code count} commands of the client of the instance next called throw an {@link Error}. */
+    record ClientErrors(int count) implements Op {
+    }
+
+    /**
+     * The first instance's client fails {@code resets} commands as a broken connection would
+     * (enough to open its breaker), then throws {@code errors} Errors; {@code during} runs on
+     * that instance, and then the runner waits out the breaker's open period, so that the next
+     * call is its probe.
+     */
+    record Burst(int resets, int errors, List<Op> during) implements Op {
+    }
+
+    /**
+     * The server stalls for {@code millis} while {@code threads} threads, started a few ms
+     * apart, peek at the claims in turn on the first instance until it answers again.
+     */
+    record Crowd(long millis, int threads, List<ClaimSpec> peeks) implements Op {
+    }
 }

@@ -25,30 +25,37 @@ final class RecordingStore implements RateLimiter {
     private final History history;
     private final LongSupplier op;
     private final LongSupplier clock;
+    private final int instance;
 
     /**
      * Records the calls to {@code store}.
      *
-     * @param store   the limiter that decides
-     * @param history where the events go
-     * @param op      the operation being run (the events' op)
-     * @param clock   the client clock (the events' at)
+     * @param store    the limiter that decides
+     * @param history  where the events go
+     * @param op       the operation being run (the events' op)
+     * @param clock    the client clock (the events' at)
+     * @param instance which limiter instance this store belongs to
      */
-    RecordingStore(RateLimiter store, History history, LongSupplier op, LongSupplier clock) {
+    RecordingStore(RateLimiter store, History history, LongSupplier op, LongSupplier clock, int instance) {
         this.store = store;
         this.history = history;
         this.op = op;
         this.clock = clock;
+        this.instance = instance;
     }
+
+    // Errors are recorded too: whatever the store throws, the history must say the call was
+    // made and may have run; the invariants judge whether it should have thrown it.
 
     @Override
     public Decisions acquireAll(List<Claim> claims) {
+        long began = history.real();
         try {
             Decisions answer = store.acquireAll(claims);
-            record("acquire", claims, answer, null);
+            record("acquire", claims, answer, null, began);
             return answer;
-        } catch (RuntimeException e) {
-            record("acquire", claims, null, e);
+        } catch (RuntimeException | Error e) {
+            record("acquire", claims, null, e, began);
             throw e;
         }
     }
@@ -56,13 +63,14 @@ final class RecordingStore implements RateLimiter {
     @Override
     public Reservation reserveAll(List<Claim> claims) {
         Reservation reservation;
+        long began = history.real();
         try {
             reservation = store.reserveAll(claims);
-        } catch (RuntimeException e) {
-            record("reserve", claims, null, e);
+        } catch (RuntimeException | Error e) {
+            record("reserve", claims, null, e, began);
             throw e;
         }
-        record("reserve", claims, reservation.decisions(), null);
+        record("reserve", claims, reservation.decisions(), null, began);
         if (!reservation.allowed()) {
             return reservation; // nothing to give back
         }
@@ -80,11 +88,11 @@ final class RecordingStore implements RateLimiter {
         try {
             List<String> given = reservation.cancel(which);
             history.add(new Event.StoreRefund(op.getAsLong(), clock.getAsLong(), history.real(), reservedBy, asked,
-                    given, null));
+                    given, null, instance));
             return given;
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             history.add(new Event.StoreRefund(op.getAsLong(), clock.getAsLong(), history.real(), reservedBy, asked,
-                    null, describe(e)));
+                    null, describe(e), instance));
             throw e;
         }
     }
@@ -92,12 +100,13 @@ final class RecordingStore implements RateLimiter {
     @Override
     public Decision peek(Rule rule, String key, long cost) {
         List<Claim> claims = List.of(Claim.of(rule, key, cost));
+        long began = history.real();
         try {
             Decision decision = store.peek(rule, key, cost);
-            record("peek", claims, Decisions.of(claims, List.of(decision)), null);
+            record("peek", claims, Decisions.of(claims, List.of(decision)), null, began);
             return decision;
-        } catch (RuntimeException e) {
-            record("peek", claims, null, e);
+        } catch (RuntimeException | Error e) {
+            record("peek", claims, null, e, began);
             throw e;
         }
     }
@@ -105,11 +114,12 @@ final class RecordingStore implements RateLimiter {
     @Override
     public void reset(Rule rule, String key) {
         List<Claim> claims = List.of(Claim.of(rule, key));
+        long began = history.real();
         try {
             store.reset(rule, key);
-            record("reset", claims, null, null);
-        } catch (RuntimeException e) {
-            record("reset", claims, null, e);
+            record("reset", claims, null, null, began);
+        } catch (RuntimeException | Error e) {
+            record("reset", claims, null, e, began);
             throw e;
         }
     }
@@ -119,10 +129,10 @@ final class RecordingStore implements RateLimiter {
         store.close();
     }
 
-    private void record(String kind, List<Claim> claims, Decisions answer, RuntimeException error) {
+    private void record(String kind, List<Claim> claims, Decisions answer, Throwable error, long began) {
         history.add(new Event.StoreCall(op.getAsLong(), clock.getAsLong(), history.real(), kind, claims, answer,
                 error == null ? null : describe(error),
-                error instanceof UnreadableStateException unreadable ? unreadable.rule() : null));
+                error instanceof UnreadableStateException unreadable ? unreadable.rule() : null, began, instance));
     }
 
     /** An error as the history shows it: its class and message. */

@@ -7,6 +7,7 @@ import dev.ratelimit.Decisions;
 import dev.ratelimit.Reservation;
 import dev.ratelimit.Rule;
 import dev.ratelimit.UnreadableStateException;
+import dev.ratelimit.it.ValkeyServer;
 import redis.clients.jedis.Jedis;
 
 import java.time.Duration;
@@ -17,12 +18,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Runs a workload's steps against a target, one at a time on this thread, and records every
- * call, answer, settlement, clock move, edit and fault in the history. Only a stall runs
- * something on another thread (the {@code DEBUG SLEEP}); the calls sent meanwhile are this
- * thread's, so the history's order is the order things happened.
+ * call, answer, settlement, clock move, edit and fault in the history. A stall runs its
+ * {@code DEBUG SLEEP} on another thread; the calls sent meanwhile are this thread's, so the
+ * history's order is the order things happened. Only a crowd sends calls from several threads
+ * at once: peeks, which change no state, each recorded as a whole when it returns.
  */
 final class Runner {
 
@@ -33,17 +36,19 @@ final class Runner {
     static final long AFTER_STALL_PAUSE_MILLIS = 120;
 
     /** Real time a stall is given to start before calls are sent into it. */
-    private static final long STALL_LEAD_MILLIS = 30;
+    static final long STALL_LEAD_MILLIS = 30;
 
     private final Workload workload;
     private final Target target;
     private final History history;
     private final List<Rule> rules;
+    private final FaultSteps faults;
     private final List<Pending> pending = new ArrayList<>();
     private final Set<String> planted = new HashSet<>();
-    /** The op of the last reset or deletion of each rule's state for a key ("rule/key"). */
-    private long nextOp = 1;
+    private final AtomicLong nextOp = new AtomicLong(1);
     private Rejection lastRejected;
+    /** Whether the last take was decided by the store for every rule (no failure, no fallback). */
+    private boolean lastAnswered;
 
     /** A reservation not settled yet: the op that took it, what it claimed. */
     private record Pending(long op, List<Claim> claims, Reservation reservation) {
@@ -65,6 +70,7 @@ final class Runner {
         this.target = target;
         this.history = history;
         this.rules = new ArrayList<>(workload.rules());
+        this.faults = new FaultSteps(this, workload, target, history);
     }
 
     /** Runs every step. */
@@ -76,6 +82,11 @@ final class Runner {
         options.put("keys", workload.keys());
         options.put("steps", workload.steps().size());
         options.put("avoided", workload.avoided().stream().map(Enum::name).sorted().toList());
+        options.put("instances", workload.instances());
+        options.put("breakerOpenMs", workload.breakerOpenMillis());
+        // The commands each instance's client sends are recorded on a single Valkey (ErrorClient).
+        options.put("wires", workload.valkey() && !workload.cluster());
+        options.put("pipelined", workload.pipelined());
         history.add(new Event.Start(0, now(), history.real(), workload.seed(), workload.target().name(), options));
         for (Rule rule : rules) {
             history.add(new Event.RuleSet(0, now(), history.real(), rule, target.policy(rule.name()),
@@ -114,6 +125,14 @@ final class Runner {
             plant(plant);
         } else if (step instanceof Op.Unplant unplant) {
             unplant(unplant);
+        } else if (step instanceof Op.Restart) {
+            restart();
+        } else if (step instanceof Op.ClientErrors errors) {
+            clientErrors(errors);
+        } else if (step instanceof Op.Burst burst) {
+            faults.burst(burst);
+        } else if (step instanceof Op.Crowd crowd) {
+            faults.crowd(crowd, resolve(crowd.peeks()));
         } else {
             throw new IllegalArgumentException("unknown step " + step);
         }
@@ -123,15 +142,18 @@ final class Runner {
         return target.clock().getAsLong();
     }
 
-    private long begin() {
-        long op = nextOp++;
+    /** The next operation's number, on this thread. */
+    long begin() {
+        long op = nextOp.getAndIncrement();
         target.op(op);
         return op;
     }
 
     private void take(boolean reserve, List<Claim> claims) {
         long op = begin();
-        history.add(new Event.Call(op, now(), history.real(), reserve ? Event.Kind.RESERVE : Event.Kind.ACQUIRE, claims));
+        history.add(new Event.Call(op, now(), history.real(), reserve ? Event.Kind.RESERVE : Event.Kind.ACQUIRE, claims,
+                target.instance()));
+        lastAnswered = false;
         try {
             Decisions decisions;
             if (reserve) {
@@ -144,44 +166,65 @@ final class Runner {
                 decisions = target.limiter().acquireAll(claims);
             }
             history.add(new Event.Decided(op, now(), history.real(), decisions));
+            lastAnswered = decisions.decisions().stream().allMatch(d -> d.basis() == Decision.Basis.SHARED);
             if (!decisions.allowed() && !decisions.unavailable()) {
                 lastRejected = new Rejection(reserve, claims, now(), decisions.retryAfter().toMillis());
             }
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             failed(op, e);
         }
     }
 
     private void probe(Claim claim) {
-        take(true, List.of(claim));
+        probe(List.of(claim));
+    }
+
+    /**
+     * Reserves the claims and, if allowed, cancels at once: does each rule have room?
+     *
+     * @return whether the store decided every rule
+     */
+    boolean probe(List<Claim> claims) {
+        take(true, claims);
+        boolean answered = lastAnswered;
         Pending taken = pending.isEmpty() ? null : pending.get(pending.size() - 1);
-        if (taken != null && taken.op() == nextOp - 1) {
+        if (taken != null && taken.op() == nextOp.get() - 1) {
             pending.remove(pending.size() - 1);
             long op = begin();
             List<String> given = null;
             String error = null;
             try {
                 given = taken.reservation().cancel();
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) {
                 error = RecordingStore.describe(e);
             }
             history.add(new Event.Settled(op, now(), history.real(), taken.op(), "cancel",
                     taken.claims().stream().map(c -> c.rule().name()).toList(), given, error));
         }
+        return answered;
     }
 
-    private void failed(long op, RuntimeException e) {
+    private void failed(long op, Throwable e) {
         history.add(new Event.Failed(op, now(), history.real(), RecordingStore.describe(e),
                 e instanceof UnreadableStateException unreadable ? unreadable.rule() : null));
     }
 
     private void peek(Claim claim) {
-        long op = begin();
-        history.add(new Event.Call(op, now(), history.real(), Event.Kind.PEEK, List.of(claim)));
+        peek(begin(), claim);
+    }
+
+    /**
+     * A peek as operation {@code op}, on this thread.
+     *
+     * @param op    the operation's number, set on this thread
+     * @param claim what to peek at
+     */
+    void peek(long op, Claim claim) {
+        history.add(new Event.Call(op, now(), history.real(), Event.Kind.PEEK, List.of(claim), target.instance()));
         try {
             Decision decision = target.limiter().peek(claim.rule(), claim.key(), claim.cost());
             history.add(new Event.Decided(op, now(), history.real(), Decisions.of(List.of(claim), List.of(decision))));
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             failed(op, e);
         }
     }
@@ -214,7 +257,7 @@ final class Runner {
                 case "cancel-one" -> given = chosen.reservation().cancel(rule -> rule.name().equals(named));
                 default -> given = chosen.reservation().cancel();
             }
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             error = RecordingStore.describe(e);
         }
         history.add(new Event.Settled(op, now(), history.real(), chosen.op(), how, asked, given, error));
@@ -252,15 +295,19 @@ final class Runner {
 
     private void reset(Claim claim) {
         long op = begin();
-        history.add(new Event.Call(op, now(), history.real(), Event.Kind.RESET, List.of(claim)));
+        history.add(new Event.Call(op, now(), history.real(), Event.Kind.RESET, List.of(claim), target.instance()));
         try {
             target.limiter().reset(claim.rule(), claim.key());
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             failed(op, e);
         }
     }
 
     private void stall(Op.Stall stall) {
+        if (target.cluster() != null) {
+            faults.nodeStall(stall);
+            return;
+        }
         long op = begin();
         history.add(new Event.Fault(op, now(), history.real(), "stall-begin", null, null, stall.millis() + " ms"));
         CompletableFuture<Void> sleeping = CompletableFuture.runAsync(
@@ -285,8 +332,10 @@ final class Runner {
 
     private void flush() {
         long op = begin();
-        try (Jedis jedis = target.valkey().connect()) {
-            jedis.functionFlush();
+        for (ValkeyServer server : target.servers()) {
+            try (Jedis jedis = server.connect()) {
+                jedis.functionFlush();
+            }
         }
         history.add(new Event.Fault(op, now(), history.real(), "function-flush", null, null, null));
     }
@@ -298,7 +347,7 @@ final class Runner {
             return;
         }
         long op = begin();
-        try (Jedis jedis = target.valkey().connect()) {
+        try (Jedis jedis = target.serverOf(stateKey).connect()) {
             jedis.del(stateKey);
             jedis.lpush(stateKey, "planted by the checker");
         }
@@ -312,14 +361,48 @@ final class Runner {
             return;
         }
         long op = begin();
-        try (Jedis jedis = target.valkey().connect()) {
+        try (Jedis jedis = target.serverOf(stateKey).connect()) {
             jedis.del(stateKey);
         }
         history.add(new Event.Fault(op, now(), history.real(), "unplant", rule.name(), unplant.key(), stateKey));
     }
 
+    /**
+     * The server stopped and started on the same port: every state is gone, and reservations
+     * from before may still be settled (their refunds must find nothing to give back).
+     */
+    private void restart() {
+        long op = begin();
+        if (!target.valkey().restartable()) {
+            history.add(new Event.Fault(op, now(), history.real(), "restart-impossible", null, null,
+                    "the server at VALKEY_URL is not this run's to restart"));
+            return;
+        }
+        target.valkey().restart();
+        planted.clear();
+        history.add(new Event.Fault(op, now(), history.real(), "restart", null, null, null));
+    }
+
+    /** The client of the instance the next call goes to throws an Error for its next commands. */
+    private void clientErrors(Op.ClientErrors errors) {
+        long op = begin();
+        int instance = (int) (nextOp.get() % workload.instances());
+        target.errors(instance).armErrors(errors.count());
+        history.add(new Event.Fault(op, now(), history.real(), "client-errors", null, null,
+                errors.count() + " errors on instance " + instance));
+    }
+
+    /**
+     * The rules as they are now.
+     *
+     * @return a copy
+     */
+    List<Rule> rules() {
+        return List.copyOf(rules);
+    }
+
     /** Claims of the rules as they are now, costs cut to what each rule can ever allow. */
-    private List<Claim> resolve(List<Op.ClaimSpec> specs) {
+    List<Claim> resolve(List<Op.ClaimSpec> specs) {
         List<Claim> claims = new ArrayList<>(specs.size());
         for (Op.ClaimSpec spec : specs) {
             Rule rule = rules.get(spec.rule());
@@ -340,7 +423,18 @@ final class Runner {
         return now;
     }
 
-    private static void pause(long millis) {
+    /** Runs a step of a fault's, on this thread. */
+    void run(Op step) {
+        step(step);
+    }
+
+    /** The client clock now. */
+    long clockNow() {
+        return now();
+    }
+
+    /** Pauses this thread. */
+    static void pause(long millis) {
         try {
             Thread.sleep(millis);
         } catch (InterruptedException e) {

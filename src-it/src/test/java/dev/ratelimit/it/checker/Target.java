@@ -6,99 +6,174 @@ import dev.ratelimit.RateLimitListener;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.ResilientRateLimiter;
 import dev.ratelimit.Rule;
+import dev.ratelimit.it.ValkeyCluster;
 import dev.ratelimit.it.ValkeyServer;
 import dev.ratelimit.local.LocalRateLimiter;
 import dev.ratelimit.valkey.ValkeyRateLimiter;
 import dev.ratelimit.valkey.ValkeySettings;
+import redis.clients.jedis.RedisClient;
+import redis.clients.jedis.util.JedisClusterCRC16;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 
 /**
  * What a workload runs against, on the client clock the runner moves: the store (in-process,
- * or Valkey in client-clock mode with the default 50 ms timeouts, so a stall loses replies),
- * wrapped in a {@link RecordingStore}, and optionally the resilient layer on top, built as the
- * filter builds it: per-rule policies, the in-process fallback on the same clock, the deny
- * cache on the same clock, and a new decision path (on the same deny cache) whenever the rules
- * are edited, as a settings refresh does.
+ * a single Valkey or a Valkey Cluster, in client-clock mode with the default 50 ms timeouts, so
+ * a stall loses replies), and one or two limiter instances sharing it, as two application
+ * servers would: each its own client, circuit breaker and lost leases, its store wrapped in a
+ * {@link RecordingStore}, and optionally the resilient layer on top, built as the filter builds
+ * it: per-rule policies, its own in-process fallback and deny cache on the same clock, and a new
+ * decision path (going on with the replaced one's deny cache) whenever the rules are edited, as
+ * a settings refresh does.
+ * On a single Valkey each instance's client is the checker's own ({@link ErrorClient}), so that
+ * an Error can be thrown inside it and every command it sends is recorded.
  */
 final class Target implements AutoCloseable {
 
-    /** Consecutive failures that open the breaker; it stays open briefly so a run goes on. */
+    /** Consecutive failures that open the breaker. */
     private static final int BREAKER_FAILURES = 5;
-    private static final Duration BREAKER_OPEN_FOR = Duration.ofMillis(300);
 
     private final Workload workload;
     private final ManualClock clock;
     private final History history;
     private final ValkeyServer valkey;
-    private final ValkeyRateLimiter valkeyLimiter;
-    private final RecordingStore store;
-    private final LocalRateLimiter fallback;
-    private long op;
-    private RateLimiter top;
+    private final ValkeyCluster cluster;
+    private final List<Instance> instances = new ArrayList<>();
+    /** The operation each thread is running, for the events recorded beneath it. */
+    private final ThreadLocal<Long> op = ThreadLocal.withInitial(() -> 0L);
+    /** The instance every call goes to for now, or -1: calls alternate. */
+    private volatile int pinned = -1;
+
+    /** One limiter instance: its own client, breaker, fallback and deny cache; the store is shared. */
+    private final class Instance {
+        final int index;
+        final ValkeyRateLimiter valkeyLimiter;
+        final ErrorClient errors;
+        final RedisClient client;
+        final RecordingStore store;
+        final LocalRateLimiter fallback = LocalRateLimiter.withClock(clock, 100_000);
+        RateLimiter top;
+
+        Instance(int index, RateLimiter local) {
+            this.index = index;
+            if (workload.valkey()) {
+                ValkeyRateLimiter.Builder builder = ValkeyRateLimiter.builder()
+                        .keyPrefix("ck:" + workload.seed() + ":" + workload.target().ordinal())
+                        .clientClock(clock)
+                        .circuitBreaker(BREAKER_FAILURES, Duration.ofMillis(workload.breakerOpenMillis()));
+                if (cluster != null) {
+                    errors = null;
+                    client = null;
+                    builder.settings(ValkeySettings.of(cluster.seedUrl()).withCluster(true));
+                } else {
+                    errors = new ErrorClient(history, Target.this::op, clock, index);
+                    client = errors.client(valkey.url());
+                    builder.client(client);
+                    if (!workload.pipelined()) {
+                        builder.pipelines(0);
+                    }
+                }
+                valkeyLimiter = builder.build();
+            } else {
+                valkeyLimiter = null;
+                errors = null;
+                client = null;
+            }
+            store = new RecordingStore(valkeyLimiter != null ? valkeyLimiter : local, history, Target.this::op, clock,
+                    index);
+            top = workload.resilient() ? decisionPath() : store;
+        }
+
+        ResilientRateLimiter decisionPath() {
+            ResilientRateLimiter.Builder builder = ResilientRateLimiter.builder(store)
+                    .fallback(fallback)
+                    .denyCache(workload.denyCache() ? ResilientRateLimiter.DEFAULT_DENY_CACHE_ENTRIES : 0)
+                    .clock(clock)
+                    .listener(new RateLimitListener() {
+                        @Override
+                        public void onEvent(String rule, Event event) {
+                            if (event == Event.REFUND_DROPPED) {
+                                history.add(new dev.ratelimit.it.checker.Event.Heard(op(), clock.getAsLong(),
+                                        history.real(), rule, event.name()));
+                            }
+                        }
+                    });
+            for (Map.Entry<String, FailurePolicy> policy : workload.policies().entrySet()) {
+                builder.policy(policy.getKey(), policy.getValue());
+            }
+            if (top instanceof ResilientRateLimiter replaced) {
+                builder.replacing(replaced);
+            }
+            return builder.build();
+        }
+
+        void close() {
+            // The decision path closes the store and the fallback; without it, close them here.
+            top.close();
+            if (!workload.resilient()) {
+                fallback.close();
+            }
+            if (client != null) {
+                client.close();
+            }
+        }
+    }
 
     /**
      * The target of a workload.
      *
      * @param workload what will run
-     * @param valkey   the server, for Valkey targets (null otherwise)
+     * @param valkey   the server, for single Valkey targets (null otherwise)
+     * @param cluster  the cluster, for cluster targets (null otherwise)
      * @param history  where the store's calls are recorded
      */
-    Target(Workload workload, ValkeyServer valkey, History history) {
+    Target(Workload workload, ValkeyServer valkey, ValkeyCluster cluster, History history) {
         this.workload = workload;
         this.clock = new ManualClock(workload.clockStart());
         this.history = history;
-        this.valkey = valkey;
-        RateLimiter shared;
-        if (workload.valkey()) {
-            valkeyLimiter = ValkeyRateLimiter.builder()
-                    .settings(ValkeySettings.of(valkey.url()))
-                    .keyPrefix("ck:" + workload.seed() + ":" + workload.target().ordinal())
-                    .clientClock(clock)
-                    .circuitBreaker(BREAKER_FAILURES, BREAKER_OPEN_FOR)
-                    .build();
-            shared = valkeyLimiter;
-        } else {
-            valkeyLimiter = null;
-            // Room for every key: an evicted state would be counts forgotten.
-            shared = LocalRateLimiter.withClock(clock, 100_000);
+        this.valkey = workload.cluster() ? null : valkey;
+        this.cluster = workload.cluster() ? cluster : null;
+        // Room for every key: an evicted state would be counts forgotten.
+        RateLimiter local = workload.valkey() ? null : LocalRateLimiter.withClock(clock, 100_000);
+        for (int i = 0; i < workload.instances(); i++) {
+            instances.add(new Instance(i, local));
         }
-        this.store = new RecordingStore(shared, history, () -> op, clock);
-        this.fallback = LocalRateLimiter.withClock(clock, 100_000);
-        this.top = workload.resilient() ? decisionPath() : store;
     }
 
-    private ResilientRateLimiter decisionPath() {
-        ResilientRateLimiter.Builder builder = ResilientRateLimiter.builder(store)
-                .fallback(fallback)
-                .denyCache(workload.denyCache() ? ResilientRateLimiter.DEFAULT_DENY_CACHE_ENTRIES : 0)
-                .clock(clock)
-                .listener(new RateLimitListener() {
-                    @Override
-                    public void onEvent(String rule, Event event) {
-                        if (event == Event.REFUND_DROPPED) {
-                            history.add(new dev.ratelimit.it.checker.Event.Heard(op, clock.getAsLong(),
-                                    history.real(), rule, event.name()));
-                        }
-                    }
-                });
-        for (Map.Entry<String, FailurePolicy> policy : workload.policies().entrySet()) {
-            builder.policy(policy.getKey(), policy.getValue());
-        }
-        if (top instanceof ResilientRateLimiter replaced) {
-            builder.replacing(replaced);
-        }
-        return builder.build();
+    private long op() {
+        return op.get();
     }
 
     /**
-     * The limiter the workload calls.
+     * The limiter the current operation calls: the instances in turn, by operation, unless one
+     * is pinned.
      *
-     * @return the top of the stack
+     * @return the top of that instance's stack
      */
     RateLimiter limiter() {
-        return top;
+        return instances.get(instance()).top;
+    }
+
+    /**
+     * The instance the current operation calls.
+     *
+     * @return its index
+     */
+    int instance() {
+        int pin = pinned;
+        return pin >= 0 ? pin : (int) (op() % instances.size());
+    }
+
+    /**
+     * Sends every call to one instance (a fault meant for one breaker), or again in turn.
+     *
+     * @param instance the index, or -1
+     */
+    void pin(int instance) {
+        pinned = instance;
     }
 
     /**
@@ -111,42 +186,79 @@ final class Target implements AutoCloseable {
     }
 
     /**
-     * Sets the operation being run, for the events the store and the listener record.
+     * Sets the operation this thread runs, for the events the store and the listener record.
      *
      * @param op the operation's number
      */
     void op(long op) {
-        this.op = op;
+        this.op.set(op);
     }
 
-    /**
-     * Rules were edited: a new decision path, as a settings refresh builds one, going on with the
-     * replaced path's deny cache.
-     */
+    /** Rules were edited: a new decision path for each instance, as a settings refresh builds one. */
     void rulesEdited() {
         if (workload.resilient()) {
-            top = decisionPath();
+            for (Instance instance : instances) {
+                instance.top = instance.decisionPath();
+            }
         }
     }
 
     /**
-     * The Valkey server, for faults.
+     * The single Valkey server, for faults.
      *
-     * @return the server, or null for the in-process targets
+     * @return the server, or null for the in-process and cluster targets
      */
     ValkeyServer valkey() {
         return valkey;
     }
 
     /**
-     * Where a rule keeps its state for a key in Valkey.
+     * The cluster, for faults.
+     *
+     * @return the cluster, or null unless a cluster target
+     */
+    ValkeyCluster cluster() {
+        return cluster;
+    }
+
+    /**
+     * The server that holds a state key: the single one, or the cluster's primary for its slot.
+     *
+     * @param stateKey the key
+     * @return the server
+     */
+    ValkeyServer serverOf(String stateKey) {
+        return cluster == null ? valkey : cluster.primaryOf(JedisClusterCRC16.getSlot(stateKey));
+    }
+
+    /**
+     * Every server of the store.
+     *
+     * @return the single one, or the cluster's nodes
+     */
+    List<ValkeyServer> servers() {
+        return cluster == null ? List.of(valkey) : cluster.nodes();
+    }
+
+    /**
+     * The faulty client of an instance.
+     *
+     * @param instance the index
+     * @return its client's faults, or null on a cluster
+     */
+    ErrorClient errors(int instance) {
+        return instances.get(instance).errors;
+    }
+
+    /**
+     * Where a rule keeps its state for a key in Valkey (the same for every instance).
      *
      * @param rule the rule
      * @param key  the key
      * @return the state key
      */
     String stateKey(Rule rule, String key) {
-        return valkeyLimiter.stateKey(rule, key);
+        return instances.get(0).valkeyLimiter.stateKey(rule, key);
     }
 
     /**
@@ -171,10 +283,8 @@ final class Target implements AutoCloseable {
 
     @Override
     public void close() {
-        // The decision path closes the store and the fallback; without it, close them here.
-        top.close();
-        if (!workload.resilient()) {
-            fallback.close();
+        for (Instance instance : instances) {
+            instance.close();
         }
     }
 }

@@ -55,6 +55,8 @@ final class Unit {
     boolean lost;
     /** The op at which it became lost. */
     long lostOp;
+    /** The limiter instance that lost it: only that one remembers it, and releases it. */
+    int lostInstance;
     /** Real ms of the first store answer after it was lost, or -1. */
     long answeredReal = -1;
     /** Releasing chances counted so far (see {@link Invariants}), and the real ms of the last. */

@@ -6,7 +6,6 @@ import dev.ratelimit.Rule;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -20,7 +19,11 @@ import java.util.Set;
  * policy, a few keys, and a list of steps: calls over random subsets of the rules with costs
  * above 1, reservations settled soon, late or never, peeks, clock moves from 0 ms to several
  * windows and exactly to announced retry-afters, retries, rule edits and resets, and for Valkey
- * faults: stalls with lost replies, {@code FUNCTION FLUSH}, unreadable state.
+ * faults: stalls with lost replies (on a cluster, of one node), {@code FUNCTION FLUSH},
+ * unreadable state; on a single Valkey also restarts, Errors thrown inside the client, and an
+ * opening burst of failures or crowd of concurrent callers that opens a fresh breaker. Valkey
+ * runs have one or two limiter instances sharing the store. The steps are drawn by
+ * {@link Generator}.
  *
  * @param seed       the seed everything was drawn from
  * @param target     where it runs
@@ -30,11 +33,21 @@ import java.util.Set;
  * @param keys       the keys claims use
  * @param clockStart the client clock at the start, epoch ms
  * @param avoided    the open defects this workload steers clear of ({@link Known})
+ * @param instances  limiter instances sharing the store (1 or 2; the calls alternate between them)
+ * @param breakerOpenMillis how long each instance's circuit breaker stays open before a probe
  * @param steps      what to do
  */
 record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
                 Map<String, FailurePolicy> policies, List<String> keys, long clockStart,
-                Set<Known> avoided, List<Op> steps) {
+                Set<Known> avoided, int instances, long breakerOpenMillis, List<Op> steps) {
+
+    /** The breaker's open period, long enough that a run goes on. */
+    static final long BREAKER_OPEN_MILLIS = 300;
+    /**
+     * The breaker's open period in runs that begin with a crowd: shorter than the 50 ms socket
+     * timeout, so that calls sent before it opened fail while its probe is out.
+     */
+    static final long CROWD_BREAKER_OPEN_MILLIS = 5;
 
     private static final long[] LIMITS = {1, 2, 3, 5, 10, 20};
     private static final long[] WINDOWS = {50, 100, 1_000, 10_000, 60_000};
@@ -45,7 +58,7 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
      * timeout never ends that duty early.
      */
     private static final long[] LEASE_TIMEOUTS = {30_000, 60_000, 120_000};
-    private static final List<String> KEYS = List.of("a", "b", "c");
+    static final List<String> KEYS = List.of("a", "b", "c");
 
     /** The kinds of target a seed can draw. */
     enum Target {
@@ -56,7 +69,29 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
         /** Valkey, called directly: failures reach the caller. */
         VALKEY,
         /** Valkey behind the resilient layer: policies, fallback, deny cache. */
-        VALKEY_RESILIENT
+        VALKEY_RESILIENT,
+        /** A three-node Valkey Cluster, called directly. */
+        CLUSTER,
+        /** A three-node Valkey Cluster behind the resilient layer. */
+        CLUSTER_RESILIENT;
+
+        /** The targets of the single store: the fixed and random seeds of every build run on these. */
+        static final List<Target> SINGLE = List.of(LOCAL, LOCAL_RESILIENT, VALKEY, VALKEY_RESILIENT);
+
+        /** Whether the store is Valkey, single or cluster. */
+        boolean valkey() {
+            return this != LOCAL && this != LOCAL_RESILIENT;
+        }
+
+        /** Whether the store is a Valkey Cluster. */
+        boolean cluster() {
+            return this == CLUSTER || this == CLUSTER_RESILIENT;
+        }
+
+        /** Whether calls go through {@code ResilientRateLimiter}. */
+        boolean resilient() {
+            return this == LOCAL_RESILIENT || this == VALKEY_RESILIENT || this == CLUSTER_RESILIENT;
+        }
     }
 
     /**
@@ -70,8 +105,8 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
      */
     static Workload generate(long seed, Target target, int steps, Set<Known> avoided) {
         Random random = new Random(seed * 31 + target.ordinal());
-        boolean valkey = target == Target.VALKEY || target == Target.VALKEY_RESILIENT;
-        boolean resilient = target == Target.LOCAL_RESILIENT || target == Target.VALKEY_RESILIENT;
+        boolean valkey = target.valkey();
+        boolean resilient = target.resilient();
         int ruleCount = 3 + random.nextInt(3);
         List<Rule> rules = new ArrayList<>();
         Map<String, FailurePolicy> policies = new LinkedHashMap<>();
@@ -82,14 +117,26 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
             policies.put(rule.name(), policy(random, rule));
         }
         List<Op> ops = new ArrayList<>(steps);
-        Generator generator = new Generator(random, rules, valkey);
+        // What came after the first version of the workload is drawn from a stream of its own,
+        // so that a seed's other draws stay as they were.
+        Random extra = new Random(seed * 131 + target.ordinal() + 7);
+        int instances = valkey && extra.nextBoolean() ? 2 : 1;
+        boolean single = valkey && !target.cluster();
+        int opening = single ? extra.nextInt(3) : 0;
+        Generator openings = new Generator(extra, rules, valkey, single);
+        if (opening == 1) {
+            ops.add(openings.burst());
+        } else if (opening == 2) {
+            ops.add(openings.crowd());
+        }
+        Generator generator = new Generator(random, rules, valkey, single);
         while (ops.size() < steps) {
             ops.add(generator.next());
         }
         boolean denyCache = resilient && random.nextInt(3) > 0;
         return new Workload(seed, target, denyCache, List.copyOf(rules), policies, KEYS,
                 1_700_000_000_000L + random.nextInt(1_000_000_000), Set.copyOf(avoided),
-                List.copyOf(ops));
+                instances, opening == 2 ? CROWD_BREAKER_OPEN_MILLIS : BREAKER_OPEN_MILLIS, List.copyOf(ops));
     }
 
     /**
@@ -98,7 +145,16 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
      * @return false for the in-process limiter
      */
     boolean valkey() {
-        return target == Target.VALKEY || target == Target.VALKEY_RESILIENT;
+        return target.valkey();
+    }
+
+    /**
+     * Whether the store is a Valkey Cluster.
+     *
+     * @return true for the cluster targets
+     */
+    boolean cluster() {
+        return target.cluster();
     }
 
     /**
@@ -107,7 +163,18 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
      * @return true for the resilient targets
      */
     boolean resilient() {
-        return target == Target.LOCAL_RESILIENT || target == Target.VALKEY_RESILIENT;
+        return target.resilient();
+    }
+
+    /**
+     * Whether concurrent calls may share a pipeline. Not in a run that begins with a crowd:
+     * there each call is sent on its own, so that the breaker's promises can be read from the
+     * commands sent (a pipelined call may be sent by another caller's thread).
+     *
+     * @return false when the first step is a crowd
+     */
+    boolean pipelined() {
+        return steps.isEmpty() || !(steps.get(0) instanceof Op.Crowd);
     }
 
     /** A rule of the algorithm with random settings. */
@@ -146,160 +213,7 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
         };
     }
 
-    private static long pick(Random random, long[] values) {
+    static long pick(Random random, long[] values) {
         return values[random.nextInt(values.length)];
-    }
-
-    /** Draws the steps one by one, remembering which keys are planted. */
-    private static final class Generator {
-        private final Random random;
-        private final List<Rule> rules;
-        private final boolean valkey;
-        private final List<Op.Plant> planted = new ArrayList<>();
-
-        Generator(Random random, List<Rule> rules, boolean valkey) {
-            this.random = random;
-            this.rules = rules;
-            this.valkey = valkey;
-        }
-
-        Op next() {
-            if (!planted.isEmpty() && random.nextInt(25) == 0) {
-                Op.Plant plant = planted.remove(random.nextInt(planted.size()));
-                return new Op.Unplant(plant.rule(), plant.key());
-            }
-            int roll = random.nextInt(1000);
-            if (valkey && roll < 2) {
-                return stall();
-            }
-            if (valkey && roll < 8) {
-                return new Op.Flush();
-            }
-            if (valkey && roll < 16 && planted.size() < 2) {
-                Op.Plant plant = new Op.Plant(random.nextInt(rules.size()), KEYS.get(random.nextInt(KEYS.size())));
-                planted.add(plant);
-                return plant;
-            }
-            if (roll < 36) {
-                return edit();
-            }
-            if (roll < 40) {
-                return new Op.Reset(claim());
-            }
-            if (roll < 70) {
-                return new Op.Retry();
-            }
-            if (roll < 320) {
-                return advance();
-            }
-            if (roll < 400) {
-                return new Op.Peek(claim());
-            }
-            if (roll < 540) {
-                return settle();
-            }
-            return take();
-        }
-
-        /**
-         * A stall: calls sent into it, most of them on one concurrency rule and key when there
-         * is one (their leases are lost with the replies), then probes of that rule and key,
-         * paced so the limiter has its chances to release them, the last of which needs them
-         * released.
-         */
-        private Op stall() {
-            List<Integer> leases = new ArrayList<>();
-            for (int i = 0; i < rules.size(); i++) {
-                if (rules.get(i).algorithm().isConcurrency()) {
-                    leases.add(i);
-                }
-            }
-            Op.ClaimSpec lease = leases.isEmpty() ? null
-                    : new Op.ClaimSpec(leases.get(random.nextInt(leases.size())), KEYS.get(random.nextInt(KEYS.size())), 1);
-            List<Op> during = new ArrayList<>();
-            int count = 3 + random.nextInt(4);
-            while (during.size() < count) {
-                Op op = switch (random.nextInt(4)) {
-                    case 0 -> settle();
-                    case 1 -> new Op.Peek(claim());
-                    default -> take();
-                };
-                if (lease != null && op instanceof Op.Take take && random.nextInt(4) > 0) {
-                    List<Op.ClaimSpec> claims = new ArrayList<>(take.claims());
-                    claims.removeIf(c -> c.rule() == lease.rule());
-                    claims.add(0, lease);
-                    op = new Op.Take(take.reserve(), claims);
-                }
-                during.add(op);
-            }
-            List<Op> after = new ArrayList<>();
-            for (int i = 0; lease != null && i < 5; i++) {
-                after.add(new Op.Probe(lease));
-            }
-            return new Op.Stall(300, during, after);
-        }
-
-        private Op take() {
-            return new Op.Take(random.nextInt(5) < 2, claims());
-        }
-
-        private Op settle() {
-            String how = switch (random.nextInt(4)) {
-                case 0 -> "commit";
-                case 1 -> "cancel-one";
-                default -> "cancel";
-            };
-            return new Op.Settle(random.nextBoolean() ? -1 : random.nextInt(1_000), how, random.nextInt(rules.size()));
-        }
-
-        private Op advance() {
-            int rule = random.nextInt(rules.size());
-            return switch (random.nextInt(20)) {
-                case 0, 1 -> new Op.Advance("zero", 0, rule);
-                case 2, 3, 4 -> new Op.Advance("one", 0, rule);
-                case 5, 6, 7, 8, 9, 10 -> new Op.Advance("fraction", random.nextDouble(), rule);
-                case 11, 12, 13 -> new Op.Advance("windows", 1 + random.nextInt(3), rule);
-                case 14, 15, 16 -> new Op.Advance("retry", 0, rule);
-                default -> new Op.Advance("retry-early", 0, rule);
-            };
-        }
-
-        private Op edit() {
-            int index = random.nextInt(rules.size());
-            Rule edited = rule(random, "r" + index, rules.get(index).algorithm());
-            return new Op.Edit(index, edited.limit(), edited.window().toMillis(), edited.burst());
-        }
-
-        private List<Op.ClaimSpec> claims() {
-            List<Integer> indexes = new ArrayList<>();
-            for (int i = 0; i < rules.size(); i++) {
-                indexes.add(i);
-            }
-            Collections.shuffle(indexes, random);
-            int count = 1 + random.nextInt(Math.min(3, rules.size()));
-            String key = KEYS.get(random.nextInt(KEYS.size()));
-            List<Op.ClaimSpec> claims = new ArrayList<>(count);
-            for (int i : indexes.subList(0, count)) {
-                // Mostly one key per request, as one caller's rules; sometimes each its own.
-                String claimKey = random.nextInt(4) == 0 ? KEYS.get(random.nextInt(KEYS.size())) : key;
-                claims.add(new Op.ClaimSpec(i, claimKey, cost()));
-            }
-            return claims;
-        }
-
-        private Op.ClaimSpec claim() {
-            return new Op.ClaimSpec(random.nextInt(rules.size()), KEYS.get(random.nextInt(KEYS.size())), cost());
-        }
-
-        private long cost() {
-            int roll = random.nextInt(20);
-            if (roll < 12) {
-                return 1;
-            }
-            if (roll < 17) {
-                return 2 + random.nextInt(2);
-            }
-            return 0;
-        }
     }
 }
