@@ -32,11 +32,13 @@ import java.util.Set;
  * @param uses       each rule as the filter would use it: one cost, and whether its units are given back by
  *                   outcome (for runs that steer clear of the deny cache's open defects)
  * @param avoided    the open defects this workload steers clear of ({@link Known})
- * @param steps      what to do
+ * @param drawn      how many steps were drawn from the seed (the rest of the workload is drawn
+ *                   after them, so this is needed to draw it again)
+ * @param steps      what to do: the steps drawn, or fewer when the workload was shrunk
  */
 record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
                 Map<String, FailurePolicy> policies, List<String> keys, long clockStart, List<Use> uses,
-                Set<Known> avoided, List<Op> steps) {
+                Set<Known> avoided, int drawn, List<Op> steps) {
 
     private static final long[] LIMITS = {1, 2, 3, 5, 10, 20};
     private static final long[] WINDOWS = {50, 100, 1_000, 10_000, 60_000};
@@ -105,7 +107,18 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
         }
         return new Workload(seed, target, denyCache, List.copyOf(rules), policies, KEYS,
                 1_700_000_000_000L + random.nextInt(1_000_000_000), List.copyOf(uses), Set.copyOf(avoided),
-                List.copyOf(ops));
+                steps, List.copyOf(ops));
+    }
+
+    /**
+     * The same workload with other steps: rules, policies, clock and uses as drawn.
+     *
+     * @param steps the steps, a part of the drawn ones when shrinking
+     * @return the workload
+     */
+    Workload withSteps(List<Op> steps) {
+        return new Workload(seed, target, denyCache, rules, policies, keys, clockStart, uses, avoided, drawn,
+                List.copyOf(steps));
     }
 
     /**
