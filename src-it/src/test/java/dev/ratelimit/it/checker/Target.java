@@ -13,6 +13,7 @@ import dev.ratelimit.valkey.ValkeySettings;
 
 import java.time.Duration;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 
 /**
  * What a workload runs against, on the client clock the runner moves: the store (in-process,
@@ -44,8 +45,10 @@ final class Target implements AutoCloseable {
      * @param workload what will run
      * @param valkey   the server, for Valkey targets (null otherwise)
      * @param history  where the store's calls are recorded
+     * @param beneath  wraps the shared store beneath the recording: identity, but for a defect
+     *                 a test of the checker puts there on purpose
      */
-    Target(Workload workload, ValkeyServer valkey, History history) {
+    Target(Workload workload, ValkeyServer valkey, History history, UnaryOperator<RateLimiter> beneath) {
         this.workload = workload;
         this.clock = new ManualClock(workload.clockStart());
         this.history = history;
@@ -64,7 +67,7 @@ final class Target implements AutoCloseable {
             // Room for every key: an evicted state would be counts forgotten.
             shared = LocalRateLimiter.withClock(clock, 100_000);
         }
-        this.store = new RecordingStore(shared, history, () -> op, clock);
+        this.store = new RecordingStore(beneath.apply(shared), history, () -> op, clock);
         this.fallback = LocalRateLimiter.withClock(clock, 100_000);
         this.top = workload.resilient() ? decisionPath() : store;
     }

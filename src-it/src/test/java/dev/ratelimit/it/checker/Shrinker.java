@@ -1,0 +1,283 @@
+package dev.ratelimit.it.checker;
+
+import dev.ratelimit.FailurePolicy;
+import dev.ratelimit.Rule;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.BiFunction;
+
+/**
+ * Shrinks a failing workload: runs it again with steps removed and keeps a shorter workload
+ * whenever it still breaks the same invariant (same invariant, rule and domain; the key and
+ * numbers may differ). First the steps after the one that broke it (they cannot have caused
+ * it), then everything naming other rules and keys at once, then halves, quarters and smaller
+ * chunks down to single steps (delta debugging), until no single step can go or the budget
+ * (reruns, time) is spent. Faults and clock moves are steps like any other. Runs with Valkey
+ * faults depend on timing: a candidate is kept only when its own run failed, so the result is
+ * always a workload that was seen failing, with its history.
+ *
+ * <p>The smallest workload's history is kept beside the original as
+ * {@code <name>.shrunk.jsonl}, its steps as {@code <name>.workload.jsonl} ({@link Replay}).
+ */
+final class Shrinker {
+
+    /**
+     * Default most reruns: {@code -Dchecker.shrinkRuns}, 0 for none. An in-process run of
+     * 1,500 steps takes about 10 ms, and shrinking one to a dozen steps took 281 reruns; on
+     * Valkey a run takes seconds and the time bound ends it first.
+     */
+    static final int RUNS = Integer.getInteger("checker.shrinkRuns", 500);
+    /** Default most time: {@code -Dchecker.shrinkSeconds}. */
+    static final Duration TIME = Duration.ofSeconds(Long.getLong("checker.shrinkSeconds", 60));
+    /** Most steps printed; the rest are in the workload file. */
+    private static final int PRINTED_STEPS = 120;
+
+    private final BiFunction<Workload, String, Checker.Result> trial;
+    private final int maxRuns;
+    private final Duration maxTime;
+
+    /**
+     * A shrinker.
+     *
+     * @param trial   runs a workload into the named history (fresh state each time) and checks it
+     * @param maxRuns most reruns
+     * @param maxTime most time in all
+     */
+    Shrinker(BiFunction<Workload, String, Checker.Result> trial, int maxRuns, Duration maxTime) {
+        this.trial = trial;
+        this.maxRuns = maxRuns;
+        this.maxTime = maxTime;
+    }
+
+    /**
+     * What shrinking found.
+     *
+     * @param original  the failing run shrunk
+     * @param smallest  the shortest run seen failing the same way (the original if none was)
+     * @param violation its violation of the same kind as the original's first
+     * @param runs      reruns made
+     * @param millis    time taken
+     * @param done      true when no single step could go, false when the budget ran out
+     * @param history   the smallest run's history
+     * @param workload  the smallest workload's file, for {@code -Dchecker.replay}
+     */
+    record Outcome(Checker.Result original, Checker.Result smallest, Violation violation, int runs, long millis,
+                   boolean done, Path history, Path workload) {
+
+        /**
+         * What to print: the steps left, the violation, the files.
+         *
+         * @return lines for a failure message
+         */
+        String report() {
+            int from = original.workload().steps().size();
+            List<Op> steps = smallest.workload().steps();
+            StringBuilder out = new StringBuilder();
+            out.append("Shrunk from ").append(from).append(" to ").append(steps.size()).append(" steps in ").append(runs)
+                    .append(" reruns, ").append(millis / 1_000).append(" s (")
+                    .append(done ? "no single step can go" : "budget spent: -Dchecker.shrinkRuns, -Dchecker.shrinkSeconds")
+                    .append("); it still breaks:\n  ").append(violation).append('\n');
+            Workload shrunk = smallest.workload();
+            out.append("The shrunk workload, seed ").append(shrunk.seed()).append(" on ").append(shrunk.target())
+                    .append(shrunk.resilient() ? " (deny cache " + (shrunk.denyCache() ? "on" : "off") + ")" : "")
+                    .append(", its rules as drawn:\n");
+            for (Rule rule : shrunk.rules()) {
+                FailurePolicy policy = shrunk.policies().get(rule.name());
+                out.append("  ").append(Event.ruleJson(rule)).append(!shrunk.resilient() ? ""
+                        : " policy " + policy.kind().name().toLowerCase()
+                        + (policy.localRule() == null ? "" : " " + Event.ruleJson(policy.localRule()))).append('\n');
+            }
+            List<String> lines = new ArrayList<>();
+            for (int i = 0; i < steps.size(); i++) {
+                List<String> step = Steps.lines(steps.get(i));
+                lines.add(String.format("%4d. %s", i + 1, step.get(0)));
+                step.subList(1, step.size()).forEach(l -> lines.add("      " + l));
+            }
+            lines.stream().limit(PRINTED_STEPS).forEach(l -> out.append("  ").append(l).append('\n'));
+            if (lines.size() > PRINTED_STEPS) {
+                out.append("  ... ").append(lines.size() - PRINTED_STEPS).append(" more lines, all in the workload file\n");
+            }
+            out.append("Shrunk history kept in ").append(history.toAbsolutePath()).append('\n');
+            out.append("Replay the shrunk workload: -Dchecker.replay=").append(workload.toAbsolutePath());
+            return out.toString();
+        }
+    }
+
+    /**
+     * Shrinks a failing run.
+     *
+     * @param failed a run that broke an invariant
+     * @return the shortest workload seen breaking the same one, with its files
+     */
+    Outcome shrink(Checker.Result failed) {
+        Search search = new Search(failed);
+        search.cutAfterViolation();
+        search.focus();
+        boolean done = false;
+        int chunk = Math.max(1, search.steps().size() / 2);
+        while (!done && search.budgetLeft()) {
+            boolean removed = false;
+            for (int i = 0; i < search.steps().size() && search.budgetLeft(); ) {
+                List<Op> steps = search.steps();
+                List<Op> fewer = new ArrayList<>(steps.subList(0, i));
+                fewer.addAll(steps.subList(Math.min(steps.size(), i + chunk), steps.size()));
+                if (!fewer.isEmpty() && search.keepIfSame(fewer)) {
+                    removed = true; // the same i is now the next chunk
+                } else {
+                    i += chunk;
+                }
+            }
+            done = chunk == 1 && !removed && search.budgetLeft();
+            chunk = Math.max(1, Math.min(chunk / 2, search.steps().size() / 2));
+        }
+        if (search.smallest == failed) {
+            copy(failed.file(), search.kept); // nothing shorter failed: the original is the smallest seen
+        }
+        Path workload = Replay.write(search.smallest.workload(),
+                failed.file().resolveSibling(search.name + ".workload.jsonl"));
+        return new Outcome(failed, search.smallest, search.violation, search.runs,
+                (System.nanoTime() - search.began) / 1_000_000, done, search.kept, workload);
+    }
+
+    /** One shrinking: the smallest failing run so far, and the budget spent. */
+    private final class Search {
+        private final long began = System.nanoTime();
+        private final Violation wanted;
+        private final String name;
+        private final Path kept;
+        private Checker.Result smallest;
+        private Violation violation;
+        private int runs;
+
+        Search(Checker.Result failed) {
+            this.wanted = failed.violations().get(0);
+            this.name = failed.file().getFileName().toString().replaceFirst("\\.jsonl$", "");
+            this.kept = failed.file().resolveSibling(name + ".shrunk.jsonl");
+            this.smallest = failed;
+            this.violation = wanted;
+        }
+
+        List<Op> steps() {
+            return smallest.workload().steps();
+        }
+
+        boolean budgetLeft() {
+            return runs < maxRuns && System.nanoTime() - began < maxTime.toNanos();
+        }
+
+        /** The steps after the one that broke the invariant cannot matter: tried without them. */
+        void cutAfterViolation() {
+            int last = smallest.step(violation.op());
+            if (last + 1 < steps().size() && budgetLeft()) {
+                keepIfSame(new ArrayList<>(steps().subList(0, last + 1)));
+            }
+        }
+
+        /**
+         * Big cuts first: the steps that name the violation's rule and key, with everything
+         * that names no rule or key (clock moves, settlements, retries, faults); failing that,
+         * those that name its rule on any key.
+         */
+        void focus() {
+            int rule = Integer.parseInt(wanted.rule().substring(1)); // rules are named r0, r1...
+            for (String key : new String[] {wanted.key(), null}) {
+                List<Op> kept = steps().stream().filter(s -> names(s, rule, key)).toList();
+                if (kept.size() < steps().size() && !kept.isEmpty() && budgetLeft() && keepIfSame(kept)) {
+                    return;
+                }
+            }
+        }
+
+        /** Runs the steps; keeps them, and their history, if they break the same invariant. */
+        boolean keepIfSame(List<Op> steps) {
+            Checker.Result candidate = attempt(smallest.workload().withSteps(steps), name + ".shrinking");
+            runs++;
+            Violation same = candidate == null ? null : same(candidate, wanted);
+            if (same == null) {
+                delete(kept.resolveSibling(name + ".shrinking.jsonl")); // passed, or failed otherwise
+                return false;
+            }
+            move(candidate.file(), kept);
+            smallest = candidate;
+            violation = same;
+            cutAfterViolation();
+            return true;
+        }
+    }
+
+    /** Whether a step may matter to a rule and key (any key when null). */
+    private static boolean names(Op step, int rule, String key) {
+        if (step instanceof Op.Take take) {
+            return take.claims().stream().anyMatch(c -> names(c, rule, key));
+        } else if (step instanceof Op.Peek peek) {
+            return names(peek.claim(), rule, key);
+        } else if (step instanceof Op.Reset reset) {
+            return names(reset.claim(), rule, key);
+        } else if (step instanceof Op.Probe probe) {
+            return names(probe.claim(), rule, key);
+        } else if (step instanceof Op.Edit edit) {
+            return edit.rule() == rule;
+        } else if (step instanceof Op.Plant plant) {
+            return plant.rule() == rule && (key == null || plant.key().equals(key));
+        } else if (step instanceof Op.Unplant unplant) {
+            return unplant.rule() == rule && (key == null || unplant.key().equals(key));
+        }
+        return true; // clock moves, settlements, retries, stalls, flushes
+    }
+
+    private static boolean names(Op.ClaimSpec claim, int rule, String key) {
+        return claim.rule() == rule && (key == null || claim.key().equals(key));
+    }
+
+    /** A candidate's run, or null when it could not run (what the original did not show). */
+    private Checker.Result attempt(Workload candidate, String name) {
+        try {
+            return trial.apply(candidate, name);
+        } catch (AssertionError | RuntimeException e) {
+            return null;
+        }
+    }
+
+    /** The candidate's violation of the same kind as the wanted one, or null. */
+    private static Violation same(Checker.Result candidate, Violation wanted) {
+        return candidate.violations().stream()
+                .filter(v -> v.invariant().equals(wanted.invariant()) && v.rule().equals(wanted.rule())
+                        && v.domain().equals(wanted.domain()))
+                .findFirst().orElse(null);
+    }
+
+    private static long elapsed(long began) {
+        return System.nanoTime() - began;
+    }
+
+    private static void move(Path from, Path to) {
+        try {
+            Files.move(from, to, StandardCopyOption.REPLACE_EXISTING);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot keep the shrunk history " + to.toAbsolutePath(), e);
+        }
+    }
+
+    private static void copy(Path from, Path to) {
+        try {
+            Files.copy(from, to, StandardCopyOption.REPLACE_EXISTING);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot keep the shrunk history " + to.toAbsolutePath(), e);
+        }
+    }
+
+    private static void delete(Path file) {
+        try {
+            Files.deleteIfExists(file);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot delete " + file.toAbsolutePath(), e);
+        }
+    }
+}
