@@ -187,8 +187,8 @@ class CheckerTest {
         if (!result.passed()) {
             report = result.report();
             if (Shrinker.RUNS > 0) {
-                Shrinker.Outcome shrunk = new Shrinker((w, name) -> run(w, name, false), Shrinker.RUNS, Shrinker.TIME).shrink(result);
-                report += "\n" + shrunk.report();
+                Shrinker shrinker = new Shrinker((w, name) -> run(w, name, false), Shrinker.RUNS, Shrinker.TIME);
+                report += "\n" + shrinker.shrink(result).report();
             }
         }
         assertThat(result.passed()).as("%s%s", context == null ? "" : "caught in " + context + ":\n", report).isTrue();

@@ -1,8 +1,5 @@
 package dev.ratelimit.it.checker;
 
-import dev.ratelimit.FailurePolicy;
-import dev.ratelimit.Rule;
-
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -12,13 +9,15 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BiFunction;
+import java.util.function.Predicate;
 
 /**
  * Shrinks a failing workload: runs it again with steps removed and keeps a shorter workload
  * whenever it still breaks the same invariant (same invariant, rule and domain; the key and
  * numbers may differ). First the steps after the one that broke it (they cannot have caused
  * it), then everything naming other rules and keys at once, then halves, quarters and smaller
- * chunks down to single steps (delta debugging), until no single step can go or the budget
+ * chunks down to single steps (delta debugging), then the calls sent into each stall and after
+ * it, one at a time, until no single step can go or the budget
  * (reruns, time) is spent. Faults and clock moves are steps like any other. Runs with Valkey
  * faults depend on timing: a candidate is kept only when its own run failed, so the result is
  * always a workload that was seen failing, with its history.
@@ -29,16 +28,13 @@ import java.util.function.BiFunction;
 final class Shrinker {
 
     /**
-     * Default most reruns: {@code -Dchecker.shrinkRuns}, 0 for none. An in-process run of
-     * 1,500 steps takes about 10 ms, and shrinking one to a dozen steps took 281 reruns; on
-     * Valkey a run takes seconds and the time bound ends it first.
+     * Default most reruns: {@code -Dchecker.shrinkRuns}, 0 for none. An in-process run of a
+     * shrinking takes a few ms, and shrinking one to a dozen steps took from 281 to over 500
+     * reruns; on Valkey a run takes seconds and the time bound ends it first.
      */
-    static final int RUNS = Integer.getInteger("checker.shrinkRuns", 500);
+    static final int RUNS = Integer.getInteger("checker.shrinkRuns", 2_000);
     /** Default most time: {@code -Dchecker.shrinkSeconds}. */
     static final Duration TIME = Duration.ofSeconds(Long.getLong("checker.shrinkSeconds", 60));
-    /** Most steps printed; the rest are in the workload file. */
-    private static final int PRINTED_STEPS = 120;
-
     private final BiFunction<Workload, String, Checker.Result> trial;
     private final int maxRuns;
     private final Duration maxTime;
@@ -57,92 +53,25 @@ final class Shrinker {
     }
 
     /**
-     * What shrinking found.
-     *
-     * @param original  the failing run shrunk
-     * @param smallest  the shortest run seen failing the same way (the original if none was)
-     * @param violation its violation of the same kind as the original's first
-     * @param runs      reruns made
-     * @param millis    time taken
-     * @param done      true when no single step could go, false when the budget ran out
-     * @param history   the smallest run's history
-     * @param workload  the smallest workload's file, for {@code -Dchecker.replay}
-     */
-    record Outcome(Checker.Result original, Checker.Result smallest, Violation violation, int runs, long millis,
-                   boolean done, Path history, Path workload) {
-
-        /**
-         * What to print: the steps left, the violation, the files.
-         *
-         * @return lines for a failure message
-         */
-        String report() {
-            int from = original.workload().steps().size();
-            List<Op> steps = smallest.workload().steps();
-            StringBuilder out = new StringBuilder();
-            out.append("Shrunk from ").append(from).append(" to ").append(steps.size()).append(" steps in ").append(runs)
-                    .append(" reruns, ").append(millis / 1_000).append(" s (")
-                    .append(done ? "no single step can go" : "budget spent: -Dchecker.shrinkRuns, -Dchecker.shrinkSeconds")
-                    .append("); it still breaks:\n  ").append(violation).append('\n');
-            Workload shrunk = smallest.workload();
-            out.append("The shrunk workload, seed ").append(shrunk.seed()).append(" on ").append(shrunk.target())
-                    .append(shrunk.resilient() ? " (deny cache " + (shrunk.denyCache() ? "on" : "off") + ")" : "")
-                    .append(", its rules as drawn:\n");
-            for (Rule rule : shrunk.rules()) {
-                FailurePolicy policy = shrunk.policies().get(rule.name());
-                out.append("  ").append(Event.ruleJson(rule)).append(!shrunk.resilient() ? ""
-                        : " policy " + policy.kind().name().toLowerCase()
-                        + (policy.localRule() == null ? "" : " " + Event.ruleJson(policy.localRule()))).append('\n');
-            }
-            List<String> lines = new ArrayList<>();
-            for (int i = 0; i < steps.size(); i++) {
-                List<String> step = Steps.lines(steps.get(i));
-                lines.add(String.format("%4d. %s", i + 1, step.get(0)));
-                step.subList(1, step.size()).forEach(l -> lines.add("      " + l));
-            }
-            lines.stream().limit(PRINTED_STEPS).forEach(l -> out.append("  ").append(l).append('\n'));
-            if (lines.size() > PRINTED_STEPS) {
-                out.append("  ... ").append(lines.size() - PRINTED_STEPS).append(" more lines, all in the workload file\n");
-            }
-            out.append("Shrunk history kept in ").append(history.toAbsolutePath()).append('\n');
-            out.append("Replay the shrunk workload: -Dchecker.replay=").append(workload.toAbsolutePath());
-            return out.toString();
-        }
-    }
-
-    /**
      * Shrinks a failing run.
      *
      * @param failed a run that broke an invariant
      * @return the shortest workload seen breaking the same one, with its files
      */
-    Outcome shrink(Checker.Result failed) {
+    Shrunk shrink(Checker.Result failed) {
         Search search = new Search(failed);
         search.cutAfterViolation();
         search.focus();
-        boolean done = false;
-        int chunk = Math.max(1, search.steps().size() / 2);
-        while (!done && search.budgetLeft()) {
-            boolean removed = false;
-            for (int i = 0; i < search.steps().size() && search.budgetLeft(); ) {
-                List<Op> steps = search.steps();
-                List<Op> fewer = new ArrayList<>(steps.subList(0, i));
-                fewer.addAll(steps.subList(Math.min(steps.size(), i + chunk), steps.size()));
-                if (!fewer.isEmpty() && search.keepIfSame(fewer)) {
-                    removed = true; // the same i is now the next chunk
-                } else {
-                    i += chunk;
-                }
-            }
-            done = chunk == 1 && !removed && search.budgetLeft();
-            chunk = Math.max(1, Math.min(chunk / 2, search.steps().size() / 2));
+        boolean done = search.chop();
+        if (done && search.insideStalls()) {
+            done = search.chop(); // fewer calls in a stall may let more steps go
         }
         if (search.smallest == failed) {
             copy(failed.file(), search.kept); // nothing shorter failed: the original is the smallest seen
         }
         Path workload = Replay.write(search.smallest.workload(),
                 failed.file().resolveSibling(search.name + ".workload.jsonl"));
-        return new Outcome(failed, search.smallest, search.violation, search.runs,
+        return new Shrunk(failed, search.smallest, search.violation, search.runs,
                 (System.nanoTime() - search.began) / 1_000_000, done, search.kept, workload);
     }
 
@@ -181,18 +110,76 @@ final class Shrinker {
         }
 
         /**
-         * Big cuts first: the steps that name the violation's rule and key, with everything
-         * that names no rule or key (clock moves, settlements, retries, faults); failing that,
-         * those that name its rule on any key.
+         * Big cuts first, each one run: the steps that name the violation's rule and key, with
+         * everything that names no rule or key (clock moves, settlements, retries, faults), or
+         * failing that those that name its rule on any key; then without every step of a kind
+         * that rarely matters (peeks, clock moves of 0 ms, edits and resets of other rules).
          */
         void focus() {
             int rule = Integer.parseInt(wanted.rule().substring(1)); // rules are named r0, r1...
             for (String key : new String[] {wanted.key(), null}) {
-                List<Op> kept = steps().stream().filter(s -> names(s, rule, key)).toList();
-                if (kept.size() < steps().size() && !kept.isEmpty() && budgetLeft() && keepIfSame(kept)) {
-                    return;
+                if (cut(s -> !names(s, rule, key))) {
+                    break;
                 }
             }
+            cut(s -> s instanceof Op.Peek);
+            cut(s -> s instanceof Op.Advance advance && advance.how().equals("zero"));
+            cut(s -> s instanceof Op.Edit edit && edit.rule() != rule);
+            cut(s -> s instanceof Op.Reset reset && reset.claim().rule() != rule);
+        }
+
+        /** Tries without every step that matches, if that leaves any. */
+        private boolean cut(Predicate<Op> which) {
+            List<Op> kept = steps().stream().filter(which.negate()).toList();
+            return kept.size() < steps().size() && !kept.isEmpty() && budgetLeft() && keepIfSame(kept);
+        }
+
+        /** Halves, quarters... down to single steps, until no single step can go. */
+        boolean chop() {
+            int chunk = Math.max(1, steps().size() / 2);
+            while (budgetLeft()) {
+                boolean removed = false;
+                for (int i = 0; i < steps().size() && budgetLeft(); ) {
+                    List<Op> fewer = new ArrayList<>(steps().subList(0, i));
+                    fewer.addAll(steps().subList(Math.min(steps().size(), i + chunk), steps().size()));
+                    if (!fewer.isEmpty() && keepIfSame(fewer)) {
+                        removed = true; // the same i is now the next chunk
+                    } else {
+                        i += chunk;
+                    }
+                }
+                if (chunk == 1 && !removed) {
+                    return budgetLeft();
+                }
+                chunk = Math.max(1, Math.min(chunk / 2, steps().size() / 2));
+            }
+            return false;
+        }
+
+        /**
+         * The steps sent into each stall and after it, one at a time.
+         *
+         * @return whether any could go
+         */
+        boolean insideStalls() {
+            boolean removed = false;
+            for (int i = 0; i < steps().size() && budgetLeft(); i++) {
+                int j = 0;
+                while (i < steps().size() && steps().get(i) instanceof Op.Stall stall && budgetLeft()
+                        && j < stall.during().size() + stall.after().size()) {
+                    List<Op> during = new ArrayList<>(stall.during());
+                    List<Op> after = new ArrayList<>(stall.after());
+                    (j < during.size() ? during : after).remove(j < during.size() ? j : j - during.size());
+                    List<Op> fewer = new ArrayList<>(steps());
+                    fewer.set(i, new Op.Stall(stall.millis(), during, after));
+                    if (keepIfSame(fewer)) {
+                        removed = true;
+                    } else {
+                        j++;
+                    }
+                }
+            }
+            return removed;
         }
 
         /** Runs the steps; keeps them, and their history, if they break the same invariant. */

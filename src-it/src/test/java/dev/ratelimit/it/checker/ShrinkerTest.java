@@ -79,7 +79,7 @@ class ShrinkerTest {
                 .isFalse();
         Violation first = failed.violations().get(0);
 
-        Shrinker.Outcome shrunk = new Shrinker(ShrinkerTest::trial, 200, Shrinker.TIME).shrink(failed);
+        Shrunk shrunk = new Shrinker(ShrinkerTest::trial, 200, Shrinker.TIME).shrink(failed);
         System.out.println("checker: " + failed.summary() + "\n" + shrunk.report());
 
         assertThat(shrunk.done()).as("shrinking ends because no single step can go").isTrue();
