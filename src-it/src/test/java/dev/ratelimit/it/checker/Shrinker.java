@@ -16,8 +16,9 @@ import java.util.function.Predicate;
  * whenever it still breaks the same invariant (same invariant, rule and domain; the key and
  * numbers may differ). First the steps after the one that broke it (they cannot have caused
  * it), then everything naming other rules and keys at once, then halves, quarters and smaller
- * chunks down to single steps (delta debugging), then the calls sent into each stall and after
- * it, one at a time, until no single step can go or the budget
+ * chunks down to single steps (delta debugging); then each step made smaller (a call without
+ * one of its claims, a stall without one of the calls sent into it or after it) and chunks
+ * again, until no single step or part can go or the budget
  * (reruns, time) is spent. Faults and clock moves are steps like any other. Runs with Valkey
  * faults depend on timing: a candidate is kept only when its own run failed, so the result is
  * always a workload that was seen failing, with its history.
@@ -63,9 +64,10 @@ final class Shrinker {
         search.cutAfterViolation();
         search.focus();
         boolean done = search.chop();
-        if (done && search.insideStalls()) {
-            done = search.chop(); // fewer calls in a stall may let more steps go
+        while (done && search.inside()) {
+            done = search.chop(); // smaller steps may let more steps go
         }
+        done = done && search.budgetLeft(); // else the last look inside may have stopped early
         if (search.smallest == failed) {
             copy(failed.file(), search.kept); // nothing shorter failed: the original is the smallest seen
         }
@@ -157,21 +159,17 @@ final class Shrinker {
         }
 
         /**
-         * The steps sent into each stall and after it, one at a time.
+         * Each step made smaller, one part at a time: a call without one of its claims, a stall
+         * without one of the steps sent into it or after it.
          *
-         * @return whether any could go
+         * @return whether any part could go
          */
-        boolean insideStalls() {
+        boolean inside() {
             boolean removed = false;
             for (int i = 0; i < steps().size() && budgetLeft(); i++) {
-                int j = 0;
-                while (i < steps().size() && steps().get(i) instanceof Op.Stall stall && budgetLeft()
-                        && j < stall.during().size() + stall.after().size()) {
-                    List<Op> during = new ArrayList<>(stall.during());
-                    List<Op> after = new ArrayList<>(stall.after());
-                    (j < during.size() ? during : after).remove(j < during.size() ? j : j - during.size());
+                for (int j = 0; i < steps().size() && j < parts(steps().get(i)) && budgetLeft(); ) {
                     List<Op> fewer = new ArrayList<>(steps());
-                    fewer.set(i, new Op.Stall(stall.millis(), during, after));
+                    fewer.set(i, without(steps().get(i), j));
                     if (keepIfSame(fewer)) {
                         removed = true;
                     } else {
@@ -197,6 +195,32 @@ final class Shrinker {
             cutAfterViolation();
             return true;
         }
+    }
+
+    /** How many parts {@link #without} can take out of a step: a call's claims (one stays), a stall's steps. */
+    private static int parts(Op step) {
+        if (step instanceof Op.Take take) {
+            return take.claims().size() > 1 ? take.claims().size() : 0;
+        }
+        return step instanceof Op.Stall stall ? stall.during().size() + stall.after().size() : 0;
+    }
+
+    /** A step without its {@code j}-th part. */
+    private static Op without(Op step, int j) {
+        if (step instanceof Op.Take take) {
+            List<Op.ClaimSpec> claims = new ArrayList<>(take.claims());
+            claims.remove(j);
+            return new Op.Take(take.reserve(), claims);
+        }
+        Op.Stall stall = (Op.Stall) step;
+        List<Op> during = new ArrayList<>(stall.during());
+        List<Op> after = new ArrayList<>(stall.after());
+        if (j < during.size()) {
+            during.remove(j);
+        } else {
+            after.remove(j - during.size());
+        }
+        return new Op.Stall(stall.millis(), during, after);
     }
 
     /** Whether a step may matter to a rule and key (any key when null). */
