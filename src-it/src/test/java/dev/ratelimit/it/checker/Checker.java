@@ -2,6 +2,7 @@ package dev.ratelimit.it.checker;
 
 import dev.ratelimit.Claim;
 import dev.ratelimit.it.ValkeyCluster;
+import dev.ratelimit.RateLimiter;
 import dev.ratelimit.it.ValkeyServer;
 
 import java.nio.file.Path;
@@ -10,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Predicate;
+import java.util.function.UnaryOperator;
 
 /**
  * One run: a seed's workload on a target, its history recorded, the invariants checked. A run
@@ -36,9 +38,24 @@ final class Checker {
      * @param excerpt    the events that show the first violation
      * @param stats      counts of what happened, to show the run did something
      * @param millis     real time taken
+     * @param firstOps   the first operation's number of each step, in step order
      */
     record Result(Workload workload, List<Violation> violations, Path file, List<String> excerpt,
-                  Map<String, Integer> stats, long millis) {
+                  Map<String, Integer> stats, long millis, List<Long> firstOps) {
+
+        /**
+         * The step an operation belongs to.
+         *
+         * @param op the operation's number (a violation's)
+         * @return the index of its step in the workload
+         */
+        int step(long op) {
+            int step = 0;
+            while (step + 1 < firstOps.size() && firstOps.get(step + 1) <= op) {
+                step++;
+            }
+            return step;
+        }
 
         /** Whether every invariant held. */
         boolean passed() {
@@ -76,19 +93,6 @@ final class Checker {
     }
 
     /**
-     * Runs a seed on a target and checks its history.
-     *
-     * @param seed   the seed
-     * @param target where
-     * @param steps  how many steps
-     * @param valkey the server, for Valkey targets
-     * @return the result
-     */
-    static Result run(long seed, Workload.Target target, int steps, ValkeyServer valkey) {
-        return run(seed, target, steps, valkey, null, Known.avoided());
-    }
-
-    /**
      * Runs a seed on a target, steering clear of the given open defects, and checks its history.
      *
      * @param seed    the seed
@@ -99,43 +103,55 @@ final class Checker {
      * @return the result
      */
     static Result run(long seed, Workload.Target target, int steps, ValkeyServer valkey, Set<Known> avoided) {
-        return run(seed, target, steps, valkey, null, avoided);
+        return run(Workload.generate(seed, target, steps, avoided), valkey, null, name(seed, target),
+                UnaryOperator.identity());
     }
 
     /**
-     * Runs a seed on a target, steering clear of the given open defects, and checks its history.
+     * The name of a seed's history on a target, without extension.
      *
-     * @param seed    the seed
-     * @param target  where
-     * @param steps   how many steps
-     * @param valkey  the server, for single Valkey targets
-     * @param cluster the cluster, for cluster targets
-     * @param avoided the open defects the workload avoids
+     * @param seed   the seed
+     * @param target where it ran
+     * @return {@code <seed>-<target>}
+     */
+    static String name(long seed, Workload.Target target) {
+        return seed + "-" + target.name().toLowerCase();
+    }
+
+    /**
+     * Runs a workload (drawn, shrunk or replayed) and checks its history.
+     *
+     * @param workload what to run
+     * @param valkey   the server, for single Valkey targets
+     * @param cluster  the cluster, for cluster targets
+     * @param name     the history's file name without extension, in {@link #HISTORIES}
+     * @param beneath  wraps the shared store before it is recorded: identity, except in tests
+     *                 of the checker itself that put a defect there on purpose
      * @return the result
      */
-    static Result run(long seed, Workload.Target target, int steps, ValkeyServer valkey, ValkeyCluster cluster,
-                      Set<Known> avoided) {
-        Workload workload = Workload.generate(seed, target, steps, avoided);
+    static Result run(Workload workload, ValkeyServer valkey, ValkeyCluster cluster, String name,
+                      UnaryOperator<RateLimiter> beneath) {
         long began = System.nanoTime();
-        History history = new History(HISTORIES, seed + "-" + target.name().toLowerCase());
+        History history = new History(HISTORIES, name);
         try {
-            try (Target on = new Target(workload, valkey, cluster, history)) {
-                new Runner(workload, on, history).run();
+            List<Long> firstOps;
+            try (Target on = new Target(workload, valkey, cluster, history, beneath)) {
+                firstOps = new Runner(workload, on, history).run();
             }
             List<Event> events = history.events();
             List<Violation> violations = Invariants.check(events);
             long millis = (System.nanoTime() - began) / 1_000_000;
             if (violations.isEmpty()) {
                 history.discard();
-                return new Result(workload, violations, history.file(), List.of(), stats(events), millis);
+                return new Result(workload, violations, history.file(), List.of(), stats(events), millis, firstOps);
             }
             history.close();
             return new Result(workload, violations, history.file(),
-                    history.excerpt(shows(events, violations.get(0)), EXCERPT_LINES), stats(events), millis);
+                    history.excerpt(shows(events, violations.get(0)), EXCERPT_LINES), stats(events), millis, firstOps);
         } catch (RuntimeException | Error e) {
             history.close();
-            throw new AssertionError("seed " + seed + " on " + target + " could not run; history kept in "
-                    + history.file().toAbsolutePath(), e);
+            throw new AssertionError("seed " + workload.seed() + " on " + workload.target() + " could not run; history "
+                    + "kept in " + history.file().toAbsolutePath(), e);
         }
     }
 

@@ -10,11 +10,13 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -31,7 +33,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * <p>Long runs, any seed, as long as wanted: {@code -Dchecker.seconds=3600} (seeds from
  * {@code -Dchecker.seed}, else a random one, each on every target, until the time is up or a
  * run fails); {@code -Dchecker.seed=N} alone reruns seed N on every target.
- * {@code -Dchecker.keepGoing=true} makes a long run go on past failing runs and list them all,
+ * A failing run is shrunk ({@link Shrinker}: {@code -Dchecker.shrinkRuns}, {@code -Dchecker.shrinkSeconds})
+ * and its shortest failing workload printed and kept; {@code -Dchecker.replay=<file>} runs a
+ * kept workload or history again ({@link Replay}).
+ * {@code -Dchecker.keepGoing=true} makes a long run go on past failing runs and list them all (not shrunk),
  * {@code -Dchecker.targets=VALKEY,CLUSTER,...} chooses the targets of a long run (by default
  * those of the single store), {@code -Dchecker.steps}
  * sets the steps per run, {@code -Dchecker.expose=ALL} stops avoiding the open defects
@@ -139,6 +144,14 @@ class CheckerTest {
      */
     @Test
     void theChosenSeedsKeepEveryPromise() {
+        String replay = System.getProperty("checker.replay", "");
+        if (!replay.isBlank()) {
+            Workload workload = Replay.read(Path.of(replay));
+            System.out.println("checker: replaying " + workload.steps().size() + " steps of seed " + workload.seed()
+                    + " on " + workload.target() + " from " + Path.of(replay).toAbsolutePath());
+            verify(run(workload, Checker.name(workload.seed(), workload.target()) + ".replay", true), null);
+            return;
+        }
         if (Long.getLong("checker.seconds") != null) {
             longRun();
             return;
@@ -201,20 +214,41 @@ class CheckerTest {
     }
 
     private Checker.Result run(long seed, Workload.Target target) {
-        ValkeyCluster on = target.cluster() ? cluster() : null;
+        return run(Workload.generate(seed, target, STEPS, Known.avoided()), Checker.name(seed, target), true);
+    }
+
+    /**
+     * Runs a workload on fresh state (Valkey flushed: a rerun of a seed uses the same keys),
+     * saying what it did unless it is one of a shrinking's many reruns.
+     */
+    private Checker.Result run(Workload workload, String name, boolean say) {
+        ValkeyCluster on = workload.target().cluster() ? cluster() : null;
         if (on != null) {
             on.flushAll();
-        } else if (target.valkey()) {
+        } else if (workload.valkey()) {
             valkey.flushAll();
         }
-        Checker.Result result = Checker.run(seed, target, STEPS, valkey, on, Known.avoided());
-        System.out.println("checker: " + result.summary());
+        Checker.Result result = Checker.run(workload, valkey, on, name, UnaryOperator.identity());
+        if (say) {
+            System.out.println("checker: " + result.summary());
+        }
         return result;
     }
 
     private void check(long seed, Workload.Target target, String context) {
-        Checker.Result result = run(seed, target);
-        assertThat(result.passed()).as("%s%s", context == null ? "" : "caught in " + context + ":\n",
-                result.violations().isEmpty() ? "" : result.report()).isTrue();
+        verify(run(seed, target), context);
+    }
+
+    /** Fails with the report, and the shrunk workload, of a run that broke an invariant. */
+    private void verify(Checker.Result result, String context) {
+        String report = "";
+        if (!result.passed()) {
+            report = result.report();
+            if (Shrinker.RUNS > 0) {
+                Shrinker shrinker = new Shrinker((w, name) -> run(w, name, false), Shrinker.RUNS, Shrinker.TIME);
+                report += "\n" + shrinker.shrink(result).report();
+            }
+        }
+        assertThat(result.passed()).as("%s%s", context == null ? "" : "caught in " + context + ":\n", report).isTrue();
     }
 }

@@ -73,14 +73,21 @@ final class Runner {
         this.faults = new FaultSteps(this, workload, target, history);
     }
 
-    /** Runs every step. */
-    void run() {
+    /**
+     * Runs every step.
+     *
+     * @return the number the first operation of each step has (or would have had, for a step
+     *         that did nothing), in step order: which step an operation belongs to
+     */
+    List<Long> run() {
         Map<String, Object> options = new LinkedHashMap<>();
         options.put("denyCache", workload.denyCache());
         // Every call to the store is recorded beneath the call that made it (RecordingStore).
         options.put("storeEvents", true);
         options.put("keys", workload.keys());
         options.put("steps", workload.steps().size());
+        // To draw the workload again from the seed (a shrunk one is replayed from its steps).
+        options.put("drawn", workload.drawn());
         options.put("avoided", workload.avoided().stream().map(Enum::name).sorted().toList());
         options.put("instances", workload.instances());
         options.put("breakerOpenMs", workload.breakerOpenMillis());
@@ -92,9 +99,12 @@ final class Runner {
             history.add(new Event.RuleSet(0, now(), history.real(), rule, target.policy(rule.name()),
                     target.localRule(rule.name()), "initial"));
         }
+        List<Long> firstOps = new ArrayList<>(workload.steps().size());
         for (Op step : workload.steps()) {
+            firstOps.add(nextOp.get());
             step(step);
         }
+        return firstOps;
     }
 
     private void step(Op step) {

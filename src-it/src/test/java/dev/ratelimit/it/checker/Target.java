@@ -18,6 +18,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 
 /**
  * What a workload runs against, on the client clock the runner moves: the store (in-process,
@@ -57,7 +58,7 @@ final class Target implements AutoCloseable {
         final LocalRateLimiter fallback = LocalRateLimiter.withClock(clock, 100_000);
         RateLimiter top;
 
-        Instance(int index, RateLimiter local) {
+        Instance(int index, RateLimiter local, UnaryOperator<RateLimiter> beneath) {
             this.index = index;
             if (workload.valkey()) {
                 ValkeyRateLimiter.Builder builder = ValkeyRateLimiter.builder()
@@ -82,7 +83,7 @@ final class Target implements AutoCloseable {
                 errors = null;
                 client = null;
             }
-            store = new RecordingStore(valkeyLimiter != null ? valkeyLimiter : local, history, Target.this::op, clock,
+            store = new RecordingStore(beneath.apply(valkeyLimiter != null ? valkeyLimiter : local), history, Target.this::op, clock,
                     index);
             top = workload.resilient() ? decisionPath() : store;
         }
@@ -129,8 +130,11 @@ final class Target implements AutoCloseable {
      * @param valkey   the server, for single Valkey targets (null otherwise)
      * @param cluster  the cluster, for cluster targets (null otherwise)
      * @param history  where the store's calls are recorded
+     * @param beneath  wraps the shared store beneath the recording: identity, but for a defect
+     *                 a test of the checker puts there on purpose
      */
-    Target(Workload workload, ValkeyServer valkey, ValkeyCluster cluster, History history) {
+    Target(Workload workload, ValkeyServer valkey, ValkeyCluster cluster, History history,
+           UnaryOperator<RateLimiter> beneath) {
         this.workload = workload;
         this.clock = new ManualClock(workload.clockStart());
         this.history = history;
@@ -139,7 +143,7 @@ final class Target implements AutoCloseable {
         // Room for every key: an evicted state would be counts forgotten.
         RateLimiter local = workload.valkey() ? null : LocalRateLimiter.withClock(clock, 100_000);
         for (int i = 0; i < workload.instances(); i++) {
-            instances.add(new Instance(i, local));
+            instances.add(new Instance(i, local, beneath));
         }
     }
 

@@ -35,11 +35,13 @@ import java.util.Set;
  * @param avoided    the open defects this workload steers clear of ({@link Known})
  * @param instances  limiter instances sharing the store (1 or 2; the calls alternate between them)
  * @param breakerOpenMillis how long each instance's circuit breaker stays open before a probe
- * @param steps      what to do
+ * @param drawn      how many steps were drawn from the seed (the rest of the workload is drawn
+ *                   after them, so this is needed to draw it again)
+ * @param steps      what to do: the steps drawn, or fewer when the workload was shrunk
  */
 record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
                 Map<String, FailurePolicy> policies, List<String> keys, long clockStart,
-                Set<Known> avoided, int instances, long breakerOpenMillis, List<Op> steps) {
+                Set<Known> avoided, int instances, long breakerOpenMillis, int drawn, List<Op> steps) {
 
     /** The breaker's open period, long enough that a run goes on. */
     static final long BREAKER_OPEN_MILLIS = 300;
@@ -136,7 +138,18 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
         boolean denyCache = resilient && random.nextInt(3) > 0;
         return new Workload(seed, target, denyCache, List.copyOf(rules), policies, KEYS,
                 1_700_000_000_000L + random.nextInt(1_000_000_000), Set.copyOf(avoided),
-                instances, opening == 2 ? CROWD_BREAKER_OPEN_MILLIS : BREAKER_OPEN_MILLIS, List.copyOf(ops));
+                instances, opening == 2 ? CROWD_BREAKER_OPEN_MILLIS : BREAKER_OPEN_MILLIS, steps, List.copyOf(ops));
+    }
+
+    /**
+     * The same workload with other steps: rules, policies, clock, instances and breaker as drawn.
+     *
+     * @param steps the steps, a part of the drawn ones when shrinking
+     * @return the workload
+     */
+    Workload withSteps(List<Op> steps) {
+        return new Workload(seed, target, denyCache, rules, policies, keys, clockStart, avoided, instances,
+                breakerOpenMillis, drawn, List.copyOf(steps));
     }
 
     /**
