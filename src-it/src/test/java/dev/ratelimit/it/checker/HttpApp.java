@@ -70,10 +70,10 @@ final class HttpApp implements AutoCloseable {
     private final Server server;
     private final ClassLoader loader;
     private final Settings settings;
-    private final Provider provider;
+    private final HttpProvider provider;
     private final Map<String, Trace> traces = new ConcurrentHashMap<>();
 
-    private HttpApp(Server server, ClassLoader loader, Settings settings, Provider provider) {
+    private HttpApp(Server server, ClassLoader loader, Settings settings, HttpProvider provider) {
         this.server = server;
         this.loader = loader;
         this.settings = settings;
@@ -90,7 +90,7 @@ final class HttpApp implements AutoCloseable {
     static HttpApp start(Map<String, String> initial) throws Exception {
         Settings settings = new Settings();
         settings.values.putAll(initial);
-        Provider provider = new Provider();
+        HttpProvider provider = new HttpProvider();
         ClassLoader loader = new URLClassLoader(new URL[0], HttpApp.class.getClassLoader());
         ConfigProviderResolver.instance().registerConfig(new SmallRyeConfigBuilder().withSources(settings).build(),
                 loader);
@@ -146,7 +146,7 @@ final class HttpApp implements AutoCloseable {
     }
 
     /** The application's limit provider. */
-    Provider provider() {
+    HttpProvider provider() {
         return provider;
     }
 
@@ -193,37 +193,6 @@ final class HttpApp implements AutoCloseable {
         @Override
         public int getOrdinal() {
             return 400;
-        }
-    }
-
-    /**
-     * The application's limits: an answer per key, which the checker changes during a run, and
-     * every question asked with its answer, which is what the filter's cache then holds.
-     */
-    static final class Provider implements LimitProvider {
-        /** An answer that throws. */
-        static final long THROWS = -1;
-        /** No answer: the configured limit. */
-        static final long NONE = 0;
-
-        /** Key to answer: a limit, {@link #NONE} or {@link #THROWS}. */
-        final Map<String, Long> answers = new ConcurrentHashMap<>();
-        /** Every question, "rule algorithm windowMs key", to the answer given (NONE for none or a throw). */
-        final Map<String, Long> asked = new ConcurrentHashMap<>();
-
-        @Override
-        public java.util.OptionalLong limit(dev.ratelimit.Rule rule, String key, java.security.Principal principal) {
-            long answer = answers.getOrDefault(key, NONE);
-            asked.put(question(rule, key), answer == THROWS ? NONE : answer);
-            if (answer == THROWS) {
-                throw new IllegalStateException("the application's limits are unavailable");
-            }
-            return answer == NONE ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(answer);
-        }
-
-        /** How the filter's cache names an answer: per rule, algorithm, window and key. */
-        static String question(dev.ratelimit.Rule rule, String key) {
-            return rule.name() + ' ' + rule.algorithm().id() + ' ' + rule.window().toMillis() + ' ' + key;
         }
     }
 

@@ -1,7 +1,6 @@
 package dev.ratelimit.it.checker;
 
 import dev.ratelimit.Claim;
-import dev.ratelimit.Decision;
 import dev.ratelimit.Decisions;
 import dev.ratelimit.Rule;
 
@@ -33,8 +32,6 @@ final class HttpRunner {
 
     /** Before an aligned window starts, requests wait this long for it, so decisions do not straddle it. */
     private static final long BOUNDARY_GUARD_MILLIS = 2_000;
-    /** A rejection whose Retry-After the client did not see: taken as never early. */
-    private static final long UNSEEN_RETRY_AFTER_MILLIS = 10L * 86_400_000;
 
     private final HttpWorkload workload;
     private final HttpApp app;
@@ -131,7 +128,7 @@ final class HttpRunner {
         for (int i : matched) {
             HttpWorkload.Spec spec = rules.get(i);
             Rule plan = trusted && request.plan() != null ? spec.plan(request.plan()) : spec.rule();
-            Rule rule = provided(plan, key, spec.cost());
+            Rule rule = HttpDecisions.provided(app.provider(), plan, key, spec.cost());
             Rule before = held.put(rule.name() + "/" + key, rule);
             if (!rule.equals(before)) {
                 history.add(new Event.RuleSet(op, sent, history.real(), rule, "open", null,
@@ -146,7 +143,7 @@ final class HttpRunner {
         }
         history.add(new Event.Call(op, sent, history.real(), reserve ? Event.Kind.RESERVE : Event.Kind.ACQUIRE,
                 claims, latest));
-        Decisions decisions = decisions(claims, trace, seen);
+        Decisions decisions = HttpDecisions.of(claims, trace, seen);
         if (decisions == null) {
             history.add(new Event.Failed(op, latest, history.real(), "the filter decided nothing: " + trace.events, null));
         } else {
@@ -187,61 +184,6 @@ final class HttpRunner {
                 + "it was settled by is not known" : null;
         history.add(new Event.Settled(op, at, history.real(), reservation, "outcome", asked,
                 error == null ? asked : null, error));
-    }
-
-    /**
-     * The decisions as the filter's listener reported them for the request, with the numbers of
-     * its RateLimit field and Retry-After; null when it reported none (it decided nothing).
-     */
-    private static Decisions decisions(List<Claim> claims, HttpApp.Trace trace, HttpCall.Seen seen) {
-        List<String> events = List.copyOf(trace.events);
-        if (events.isEmpty()) {
-            return null;
-        }
-        Map<String, long[]> numbers = new HashMap<>();
-        String field = seen.headers().get("ratelimit");
-        if (field != null) {
-            java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"([^\"]+)\";r=(\\d+);t=(\\d+)").matcher(field);
-            while (m.find()) {
-                numbers.put(m.group(1), new long[] {Long.parseLong(m.group(2)), Long.parseLong(m.group(3))});
-            }
-        }
-        long retryAfter = UNSEEN_RETRY_AFTER_MILLIS;
-        String header = seen.headers().get("retry-after");
-        if (header != null) {
-            retryAfter = Long.parseLong(header) * 1000;
-        }
-        List<Decision> list = new ArrayList<>();
-        for (Claim claim : claims) {
-            String name = claim.rule().name();
-            long[] rt = numbers.getOrDefault(name, new long[] {0, 0});
-            Duration reset = Duration.ofSeconds(rt[1]);
-            if (events.contains(name + " REJECTED")) {
-                list.add(Decision.rejected(name, claim.rule().limit(), rt[0], reset, Duration.ofMillis(retryAfter)));
-            } else if (events.contains(name + " ALLOWED") && !events.contains(name + " FALLBACK")) {
-                list.add(Decision.allowed(name, claim.rule().limit(), rt[0], reset));
-            } else {
-                list.add(Decision.skipped(name, claim.rule().limit()));
-            }
-        }
-        return Decisions.of(claims, list);
-    }
-
-    /**
-     * The rule the provider's answer, as the filter's cache holds it, makes of a rule: the same
-     * rule for no answer or one equal to its limit; else its limit, the burst scaled with it;
-     * the rule itself when the request's cost does not fit in the result.
-     */
-    private Rule provided(Rule rule, String key, long cost) {
-        Long answer = app.provider().asked.get(HttpApp.Provider.question(rule, key));
-        if (answer == null || answer == HttpApp.Provider.NONE || answer == rule.limit()) {
-            return rule;
-        }
-        long burst = !rule.algorithm().hasBurst() ? answer
-                : Math.max(1, (long) Math.ceil((double) rule.burst() * answer / rule.limit()));
-        Rule result = new Rule(rule.name(), rule.algorithm(), answer, rule.window(), burst, rule.countRejected(),
-                rule.shadow());
-        return cost > result.capacity() ? rule : result;
     }
 
     private void edit(HttpWorkload.Edit edit) {

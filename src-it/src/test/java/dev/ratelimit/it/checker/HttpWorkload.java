@@ -198,8 +198,8 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
 
     private static long answer(Random random) {
         return switch (random.nextInt(6)) {
-            case 0 -> HttpApp.Provider.NONE;
-            case 1 -> HttpApp.Provider.THROWS;
+            case 0 -> HttpProvider.NONE;
+            case 1 -> HttpProvider.THROWS;
             case 2 -> 1; // below a cost of 2 or 3: the configured limit must apply
             default -> pick(random, LIMITS);
         };
