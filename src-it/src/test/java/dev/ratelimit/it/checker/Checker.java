@@ -24,7 +24,7 @@ final class Checker {
     /** Where histories are written: kept for runs that fail. */
     static final Path HISTORIES = Path.of("target", "checker");
     /** Most lines of history in a failure message. */
-    private static final int EXCERPT_LINES = 80;
+    static final int EXCERPT_LINES = 80;
 
     private Checker() {
     }
@@ -160,7 +160,7 @@ final class Checker {
      * its interval (with what happened beneath them), settlements of their reservations, the
      * rule's edits, and faults.
      */
-    private static Predicate<Event> shows(List<Event> events, Violation violation) {
+    static Predicate<Event> shows(List<Event> events, Violation violation) {
         Map<Long, Boolean> ours = new HashMap<>();
         Map<Long, Boolean> shown = new HashMap<>();
         for (Event event : events) {
@@ -199,7 +199,7 @@ final class Checker {
         return claim.rule().name().equals(violation.rule()) && claim.key().equals(violation.key());
     }
 
-    private static Map<String, Integer> stats(List<Event> events) {
+    static Map<String, Integer> stats(List<Event> events) {
         Map<String, Integer> stats = new java.util.LinkedHashMap<>();
         for (Event event : events) {
             String name = null;

@@ -47,13 +47,22 @@ sealed interface Event {
     /**
      * A rule as it is from now on: at the start, and at every edit. {@code policy} and
      * {@code localRule} say what decides it when the store cannot (null without a resilient
-     * layer).
+     * layer). With a {@code key}, the rule one key is held to from now on, whatever the rule
+     * says for the others: a caller's plan, or the limit the application's provider gave it
+     * (over HTTP); the state of that key is then read under it, as after an edit.
      */
-    record RuleSet(long op, long at, long real, Rule rule, String policy, Rule localRule, String why) implements Event {
+    record RuleSet(long op, long at, long real, Rule rule, String policy, Rule localRule, String why, String key)
+            implements Event {
+
+        /** The rule for every key that has no rule of its own. */
+        RuleSet(long op, long at, long real, Rule rule, String policy, Rule localRule, String why) {
+            this(op, at, real, rule, policy, localRule, why, null);
+        }
+
         @Override
         public Json json() {
-            return base("rule", this).with("why", why).with("rule", ruleJson(rule)).with("policy", policy)
-                    .with("localRule", localRule == null ? null : ruleJson(localRule));
+            return base("rule", this).with("why", why).with("key", key).with("rule", ruleJson(rule))
+                    .with("policy", policy).with("localRule", localRule == null ? null : ruleJson(localRule));
         }
     }
 
@@ -71,18 +80,43 @@ sealed interface Event {
 
     /**
      * A top-level call sent: what was asked, and of which limiter instance (several may share
-     * one store; each has its own breaker, fallback and deny cache).
+     * one store; each has its own breaker, fallback and deny cache). The limiter decided at a
+     * time in [{@code at}, {@code latest}]: the same instant for a call on the client clock, the
+     * time the request went out and the time the filter's answer was seen for one over HTTP on
+     * the wall clock.
      */
-    record Call(long op, long at, long real, Kind kind, List<Claim> claims, int instance) implements Event {
-        /** A call of the one instance. */
+    record Call(long op, long at, long real, Kind kind, List<Claim> claims, int instance, long latest)
+            implements Event {
+
+        /** A call of the one instance, decided at exactly {@code at}. */
         Call(long op, long at, long real, Kind kind, List<Claim> claims) {
-            this(op, at, real, kind, claims, 0);
+            this(op, at, real, kind, claims, 0, at);
+        }
+
+        /** A call of an instance, decided at exactly {@code at}. */
+        Call(long op, long at, long real, Kind kind, List<Claim> claims, int instance) {
+            this(op, at, real, kind, claims, instance, at);
         }
 
         @Override
         public Json json() {
             return base("call", this).with("kind", kind.name().toLowerCase()).with("claims", claimsJson(claims))
-                    .with("instance", instance);
+                    .with("instance", instance).with("latest", latest == at ? null : latest);
+        }
+    }
+
+    /**
+     * What an HTTP client saw of a request: the status ({@code -1} if it hung up or gave up
+     * before the head), the status the application was asked to answer ({@code -1} when that
+     * is not what the response must be: it threw, or the client left), and the response's
+     * {@code RateLimit} and {@code Retry-After} fields as sent (null when absent).
+     */
+    record Response(long op, long at, long real, int status, int expected, String rateLimit, String retryAfter,
+                    String how) implements Event {
+        @Override
+        public Json json() {
+            return base("response", this).with("status", status).with("expected", expected)
+                    .with("rateLimit", rateLimit).with("retryAfter", retryAfter).with("how", how);
         }
     }
 

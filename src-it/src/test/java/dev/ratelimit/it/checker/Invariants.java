@@ -102,6 +102,8 @@ final class Invariants {
     private final Map<String, Ledger> ledgers = new LinkedHashMap<>();
     private final Map<String, Rule> rules = new HashMap<>();
     private final Map<String, Rule> localRules = new HashMap<>();
+    /** The rules single keys are held to ("rule/key"): a plan, a provided limit (over HTTP). */
+    private final Map<String, Rule> keyRules = new HashMap<>();
     private final Map<Long, Reserved> reservations = new HashMap<>();
     private final List<Unit> lost = new ArrayList<>();
     private final List<Violation> violations = new ArrayList<>();
@@ -109,6 +111,8 @@ final class Invariants {
     private boolean storeEvents;
     /** Limiter instances sharing the store: each has its own fallback, deny cache and lost leases. */
     private int instances = 1;
+    /** The open defects the run steered clear of, from its first line. */
+    private List<?> avoided = List.of();
 
     /** An allowed reservation: what it claimed and was told. */
     private record Reserved(Event.Call call, Decisions decisions) {
@@ -150,16 +154,20 @@ final class Invariants {
         long op = events.get(0).op();
         Event.Call call = null;
         Event outcome = null;
+        Event.Response response = null;
         for (Event event : events) {
             if (event instanceof Event.Start start) {
                 storeEvents = Boolean.TRUE.equals(start.options().get("storeEvents"));
                 instances = ((Number) start.options().getOrDefault("instances", 1)).intValue();
+                avoided = start.options().get("avoided") instanceof List<?> names ? names : List.of();
             } else if (event instanceof Event.RuleSet set) {
                 ruleSet(set);
             } else if (event instanceof Event.Fault fault) {
                 fault(fault);
             } else if (event instanceof Event.Call c) {
                 call = c;
+            } else if (event instanceof Event.Response r) {
+                response = r;
             } else if (event instanceof Event.Decided || event instanceof Event.Failed || event instanceof Event.Settled) {
                 outcome = event;
             } else if (event instanceof Event.StoreCall store && store.answered()) {
@@ -176,6 +184,11 @@ final class Invariants {
                         take(call, decided, events);
                     } else {
                         failedTake(call, events);
+                    }
+                    if (response != null) {
+                        for (Violation v : HttpChecks.check(call, outcome, response, avoided)) {
+                            violations.add(v);
+                        }
                     }
                     if (events.stream().anyMatch(e -> e instanceof Event.StoreCall s && s.answered()
                             && !s.kind().equals("peek") && !s.kind().equals("reset"))) {
@@ -196,13 +209,25 @@ final class Invariants {
 
     private void ruleSet(Event.RuleSet set) {
         Rule rule = set.rule();
+        if (set.key() != null) {
+            // One key's own rule: its ledger reads the state under it from now on, as after an edit.
+            Rule before = keyRules.put(rule.name() + "/" + set.key(), rule);
+            Ledger ledger = ledgers.get(STORE + "/" + rule.name() + "/" + set.key());
+            if (ledger != null && before != null && !before.equals(rule)) {
+                ledger.edit(rule, set.at());
+            } else if (ledger != null && before == null && !ledger.current().equals(rule)) {
+                ledger.edit(rule, set.at());
+            }
+            return;
+        }
         rules.put(rule.name(), rule);
         if (set.localRule() != null) {
             localRules.put(rule.name(), set.localRule());
         }
         if (set.why().equals("edit")) {
             for (Ledger ledger : ledgers.values()) {
-                if (ledger.domain.equals(STORE) && ledger.rule.equals(rule.name())) {
+                if (ledger.domain.equals(STORE) && ledger.rule.equals(rule.name())
+                        && !keyRules.containsKey(rule.name() + "/" + ledger.key)) {
                     ledger.edit(rule, set.at());
                 }
             }
@@ -212,6 +237,13 @@ final class Invariants {
     private void fault(Event.Fault fault) {
         if (fault.kind().equals("plant") || fault.kind().equals("unplant")) {
             ledger(STORE, fault.rule(), fault.key()).wipe(fault.at(), true, true);
+        } else if (fault.kind().equals("time-uncertain")) {
+            // A decision's time straddled an aligned window's start: which window it counted in
+            // is unknown, so nothing counted so far is relied on either way (as a wipe that may
+            // have happened, whose state liveness no longer trusts).
+            for (Ledger ledger : ledgers.values()) {
+                ledger.wipe(fault.at(), false, true);
+            }
         } else if (fault.kind().equals("restart")) {
             // The state may be gone (and is, without persistence): the lower bound forgets what
             // was taken before; the upper bound keeps it, as a state that may have survived.
@@ -240,7 +272,8 @@ final class Invariants {
 
     private Ledger ledger(String domain, String rule, String key) {
         return ledgers.computeIfAbsent(domain + "/" + rule + "/" + key,
-                k -> new Ledger(domain, rule, key, (domain.equals(STORE) ? rules : localRules).get(rule)));
+                k -> new Ledger(domain, rule, key, domain.equals(STORE)
+                        ? keyRules.getOrDefault(rule + "/" + key, rules.get(rule)) : localRules.get(rule)));
     }
 
     /** The cost the fallback is asked for: a local rule may have a smaller capacity. */
@@ -322,16 +355,20 @@ final class Invariants {
         } else {
             return; // a policy's answer: nothing decided
         }
+        // Decided at a time in [at, latest] (one instant on the client clock): units are recorded
+        // at the earliest, so an allowance and a retry-after are judged at the latest (the most
+        // room it can have had) and a rejection at the earliest (the least).
         long t = call.at();
+        long latest = call.latest();
         if (decision.allowed()) {
-            report(call.op(), ledger, Bounds.safety(ledger, t, cost));
+            report(call.op(), ledger, Bounds.safety(ledger, latest, cost));
             return;
         }
         report(call.op(), ledger, Bounds.liveness(ledger, t, cost, call.op()));
-        report(call.op(), ledger, Bounds.early(ledger, t, cost, decision.retryAfter().toMillis()));
+        report(call.op(), ledger, Bounds.early(ledger, latest, cost, decision.retryAfter().toMillis()));
         if (request != null && !request.unavailable() && !claim.rule().shadow()
                 && request.retryAfter().compareTo(decision.retryAfter()) != 0) {
-            report(call.op(), ledger, Bounds.early(ledger, t, cost, request.retryAfter().toMillis()));
+            report(call.op(), ledger, Bounds.early(ledger, latest, cost, request.retryAfter().toMillis()));
         }
     }
 

@@ -120,4 +120,55 @@ class InvariantsTest {
         call(Event.Kind.RESERVE, T0 + 30, rule, 1, false, 59_970);
         assertThat(check()).singleElement().extracting(Violation::invariant).asString().startsWith("concurrency");
     }
+
+    @Test
+    void overHttpAFiveHundredTheApplicationWasNotAskedForIsFlaggedAndARetryAfterBeforeAFixedWindowsT() {
+        Rule rule = Rule.of("fw", Algorithm.FIXED_WINDOW, 1, Duration.ofHours(1));
+        rule(rule);
+        List<Claim> claims = List.of(Claim.of(rule, "k", 1));
+        events.add(new Event.Call(++op, T0, 0, Event.Kind.ACQUIRE, claims, T0 + 3));
+        events.add(new Event.Failed(op, T0 + 3, 0, "the filter decided nothing", null));
+        events.add(new Event.Response(op, T0 + 3, 0, 500, 200, null, null, "plain"));
+        assertThat(check()).singleElement().extracting(Violation::invariant).asString().startsWith("http: a response");
+        events.clear();
+        rule(rule);
+        // A 429 whose Retry-After (1 s) precedes the end of the t the field gives (5 s).
+        Decisions rejected = Decisions.of(claims, List.of(Decision.rejected("fw", 1, 0, Duration.ofSeconds(5),
+                Duration.ofSeconds(1))));
+        events.add(new Event.Call(++op, T0, 0, Event.Kind.ACQUIRE, claims, T0 + 3));
+        events.add(new Event.Decided(op, T0 + 3, 0, rejected));
+        events.add(new Event.Response(op, T0 + 3, 0, 429, 200, "\"fw\";r=0;t=5", "1", "plain"));
+        assertThat(check()).extracting(Violation::invariant).anyMatch(i -> i.contains("Retry-After never precedes"));
+    }
+
+    @Test
+    void aDecisionKnownOnlyAsAnIntervalIsJudgedAtItsMostLenientEnd() {
+        // Log of 1 per second: a unit sent at 0 and decided by 5; the next, sent at 1000 and seen
+        // decided by 1004, may well have come 1 s after the first, so its allowance is no breach.
+        Rule rule = Rule.of("log", Algorithm.SLIDING_LOG, 1, Duration.ofSeconds(1));
+        rule(rule);
+        List<Claim> claims = List.of(Claim.of(rule, "k", 1));
+        Decisions allowed = Decisions.of(claims, List.of(Decision.allowed("log", 1, 0, Duration.ZERO)));
+        events.add(new Event.Call(++op, T0, 0, Event.Kind.ACQUIRE, claims, T0 + 5));
+        events.add(new Event.Decided(op, T0 + 5, 0, allowed));
+        events.add(new Event.Call(++op, T0 + 1_000, 0, Event.Kind.ACQUIRE, claims, T0 + 1_004));
+        events.add(new Event.Decided(op, T0 + 1_004, 0, allowed));
+        assertThat(check()).isEmpty();
+        events.add(new Event.Call(++op, T0 + 1_500, 0, Event.Kind.ACQUIRE, claims, T0 + 1_504));
+        events.add(new Event.Decided(op, T0 + 1_504, 0, allowed));
+        assertThat(check()).singleElement().extracting(Violation::invariant).asString().startsWith("sliding-log");
+    }
+
+    @Test
+    void aKeyHeldToItsOwnRuleIsJudgedByIt() {
+        // The rule allows 5; key k is held to a plan of 1: its second unit breaks the plan's limit.
+        Rule rule = Rule.of("api", Algorithm.FIXED_WINDOW, 5, Duration.ofHours(1));
+        rule(rule);
+        Rule plan = Rule.of("api", Algorithm.FIXED_WINDOW, 1, Duration.ofHours(1));
+        events.add(new Event.RuleSet(0, T0, 0, plan, null, null, "held", "k"));
+        call(Event.Kind.ACQUIRE, T0 + 1, plan, 1, true, 0);
+        assertThat(check()).isEmpty();
+        call(Event.Kind.ACQUIRE, T0 + 2, plan, 1, true, 0);
+        assertThat(check()).singleElement().extracting(Violation::invariant).asString().startsWith("fixed-window");
+    }
 }

@@ -1,0 +1,297 @@
+package dev.ratelimit.it.checker;
+
+import dev.ratelimit.RateLimitListener;
+import dev.ratelimit.servlet.LimitProvider;
+import dev.ratelimit.servlet.RateLimitFilter;
+import io.smallrye.config.SmallRyeConfigBuilder;
+import jakarta.servlet.AsyncContext;
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.Filter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletOutputStream;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import org.eclipse.jetty.ee10.servlet.FilterHolder;
+import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
+import org.eclipse.jetty.ee10.servlet.ServletHolder;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.microprofile.config.spi.ConfigProviderResolver;
+import org.eclipse.microprofile.config.spi.ConfigSource;
+
+import java.io.IOException;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The filter as an application deploys it, on a real Jetty 12, for the checker over HTTP:
+ * {@link RateLimitFilter} (async supported, every dispatcher type) in front of a servlet that
+ * answers what each request asks ({@code ?status=}, after {@code ?sleep=} ms, from an async
+ * context with {@code ?async=1}, throwing with {@code ?throw=1}, writing a long body with
+ * {@code ?stream=1}), settings from a source the checker changes while the app runs
+ * ({@code ratelimit.refresh}), the checker's {@link LimitProvider}, and a listener that hands
+ * each request's per-rule decisions to the checker.
+ *
+ * <p>A first filter, before the rate-limit filter, tags the request thread with the request's
+ * {@code X-Check-Id} (so the listener's events are the request's), notes when the request reached
+ * the application (the filter had decided by then) and when it left the filter chain, settled
+ * (for an async request: when it completed, after the filter's own completion listener).
+ *
+ * <p>Started once per test class and reused by every seed: each seed brings its own settings
+ * (read by a refresh) and its own keys.
+ */
+final class HttpApp implements AutoCloseable {
+
+    /** What a request with an {@code X-Check-Id} did in the app. */
+    static final class Trace {
+        /** The listener's events on the request thread: "rule EVENT". */
+        final List<String> events = java.util.Collections.synchronizedList(new ArrayList<>());
+        /** Wall ms at which the application was reached, or -1. */
+        volatile long reached = -1;
+        /** Wall ms at which the request left the chain, settled, or -1. */
+        volatile long finished = -1;
+    }
+
+    private static final ThreadLocal<Trace> CURRENT = new ThreadLocal<>();
+
+    private final Server server;
+    private final ClassLoader loader;
+    private final Settings settings;
+    private final HttpProvider provider;
+    private final Map<String, Trace> traces = new ConcurrentHashMap<>();
+
+    private HttpApp(Server server, ClassLoader loader, Settings settings, HttpProvider provider) {
+        this.server = server;
+        this.loader = loader;
+        this.settings = settings;
+        this.provider = provider;
+    }
+
+    /**
+     * Starts an app on these first settings.
+     *
+     * @param initial the settings to start with (must be valid)
+     * @return the started app
+     * @throws Exception whatever Jetty throws when it cannot start
+     */
+    static HttpApp start(Map<String, String> initial) throws Exception {
+        Settings settings = new Settings();
+        settings.values.putAll(initial);
+        HttpProvider provider = new HttpProvider();
+        ClassLoader loader = new URLClassLoader(new URL[0], HttpApp.class.getClassLoader());
+        ConfigProviderResolver.instance().registerConfig(new SmallRyeConfigBuilder().withSources(settings).build(),
+                loader);
+        Server server = new Server();
+        ServerConnector connector = new ServerConnector(server);
+        connector.setHost("127.0.0.1");
+        connector.setPort(0);
+        server.addConnector(connector);
+        ServletContextHandler context = new ServletContextHandler("/");
+        context.setClassLoader(loader);
+        HttpApp app = new HttpApp(server, loader, settings, provider);
+        context.setAttribute(LimitProvider.class.getName(), provider);
+        context.setAttribute(RateLimitListener.class.getName(), new RateLimitListener() {
+            @Override
+            public void onEvent(String rule, Event event) {
+                Trace trace = CURRENT.get();
+                if (trace != null) {
+                    trace.events.add(rule + " " + event.name());
+                }
+            }
+        });
+        FilterHolder tracker = new FilterHolder(app.new Tracker());
+        tracker.setAsyncSupported(true);
+        context.addFilter(tracker, "/*", EnumSet.of(DispatcherType.REQUEST));
+        FilterHolder limiter = new FilterHolder(RateLimitFilter.class);
+        limiter.setAsyncSupported(true);
+        context.addFilter(limiter, "/*", EnumSet.allOf(DispatcherType.class));
+        ServletHolder answers = new ServletHolder(app.new Answering());
+        answers.setAsyncSupported(true);
+        context.addServlet(answers, "/");
+        server.setHandler(context);
+        try {
+            server.start();
+        } catch (Exception e) {
+            server.stop();
+            throw e;
+        }
+        if (!context.isAvailable()) {
+            server.stop();
+            throw new IllegalStateException("the checker's app did not become available");
+        }
+        return app;
+    }
+
+    /** The port it listens on, on 127.0.0.1. */
+    int port() {
+        return ((ServerConnector) server.getConnectors()[0]).getLocalPort();
+    }
+
+    /** The settings source: what a refresh reads. */
+    Map<String, String> settings() {
+        return settings.values;
+    }
+
+    /** The application's limit provider. */
+    HttpProvider provider() {
+        return provider;
+    }
+
+    /**
+     * The trace of a request, created when first asked (before the request is sent).
+     *
+     * @param id the request's {@code X-Check-Id}
+     * @return its trace
+     */
+    Trace trace(String id) {
+        return traces.computeIfAbsent(id, k -> new Trace());
+    }
+
+    /** Forgets a request's trace. */
+    void forget(String id) {
+        traces.remove(id);
+    }
+
+    @Override
+    public void close() throws Exception {
+        server.stop();
+        ConfigProviderResolver.instance().releaseConfig(ConfigProviderResolver.instance().getConfig(loader));
+    }
+
+    /** A config source the checker edits while the app runs. */
+    static final class Settings implements ConfigSource {
+        final Map<String, String> values = new ConcurrentHashMap<>();
+
+        @Override
+        public Set<String> getPropertyNames() {
+            return Set.copyOf(values.keySet());
+        }
+
+        @Override
+        public String getValue(String name) {
+            return values.get(name);
+        }
+
+        @Override
+        public String getName() {
+            return "checker";
+        }
+
+        @Override
+        public int getOrdinal() {
+            return 400;
+        }
+    }
+
+    /** Tags the request thread and notes when the request has left the chain, settled. */
+    private final class Tracker implements Filter {
+        @Override
+        public void doFilter(ServletRequest request, ServletResponse response, FilterChain chain)
+                throws IOException, ServletException {
+            String id = ((HttpServletRequest) request).getHeader("X-Check-Id");
+            Trace trace = id == null ? null : trace(id);
+            CURRENT.set(trace);
+            boolean later = false;
+            try {
+                chain.doFilter(request, response);
+                if (trace != null && request.isAsyncStarted()) {
+                    // Added after the rate-limit filter's own listener, so called after it has settled.
+                    request.getAsyncContext().addListener(new Finished(trace));
+                    later = true;
+                }
+            } finally {
+                CURRENT.remove();
+                if (trace != null && !later) {
+                    trace.finished = System.currentTimeMillis();
+                }
+            }
+        }
+    }
+
+    /** Marks an async request finished once it completed. */
+    private record Finished(Trace trace) implements AsyncListener {
+        @Override
+        public void onComplete(AsyncEvent event) {
+            trace.finished = System.currentTimeMillis();
+        }
+
+        @Override
+        public void onTimeout(AsyncEvent event) {
+            // onComplete follows.
+        }
+
+        @Override
+        public void onError(AsyncEvent event) {
+            // onComplete follows.
+        }
+
+        @Override
+        public void onStartAsync(AsyncEvent event) {
+            event.getAsyncContext().addListener(this);
+        }
+    }
+
+    /** Answers what the request asks for. */
+    private final class Answering extends HttpServlet {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
+            String id = request.getHeader("X-Check-Id");
+            if (id != null) {
+                trace(id).reached = System.currentTimeMillis();
+            }
+            int status = Integer.parseInt(Objects.requireNonNullElse(request.getParameter("status"), "200"));
+            long sleep = Long.parseLong(Objects.requireNonNullElse(request.getParameter("sleep"), "0"));
+            if ("1".equals(request.getParameter("throw"))) {
+                pause(sleep);
+                throw new IllegalStateException("the application failed");
+            }
+            if ("1".equals(request.getParameter("async"))) {
+                AsyncContext async = request.startAsync();
+                async.start(() -> {
+                    pause(sleep);
+                    ((HttpServletResponse) async.getResponse()).setStatus(status);
+                    async.complete();
+                });
+                return;
+            }
+            pause(sleep);
+            response.setStatus(status);
+            response.setContentType("text/plain");
+            if ("1".equals(request.getParameter("stream"))) {
+                // A long body, flushed as it goes, until a write fails (the client hung up).
+                byte[] chunk = new byte[16 * 1024];
+                java.util.Arrays.fill(chunk, (byte) 'x');
+                ServletOutputStream out = response.getOutputStream();
+                for (int written = 0; written < 64 * 1024 * 1024; written += chunk.length) {
+                    out.write(chunk);
+                    out.flush();
+                }
+                return;
+            }
+            response.getWriter().write("outcome " + status);
+        }
+
+        private void pause(long millis) {
+            try {
+                Thread.sleep(millis);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}

@@ -1,0 +1,142 @@
+package dev.ratelimit.it.checker;
+
+import dev.ratelimit.it.ValkeyServer;
+
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * One run of the checker over HTTP: a seed's {@link HttpWorkload} through the filter on Jetty
+ * ({@link HttpApps}, started once and reused), its history recorded and checked by the same
+ * {@link Invariants} as the API targets (plus {@link HttpChecks}). A run that breaks nothing
+ * deletes its history; one that does keeps it and reports the first violation.
+ */
+final class HttpChecker {
+
+    private HttpChecker() {
+    }
+
+    /**
+     * What a run did and found.
+     *
+     * @param workload   what ran
+     * @param violations what broke, in order
+     * @param file       the history (deleted when nothing broke)
+     * @param excerpt    the events that show the first violation
+     * @param stats      counts of what happened
+     * @param millis     real time taken
+     */
+    record Result(HttpWorkload workload, List<Violation> violations, Path file, List<String> excerpt,
+                  Map<String, Integer> stats, long millis) {
+
+        boolean passed() {
+            return violations.isEmpty();
+        }
+
+        String summary() {
+            return "seed " + workload.seed() + " HTTP (deny cache " + (workload.denyCache() ? "on" : "off")
+                    + ", pipelines " + (workload.pipelines() ? "on" : "off") + "): " + stats + " in " + millis + " ms";
+        }
+
+        String report() {
+            StringBuilder out = new StringBuilder("seed " + workload.seed() + " over HTTP: " + violations.size()
+                    + " violation(s); the first:\n  " + violations.get(0) + "\nThe events of that rule and key:\n");
+            excerpt.forEach(line -> out.append("  ").append(line).append('\n'));
+            violations.stream().skip(1).limit(20).forEach(v -> out.append("  op ").append(v.op()).append(' ')
+                    .append(v.rule()).append('/').append(v.key()).append(' ').append(v.invariant()).append('\n'));
+            return out.append("Whole history kept in ").append(file.toAbsolutePath()).append("\nRerun: -Dtest=")
+                    .append("HttpCheckerTest -Dchecker.seed=").append(workload.seed()).toString();
+        }
+    }
+
+    /**
+     * Runs a seed.
+     *
+     * @param seed    the seed
+     * @param steps   how many steps
+     * @param apps    the running apps
+     * @param valkey  their Valkey, emptied first
+     * @param avoided the open defects to steer clear of
+     * @return the result
+     */
+    static Result run(long seed, int steps, HttpApps apps, ValkeyServer valkey, Set<Known> avoided) {
+        HttpWorkload workload = HttpWorkload.generate(seed, steps, avoided);
+        valkey.flushAll();
+        long began = System.nanoTime();
+        History history = new History(Checker.HISTORIES, seed + "-http");
+        try {
+            new HttpRunner(workload, apps.app(workload.pipelines()), history).run();
+            List<Event> events = history.events();
+            List<Violation> violations = Invariants.check(events);
+            long millis = (System.nanoTime() - began) / 1_000_000;
+            if (violations.isEmpty()) {
+                history.discard();
+                return new Result(workload, violations, history.file(), List.of(), Checker.stats(events), millis);
+            }
+            history.close();
+            return new Result(workload, violations, history.file(),
+                    history.excerpt(Checker.shows(events, violations.get(0)), Checker.EXCERPT_LINES),
+                    Checker.stats(events), millis);
+        } catch (RuntimeException | Error e) {
+            history.close();
+            throw new AssertionError("seed " + seed + " over HTTP could not run; history kept in "
+                    + history.file().toAbsolutePath(), e);
+        }
+    }
+
+    /**
+     * The apps runs share: one with pipelined calls to Valkey, one without, each started on its
+     * first use and kept until closed (a test class's lifetime).
+     */
+    static final class HttpApps implements AutoCloseable {
+        private final ValkeyServer valkey;
+        private final Map<Boolean, HttpApp> apps = new HashMap<>();
+
+        HttpApps(ValkeyServer valkey) {
+            this.valkey = valkey;
+        }
+
+        /** The app with pipelines on or off. */
+        HttpApp app(boolean pipelines) {
+            return apps.computeIfAbsent(pipelines, p -> {
+                try {
+                    return HttpApp.start(settings(p));
+                } catch (Exception e) {
+                    throw new IllegalStateException("the checker's app (pipelines " + p + ") did not start", e);
+                }
+            });
+        }
+
+        /**
+         * What every run shares: the wall clock of this JVM as the limiter's clock, generous
+         * timeouts (a busy machine must not turn a decision into a policy's), the trusted proxy
+         * 127.0.0.1, a refresh every 100 ms; every property name a run sets (see {@link HttpWorkload#settings}).
+         */
+        private Map<String, String> settings(boolean pipelines) {
+            Map<String, String> m = new HashMap<>();
+            m.put("ratelimit.valkey.url", valkey.url());
+            m.put("ratelimit.valkey.timeout", "2s");
+            m.put("ratelimit.valkey.connect-timeout", "2s");
+            m.put("ratelimit.valkey.pool.max-wait", "2s");
+            m.put("ratelimit.valkey.pipelines", pipelines ? "8" : "0");
+            m.put("ratelimit.key-prefix", "ck:http:" + (pipelines ? "p" : "n"));
+            m.put("ratelimit.clock", "client");
+            m.put("ratelimit.trusted-proxies", "127.0.0.1/32");
+            m.put("ratelimit.refresh", "100ms");
+            m.put("ratelimit.limit-provider.timeout", "2s");
+            m.putAll(HttpWorkload.settings(List.of(), true));
+            return m;
+        }
+
+        @Override
+        public void close() throws Exception {
+            for (HttpApp app : apps.values()) {
+                app.close();
+            }
+            apps.clear();
+        }
+    }
+}

@@ -1,0 +1,113 @@
+package dev.ratelimit.it.checker;
+
+import dev.ratelimit.Claim;
+import dev.ratelimit.Decision;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The promises only a request over HTTP can break, checked on what the client saw
+ * ({@link Event.Response}) beside the rule-by-rule invariants every target gets:
+ * <ul>
+ *   <li>a response is the application's own answer or the filter's 429: nothing the filter does
+ *       (a provider's answer, a plan) turns a request into a 500;</li>
+ *   <li>the status says what was decided: 429 exactly when an enforcing rule rejected;</li>
+ *   <li>a 429 carries a {@code Retry-After} of at least one second, and it never precedes the end
+ *       of the {@code t} the {@code RateLimit} field gives a rule that rejected (a client that
+ *       waits what it is told finds the quota the field announced).</li>
+ * </ul>
+ */
+final class HttpChecks {
+
+    /** One item of the {@code RateLimit} field: {@code "name";r=…;t=…}. */
+    private static final Pattern ITEM = Pattern.compile("\"([^\"]+)\";r=(\\d+);t=(\\d+)");
+
+    private HttpChecks() {
+    }
+
+    /**
+     * The violations of one request.
+     *
+     * @param call     what was sent
+     * @param outcome  the decisions the filter reported ({@link Event.Decided}), or its failure
+     * @param response what the client saw
+     * @param avoided  the open defects the run steers clear of (names)
+     * @return the violations, in order
+     */
+    static List<Violation> check(Event.Call call, Event outcome, Event.Response response, List<?> avoided) {
+        List<Violation> found = new ArrayList<>();
+        Claim first = call.claims().get(0);
+        String rule = first.rule().name();
+        String key = first.key();
+        int status = response.status();
+        if (status < 0) {
+            return found; // the client left before the head
+        }
+        if (status != 429 && response.expected() >= 0 && status != response.expected()) {
+            found.add(new Violation("http: a response is the application's answer or the filter's 429",
+                    "the application was asked for " + response.expected() + " and the client got " + status
+                            + (outcome instanceof Event.Failed failed ? " (the filter decided nothing: " + failed.error() + ")"
+                            : ""), call.op(), Invariants.STORE, rule, key, call.at(), call.latest()));
+        }
+        if (outcome instanceof Event.Decided decided) {
+            boolean rejected = !decided.decisions().allowed();
+            if (rejected != (status == 429)) {
+                found.add(new Violation("http: the status says what was decided",
+                        "the filter's rules " + (rejected ? "rejected" : "allowed") + " the request, the client got "
+                                + status, call.op(), Invariants.STORE, rule, key, call.at(), call.latest()));
+            }
+        }
+        if (status == 429) {
+            retryAfter(call, outcome, response, avoided, found);
+        }
+        return found;
+    }
+
+    private static void retryAfter(Event.Call call, Event outcome, Event.Response response, List<?> avoided,
+                                   List<Violation> found) {
+        Claim first = call.claims().get(0);
+        long seconds;
+        try {
+            seconds = Long.parseLong(String.valueOf(response.retryAfter()));
+        } catch (NumberFormatException e) {
+            seconds = 0;
+        }
+        if (seconds < 1) {
+            found.add(new Violation("http: a 429 says when to retry", "Retry-After is " + response.retryAfter(),
+                    call.op(), Invariants.STORE, first.rule().name(), first.key(), call.at(), call.latest()));
+            return;
+        }
+        if (!(outcome instanceof Event.Decided decided) || response.rateLimit() == null) {
+            return;
+        }
+        Map<String, Long> resets = new HashMap<>();
+        Matcher m = ITEM.matcher(response.rateLimit());
+        while (m.find()) {
+            resets.put(m.group(1), Long.parseLong(m.group(3)));
+        }
+        boolean fullAvoided = avoided.contains(Known.RETRY_AFTER_BEFORE_FULL.name());
+        for (int i = 0; i < call.claims().size(); i++) {
+            Claim claim = call.claims().get(i);
+            Decision decision = decided.decisions().decisions().get(i);
+            Long reset = resets.get(claim.rule().name());
+            if (decision.allowed() || claim.rule().shadow() || reset == null) {
+                continue;
+            }
+            if (fullAvoided && claim.rule().algorithm() != dev.ratelimit.Algorithm.FIXED_WINDOW) {
+                continue; // Known.RETRY_AFTER_BEFORE_FULL: t is the time to full but for a fixed window
+            }
+            if (seconds < reset) {
+                found.add(new Violation(claim.rule().algorithm().id()
+                        + ": a 429's Retry-After never precedes the end of the RateLimit field's t",
+                        "rejected with Retry-After " + seconds + " s while the RateLimit field gives t=" + reset
+                                + " s for this rule: " + response.rateLimit(), call.op(), Invariants.STORE,
+                        claim.rule().name(), claim.key(), call.at(), call.latest() + seconds * 1000));
+            }
+        }
+    }
+}

@@ -1,0 +1,299 @@
+package dev.ratelimit.it.checker;
+
+import dev.ratelimit.Algorithm;
+import dev.ratelimit.Rule;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+
+/**
+ * A random workload for the filter over HTTP, from a seed: two to four rules (the five
+ * windowed algorithms; limits, windows, bursts, a cost per request, count-rejected,
+ * {@code count-when} or {@code refund-when}), each with two plans read from an {@code X-Plan}
+ * header, three callers, the deny cache on or off, pipelines on or off, and a list of steps:
+ * requests over random subsets of the rules (through paths each rule matches), from the
+ * trusted proxy's address or another, with or without a plan header, for responses of every
+ * kind (statuses, slow, async, thrown, a long body the client hangs up on, a client that resets
+ * early or gives up); rule edits applied by {@code ratelimit.refresh}; the application's
+ * {@code LimitProvider} changing its answers (limits, none, one below the cost, a failure).
+ *
+ * <p>The filter runs on the wall clock ({@code ratelimit.clock=client}: its clock cannot be set
+ * from outside), so a decision's time is known only as an interval of a few ms. Windows are
+ * therefore long (an hour or more) and limits at most 20: a run of seconds never sees a bucket
+ * refill one unit nor a log entry leave its window, and an aligned window's start is waited out
+ * (or, if a decision still straddles one, the history says so). Concurrency rules are left to
+ * the API targets: requests here are one at a time.
+ *
+ * @param seed      the seed
+ * @param denyCache whether the deny cache is on
+ * @param pipelines whether calls to Valkey are pipelined (8) or each on its own connection (0)
+ * @param rules     the rules
+ * @param keys      the callers (the X-Caller header)
+ * @param avoided   the open defects steered clear of
+ * @param steps     what to do
+ */
+record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> rules, List<String> keys,
+                    Set<Known> avoided, List<Step> steps) {
+
+    private static final long[] LIMITS = {1, 2, 3, 5, 10, 20};
+    private static final long[] WINDOWS = {3_600_000, 7_200_000, 86_400_000};
+    private static final Algorithm[] ALGORITHMS = {Algorithm.FIXED_WINDOW, Algorithm.SLIDING_LOG,
+        Algorithm.SLIDING_WINDOW_COUNTER, Algorithm.TOKEN_BUCKET, Algorithm.GCRA};
+    private static final int[] STATUSES = {200, 200, 200, 200, 201, 401, 403, 404, 500, 503};
+    /** Plans the header may name: two listed, one not. */
+    static final String[] PLANS = {"basic", "pro", "gold"};
+
+    /**
+     * One rule as configured.
+     *
+     * @param rule    the rule's own settings (edited during the run)
+     * @param cost    units each request takes
+     * @param outcome {@code count-when} or {@code refund-when}, or null
+     * @param statuses their statuses, e.g. {@code status:401,403} or {@code status:5xx}
+     * @param basic   the plan with a lower limit (and a window of its own)
+     * @param pro     the plan with a higher one
+     */
+    record Spec(Rule rule, long cost, String outcome, String statuses, Rule basic, Rule pro) {
+
+        /** The rule a plan named by a believed header holds its callers to. */
+        Rule plan(String name) {
+            return switch (name) {
+                case "basic" -> basic;
+                case "pro" -> pro;
+                default -> rule;
+            };
+        }
+
+        /** Whether a response of this status gives the request's units back. */
+        boolean givesBack(int status) {
+            if (outcome == null) {
+                return false;
+            }
+            boolean listed = false;
+            for (String s : statuses.substring("status:".length()).split(",")) {
+                listed |= s.endsWith("xx") ? status / 100 == s.charAt(0) - '0' : status == Integer.parseInt(s);
+            }
+            return outcome.equals("count-when") != listed;
+        }
+
+        Spec withRule(Rule edited) {
+            return new Spec(edited, cost, outcome, statuses, basic, pro);
+        }
+    }
+
+    /** A step. */
+    sealed interface Step {
+    }
+
+    /**
+     * A request.
+     *
+     * @param mask    the rules whose paths it takes (bit i: rule i)
+     * @param key     the caller's index
+     * @param from    "trusted" (127.0.0.1, the trusted proxy) or "untrusted" (127.0.0.2)
+     * @param plan    the X-Plan header, or null
+     * @param status  the status the application is asked for
+     * @param app     plain, slow, async, throw or stream
+     * @param client  what the client does
+     */
+    record Request(int mask, int key, String from, String plan, int status, String app, HttpCall.Client client)
+            implements Step {
+    }
+
+    /** A rule's own limit, window and burst edited in the settings, applied by a refresh. */
+    record Edit(int rule, long limit, long windowMs, long burst) implements Step {
+    }
+
+    /** The provider's answer for a caller from now on: a limit, none (0) or a failure (-1). */
+    record Answer(int key, long answer) implements Step {
+    }
+
+    /**
+     * A seed's workload.
+     *
+     * @param seed    the seed
+     * @param steps   how many steps
+     * @param avoided the open defects to steer clear of
+     * @return the workload
+     */
+    static HttpWorkload generate(long seed, int steps, Set<Known> avoided) {
+        Random random = new Random(seed * 31 + 7);
+        int count = 2 + random.nextInt(MAX_RULES - 1);
+        List<Spec> rules = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            rules.add(spec(random, "r" + i));
+        }
+        List<String> keys = List.of("s" + seed + "-a", "s" + seed + "-b", "s" + seed + "-c");
+        List<Step> list = new ArrayList<>(steps);
+        while (list.size() < steps) {
+            int roll = random.nextInt(100);
+            if (roll < 2) {
+                int index = random.nextInt(count);
+                Spec spec = rules.get(index);
+                Rule edited = edit(random, spec);
+                list.add(new Edit(index, edited.limit(), edited.window().toMillis(), edited.burst()));
+            } else if (roll < 6) {
+                list.add(new Answer(random.nextInt(keys.size()), answer(random)));
+            } else {
+                list.add(request(random, count));
+            }
+        }
+        return new HttpWorkload(seed, random.nextInt(3) > 0, random.nextBoolean(), List.copyOf(rules), keys,
+                Set.copyOf(avoided), List.copyOf(list));
+    }
+
+    private static Spec spec(Random random, String name) {
+        Algorithm algorithm = ALGORITHMS[random.nextInt(ALGORITHMS.length)];
+        long limit = pick(random, LIMITS);
+        long window = pick(random, WINDOWS);
+        long cost = random.nextInt(4) == 0 ? Math.min(limit, 2 + random.nextInt(2)) : 1;
+        String outcome = null;
+        String statuses = null;
+        switch (random.nextInt(4)) {
+            case 0 -> {
+                outcome = "count-when";
+                statuses = random.nextBoolean() ? "status:401,403" : "status:4xx";
+            }
+            case 1 -> {
+                outcome = "refund-when";
+                statuses = "status:5xx";
+            }
+            default -> {
+                // counts every response
+            }
+        }
+        boolean countRejected = !"count-when".equals(outcome) && random.nextInt(4) == 0;
+        Rule rule = Rule.of(name, algorithm, limit, Duration.ofMillis(window)).withCountRejected(countRejected);
+        if (algorithm.hasBurst() && random.nextBoolean()) {
+            rule = rule.withBurst(Math.max(cost, 1 + random.nextInt((int) (2 * limit))));
+        }
+        long basicLimit = Math.max(cost, limit / 2);
+        Rule basic = Rule.of(name, algorithm, basicLimit, Duration.ofMillis(WINDOWS[0])).withCountRejected(countRejected);
+        long proLimit = Math.max(cost, Math.min(20, 2 * limit + 1));
+        Rule pro = Rule.of(name, algorithm, proLimit, Duration.ofMillis(pick(random, WINDOWS)))
+                .withCountRejected(countRejected);
+        if (algorithm.hasBurst()) {
+            basic = basic.withBurst(basicLimit);
+            pro = pro.withBurst(proLimit);
+        }
+        return new Spec(rule, cost, outcome, statuses, basic, pro);
+    }
+
+    /** New limit, window and burst, never below the cost (a refresh would refuse them whole). */
+    private static Rule edit(Random random, Spec spec) {
+        Rule old = spec.rule();
+        long limit = Math.max(spec.cost(), pick(random, LIMITS));
+        Rule rule = Rule.of(old.name(), old.algorithm(), limit, Duration.ofMillis(pick(random, WINDOWS)))
+                .withCountRejected(old.countRejected());
+        if (old.algorithm().hasBurst()) {
+            rule = rule.withBurst(Math.max(spec.cost(), 1 + random.nextInt((int) (2 * limit))));
+        }
+        return rule;
+    }
+
+    private static long answer(Random random) {
+        return switch (random.nextInt(6)) {
+            case 0 -> HttpProvider.NONE;
+            case 1 -> HttpProvider.THROWS;
+            case 2 -> 1; // below a cost of 2 or 3: the configured limit must apply
+            default -> pick(random, LIMITS);
+        };
+    }
+
+    private static Step request(Random random, int count) {
+        int mask = 0;
+        while (mask == 0) {
+            mask = random.nextInt(1 << count);
+        }
+        String from = random.nextInt(3) == 0 ? "untrusted" : "trusted";
+        String plan = random.nextInt(5) < 2 ? PLANS[random.nextInt(PLANS.length)] : null;
+        int status = STATUSES[random.nextInt(STATUSES.length)];
+        String app = "plain";
+        HttpCall.Client client = HttpCall.Client.READS;
+        int kind = random.nextInt(40);
+        if (kind < 3) {
+            app = "slow";
+        } else if (kind < 7) {
+            app = "async";
+        } else if (kind < 9) {
+            app = "throw";
+        } else if (kind < 13) {
+            app = "stream";
+            client = HttpCall.Client.HANGS_UP_MID_BODY;
+        } else if (kind < 14) {
+            app = "slow";
+            client = HttpCall.Client.RESETS_EARLY;
+        } else if (kind < 15) {
+            app = "slow";
+            client = HttpCall.Client.GIVES_UP;
+        }
+        return new Request(mask, random.nextInt(3), from, plan, status, app, client);
+    }
+
+    private static long pick(Random random, long[] values) {
+        return values[random.nextInt(values.length)];
+    }
+
+    /** Most rules a workload has: every run configures this many, the ones it does not use on a path never asked. */
+    static final int MAX_RULES = 4;
+
+    /**
+     * The settings of these rules as the filter reads them: what the checker's config source
+     * holds. Every run sets the same property names ({@value #MAX_RULES} rules, each with every
+     * property, empty where unset): MicroProfile Config learns the names once, when the app
+     * starts, and a refresh reads values only.
+     *
+     * @param rules     the rules as they are now (the others are placeholders)
+     * @param denyCache whether the deny cache is on
+     * @return property to value
+     */
+    static Map<String, String> settings(List<Spec> rules, boolean denyCache) {
+        Map<String, String> m = new LinkedHashMap<>();
+        List<String> names = new ArrayList<>();
+        for (int i = 0; i < MAX_RULES; i++) {
+            boolean used = i < rules.size();
+            Spec spec = used ? rules.get(i) : placeholder("r" + i);
+            Rule rule = spec.rule();
+            String p = "ratelimit.rule." + rule.name() + ".";
+            names.add(rule.name());
+            List<String> paths = new ArrayList<>();
+            for (int mask = 1; used && mask < 1 << rules.size(); mask++) {
+                if ((mask & 1 << i) != 0) {
+                    paths.add("/s" + mask + "/*");
+                }
+            }
+            boolean burst = rule.algorithm().hasBurst();
+            m.put(p + "match", used ? String.join(",", paths) : "/unused/*");
+            m.put(p + "algorithm", rule.algorithm().id());
+            m.put(p + "limit", Long.toString(rule.limit()));
+            m.put(p + "window", rule.window().toMillis() + "ms");
+            m.put(p + "burst", burst ? Long.toString(rule.burst()) : "");
+            m.put(p + "key", "header:X-Caller");
+            m.put(p + "cost", Long.toString(spec.cost()));
+            m.put(p + "count-rejected", Boolean.toString(rule.countRejected()));
+            m.put(p + "count-when", "count-when".equals(spec.outcome()) ? spec.statuses() : "");
+            m.put(p + "refund-when", "refund-when".equals(spec.outcome()) ? spec.statuses() : "");
+            m.put(p + "plan", "header:X-Plan");
+            for (String plan : List.of("basic", "pro")) {
+                Rule planRule = spec.plan(plan);
+                m.put(p + "plan." + plan + ".limit", Long.toString(planRule.limit()));
+                m.put(p + "plan." + plan + ".window", planRule.window().toMillis() + "ms");
+                m.put(p + "plan." + plan + ".burst", burst ? Long.toString(planRule.burst()) : "");
+            }
+        }
+        m.put("ratelimit.rules", String.join(",", names));
+        m.put("ratelimit.deny-cache.enabled", Boolean.toString(denyCache));
+        return m;
+    }
+
+    /** A rule no request of a run asks: it keeps the property names set. */
+    private static Spec placeholder(String name) {
+        Rule rule = Rule.of(name, Algorithm.FIXED_WINDOW, 1, Duration.ofMillis(WINDOWS[0]));
+        return new Spec(rule, 1, null, null, rule, rule);
+    }
+}
