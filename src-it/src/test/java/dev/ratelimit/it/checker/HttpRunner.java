@@ -142,7 +142,7 @@ final class HttpRunner {
                     "decided in [" + sent + ", " + latest + "], across an aligned window's start"));
         }
         history.add(new Event.Call(op, sent, history.real(), reserve ? Event.Kind.RESERVE : Event.Kind.ACQUIRE,
-                claims, latest));
+                claims, 0, latest));
         Decisions decisions = HttpDecisions.of(claims, trace, seen);
         if (decisions == null) {
             history.add(new Event.Failed(op, latest, history.real(), "the filter decided nothing: " + trace.events, null));

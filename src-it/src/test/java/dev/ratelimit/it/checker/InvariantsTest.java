@@ -56,8 +56,17 @@ class InvariantsTest {
     }
 
     private List<Violation> check() {
+        return check("hand", Map.of("storeEvents", true));
+    }
+
+    /** A history of requests over HTTP: the store's calls are not seen. */
+    private List<Violation> checkOverHttp() {
+        return check("HTTP", Map.of("storeEvents", false));
+    }
+
+    private List<Violation> check(String target, Map<String, Object> options) {
         List<Event> history = new ArrayList<>();
-        history.add(new Event.Start(0, T0, 0, 0, "hand", Map.of("storeEvents", true)));
+        history.add(new Event.Start(0, T0, 0, 0, target, options));
         history.addAll(events);
         return Invariants.check(history);
     }
@@ -126,19 +135,19 @@ class InvariantsTest {
         Rule rule = Rule.of("fw", Algorithm.FIXED_WINDOW, 1, Duration.ofHours(1));
         rule(rule);
         List<Claim> claims = List.of(Claim.of(rule, "k", 1));
-        events.add(new Event.Call(++op, T0, 0, Event.Kind.ACQUIRE, claims, T0 + 3));
+        events.add(new Event.Call(++op, T0, 0, Event.Kind.ACQUIRE, claims, 0, T0 + 3));
         events.add(new Event.Failed(op, T0 + 3, 0, "the filter decided nothing", null));
         events.add(new Event.Response(op, T0 + 3, 0, 500, 200, null, null, "plain"));
-        assertThat(check()).singleElement().extracting(Violation::invariant).asString().startsWith("http: a response");
+        assertThat(checkOverHttp()).singleElement().extracting(Violation::invariant).asString().startsWith("http: a response");
         events.clear();
         rule(rule);
         // A 429 whose Retry-After (1 s) precedes the end of the t the field gives (5 s).
         Decisions rejected = Decisions.of(claims, List.of(Decision.rejected("fw", 1, 0, Duration.ofSeconds(5),
                 Duration.ofSeconds(1))));
-        events.add(new Event.Call(++op, T0, 0, Event.Kind.ACQUIRE, claims, T0 + 3));
+        events.add(new Event.Call(++op, T0, 0, Event.Kind.ACQUIRE, claims, 0, T0 + 3));
         events.add(new Event.Decided(op, T0 + 3, 0, rejected));
         events.add(new Event.Response(op, T0 + 3, 0, 429, 200, "\"fw\";r=0;t=5", "1", "plain"));
-        assertThat(check()).extracting(Violation::invariant).anyMatch(i -> i.contains("Retry-After never precedes"));
+        assertThat(checkOverHttp()).extracting(Violation::invariant).anyMatch(i -> i.contains("Retry-After never precedes"));
     }
 
     @Test
@@ -149,12 +158,12 @@ class InvariantsTest {
         rule(rule);
         List<Claim> claims = List.of(Claim.of(rule, "k", 1));
         Decisions allowed = Decisions.of(claims, List.of(Decision.allowed("log", 1, 0, Duration.ZERO)));
-        events.add(new Event.Call(++op, T0, 0, Event.Kind.ACQUIRE, claims, T0 + 5));
+        events.add(new Event.Call(++op, T0, 0, Event.Kind.ACQUIRE, claims, 0, T0 + 5));
         events.add(new Event.Decided(op, T0 + 5, 0, allowed));
-        events.add(new Event.Call(++op, T0 + 1_000, 0, Event.Kind.ACQUIRE, claims, T0 + 1_004));
+        events.add(new Event.Call(++op, T0 + 1_000, 0, Event.Kind.ACQUIRE, claims, 0, T0 + 1_004));
         events.add(new Event.Decided(op, T0 + 1_004, 0, allowed));
         assertThat(check()).isEmpty();
-        events.add(new Event.Call(++op, T0 + 1_500, 0, Event.Kind.ACQUIRE, claims, T0 + 1_504));
+        events.add(new Event.Call(++op, T0 + 1_500, 0, Event.Kind.ACQUIRE, claims, 0, T0 + 1_504));
         events.add(new Event.Decided(op, T0 + 1_504, 0, allowed));
         assertThat(check()).singleElement().extracting(Violation::invariant).asString().startsWith("sliding-log");
     }
