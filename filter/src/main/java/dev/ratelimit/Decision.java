@@ -10,23 +10,33 @@ import java.util.Objects;
  * <p>The numbers mean the same for every algorithm:
  * <ul>
  *   <li>{@code remaining}: whole units that could still be taken right now, never negative;</li>
+ *   <li>{@code effectiveWindow}: the time within which no more than {@code remaining} units can
+ *       be taken, that is until more quota is made available (the {@code t} of the IETF
+ *       {@code RateLimit} field, draft-11): the end of a fixed window; when the oldest counted
+ *       entry of a sliding log leaves it; when a token bucket or GCRA has the next unit; when a
+ *       sliding window counter's estimate has dropped by a unit; when the next lease of a
+ *       concurrency rule times out at the latest. With the quota full, more cannot come: the
+ *       time the rule takes to restore its whole quota at its rate (its window for most rules;
+ *       zero for a concurrency rule, whose quota has no window);</li>
  *   <li>{@code resetAfter}: the time until the quota is fully restored if nothing more
  *       arrives;</li>
  *   <li>{@code retryAfter}: zero when allowed; otherwise the time until a request of the same
- *       cost would be allowed, rounded up, never early.</li>
+ *       cost would be allowed, rounded up, never early. Never before the effective window
+ *       ends: the request needs more than {@code remaining}.</li>
  * </ul>
  *
  * @param rule       the name of the rule that decided
  * @param allowed    whether this rule lets the request through
  * @param limit      the rule's limit (units per window)
  * @param remaining  units left now
+ * @param effectiveWindow time within which no more than {@code remaining} units can be taken
  * @param resetAfter time until the quota is full again
  * @param retryAfter time until a request of the same cost would be allowed (zero if allowed)
  * @param basis      what decided: the shared store, the in-process fallback, or, when the store
  *                   could not decide, the rule's failure policy
  */
-public record Decision(String rule, boolean allowed, long limit, long remaining, Duration resetAfter,
-                       Duration retryAfter, Basis basis) {
+public record Decision(String rule, boolean allowed, long limit, long remaining, Duration effectiveWindow,
+                       Duration resetAfter, Duration retryAfter, Basis basis) {
 
     /** What a decision rests on. */
     public enum Basis {
@@ -52,12 +62,15 @@ public record Decision(String rule, boolean allowed, long limit, long remaining,
      */
     public Decision {
         Objects.requireNonNull(rule, "rule");
+        Objects.requireNonNull(effectiveWindow, "effectiveWindow");
         Objects.requireNonNull(resetAfter, "resetAfter");
         Objects.requireNonNull(retryAfter, "retryAfter");
         Objects.requireNonNull(basis, "basis");
-        if (remaining < 0 || limit < 1 || resetAfter.isNegative() || retryAfter.isNegative()) {
+        if (remaining < 0 || limit < 1 || effectiveWindow.isNegative() || resetAfter.isNegative()
+                || retryAfter.isNegative()) {
             throw new IllegalArgumentException("invalid decision for rule '" + rule + "': limit " + limit
-                    + ", remaining " + remaining + ", reset after " + resetAfter + ", retry after " + retryAfter);
+                    + ", remaining " + remaining + ", effective window " + effectiveWindow + ", reset after "
+                    + resetAfter + ", retry after " + retryAfter);
         }
         if (allowed != retryAfter.isZero()) {
             throw new IllegalArgumentException("invalid decision for rule '" + rule + "': "
@@ -66,7 +79,9 @@ public record Decision(String rule, boolean allowed, long limit, long remaining,
     }
 
     /**
-     * A decision that lets the request through.
+     * A decision that lets the request through. Its effective window is {@code resetAfter}
+     * until {@link #withEffectiveWindow} says better: no more than {@code remaining} units come
+     * before the quota is full again.
      *
      * @param rule       the rule's name
      * @param limit      the rule's limit
@@ -75,11 +90,13 @@ public record Decision(String rule, boolean allowed, long limit, long remaining,
      * @return the decision
      */
     public static Decision allowed(String rule, long limit, long remaining, Duration resetAfter) {
-        return new Decision(rule, true, limit, remaining, resetAfter, Duration.ZERO, Basis.SHARED);
+        return new Decision(rule, true, limit, remaining, resetAfter, resetAfter, Duration.ZERO, Basis.SHARED);
     }
 
     /**
-     * A decision that turns the request away.
+     * A decision that turns the request away. Its effective window is the shorter of
+     * {@code resetAfter} and {@code retryAfter} until {@link #withEffectiveWindow} says better:
+     * more quota has come by the time the request is allowed.
      *
      * @param rule       the rule's name
      * @param limit      the rule's limit
@@ -90,7 +107,8 @@ public record Decision(String rule, boolean allowed, long limit, long remaining,
      */
     public static Decision rejected(String rule, long limit, long remaining, Duration resetAfter,
                                     Duration retryAfter) {
-        return new Decision(rule, false, limit, remaining, resetAfter, retryAfter, Basis.SHARED);
+        Duration effectiveWindow = resetAfter.compareTo(retryAfter) < 0 ? resetAfter : retryAfter;
+        return new Decision(rule, false, limit, remaining, effectiveWindow, resetAfter, retryAfter, Basis.SHARED);
     }
 
     /**
@@ -102,7 +120,7 @@ public record Decision(String rule, boolean allowed, long limit, long remaining,
      * @return an allowed decision whose basis is {@link Basis#SKIPPED}
      */
     public static Decision skipped(String rule, long limit) {
-        return new Decision(rule, true, limit, limit, Duration.ZERO, Duration.ZERO, Basis.SKIPPED);
+        return new Decision(rule, true, limit, limit, Duration.ZERO, Duration.ZERO, Duration.ZERO, Basis.SKIPPED);
     }
 
     /**
@@ -114,7 +132,7 @@ public record Decision(String rule, boolean allowed, long limit, long remaining,
      * @return a rejected decision whose basis is {@link Basis#UNAVAILABLE}
      */
     public static Decision unavailable(String rule, long limit, Duration retryAfter) {
-        return new Decision(rule, false, limit, 0, Duration.ZERO, retryAfter, Basis.UNAVAILABLE);
+        return new Decision(rule, false, limit, 0, Duration.ZERO, Duration.ZERO, retryAfter, Basis.UNAVAILABLE);
     }
 
     /**
@@ -123,6 +141,17 @@ public record Decision(String rule, boolean allowed, long limit, long remaining,
      * @return the same numbers with the basis {@link Basis#LOCAL}
      */
     public Decision fromFallback() {
-        return new Decision(rule, allowed, limit, remaining, resetAfter, retryAfter, Basis.LOCAL);
+        return new Decision(rule, allowed, limit, remaining, effectiveWindow, resetAfter, retryAfter, Basis.LOCAL);
+    }
+
+    /**
+     * This decision with the effective window its algorithm computed.
+     *
+     * @param effectiveWindow time within which no more than {@link #remaining()} units can be
+     *                        taken, not negative
+     * @return the same decision with that effective window
+     */
+    public Decision withEffectiveWindow(Duration effectiveWindow) {
+        return new Decision(rule, allowed, limit, remaining, effectiveWindow, resetAfter, retryAfter, basis);
     }
 }

@@ -166,6 +166,23 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
     }
 
     /**
+     * The time in which this rule restores its whole {@link #capacity()} at its rate: its window,
+     * or {@code burst × window / limit} (rounded up to the millisecond) for a token bucket or
+     * GCRA whose burst differs from its limit. The {@code w} of the {@code RateLimit-Policy}
+     * field, and a full quota's effective window.
+     *
+     * @return the window of the whole quota
+     */
+    public Duration quotaWindow() {
+        if (!algorithm.hasBurst() || burst == limit) {
+            return window;
+        }
+        // burst × window fits: the rule's own bound keeps max(limit, burst) × window below 2^50.
+        long millis = burst * window.toMillis();
+        return Duration.ofMillis(millis / limit + (millis % limit == 0 ? 0 : 1));
+    }
+
+    /**
      * Checks a cost against this rule.
      *
      * @param cost units a request wants to take

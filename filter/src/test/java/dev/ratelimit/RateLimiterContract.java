@@ -346,4 +346,100 @@ public abstract class RateLimiterContract extends ManualClockLimiterTest {
         clock.set(retryAt);
         assertThat(limiter.acquireAll(both).allowed()).as("at the retry-after of %s", rejected).isTrue();
     }
+
+    /**
+     * The effective window (draft-11's {@code t}) is the time until more quota comes: 2 units
+     * at T0 + 1 s and 3 at T0 + 4 s, then one millisecond before it a request of one unit more
+     * than remaining is still refused, at it allowed.
+     */
+    @ParameterizedTest
+    @CsvSource({
+            // algorithm, remaining, effective window ms
+            "FIXED_WINDOW, 0, 6000",            // the window ends at T0 + 10 s
+            "SLIDING_LOG, 0, 7000",             // the entries of T0 + 1 s leave at T0 + 11 s
+            "SLIDING_WINDOW_COUNTER, 0, 8000",  // next window, once 5 × (10 − e)/10 <= 4: e = 2 s
+            "TOKEN_BUCKET, 1, 1000",            // debt 3.5 units at 0.5 per s: the 2nd unit in 1 s
+            "GCRA, 1, 1000",
+            "CONCURRENCY, 0, 7000"              // the leases of T0 + 1 s time out at T0 + 11 s
+    })
+    void effectiveWindowIsTheTimeUntilMoreQuotaComes(Algorithm algorithm, long remaining, long windowMillis) {
+        Rule rule = rule(algorithm, 5);
+        clock.set(T0 + 1_000);
+        assertThat(limiter.acquire(rule, "k", 2).allowed()).isTrue();
+        clock.set(T0 + 4_000);
+        Decision decision = limiter.acquire(rule, "k", 3);
+        assertThat(decision.allowed()).isTrue();
+        assertThat(decision.remaining()).isEqualTo(remaining);
+        assertThat(decision.effectiveWindow()).isEqualTo(Duration.ofMillis(windowMillis));
+        assertMoreQuotaComesExactlyAtTheEffectiveWindow(rule, "k", decision);
+    }
+
+    /**
+     * With the quota full no more can come: the effective window is the time the rule restores
+     * its whole quota (a fixed window's end; none for a concurrency rule).
+     */
+    @ParameterizedTest
+    @CsvSource({
+            "FIXED_WINDOW, 7000",
+            "SLIDING_LOG, 10000",
+            "SLIDING_WINDOW_COUNTER, 10000",
+            "TOKEN_BUCKET, 10000",
+            "GCRA, 10000",
+            "CONCURRENCY, 0"
+    })
+    void aFullQuotaHasTheRulesOwnWindow(Algorithm algorithm, long windowMillis) {
+        clock.set(T0 + 3_000);
+        Decision full = limiter.peek(rule(algorithm, 5), "k", 1);
+        assertThat(full.remaining()).isEqualTo(5);
+        assertThat(full.effectiveWindow()).isEqualTo(Duration.ofMillis(windowMillis));
+    }
+
+    /** A bucket whose burst is not its limit restores the whole burst in burst × window / limit. */
+    @Test
+    void aFullBucketsWindowIsThatOfItsBurst() {
+        Rule rule = Rule.of("burst", Algorithm.TOKEN_BUCKET, 5, TEN_SECONDS).withBurst(8);
+        assertThat(limiter.peek(rule, "k", 1).effectiveWindow()).isEqualTo(Duration.ofSeconds(16));
+    }
+
+    /**
+     * Random costs, clock moves and count-rejected rules on every algorithm: after every
+     * decision, no more than remaining units fit before the effective window ends and one more
+     * fits when it does; a rejection's retry-after never precedes it.
+     */
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void everyDecisionsEffectiveWindowHolds(Algorithm algorithm) {
+        java.util.Random random = new java.util.Random(algorithm.ordinal() * 7L + 1);
+        Rule rule = Rule.of("t-" + algorithm.id(), algorithm, 5, TEN_SECONDS)
+                .withCountRejected(!algorithm.isConcurrency() && random.nextBoolean());
+        if (algorithm.hasBurst()) {
+            rule = rule.withBurst(3 + random.nextInt(5));
+        }
+        for (int step = 0; step < 60; step++) {
+            clock.advance(random.nextInt(4) == 0 ? 0 : random.nextInt(3_000));
+            Decision decision = limiter.acquire(rule, "k", 1 + random.nextInt((int) rule.capacity()));
+            if (!decision.allowed()) {
+                assertThat(decision.retryAfter()).as("step %d: %s", step, decision)
+                        .isGreaterThanOrEqualTo(decision.effectiveWindow());
+            }
+            assertMoreQuotaComesExactlyAtTheEffectiveWindow(rule, "k", decision);
+        }
+    }
+
+    /** One more unit than remaining is refused 1 ms before the effective window ends and fits at its end. */
+    private void assertMoreQuotaComesExactlyAtTheEffectiveWindow(Rule rule, String key, Decision decision) {
+        long more = decision.remaining() + 1;
+        if (more > rule.capacity()) {
+            return; // the quota is full: no more can come
+        }
+        long now = clock.getAsLong();
+        long end = now + decision.effectiveWindow().toMillis();
+        assertThat(decision.effectiveWindow()).as("%s", decision).isPositive();
+        clock.set(end - 1);
+        assertThat(limiter.peek(rule, key, more).allowed()).as("%d units 1 ms before the end of %s", more, decision)
+                .isFalse();
+        clock.set(end);
+        assertThat(limiter.peek(rule, key, more).allowed()).as("%d units at the end of %s", more, decision).isTrue();
+        clock.set(now);
+    }
 }

@@ -106,9 +106,13 @@ public final class DenyCache {
         }
         long elapsed = Math.max(0, nowMs - denial.decidedAt());
         Decision d = denial.decision();
+        long retry = denial.until() - nowMs;
+        // The next unit may have come since; what the store said still holds for this cost, so
+        // the replayed window never ends after the retry-after nor before the next millisecond.
+        long window = Math.min(Math.max(1, d.effectiveWindow().toMillis() - elapsed), retry);
         return Optional.of(Decision.rejected(d.rule(), d.limit(), d.remaining(),
                 Duration.ofMillis(Math.max(0, d.resetAfter().toMillis() - elapsed)),
-                Duration.ofMillis(denial.until() - nowMs)));
+                Duration.ofMillis(retry)).withEffectiveWindow(Duration.ofMillis(window)));
     }
 
     /**

@@ -25,17 +25,20 @@ public final class Verdicts {
      * @param allowed     the rule's own verdict
      * @param remaining   units left
      * @param resetMillis time until the quota is full again
+     * @param nextMillis  time until more quota is made available (the effective window), at
+     *                    least 1; 0 when none will be, the quota being full
      * @param waitMillis  time until a request of the same cost would be allowed by the state
      *                    as it is now (after any write): 0 if it would be now
      * @param undoA       what the rule wrote, for giving it back (see {@code refund.lua}); -1
      *                    when it wrote nothing
      * @param undoB       the second number of what it wrote
      */
-    public record Answer(boolean allowed, long remaining, long resetMillis, long waitMillis, long undoA, long undoB) {
+    public record Answer(boolean allowed, long remaining, long resetMillis, long nextMillis, long waitMillis,
+                         long undoA, long undoB) {
 
         /** An answer of a rule that wrote nothing. */
-        public Answer(boolean allowed, long remaining, long resetMillis, long waitMillis) {
-            this(allowed, remaining, resetMillis, waitMillis, -1, 0);
+        public Answer(boolean allowed, long remaining, long resetMillis, long nextMillis, long waitMillis) {
+            this(allowed, remaining, resetMillis, nextMillis, waitMillis, -1, 0);
         }
 
         /**
@@ -92,10 +95,11 @@ public final class Verdicts {
             Rule rule = claims.get(i).rule();
             Answer answer = answers.get(i);
             Duration reset = Duration.ofMillis(answer.resetMillis());
-            decisions.add(answer.allowed()
+            Decision decision = answer.allowed()
                     ? Decision.allowed(rule.name(), rule.limit(), answer.remaining(), reset)
                     : Decision.rejected(rule.name(), rule.limit(), answer.remaining(), reset,
-                            Duration.ofMillis(Math.max(1, answer.waitMillis()))));
+                            Duration.ofMillis(Math.max(1, answer.waitMillis())));
+            decisions.add(decision.withEffectiveWindow(effectiveWindow(rule, answer)));
             if (!rule.shadow()) {
                 allowed &= answer.allowed();
                 wait = Math.max(wait, answer.waitMillis());
@@ -103,5 +107,17 @@ public final class Verdicts {
         }
         // A rejection decided elsewhere may meet states that all allow by now: still never early.
         return new Decisions(allowed, decisions, allowed ? Duration.ZERO : Duration.ofMillis(Math.max(1, wait)));
+    }
+
+    /**
+     * The time within which no more than the remaining units can be taken: until more quota
+     * comes, or, with the quota full, the time the rule takes to restore it all (none for a
+     * concurrency rule, whose quota is not per window).
+     */
+    private static Duration effectiveWindow(Rule rule, Answer answer) {
+        if (answer.nextMillis() > 0) {
+            return Duration.ofMillis(answer.nextMillis());
+        }
+        return rule.algorithm().isConcurrency() ? Duration.ZERO : rule.quotaWindow();
     }
 }

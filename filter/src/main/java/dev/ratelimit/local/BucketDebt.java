@@ -87,4 +87,22 @@ record BucketDebt(long debt, long expires) {
         long owed = cost * window - Math.max(0, now - takenAt) * limit;
         return Math.max(0, Math.min(owed, d));
     }
+
+    /**
+     * The time until a debt lets {@code c} units in: it must fall to {@code capacity - c × window}
+     * ticks, at {@code limit} ticks per ms; never past the moment the state is forgotten. The
+     * Lua files' {@code wait_for}.
+     *
+     * @param c        the units, more than the debt lets in now
+     * @param d        the debt now, in the rule's ticks
+     * @param window   the rule's window in ms (ticks per unit)
+     * @param capacity the bucket's capacity in ticks ({@code burst × window})
+     * @param limit    the rule's limit (ticks refilled per ms)
+     * @param expires  when the state is forgotten, epoch ms
+     * @param now      the time, epoch ms
+     * @return the ms to wait, at least 1
+     */
+    static long waitFor(long c, long d, long window, long capacity, long limit, long expires, long now) {
+        return Math.min(KeyState.ceilDiv(d + c * window - capacity, limit), expires - now);
+    }
 }

@@ -33,7 +33,9 @@ final class ConcurrencyState implements KeyState {
             }
             count = leases.size();
         }
+        long remaining = Math.max(0, rule.limit() - count);
         long resetAfter = 0;
+        long next = 0;
         long wait = 0;
         if (count > 0) {
             List<Long> expiries = new ArrayList<>();
@@ -44,11 +46,13 @@ final class ConcurrencyState implements KeyState {
             }
             expiries.sort(null);
             resetAfter = expiries.get(expiries.size() - 1) - now;
+            // The next lease to time out frees a slot (the (count + c - limit)-th soonest, for c).
+            next = expiries.get((int) (count + remaining + 1 - rule.limit()) - 1) - now;
             if (count + cost > rule.limit()) {
                 wait = expiries.get((int) (count + cost - rule.limit()) - 1) - now;
             }
         }
-        return new Outcome(allowed, Math.max(0, rule.limit() - count), resetAfter, wait, consume ? call : -1, 0);
+        return new Outcome(allowed, remaining, resetAfter, next, wait, consume ? call : -1, 0);
     }
 
     @Override

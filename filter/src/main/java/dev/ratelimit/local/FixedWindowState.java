@@ -38,8 +38,10 @@ final class FixedWindowState implements KeyState {
             ends = end;
         }
         long resetAfter = current > 0 ? end - now : 0;
+        // Units come back only when the window ends; with nothing counted, the aligned one ends then.
+        long next = (current > 0 ? end : start + window) - now;
         long wait = current + cost > rule.limit() ? end - now : 0;
-        return new Outcome(allowed, Math.max(0, rule.limit() - current), resetAfter, wait, consume ? end : -1,
+        return new Outcome(allowed, Math.max(0, rule.limit() - current), resetAfter, next, wait, consume ? end : -1,
                 consume ? generation : 0);
     }
 

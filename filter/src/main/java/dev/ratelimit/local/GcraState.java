@@ -52,8 +52,9 @@ final class GcraState implements KeyState {
 
         long remaining = d < tolerance ? (tolerance - d) / window : 0;
         long resetAfter = d > 0 ? Math.min(KeyState.ceilDiv(d, limit), expires - now) : 0;
-        long wait = d + need > tolerance ? Math.min(KeyState.ceilDiv(d + need - tolerance, limit), expires - now) : 0;
-        return new Outcome(allowed, remaining, resetAfter, wait, consume ? now : -1, consume ? generation : 0);
+        long next = d > 0 ? BucketDebt.waitFor(remaining + 1, d, window, tolerance, limit, expires, now) : 0;
+        long wait = d + need > tolerance ? BucketDebt.waitFor(cost, d, window, tolerance, limit, expires, now) : 0;
+        return new Outcome(allowed, remaining, resetAfter, next, wait, consume ? now : -1, consume ? generation : 0);
     }
 
     @Override

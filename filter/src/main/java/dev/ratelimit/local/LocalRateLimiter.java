@@ -239,7 +239,7 @@ public final class LocalRateLimiter implements RateLimiter {
 
     private static Verdicts.Answer answer(Outcome outcome) {
         return new Verdicts.Answer(outcome.allowed(), outcome.remaining(), outcome.resetAfterMillis(),
-                outcome.waitMillis(), outcome.undoA(), outcome.undoB());
+                outcome.nextMillis(), outcome.waitMillis(), outcome.undoA(), outcome.undoB());
     }
 
     /** The state's identity: a rule that changes algorithm starts from a new state. */

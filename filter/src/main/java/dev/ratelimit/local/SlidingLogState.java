@@ -23,6 +23,24 @@ final class SlidingLogState implements KeyState {
     /** Oldest first; entries of one millisecond in the order they were taken. */
     private final ArrayDeque<Entry> entries = new ArrayDeque<>();
 
+    /**
+     * The time until {@code c} units fit beside the {@code count} entries in the window: the
+     * last of the {@code count + c - limit} entries that must leave is the k-th oldest, and it
+     * leaves at its time + window (never past the moment the state is forgotten).
+     */
+    private long waitFor(long c, long count, long limit, long since, long window, long expires, long now) {
+        long k = count + c - limit;
+        long kth = 0;
+        long seen = 0;
+        for (Entry e : entries) {
+            if (e.time() > since && ++seen == k) {
+                kth = e.time();
+                break;
+            }
+        }
+        return Math.min(Math.max(1, kth + window - now), expires - now);
+    }
+
     @Override
     public Outcome take(long now, Rule rule, long cost, boolean consumeIfAllowed, boolean consumeIfRejected,
                         long call) {
@@ -69,20 +87,10 @@ final class SlidingLogState implements KeyState {
             resetAfter = Math.min(newest + window - now, expires - now);
         }
 
-        long wait = 0;
-        if (count + cost > rule.limit()) {
-            long k = count + cost - rule.limit();
-            long kth = 0;
-            long seen = 0;
-            for (Entry e : entries) {
-                if (e.time() > since && ++seen == k) {
-                    kth = e.time();
-                    break;
-                }
-            }
-            wait = Math.min(Math.max(1, kth + window - now), expires - now);
-        }
-        return new Outcome(allowed, Math.max(0, rule.limit() - count), resetAfter, wait, consume ? now : -1,
+        long remaining = Math.max(0, rule.limit() - count);
+        long next = count > 0 ? waitFor(remaining + 1, count, rule.limit(), since, window, expires, now) : 0;
+        long wait = count + cost > rule.limit() ? waitFor(cost, count, rule.limit(), since, window, expires, now) : 0;
+        return new Outcome(allowed, remaining, resetAfter, next, wait, consume ? now : -1,
                 consume ? call : 0);
     }
 

@@ -19,6 +19,26 @@ final class SlidingWindowCounterState implements KeyState {
     private long expiresAt = Long.MIN_VALUE;
     private long generation;
 
+    /**
+     * The time until {@code c} units fit, for counts that do not let them in now
+     * ({@code c <= limit}): the estimate {@code cur + prev × (window − e) / window} must fall to
+     * {@code limit − c} (see the Lua file's {@code wait_for}).
+     */
+    private static long waitFor(long c, long cur, long prev, long elapsed, long window, long limit) {
+        // Inside this window the previous count's weight must fall to `room`.
+        long room = (limit - c - cur) * window;
+        long at = window;
+        if (room >= 0 && prev > 0) {
+            at = window - room / prev;
+        }
+        if (at < window) {
+            return at - elapsed;
+        }
+        // Otherwise in the next window, where this window's count is the previous one.
+        long nextAt = cur > 0 ? Math.max(0, window - (limit - c) * window / cur) : 0;
+        return (window - elapsed) + nextAt;
+    }
+
     @Override
     public Outcome take(long now, Rule rule, long cost, boolean consumeIfAllowed, boolean consumeIfRejected,
                         long call) {
@@ -68,25 +88,15 @@ final class SlidingWindowCounterState implements KeyState {
         long remaining = used < limit * window ? (limit * window - used) / window : 0;
         long resetAfter = cur > 0 ? 2 * window - elapsed : prev > 0 ? window - elapsed : 0;
 
-        long wait = 0;
-        if ((cur + cost) * window + prevWeight > limit * window) {
-            long room = (limit - cost - cur) * window;
-            long at = window;
-            if (room >= 0 && prev > 0) {
-                at = window - room / prev;
-            }
-            if (at < window) {
-                wait = at - elapsed;
-            } else {
-                long nextAt = cur > 0 ? Math.max(0, window - (limit - cost) * window / cur) : 0;
-                wait = (window - elapsed) + nextAt;
-            }
-        }
+        long next = remaining < limit ? waitFor(remaining + 1, cur, prev, elapsed, window, limit) : 0;
+        long wait = (cur + cost) * window + prevWeight > limit * window
+                ? waitFor(cost, cur, prev, elapsed, window, limit) : 0;
         if (expires != Long.MIN_VALUE) {
             resetAfter = Math.min(resetAfter, expires - now);
+            next = Math.min(next, expires - now);
             wait = Math.min(wait, expires - now);
         }
-        return new Outcome(allowed, remaining, resetAfter, wait, consume ? windowStart : -1, consume ? generation : 0);
+        return new Outcome(allowed, remaining, resetAfter, next, wait, consume ? windowStart : -1, consume ? generation : 0);
     }
 
     @Override

@@ -49,8 +49,9 @@ final class TokenBucketState implements KeyState {
 
         long remaining = d < capacity ? (capacity - d) / window : 0;
         long resetAfter = d > 0 ? Math.min(KeyState.ceilDiv(d, limit), expires - now) : 0;
-        long wait = d + need > capacity ? Math.min(KeyState.ceilDiv(d + need - capacity, limit), expires - now) : 0;
-        return new Outcome(allowed, remaining, resetAfter, wait, consume ? now : -1, consume ? generation : 0);
+        long next = d > 0 ? BucketDebt.waitFor(remaining + 1, d, window, capacity, limit, expires, now) : 0;
+        long wait = d + need > capacity ? BucketDebt.waitFor(cost, d, window, capacity, limit, expires, now) : 0;
+        return new Outcome(allowed, remaining, resetAfter, next, wait, consume ? now : -1, consume ? generation : 0);
     }
 
     @Override

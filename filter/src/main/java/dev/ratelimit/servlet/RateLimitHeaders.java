@@ -21,7 +21,9 @@ import java.util.StringJoiner;
  * RateLimit: "api";r=57;t=12, "login";r=4;t=900
  * </pre>
  * {@code q} is the quota, {@code w} its window in seconds, {@code r} the units remaining (never
- * more than {@code q}) and {@code t} the seconds until the quota is fully restored, rounded up.
+ * more than {@code q}) and {@code t} the effective window: the seconds, rounded up, within which
+ * no more than {@code r} units can be taken, that is until more quota is made available
+ * ({@link Decision#effectiveWindow()}; with the quota full, {@code w}).
  *
  * <p>For the token bucket and GCRA the quota is the burst, the units a client may take at once,
  * and {@code w} the time the rule needs to refill all of them ({@code burst × window / limit}):
@@ -30,12 +32,11 @@ import java.util.StringJoiner;
  *
  * <p>A concurrency rule (requests in progress at once) has {@code qu="concurrent-requests"} and
  * no {@code w}: {@code "jobs";q=20;qu="concurrent-requests"}; its {@code r} is the free slots
- * and its {@code t} the time until every lease held would have timed out, an upper bound.
+ * and its {@code t} the time until the next lease held would time out, an upper bound (no
+ * {@code t} while none is held).
  *
- * <p>{@code t} can exceed {@code w}: it is the time until the quota is <em>fully</em> restored, and
- * for the sliding window counter the current window's count weighs until the end of the next
- * window (up to {@code 2w}); a count-rejected bucket that a hammering client overdrew needs up
- * to {@code 2w} as well. A client that waits {@code t} seconds finds the whole quota.
+ * <p>{@code t} is not the time until the quota is <em>fully</em> restored: a client that waits
+ * {@code t} seconds finds more quota, not necessarily all of it ({@link Decision#resetAfter()}).
  *
  * <p>The legacy {@code X-RateLimit-Limit}, {@code X-RateLimit-Remaining} and
  * {@code X-RateLimit-Reset} (seconds from now) describe one rule only, the one with the
@@ -71,7 +72,9 @@ final class RateLimitHeaders {
                         // Units in progress, not per window: the draft's unit for it, and no w.
                         ? name + ";q=" + entry.rule().capacity() + ";qu=\"concurrent-requests\""
                         : name + ";q=" + entry.rule().capacity() + ";w=" + seconds(quotaWindow(entry.rule())));
-                state.add(name + ";r=" + entry.decision().remaining() + ";t=" + seconds(entry.decision().resetAfter()));
+                Duration window = effectiveWindow(entry.decision());
+                // No t where no more quota will come (a concurrency rule holding no lease).
+                state.add(name + ";r=" + entry.decision().remaining() + (window.isZero() ? "" : ";t=" + seconds(window)));
             }
             fields.put("RateLimit-Policy", policy.toString());
             fields.put("RateLimit", state.toString());
@@ -110,12 +113,15 @@ final class RateLimitHeaders {
 
     /** The time in which the rule restores its whole quota ({@link Rule#capacity()}) at its rate. */
     static Duration quotaWindow(Rule rule) {
-        if (!rule.algorithm().hasBurst() || rule.burst() == rule.limit()) {
-            return rule.window();
-        }
-        // burst × window fits: the rule's own bound keeps max(limit, burst) × window below 2^50.
-        long millis = rule.burst() * rule.window().toMillis();
-        return Duration.ofMillis(millis / rule.limit() + (millis % rule.limit() == 0 ? 0 : 1));
+        return rule.quotaWindow();
+    }
+
+    /**
+     * The {@code t} of a decided rule: the time within which no more than its remaining units
+     * can be taken (draft-11 §4.1.2), zero when no more quota will come.
+     */
+    static Duration effectiveWindow(Decision decision) {
+        return decision.effectiveWindow();
     }
 
     /**

@@ -140,15 +140,15 @@ final class GuardedCalls {
 
     /** The deciding function's reply (see {@code dispatcher.lua}) as one answer per claim. */
     List<Verdicts.Answer> answers(List<Claim> claims, Object reply) {
-        if (!(reply instanceof List<?> values) || values.size() != 1 + 6 * claims.size()) {
+        if (!(reply instanceof List<?> values) || values.size() != 1 + 7 * claims.size()) {
             throw new RateLimitException(endpoint + " sent an unexpected script reply: " + reply, null);
         }
         List<Verdicts.Answer> answers = new ArrayList<>(claims.size());
         for (int i = 0; i < claims.size(); i++) {
-            int at = 1 + 6 * i;
+            int at = 1 + 7 * i;
             answers.add(new Verdicts.Answer(number(values.get(at)) == 1, number(values.get(at + 1)),
                     number(values.get(at + 2)), number(values.get(at + 3)), number(values.get(at + 4)),
-                    number(values.get(at + 5))));
+                    number(values.get(at + 5)), number(values.get(at + 6))));
         }
         return answers;
     }

@@ -298,7 +298,7 @@ public final class ValkeyRateLimiter implements RateLimiter {
             return;
         }
         List<Claim> claims = due.stream().map(LostLeases.Lease::claim).toList();
-        List<Verdicts.Answer> undo = due.stream().map(lease -> new Verdicts.Answer(true, 0, 0, 0, lease.call(), 0))
+        List<Verdicts.Answer> undo = due.stream().map(lease -> new Verdicts.Answer(true, 0, 0, 0, 0, lease.call(), 0))
                 .toList();
         boolean[] released = null;
         try {

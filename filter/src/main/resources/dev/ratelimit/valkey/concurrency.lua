@@ -13,9 +13,10 @@
 -- finish(key, now, limit, window, burst, cost, consume, allowed, count)
 --   takes the leases if consume (false: a read-only decision), on what read returned.
 --   Never asked to consume a rejection: count-rejected does not apply (checked by the caller).
--- finish returns allowed (0/1), remaining, reset_after_ms, wait_ms: remaining is the leases
--- free, reset_after the time until every lease held has timed out, wait the time until enough
--- of them have timed out for this cost; both are upper bounds, since a lease is usually
+-- finish returns allowed (0/1), remaining, reset_after_ms, next_ms, wait_ms: remaining is the
+-- leases free, reset_after the time until every lease held has timed out, next the time until
+-- the next one has (the effective window; 0 with none held), wait the time until enough of
+-- them have timed out for this cost; all upper bounds, since a lease is usually
 -- released long before its timeout. Then the two numbers that release the leases (refund):
 -- the call's number (CALL_ID, chosen by the caller) and 0, or -1, 0 when nothing was written.
 -- refund(key, now, limit, window, burst, cost, call, 0) releases exactly the leases that call
@@ -35,6 +36,14 @@ local function read(key, now, limit, window, burst, cost)
   return count + cost <= limit, count
 end
 
+-- The time until c leases fit beside the count held: (count + c - limit) must time out; the
+-- last of them to go is the k-th soonest.
+local function wait_for(c, key, live, count, limit, now)
+  local k = count + c - limit
+  local lease = redis.call('ZRANGEBYSCORE', key, live, '+inf', 'WITHSCORES', 'LIMIT', k - 1, 1)
+  return tonumber(lease[2]) - now
+end
+
 local function finish(key, now, limit, window, burst, cost, consume, allowed, count)
   local live = '(' .. int(now)
   if consume then
@@ -48,18 +57,16 @@ local function finish(key, now, limit, window, burst, cost, consume, allowed, co
   end
 
   local remaining = math.max(0, limit - count)
-  local reset_after, wait = 0, 0
+  local reset_after, next_after, wait = 0, 0, 0
   if count > 0 then
     local newest = redis.call('ZREVRANGEBYSCORE', key, '+inf', live, 'WITHSCORES', 'LIMIT', 0, 1)
     reset_after = tonumber(newest[2]) - now
+    next_after = wait_for(remaining + 1, key, live, count, limit, now)
   end
   if count + cost > limit then
-    -- (count + cost - limit) leases must time out; the last of them to go is the k-th soonest.
-    local k = count + cost - limit
-    local lease = redis.call('ZRANGEBYSCORE', key, live, '+inf', 'WITHSCORES', 'LIMIT', k - 1, 1)
-    wait = tonumber(lease[2]) - now
+    wait = wait_for(cost, key, live, count, limit, now)
   end
-  return allowed and 1 or 0, remaining, reset_after, wait, consume and CALL_ID or -1, 0
+  return allowed and 1 or 0, remaining, reset_after, next_after, wait, consume and CALL_ID or -1, 0
 end
 
 local function refund(key, now, limit, window, burst, cost, call, seq)

@@ -18,8 +18,9 @@
 --           algorithm id, limit, window ms, burst, cost, count_rejected (1/0), shadow (1/0)
 --
 -- Reply: { all_allowed (0/1), then for each rule i: allowed (0/1), remaining,
---          reset_after_ms, wait_ms, undo_a, undo_b }
--- where wait_ms is the time until a request of the same cost would be allowed by rule i as
+--          reset_after_ms, next_ms, wait_ms, undo_a, undo_b }
+-- where next_ms is the time until rule i makes more quota available (the effective window;
+-- 0 when none will come, its quota being full; see each algorithm's file), wait_ms is the time until a request of the same cost would be allowed by rule i as
 -- its state is after this call (0 if it would be now): a rejected request may retry after
 -- the longest wait of its enforcing rules, including rules the rejection itself charged;
 -- undo_a and undo_b say what rule i wrote, for refund.lua to give it back (undo_a = -1: rule
@@ -71,9 +72,9 @@ local function decide_one(KEYS, ARGV, now, mode)
     all_allowed = 1
   end
   local consume = consumes(ARGV, 1, mode, verdict, all_allowed)
-  local allowed, remaining, reset_after, wait, undo_a, undo_b = algorithm.finish(KEYS[1], now, limit, window,
-    burst, cost, consume, verdict, a, b, c, d)
-  return { all_allowed, allowed, remaining, reset_after, wait, undo_a, undo_b }
+  local allowed, remaining, reset_after, next_after, wait, undo_a, undo_b = algorithm.finish(KEYS[1], now, limit,
+    window, burst, cost, consume, verdict, a, b, c, d)
+  return { all_allowed, allowed, remaining, reset_after, next_after, wait, undo_a, undo_b }
 end
 
 local function decide(KEYS, ARGV, now, mode)
@@ -98,9 +99,9 @@ local function decide(KEYS, ARGV, now, mode)
     current = i
     local algorithm, limit, window, burst, cost = rule(ARGV, i)
     local consume = consumes(ARGV, i, mode, verdicts[i], all_allowed)
-    local at = 6 * i - 4
-    reply[at], reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4], reply[at + 5] = algorithm.finish(KEYS[i],
-      now, limit, window, burst, cost, consume, verdicts[i], as[i], bs[i], cs[i], ds[i])
+    local at = 7 * i - 5
+    reply[at], reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4], reply[at + 5], reply[at + 6] =
+      algorithm.finish(KEYS[i], now, limit, window, burst, cost, consume, verdicts[i], as[i], bs[i], cs[i], ds[i])
   end
   return reply
 end

@@ -13,9 +13,10 @@
 --   takes the units if consume (false: a read-only decision), on what read returned:
 --   the dispatcher decides consume from every rule's verdict, so each state is read
 --   once per call. Plain values, not a closure or a table: nothing is allocated.
--- finish returns allowed (0/1), remaining, reset_after_ms, wait_ms, all describing the
--- state after any write; wait_ms is the time until a request of this cost would be allowed
--- (0 if it would be now); then the two numbers that undo the write (see refund), here the end
+-- finish returns allowed (0/1), remaining, reset_after_ms, next_ms, wait_ms, all describing
+-- the state after any write; next_ms is the time until more quota is made available (the
+-- effective window, draft-11's t: the counted window's end, also with nothing counted); wait_ms is the time until a request of this cost
+-- would be allowed (0 if it would be now); then the two numbers that undo the write (see refund), here the end
 -- of the window charged and the state's generation, or -1, 0 when nothing was written.
 -- refund(key, now, limit, window, burst, cost, ends, gen) gives the cost back to the window that
 --   ends at `ends`, if that window is still the current one and its count is still the one the
@@ -68,6 +69,9 @@ local function finish(key, now, limit, window, burst, cost, consume, allowed, co
   end
 
   local remaining = math.max(0, limit - count)
+  -- Units come back only when the window ends, all at once; with nothing counted, the current
+  -- aligned window still ends then.
+  local next_after = (count > 0 and ends or start + window) - now
   local reset_after, wait = 0, 0
   if count > 0 then
     reset_after = ends - now
@@ -76,7 +80,7 @@ local function finish(key, now, limit, window, burst, cost, consume, allowed, co
     -- Once the counted window ends the count is gone and cost <= limit: that moment is it.
     wait = ends - now
   end
-  return allowed and 1 or 0, remaining, reset_after, wait, consume and ends or -1, consume and gen or 0
+  return allowed and 1 or 0, remaining, reset_after, next_after, wait, consume and ends or -1, consume and gen or 0
 end
 
 local function refund(key, now, limit, window, burst, cost, charged_end, charged_gen)

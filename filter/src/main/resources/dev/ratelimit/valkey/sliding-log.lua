@@ -13,9 +13,10 @@
 --   takes the units if consume (false: a read-only decision), on what read returned:
 --   the dispatcher decides consume from every rule's verdict, so each state is read
 --   once per call. Plain values, not a closure or a table: nothing is allocated.
--- finish returns allowed (0/1), remaining, reset_after_ms, wait_ms, all describing the
--- state after any write; wait_ms is the time until a request of this cost would be allowed
--- (0 if it would be now); then the two numbers that undo the write (see refund), here the ms
+-- finish returns allowed (0/1), remaining, reset_after_ms, next_ms, wait_ms, all describing
+-- the state after any write; next_ms is the time until more quota is made available (the
+-- effective window, draft-11's t: when the oldest counted entry leaves the window; 0 with none counted); wait_ms is the time until a request of this cost
+-- would be allowed (0 if it would be now); then the two numbers that undo the write (see refund), here the ms
 -- and the call's number (CALL_ID), or -1, 0 when nothing was written.
 -- refund(key, now, limit, window, burst, cost, ms, call) removes exactly the members that call
 --   added, those still there (the oldest may have been trimmed since); returns 1 if any of
@@ -41,6 +42,15 @@ local function forgotten_at(key)
     error('state of ' .. key .. ' is not in the expected form: ' .. top[1], 0)
   end
   return tonumber(top[2]) + written_by
+end
+
+-- The time until c units fit beside the count entries in the window: it must shed
+-- (count + c - limit) of them; the last of those to leave is the k-th oldest, and it leaves at
+-- its time + window (never past the moment the state is forgotten).
+local function wait_for(c, key, in_window, count, limit, window, expires, now)
+  local k = count + c - limit
+  local entry = redis.call('ZRANGEBYSCORE', key, in_window, '+inf', 'WITHSCORES', 'LIMIT', k - 1, 1)
+  return math.min(math.max(1, tonumber(entry[2]) + window - now), expires - now)
 end
 
 local function read(key, now, limit, window, burst, cost)
@@ -96,15 +106,14 @@ local function finish(key, now, limit, window, burst, cost, consume, allowed, co
     reset_after = math.min(tonumber(newest[2]) + window - now, expires - now)
   end
 
-  local wait = 0
-  if count + cost > limit then
-    -- The window must shed (count + cost - limit) entries; the last of them to leave is the
-    -- k-th oldest, and it leaves at its time + window.
-    local k = count + cost - limit
-    local entry = redis.call('ZRANGEBYSCORE', key, in_window, '+inf', 'WITHSCORES', 'LIMIT', k - 1, 1)
-    wait = math.min(math.max(1, tonumber(entry[2]) + window - now), expires - now)
+  local next_after, wait = 0, 0
+  if count > 0 then
+    next_after = wait_for(remaining + 1, key, in_window, count, limit, window, expires, now)
   end
-  return allowed and 1 or 0, remaining, reset_after, wait, consume and now or -1, consume and CALL_ID or 0
+  if count + cost > limit then
+    wait = wait_for(cost, key, in_window, count, limit, window, expires, now)
+  end
+  return allowed and 1 or 0, remaining, reset_after, next_after, wait, consume and now or -1, consume and CALL_ID or 0
 end
 
 local function refund(key, now, limit, window, burst, cost, ms, call)

@@ -14,9 +14,11 @@
 --   takes the units if consume (false: a read-only decision), on what read returned:
 --   the dispatcher decides consume from every rule's verdict, so each state is read
 --   once per call. Plain values, not a closure or a table: nothing is allocated.
--- finish returns allowed (0/1), remaining, reset_after_ms, wait_ms, all describing the
--- state after any write; wait_ms is the time until a request of this cost would be allowed
--- (0 if it would be now); then the two numbers that undo the write (see refund), here the
+-- finish returns allowed (0/1), remaining, reset_after_ms, next_ms, wait_ms, all describing
+-- the state after any write; next_ms is the time until more quota is made available (the
+-- effective window, draft-11's t: when the estimate has dropped by a unit; 0 with nothing
+-- counted in either window); wait_ms is the time until a request of this cost
+-- would be allowed (0 if it would be now); then the two numbers that undo the write (see refund), here the
 -- start of the window charged and the state's generation, or -1, 0 when nothing was written.
 -- refund(key, now, limit, window, burst, cost, start, gen) takes the cost off the count of the
 --   window that starts at `start`, if that window is still the current one and its count is
@@ -45,6 +47,28 @@
 local function store(key, now, s, tw, c, p, x, g)
   redis.call('SET', key, int(s) .. ':' .. int(tw) .. ':' .. int(c) .. ':' .. int(p) .. ':' .. int(x) .. ':'
     .. int(g), 'PX', ttl(x - now))
+end
+
+-- The time until c units fit, for counts that do not let them in now (c <= limit): the
+-- estimate cur + prev × (window - e) / window must fall to limit - c.
+local function wait_for(c, cur, prev, elapsed, window, limit)
+  -- Inside this window the previous count's weight must fall to `room`:
+  -- prev * (window - e) <= room  <=>  e >= window - floor(room / prev).
+  local room = (limit - c - cur) * window
+  local at = window
+  if room >= 0 and prev > 0 then
+    at = window - idiv(room, prev)
+  end
+  if at < window then
+    return at - elapsed
+  end
+  -- Otherwise in the next window, where this window's count is the previous one:
+  -- cur * (window - e) <= (limit - c) * window  <=>  e >= window - floor(...).
+  local next_at = 0
+  if cur > 0 then
+    next_at = math.max(0, window - idiv((limit - c) * window, cur))
+  end
+  return (window - elapsed) + next_at
 end
 
 local function read(key, now, limit, window, burst, cost)
@@ -111,33 +135,20 @@ local function finish(key, now, limit, window, burst, cost, consume, allowed, cu
     reset_after = window - elapsed
   end
 
-  local wait = 0
+  local next_after, wait = 0, 0
+  if remaining < limit then
+    next_after = wait_for(remaining + 1, cur, prev, elapsed, window, limit)
+  end
   if (cur + cost) * window + prev_weight > limit * window then
-    -- Inside this window the previous count's weight must fall to `room`:
-    -- prev * (window - e) <= room  <=>  e >= window - floor(room / prev).
-    local room = (limit - cost - cur) * window
-    local at = window
-    if room >= 0 and prev > 0 then
-      at = window - idiv(room, prev)
-    end
-    if at < window then
-      wait = at - elapsed
-    else
-      -- Otherwise in the next window, where this window's count is the previous one:
-      -- cur * (window - e) <= (limit - cost) * window  <=>  e >= window - floor(...).
-      local next_at = 0
-      if cur > 0 then
-        next_at = math.max(0, window - idiv((limit - cost) * window, cur))
-      end
-      wait = (window - elapsed) + next_at
-    end
+    wait = wait_for(cost, cur, prev, elapsed, window, limit)
   end
   if expires then
     -- Never past the moment the state itself is forgotten (only an edit makes that earlier).
     reset_after = math.min(reset_after, expires - now)
+    next_after = math.min(next_after, expires - now)
     wait = math.min(wait, expires - now)
   end
-  return allowed and 1 or 0, remaining, reset_after, wait, consume and start or -1, consume and gen or 0
+  return allowed and 1 or 0, remaining, reset_after, next_after, wait, consume and start or -1, consume and gen or 0
 end
 
 local function refund(key, now, limit, window, burst, cost, charged_start, charged_gen)

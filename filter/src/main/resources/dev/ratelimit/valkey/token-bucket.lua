@@ -14,9 +14,10 @@
 --   takes the tokens if consume (false: a read-only decision), on what read returned:
 --   the dispatcher decides consume from every rule's verdict, so each state is read
 --   once per call. Plain values, not a closure or a table: nothing is allocated.
--- finish returns allowed (0/1), remaining, reset_after_ms, wait_ms, all describing the
--- state after any write; wait_ms is the time until a request of this cost would be allowed
--- (0 if it would be now); then the two numbers that undo the write (see refund), here the
+-- finish returns allowed (0/1), remaining, reset_after_ms, next_ms, wait_ms, all describing
+-- the state after any write; next_ms is the time until more quota is made available (the
+-- effective window, draft-11's t: when the next whole unit is back; 0 with the bucket full); wait_ms is the time until a request of this cost
+-- would be allowed (0 if it would be now); then the two numbers that undo the write (see refund), here the
 -- time of the write and the state's generation, or -1, 0 when nothing was written.
 -- refund(key, now, limit, window, burst, cost, taken_at, gen) gives back what of the cost the
 --   bucket cannot have refilled since: see refundable in the prelude; nothing once a rule of
@@ -41,6 +42,12 @@ local function store(key, now, window, limit, d, gen)
     redis.call('SET', key, int(d) .. ':' .. int(now) .. ':' .. int(window) .. ':' .. int(limit) .. ':' .. int(gen),
       'PX', ttl(cdiv(d, limit)))
   end
+end
+
+-- The time until a debt of d ticks allows c units (it must fall to capacity - c * window), never
+-- past the moment the state is forgotten.
+local function wait_for(c, d, window, capacity, limit, expires, now)
+  return math.min(cdiv(d + c * window - capacity, limit), expires - now)
 end
 
 local function read(key, now, limit, window, burst, cost)
@@ -75,15 +82,16 @@ local function finish(key, now, limit, window, burst, cost, consume, allowed, d,
   if d < capacity then
     remaining = idiv(capacity - d, window)
   end
-  local reset_after, wait = 0, 0
+  local reset_after, next_after, wait = 0, 0, 0
   if d > 0 then
+    next_after = wait_for(remaining + 1, d, window, capacity, limit, expires, now)
     -- Never past the moment the state itself is forgotten (only an edit makes that earlier).
     reset_after = math.min(cdiv(d, limit), expires - now)
   end
   if d + need > capacity then
-    wait = math.min(cdiv(d + need - capacity, limit), expires - now)
+    wait = wait_for(cost, d, window, capacity, limit, expires, now)
   end
-  return allowed and 1 or 0, remaining, reset_after, wait, consume and now or -1, consume and gen or 0
+  return allowed and 1 or 0, remaining, reset_after, next_after, wait, consume and now or -1, consume and gen or 0
 end
 
 local function refund(key, now, limit, window, burst, cost, taken_at, charged_gen)
