@@ -148,6 +148,23 @@ final class Bounds {
     }
 
     /**
+     * The effective window (draft-11's {@code t}) a rejection announces never ends after its
+     * retry-after: the request needs more than remaining, so more quota must come first.
+     * Judged on the decision alone (the contract tests check the window's own value).
+     *
+     * @return the inconsistency, or null
+     */
+    static Finding effectiveWindow(Rule rule, dev.ratelimit.Decision decision, long t) {
+        long window = decision.effectiveWindow().toMillis();
+        if (!decision.allowed() && decision.retryAfter().toMillis() < window) {
+            return new Finding(rule.algorithm().id() + ": a rejection's retry-after never precedes its effective window",
+                    "retry-after " + decision.retryAfter().toMillis() + " ms < effective window " + window + " ms: "
+                            + decision, t, t + window);
+        }
+        return null;
+    }
+
+    /**
      * Retry-after never early: would the same {@code cost}, {@code retryAfter} ms after
      * {@code t}, with no other traffic, still be rejected by what the ledger certainly counts?
      *

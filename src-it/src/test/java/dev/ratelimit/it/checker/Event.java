@@ -272,6 +272,7 @@ sealed interface Event {
     private static Json decisionJson(Decision d) {
         return Json.object().with("rule", d.rule()).with("allowed", d.allowed()).with("basis", d.basis().name())
                 .with("limit", d.limit()).with("remaining", d.remaining())
-                .with("retryAfterMs", d.retryAfter().toMillis()).with("resetAfterMs", d.resetAfter().toMillis());
+                .with("effectiveWindowMs", d.effectiveWindow().toMillis()).with("retryAfterMs", d.retryAfter().toMillis())
+                .with("resetAfterMs", d.resetAfter().toMillis());
     }
 }

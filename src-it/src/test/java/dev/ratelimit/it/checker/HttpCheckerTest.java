@@ -59,22 +59,6 @@ class HttpCheckerTest {
         check(seed, null);
     }
 
-    /**
-     * The open defect only HTTP shows is still there: its seed, with it exposed, still breaks
-     * the check. When this fails, it was fixed: delete its entry in {@link Known}.
-     */
-    @Test
-    void retryAfterBeforeFullIsStillFound() {
-        Known defect = Known.RETRY_AFTER_BEFORE_FULL;
-        Set<Known> avoided = EnumSet.allOf(Known.class);
-        avoided.remove(defect);
-        HttpChecker.Result result = HttpChecker.run(defect.seed(), STEPS, apps, valkey, avoided);
-        assertThat(result.violations()).as("%s is no longer found by seed %d over HTTP: if it was fixed, delete its "
-                + "entry in Known", defect, defect.seed()).isNotEmpty();
-        System.out.println("checker: open defect " + defect + " still found: " + result.violations().get(0));
-        result.file().toFile().delete();
-    }
-
     /** One more seed (random, printed), a given one, or a long run; see the class comment. */
     @Test
     void theChosenSeedsKeepEveryPromise() {

@@ -90,16 +90,12 @@ final class HttpChecks {
         while (m.find()) {
             resets.put(m.group(1), Long.parseLong(m.group(3)));
         }
-        boolean fullAvoided = avoided.contains(Known.RETRY_AFTER_BEFORE_FULL.name());
         for (int i = 0; i < call.claims().size(); i++) {
             Claim claim = call.claims().get(i);
             Decision decision = decided.decisions().decisions().get(i);
             Long reset = resets.get(claim.rule().name());
             if (decision.allowed() || claim.rule().shadow() || reset == null) {
                 continue;
-            }
-            if (fullAvoided && claim.rule().algorithm() != dev.ratelimit.Algorithm.FIXED_WINDOW) {
-                continue; // Known.RETRY_AFTER_BEFORE_FULL: t is the time to full but for a fixed window
             }
             if (seconds < reset) {
                 found.add(new Violation(claim.rule().algorithm().id()

@@ -49,11 +49,13 @@ final class HttpDecisions {
         for (Claim claim : claims) {
             String name = claim.rule().name();
             long[] rt = numbers.getOrDefault(name, new long[] {0, 0});
-            Duration reset = Duration.ofSeconds(rt[1]);
+            // The field's t is the effective window; the time to a full quota is not sent.
+            Duration t = Duration.ofSeconds(rt[1]);
             if (events.contains(name + " REJECTED")) {
-                list.add(Decision.rejected(name, claim.rule().limit(), rt[0], reset, Duration.ofMillis(retryAfter)));
+                list.add(Decision.rejected(name, claim.rule().limit(), rt[0], t, Duration.ofMillis(retryAfter))
+                        .withEffectiveWindow(t));
             } else if (events.contains(name + " ALLOWED") && !events.contains(name + " FALLBACK")) {
-                list.add(Decision.allowed(name, claim.rule().limit(), rt[0], reset));
+                list.add(Decision.allowed(name, claim.rule().limit(), rt[0], t).withEffectiveWindow(t));
             } else {
                 list.add(Decision.skipped(name, claim.rule().limit()));
             }

@@ -368,6 +368,7 @@ final class Invariants {
         // room it can have had) and a rejection at the earliest (the least).
         long t = call.at();
         long latest = call.latest();
+        report(call.op(), ledger, Bounds.effectiveWindow(claim.rule(), decision, t));
         if (decision.allowed()) {
             report(call.op(), ledger, Bounds.safety(ledger, latest, cost));
             return;

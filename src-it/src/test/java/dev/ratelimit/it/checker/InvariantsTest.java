@@ -180,4 +180,20 @@ class InvariantsTest {
         call(Event.Kind.ACQUIRE, T0 + 2, plan, 1, true, 0);
         assertThat(check()).singleElement().extracting(Violation::invariant).asString().startsWith("fixed-window");
     }
+
+    @Test
+    void aRejectionWhoseRetryAfterPrecedesItsEffectiveWindowIsFlagged() {
+        Rule rule = Rule.of("tb", Algorithm.TOKEN_BUCKET, 5, Duration.ofSeconds(30));
+        rule(rule);
+        List<Claim> claims = List.of(Claim.of(rule, "k", 1));
+        // The bucket's next unit in 6 s, but the decision says none comes for 30 s.
+        Decision rejected = Decision.rejected("tb", 5, 0, Duration.ofSeconds(30), Duration.ofSeconds(6))
+                .withEffectiveWindow(Duration.ofSeconds(30));
+        Decisions decisions = Decisions.of(claims, List.of(rejected));
+        events.add(new Event.Call(++op, T0, 0, Event.Kind.ACQUIRE, claims));
+        events.add(new Event.StoreCall(op, T0, 0, "acquire", claims, decisions, null, null));
+        events.add(new Event.Decided(op, T0, 0, decisions));
+        assertThat(check()).extracting(Violation::invariant)
+                .contains("token-bucket: a rejection's retry-after never precedes its effective window");
+    }
 }

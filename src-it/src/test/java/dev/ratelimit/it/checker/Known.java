@@ -16,19 +16,11 @@ enum Known {
     // cost after another cost took units (seed 8, LOCAL_RESILIENT) and after a cancel gave the
     // room back (159, LOCAL_RESILIENT); a refund across an edit (2590, LOCAL) or a reset (158,
     // LOCAL) giving back units taken since; a local rule whose shadow flag differs from its
-    // rule's. An entry is written as NAME(seed, target), with its Javadoc.
+    // rule's; over HTTP, a 429's Retry-After before the end of the RateLimit field's t (seed 1 of
+    // HttpCheckerTest), when t was the time until the quota was full. An entry is written as
+    // NAME(seed, target), with its Javadoc (target null: a seed of HttpCheckerTest).
 
-    /**
-     * A 429's {@code Retry-After} precedes the end of the {@code t} its {@code RateLimit} field
-     * gives a rule that rejected: {@code t} is the time until the rule's quota is full again,
-     * which for a token bucket, GCRA, a sliding log and a sliding window counter comes after the
-     * units of one request are back (Retry-After 3451 s with {@code t=6151} for a sliding window
-     * counter, seed 1), so a client told both hears two moments. Only a fixed window's quota comes
-     * back all at once. A fix is planned ({@code t} as the time the request's units are back).
-     * Only over HTTP. Avoided: that check is applied to fixed-window rules only; pinned to a seed
-     * of {@link HttpCheckerTest} ({@code target} null).
-     */
-    RETRY_AFTER_BEFORE_FULL(1, null);
+    ;
 
     private final long seed;
     private final Workload.Target target;
