@@ -403,8 +403,9 @@ public abstract class RateLimiterContract extends ManualClockLimiterTest {
 
     /**
      * Random costs, clock moves and count-rejected rules on every algorithm: after every
-     * decision, no more than remaining units fit before the effective window ends and one more
-     * fits when it does; a rejection's retry-after never precedes it.
+     * decision, a client that takes its remaining units at once (the most it can get before
+     * more comes) is refused one more 1 ms before the effective window ends and gets it at its
+     * end; a rejection's retry-after never precedes the effective window.
      */
     @ParameterizedTest
     @EnumSource(Algorithm.class)
@@ -422,11 +423,16 @@ public abstract class RateLimiterContract extends ManualClockLimiterTest {
                 assertThat(decision.retryAfter()).as("step %d: %s", step, decision)
                         .isGreaterThanOrEqualTo(decision.effectiveWindow());
             }
-            assertMoreQuotaComesExactlyAtTheEffectiveWindow(rule, "k", decision);
+            if (random.nextBoolean()) {
+                assertNoMoreThanRemainingWithinTheEffectiveWindow(rule, "k", decision);
+            }
         }
     }
 
-    /** One more unit than remaining is refused 1 ms before the effective window ends and fits at its end. */
+    /**
+     * One more unit than remaining is refused 1 ms before the effective window ends and fits at
+     * its end, with nothing taken meanwhile.
+     */
     private void assertMoreQuotaComesExactlyAtTheEffectiveWindow(Rule rule, String key, Decision decision) {
         long more = decision.remaining() + 1;
         if (more > rule.capacity()) {
@@ -441,5 +447,26 @@ public abstract class RateLimiterContract extends ManualClockLimiterTest {
         clock.set(end);
         assertThat(limiter.peek(rule, key, more).allowed()).as("%d units at the end of %s", more, decision).isTrue();
         clock.set(now);
+    }
+
+    /**
+     * The promise of the effective window against the client that tests it hardest: it takes
+     * its remaining units at once; one more is refused until the window ends and fits at its
+     * end. The clock is left at the end.
+     */
+    private void assertNoMoreThanRemainingWithinTheEffectiveWindow(Rule rule, String key, Decision decision) {
+        if (decision.remaining() >= rule.capacity()) {
+            return; // the quota is full: no more can come
+        }
+        long end = clock.getAsLong() + decision.effectiveWindow().toMillis();
+        assertThat(decision.effectiveWindow()).as("%s", decision).isPositive();
+        if (decision.remaining() > 0) {
+            assertThat(limiter.acquire(rule, key, decision.remaining()).allowed()).as("the remaining of %s", decision)
+                    .isTrue();
+        }
+        clock.set(end - 1);
+        assertThat(limiter.peek(rule, key, 1).allowed()).as("one more 1 ms before the end of %s", decision).isFalse();
+        clock.set(end);
+        assertThat(limiter.peek(rule, key, 1).allowed()).as("one more at the end of %s", decision).isTrue();
     }
 }

@@ -88,7 +88,9 @@ final class SlidingWindowCounterState implements KeyState {
         long remaining = used < limit * window ? (limit * window - used) / window : 0;
         long resetAfter = cur > 0 ? 2 * window - elapsed : prev > 0 ? window - elapsed : 0;
 
-        long next = remaining < limit ? waitFor(remaining + 1, cur, prev, elapsed, window, limit) : 0;
+        // Taken now, the remaining units weigh less once this window ends: more comes when one
+        // fits beside all of them (see the Lua file).
+        long next = remaining < limit ? waitFor(1, cur + remaining, prev, elapsed, window, limit) : 0;
         long wait = (cur + cost) * window + prevWeight > limit * window
                 ? waitFor(cost, cur, prev, elapsed, window, limit) : 0;
         if (expires != Long.MIN_VALUE) {

@@ -16,8 +16,8 @@
 --   once per call. Plain values, not a closure or a table: nothing is allocated.
 -- finish returns allowed (0/1), remaining, reset_after_ms, next_ms, wait_ms, all describing
 -- the state after any write; next_ms is the time until more quota is made available (the
--- effective window, draft-11's t: when the estimate has dropped by a unit; 0 with nothing
--- counted in either window); wait_ms is the time until a request of this cost
+-- effective window, draft-11's t: when one more unit fits beside the remaining ones taken now;
+-- 0 with nothing counted in either window); wait_ms is the time until a request of this cost
 -- would be allowed (0 if it would be now); then the two numbers that undo the write (see refund), here the
 -- start of the window charged and the state's generation, or -1, 0 when nothing was written.
 -- refund(key, now, limit, window, burst, cost, start, gen) takes the cost off the count of the
@@ -137,7 +137,9 @@ local function finish(key, now, limit, window, burst, cost, consume, allowed, cu
 
   local next_after, wait = 0, 0
   if remaining < limit then
-    next_after = wait_for(remaining + 1, cur, prev, elapsed, window, limit)
+    -- A client that takes its remaining units now gets the next one soonest: units taken in
+    -- this window weigh less once it ends, so more comes when one fits beside all of them.
+    next_after = wait_for(1, cur + remaining, prev, elapsed, window, limit)
   end
   if (cur + cost) * window + prev_weight > limit * window then
     wait = wait_for(cost, cur, prev, elapsed, window, limit)
