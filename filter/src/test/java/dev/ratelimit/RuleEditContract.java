@@ -139,4 +139,16 @@ public abstract class RuleEditContract extends ManualClockLimiterTest {
         assertThat(afterEdit.allowed()).isFalse();
         assertThat(afterEdit.retryAfter()).isLessThanOrEqualTo(locked.resetAfter());
     }
+
+    /**
+     * The effective window after an edit: 4 units taken under the old rule, then the new
+     * rule's t holds its promise (see {@link RateLimiterContract#assertTheEffectiveWindowHolds}).
+     */
+    @ParameterizedTest(name = "{0}: {1}")
+    @MethodSource("edits")
+    void theEffectiveWindowHoldsAfterAnEdit(Rule old, String edit, Rule edited) {
+        assertThat(limiter.acquire(old, "k", 4).allowed()).isTrue();
+        clock.advance(300);
+        RateLimiterContract.assertTheEffectiveWindowHolds(limiter, clock, edited, "k", limiter.peek(edited, "k", 1));
+    }
 }

@@ -48,6 +48,11 @@ final class ConcurrencyState implements KeyState {
             resetAfter = expiries.get(expiries.size() - 1) - now;
             // The next lease to time out frees a slot (the (count + c - limit)-th soonest, for c).
             next = expiries.get((int) (count + remaining + 1 - rule.limit()) - 1) - now;
+            if (remaining > 0) {
+                // Leases taken now time out sooner than older ones after an edit that shortened
+                // the timeout: one more fits when the first of those goes.
+                next = Math.min(next, timeout);
+            }
             if (count + cost > rule.limit()) {
                 wait = expiries.get((int) (count + cost - rule.limit()) - 1) - now;
             }

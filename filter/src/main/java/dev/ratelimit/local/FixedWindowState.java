@@ -39,7 +39,9 @@ final class FixedWindowState implements KeyState {
         }
         long resetAfter = current > 0 ? end - now : 0;
         // Units come back only when the window ends; with nothing counted, the aligned one ends then.
-        long next = (current > 0 ? end : start + window) - now;
+        // A count kept from a rule of another window ends at its own end, unless a write moves
+        // it to this window's end first: the sooner of the two.
+        long next = (current > 0 ? Math.min(end, start + window) : start + window) - now;
         long wait = current + cost > rule.limit() ? end - now : 0;
         return new Outcome(allowed, Math.max(0, rule.limit() - current), resetAfter, next, wait, consume ? end : -1,
                 consume ? generation : 0);

@@ -62,6 +62,11 @@ local function finish(key, now, limit, window, burst, cost, consume, allowed, co
     local newest = redis.call('ZREVRANGEBYSCORE', key, '+inf', live, 'WITHSCORES', 'LIMIT', 0, 1)
     reset_after = tonumber(newest[2]) - now
     next_after = wait_for(remaining + 1, key, live, count, limit, now)
+    if remaining > 0 then
+      -- Leases taken now time out after this rule's timeout, sooner than older ones after an
+      -- edit that shortened it: one more fits when the first of those goes.
+      next_after = math.min(next_after, window)
+    end
   end
   if count + cost > limit then
     wait = wait_for(cost, key, live, count, limit, now)

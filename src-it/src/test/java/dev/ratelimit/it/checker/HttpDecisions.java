@@ -49,8 +49,9 @@ final class HttpDecisions {
         for (Claim claim : claims) {
             String name = claim.rule().name();
             long[] rt = numbers.getOrDefault(name, new long[] {0, 0});
-            // The field's t is the effective window; the time to a full quota is not sent.
-            Duration t = Duration.ofSeconds(rt[1]);
+            // The field's t is the effective window, rounded up to whole seconds: it certainly ends
+            // after (t - 1) s and 1 ms (the time to a full quota is not sent).
+            Duration t = Duration.ofMillis(Math.max(0, rt[1] * 1000 - 999));
             if (events.contains(name + " REJECTED")) {
                 list.add(Decision.rejected(name, claim.rule().limit(), rt[0], t, Duration.ofMillis(retryAfter))
                         .withEffectiveWindow(t));

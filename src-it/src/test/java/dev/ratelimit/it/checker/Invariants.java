@@ -107,6 +107,7 @@ final class Invariants {
     private final Map<Long, Reserved> reservations = new HashMap<>();
     private final List<Unit> lost = new ArrayList<>();
     private final List<Violation> violations = new ArrayList<>();
+    private final Promises promises = new Promises();
     /** Whether the history records the store's calls; if not, every undecided claim may have been counted. */
     private boolean storeEvents;
     /** Limiter instances sharing the store: each has its own fallback, deny cache and lost leases. */
@@ -342,6 +343,7 @@ final class Invariants {
     private void possible(Ledger ledger, long op, long at, long cost, int instance) {
         Unit unit = ledger.add(op, at, cost, Unit.Kind.POSSIBLE, -1);
         if (ledger.current().algorithm().isConcurrency()) {
+            ledger.leaseLost();
             lose(unit, op, instance);
         }
     }
@@ -369,6 +371,15 @@ final class Invariants {
         long t = call.at();
         long latest = call.latest();
         report(call.op(), ledger, Bounds.effectiveWindow(claim.rule(), decision, t));
+        if (decision.allowed() && request != null && request.allowed()) {
+            report(call.op(), ledger, promises.taken(ledger, latest, cost));
+        }
+        if (!(decision.allowed() && request != null && !request.allowed())) {
+            // A rule that allowed a request others rejected may have been decided apart (the
+            // fallback, another cluster slot group) and its units given back after it answered:
+            // its numbers then describe a take that was undone, and promise nothing.
+            promises.promised(ledger, call.op(), t, decision);
+        }
         if (decision.allowed()) {
             report(call.op(), ledger, Bounds.safety(ledger, latest, cost));
             return;
@@ -420,7 +431,8 @@ final class Invariants {
             if (domain == null) {
                 continue;
             }
-            Unit unit = ledger(domain, name, claim.key()).ofReservation(settled.reservation());
+            Ledger ledger = ledger(domain, name, claim.key());
+            Unit unit = ledger.ofReservation(settled.reservation());
             if (unit == null || unit.refund != Unit.Refund.NONE) {
                 continue;
             }
@@ -428,13 +440,16 @@ final class Invariants {
             if (trouble) {
                 unit.refund = Unit.Refund.MAYBE;
                 unit.refundAt = settled.at();
+                ledger.roomMade();
                 if (claim.rule().algorithm().isConcurrency()) {
+                    ledger.leaseLost();
                     lose(unit, settled.op(), reserved.call().instance());
                 }
             } else if (settled.how().equals("commit") || settled.given() != null && settled.given().contains(name)) {
                 // A commit asks only leases, and releases them (or finds them timed out).
                 unit.refund = Unit.Refund.GIVEN;
                 unit.refundAt = settled.at();
+                ledger.roomMade();
             }
         }
     }

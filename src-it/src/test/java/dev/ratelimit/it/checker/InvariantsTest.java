@@ -196,4 +196,39 @@ class InvariantsTest {
         assertThat(check()).extracting(Violation::invariant)
                 .contains("token-bucket: a rejection's retry-after never precedes its effective window");
     }
+
+    @Test
+    void moreThanRemainingWithinTheEffectiveWindowIsFlaggedUnlessRoomWasMade() {
+        Rule rule = Rule.of("tb", Algorithm.TOKEN_BUCKET, 5, Duration.ofSeconds(30));
+        rule(rule);
+        List<Claim> one = List.of(Claim.of(rule, "k", 1));
+        // Allowed with 1 remaining and the next unit in 6 s: two more within 6 s break the promise.
+        decided(T0, one, Decision.allowed("tb", 5, 1, Duration.ofSeconds(24)).withEffectiveWindow(Duration.ofSeconds(6)));
+        decided(T0 + 1_000, one, Decision.allowed("tb", 5, 0, Duration.ofSeconds(30)));
+        decided(T0 + 2_000, one, Decision.allowed("tb", 5, 0, Duration.ofSeconds(30)));
+        assertThat(check()).extracting(Violation::invariant)
+                .contains("token-bucket: no more than r units within the effective window t");
+        // A refund in between made room: the promise no longer holds.
+        events.clear();
+        rule(rule);
+        decided(T0, one, Decision.allowed("tb", 5, 1, Duration.ofSeconds(24)).withEffectiveWindow(Duration.ofSeconds(6)));
+        long reserved = ++op;
+        events.add(new Event.Call(reserved, T0 + 500, 0, Event.Kind.RESERVE, one));
+        Decisions taken = Decisions.of(one, List.of(Decision.allowed("tb", 5, 0, Duration.ofSeconds(30))));
+        events.add(new Event.StoreCall(reserved, T0 + 500, 0, "reserve", one, taken, null, null));
+        events.add(new Event.Decided(reserved, T0 + 500, 0, taken));
+        settle(T0 + 600, reserved, "cancel", List.of("tb"), List.of("tb"));
+        decided(T0 + 1_000, one, Decision.allowed("tb", 5, 0, Duration.ofSeconds(30)));
+        assertThat(check()).extracting(Violation::invariant)
+                .doesNotContain("token-bucket: no more than r units within the effective window t");
+    }
+
+    /** An acquiring call the store answered with the given decision. */
+    private void decided(long at, List<Claim> claims, Decision decision) {
+        long id = ++op;
+        Decisions decisions = Decisions.of(claims, List.of(decision));
+        events.add(new Event.Call(id, at, 0, Event.Kind.ACQUIRE, claims));
+        events.add(new Event.StoreCall(id, at, 0, "acquire", claims, decisions, null, null));
+        events.add(new Event.Decided(id, at, 0, decisions));
+    }
 }

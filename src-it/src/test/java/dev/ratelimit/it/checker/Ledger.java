@@ -43,6 +43,10 @@ final class Ledger {
     private int bucketFrom;
     private long bucketFromAt = Long.MIN_VALUE;
     private long bucketFromDebt;
+    /** Times room was made other than by time passing: edits, wipes, refunds, releases. */
+    private int room;
+    /** Whether a lease of this ledger was ever lost (freed later, at a time no event says). */
+    private boolean lostLease;
 
     Ledger(String domain, String rule, String key, Rule current) {
         this.domain = domain;
@@ -54,6 +58,30 @@ final class Ledger {
     /** The rule as it is now. */
     Rule current() {
         return current;
+    }
+
+    /**
+     * How many times room was made other than by time passing (edits, wipes, refunds and
+     * releases): a promise made before holds only while this stays the same.
+     */
+    int room() {
+        return room;
+    }
+
+    /** Room was made: units given back or released, or maybe so. */
+    void roomMade() {
+        room++;
+    }
+
+    /** Whether a lease was ever lost here. */
+    boolean lostLease() {
+        return lostLease;
+    }
+
+    /** A lease was lost: it is freed at a time no event says. */
+    void leaseLost() {
+        lostLease = true;
+        room++;
     }
 
     /** Client ms from which liveness is checked: the state written under older rules no longer weighs. */
@@ -71,6 +99,7 @@ final class Ledger {
      * @param at     when
      */
     void edit(Rule edited, long at) {
+        room++;
         if (!edited.algorithm().isConcurrency()) {
             safetyEpoch++;
         }
@@ -91,6 +120,7 @@ final class Ledger {
      *                 replay, so liveness waits out the longest retry-after the rule can give
      */
     void wipe(long at, boolean definite, boolean behind) {
+        room++;
         safetyEpoch++;
         if (definite) {
             wipe++;
