@@ -1,8 +1,5 @@
 package dev.ratelimit.it;
 
-import org.apache.commons.pool2.BasePooledObjectFactory;
-import org.apache.commons.pool2.PooledObject;
-import org.apache.commons.pool2.impl.DefaultPooledObject;
 import redis.clients.jedis.CommandObject;
 import redis.clients.jedis.Connection;
 import redis.clients.jedis.ConnectionPoolConfig;
@@ -69,7 +66,7 @@ final class Faults {
         pool.setMaxTotal(32);
         pool.setMaxWait(Duration.ofMillis(20));
         pool.setJmxEnabled(false);
-        return new PooledConnectionProvider(new FaultyConnections(address, ValkeyServer.plainConfig(2_000)), pool);
+        return new PooledConnectionProvider(new PooledConnections(() -> new FaultyConnection(address, ValkeyServer.plainConfig(2_000))), pool);
     }
 
     /**
@@ -152,37 +149,6 @@ final class Faults {
             throw error;
         }
         throw new IllegalArgumentException("fault " + fault + " is neither a RuntimeException nor an Error");
-    }
-
-    /** Makes the pool's connections. */
-    private final class FaultyConnections extends BasePooledObjectFactory<Connection> {
-        private final HostAndPort address;
-        private final JedisClientConfig config;
-
-        FaultyConnections(HostAndPort address, JedisClientConfig config) {
-            this.address = address;
-            this.config = config;
-        }
-
-        @Override
-        public Connection create() {
-            return new FaultyConnection(address, config);
-        }
-
-        @Override
-        public PooledObject<Connection> wrap(Connection connection) {
-            return new DefaultPooledObject<>(connection);
-        }
-
-        @Override
-        public void destroyObject(PooledObject<Connection> pooled) {
-            pooled.getObject().disconnect();
-        }
-
-        @Override
-        public boolean validateObject(PooledObject<Connection> pooled) {
-            return pooled.getObject().isConnected() && !pooled.getObject().isBroken();
-        }
     }
 
     /** A real connection, but for the faults. */

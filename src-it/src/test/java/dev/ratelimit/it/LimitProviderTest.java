@@ -113,7 +113,7 @@ class LimitProviderTest {
             calls.incrementAndGet();
             return key.equals("header.x-caller:gold") ? OptionalLong.of(6) : OptionalLong.empty();
         };
-        RefreshTest.DynamicSource source = new RefreshTest.DynamicSource();
+        EditableConfigSource source = new EditableConfigSource("dynamic", 100);
         source.values.putAll(JettyApp.settings(valkey.url(), "ratelimit.rules", "api",
                 "ratelimit.rule.api.algorithm", "sliding-log", "ratelimit.rule.api.limit", "100",
                 "ratelimit.rule.api.window", "1h", "ratelimit.rule.api.key", "header:X-Caller",

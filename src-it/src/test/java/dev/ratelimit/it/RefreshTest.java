@@ -1,14 +1,10 @@
 package dev.ratelimit.it;
 
-import org.eclipse.microprofile.config.spi.ConfigSource;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.net.http.HttpResponse;
-import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -33,31 +29,6 @@ class RefreshTest {
         valkey.flushAll();
     }
 
-    /** A config source the test edits while the app runs. */
-    static final class DynamicSource implements ConfigSource {
-        final Map<String, String> values = new ConcurrentHashMap<>();
-
-        @Override
-        public Set<String> getPropertyNames() {
-            return Set.copyOf(values.keySet());
-        }
-
-        @Override
-        public String getValue(String name) {
-            return values.get(name);
-        }
-
-        @Override
-        public String getName() {
-            return "dynamic";
-        }
-
-        @Override
-        public int getOrdinal() {
-            return 100;
-        }
-    }
-
     private static int allowedOf(JettyApp app, String path, String caller, int n) throws Exception {
         int allowed = 0;
         for (int i = 0; i < n; i++) {
@@ -72,7 +43,7 @@ class RefreshTest {
 
     @Test
     void aChangedLimitHoldsWithinOneRefreshKeepsTheCountsAndABadChangeIsRefusedWhole() throws Exception {
-        DynamicSource source = new DynamicSource();
+        EditableConfigSource source = new EditableConfigSource("dynamic", 100);
         source.values.putAll(JettyApp.settings(valkey.url(), "ratelimit.rules", "api",
                 "ratelimit.rule.api.algorithm", "sliding-log", "ratelimit.rule.api.limit", "3",
                 "ratelimit.rule.api.window", "1h", "ratelimit.rule.api.key", "header:X-Caller",
@@ -114,7 +85,7 @@ class RefreshTest {
 
     @Test
     void aPlansLimitChangedInTheSourceHoldsWithinOneRefreshAndKeepsTheCounts() throws Exception {
-        DynamicSource source = new DynamicSource();
+        EditableConfigSource source = new EditableConfigSource("dynamic", 100);
         source.values.putAll(JettyApp.settings(valkey.url(), "ratelimit.rules", "api",
                 "ratelimit.rule.api.algorithm", "gcra", "ratelimit.rule.api.limit", "2",
                 "ratelimit.rule.api.window", "1h", "ratelimit.rule.api.key", "header:X-Caller",
@@ -138,7 +109,7 @@ class RefreshTest {
      */
     @Test
     void aPlanLimitBelowTheCostIsRefusedWhole() throws Exception {
-        DynamicSource source = new DynamicSource();
+        EditableConfigSource source = new EditableConfigSource("dynamic", 100);
         source.values.putAll(JettyApp.settings(valkey.url(), "ratelimit.rules", "api",
                 "ratelimit.rule.api.algorithm", "sliding-log", "ratelimit.rule.api.limit", "10",
                 "ratelimit.rule.api.window", "1h", "ratelimit.rule.api.key", "header:X-Caller",

@@ -1,9 +1,7 @@
 package dev.ratelimit.it.checker;
 
+import dev.ratelimit.it.PooledConnections;
 import dev.ratelimit.valkey.ValkeySettings;
-import org.apache.commons.pool2.BasePooledObjectFactory;
-import org.apache.commons.pool2.PooledObject;
-import org.apache.commons.pool2.impl.DefaultPooledObject;
 import redis.clients.jedis.ClientSetInfoConfig;
 import redis.clients.jedis.CommandObject;
 import redis.clients.jedis.Connection;
@@ -111,7 +109,11 @@ final class ErrorClient {
         pool.setBlockWhenExhausted(true);
         pool.setJmxEnabled(false);
         return RedisClient.builder().hostAndPort(address).clientConfig(config)
-                .connectionProvider(new PooledConnectionProvider(new Connections(address, config), pool)).build();
+                .connectionProvider(new PooledConnectionProvider(new PooledConnections(() -> wire("connect", () -> {
+                    Connection connection = new ErringConnection(address, config);
+                    connection.connect();
+                    return connection;
+                })), pool)).build();
     }
 
     /** Throws the next armed fault, if any. */
@@ -136,41 +138,6 @@ final class ErrorClient {
             history.add(new Event.Wire(op.getAsLong(), clock.getAsLong(), history.real(), began, instance, command,
                     RecordingStore.describe(e)));
             throw e;
-        }
-    }
-
-    /** Makes the pool's connections. */
-    private final class Connections extends BasePooledObjectFactory<Connection> {
-        private final HostAndPort address;
-        private final JedisClientConfig config;
-
-        Connections(HostAndPort address, JedisClientConfig config) {
-            this.address = address;
-            this.config = config;
-        }
-
-        @Override
-        public Connection create() {
-            return wire("connect", () -> {
-                Connection connection = new ErringConnection(address, config);
-                connection.connect();
-                return connection;
-            });
-        }
-
-        @Override
-        public PooledObject<Connection> wrap(Connection connection) {
-            return new DefaultPooledObject<>(connection);
-        }
-
-        @Override
-        public void destroyObject(PooledObject<Connection> pooled) {
-            pooled.getObject().disconnect();
-        }
-
-        @Override
-        public boolean validateObject(PooledObject<Connection> pooled) {
-            return pooled.getObject().isConnected() && !pooled.getObject().isBroken();
         }
     }
 

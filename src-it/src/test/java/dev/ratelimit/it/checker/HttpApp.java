@@ -1,5 +1,6 @@
 package dev.ratelimit.it.checker;
 
+import dev.ratelimit.it.EditableConfigSource;
 import dev.ratelimit.RateLimitListener;
 import dev.ratelimit.servlet.LimitProvider;
 import dev.ratelimit.servlet.RateLimitFilter;
@@ -23,7 +24,6 @@ import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.microprofile.config.spi.ConfigProviderResolver;
-import org.eclipse.microprofile.config.spi.ConfigSource;
 
 import java.io.IOException;
 import java.net.URL;
@@ -33,7 +33,6 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -69,11 +68,11 @@ final class HttpApp implements AutoCloseable {
 
     private final Server server;
     private final ClassLoader loader;
-    private final Settings settings;
+    private final EditableConfigSource settings;
     private final HttpProvider provider;
     private final Map<String, Trace> traces = new ConcurrentHashMap<>();
 
-    private HttpApp(Server server, ClassLoader loader, Settings settings, HttpProvider provider) {
+    private HttpApp(Server server, ClassLoader loader, EditableConfigSource settings, HttpProvider provider) {
         this.server = server;
         this.loader = loader;
         this.settings = settings;
@@ -88,7 +87,7 @@ final class HttpApp implements AutoCloseable {
      * @throws Exception whatever Jetty throws when it cannot start
      */
     static HttpApp start(Map<String, String> initial) throws Exception {
-        Settings settings = new Settings();
+        EditableConfigSource settings = new EditableConfigSource("checker", 400);
         settings.values.putAll(initial);
         HttpProvider provider = new HttpProvider();
         ClassLoader loader = new URLClassLoader(new URL[0], HttpApp.class.getClassLoader());
@@ -169,31 +168,6 @@ final class HttpApp implements AutoCloseable {
     public void close() throws Exception {
         server.stop();
         ConfigProviderResolver.instance().releaseConfig(ConfigProviderResolver.instance().getConfig(loader));
-    }
-
-    /** A config source the checker edits while the app runs. */
-    static final class Settings implements ConfigSource {
-        final Map<String, String> values = new ConcurrentHashMap<>();
-
-        @Override
-        public Set<String> getPropertyNames() {
-            return Set.copyOf(values.keySet());
-        }
-
-        @Override
-        public String getValue(String name) {
-            return values.get(name);
-        }
-
-        @Override
-        public String getName() {
-            return "checker";
-        }
-
-        @Override
-        public int getOrdinal() {
-            return 400;
-        }
     }
 
     /** Tags the request thread and notes when the request has left the chain, settled. */
