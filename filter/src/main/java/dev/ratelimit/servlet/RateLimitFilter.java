@@ -338,7 +338,8 @@ public final class RateLimitFilter implements Filter {
             Map<String, String> headers = (Map<String, String>) fields;
             boolean onRedirects = active.settings().headersOnRedirects();
             RateLimitHeaders.restore(response, headers, onRedirects);
-            passOn(request, response, chain, headers, onRedirects);
+            RedirectGuard.Pair passed = RedirectGuard.around(request, response, headers, onRedirects);
+            chain.doFilter(passed.request(), passed.response());
             return;
         }
         request.setAttribute(DECIDED, Map.of());
@@ -355,27 +356,12 @@ public final class RateLimitFilter implements Filter {
         }
         @SuppressWarnings("unchecked")
         Map<String, String> headers = (Map<String, String>) request.getAttribute(DECIDED);
-        boolean onRedirects = now.settings().headersOnRedirects();
+        RedirectGuard.Pair passed = RedirectGuard.around(request, response, headers,
+                now.settings().headersOnRedirects());
         if (byOutcome) {
-            if (onRedirects || headers.isEmpty()) {
-                OutcomeCounting.run(request, response, chain, reservation, matched.rules());
-            } else {
-                RedirectGuard.Request guarded = RedirectGuard.wrap(request, response, headers);
-                OutcomeCounting.run(guarded, RedirectGuard.responseOf(guarded), chain, reservation, matched.rules());
-            }
+            OutcomeCounting.run(passed.request(), passed.response(), chain, reservation, matched.rules());
         } else {
-            passOn(request, response, chain, headers, onRedirects);
-        }
-    }
-
-    /** Runs the chain, through a {@link RedirectGuard} when the fields stay off 3xx responses. */
-    private static void passOn(HttpServletRequest request, HttpServletResponse response, FilterChain chain,
-                               Map<String, String> headers, boolean onRedirects) throws IOException, ServletException {
-        if (onRedirects || headers.isEmpty()) {
-            chain.doFilter(request, response);
-        } else {
-            RedirectGuard.Request guarded = RedirectGuard.wrap(request, response, headers);
-            chain.doFilter(guarded, RedirectGuard.responseOf(guarded));
+            chain.doFilter(passed.request(), passed.response());
         }
     }
 

@@ -1,7 +1,6 @@
 package dev.ratelimit.servlet;
 
 import jakarta.servlet.AsyncContext;
-import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
@@ -23,6 +22,10 @@ import java.util.Map;
  * own response, not this wrapper (the Servlet specification's rule for the no-argument form),
  * and its {@code setStatus(302)} would go unseen. The request wrapper therefore starts async
  * processing with the wrapped pair, so {@link AsyncContext#getResponse()} is this wrapper too.
+ * What that changes for the application, and only while the fields stay off 3xx responses:
+ * {@link AsyncContext#hasOriginalRequestAndResponse()} is false, and a {@code dispatch()}
+ * without a path goes to the request's URI as the filter saw it, so after a forward it goes to
+ * the forwarding URI, not the forward's target (a dispatch with a path is unchanged).
  */
 final class RedirectGuard {
 
@@ -30,10 +33,10 @@ final class RedirectGuard {
     }
 
     /** The request, handing out the guarded response to async processing too. */
-    static final class Request extends HttpServletRequestWrapper {
+    private static final class Request extends HttpServletRequestWrapper {
         private final ServletResponse response;
 
-        Request(HttpServletRequest request, Response response) {
+        Request(HttpServletRequest request, ServletResponse response) {
             super(request);
             this.response = response;
         }
@@ -45,10 +48,10 @@ final class RedirectGuard {
     }
 
     /** The response, taking the fields off while its status is a 3xx. */
-    static final class Response extends HttpServletResponseWrapper {
+    private static final class Response extends HttpServletResponseWrapper {
         private final Map<String, String> fields;
         /** Whether the fields were taken off for a 3xx and are not back. */
-        private boolean withheld;
+        private volatile boolean withheld;
 
         Response(HttpServletResponse response, Map<String, String> fields) {
             super(response);
@@ -93,24 +96,30 @@ final class RedirectGuard {
     }
 
     /**
-     * The pair to pass down the chain.
+     * What the chain is given.
      *
-     * @param request  the request
-     * @param response the response, with the fields already set
-     * @param fields   the fields set
-     * @return the wrapped request, whose {@link Request#response} is the wrapped response
+     * @param request  the request, wrapped or not
+     * @param response the response, wrapped or not
      */
-    static Request wrap(HttpServletRequest request, HttpServletResponse response, Map<String, String> fields) {
-        return new Request(request, new Response(response, fields));
+    record Pair(HttpServletRequest request, HttpServletResponse response) {
     }
 
     /**
-     * The response a wrapped request hands out.
+     * The pair to pass down the chain: wrapped when the fields stay off 3xx responses and there
+     * are fields, else the request and response as they are.
      *
-     * @param request from {@link #wrap}
-     * @return its response
+     * @param request     the request
+     * @param response    the response, with the fields already set
+     * @param fields      the fields set
+     * @param onRedirects whether the fields go on 3xx responses too
+     * @return the pair
      */
-    static HttpServletResponse responseOf(Request request) {
-        return (HttpServletResponse) request.response;
+    static Pair around(HttpServletRequest request, HttpServletResponse response, Map<String, String> fields,
+                       boolean onRedirects) {
+        if (onRedirects || fields.isEmpty()) {
+            return new Pair(request, response);
+        }
+        Response guarded = new Response(response, fields);
+        return new Pair(new Request(request, guarded), guarded);
     }
 }
