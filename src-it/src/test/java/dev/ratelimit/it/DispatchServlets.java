@@ -88,6 +88,15 @@ final class DispatchServlets {
                         });
                     }
                 }),
+                holder("/redirect-then-dispatch", new HttpServlet() {
+                    @Override
+                    protected void service(HttpServletRequest request, HttpServletResponse response) {
+                        // The status is a 3xx before the async dispatch, whose filter pass must not put the fields back.
+                        response.setStatus(302);
+                        response.setHeader("Location", "/");
+                        request.startAsync().dispatch("/dispatched");
+                    }
+                }),
                 holder("/hold", new HttpServlet() {
                     @Override
                     protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
