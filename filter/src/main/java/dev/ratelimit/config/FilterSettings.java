@@ -29,6 +29,7 @@ import java.util.Optional;
  *                         X-Forwarded-For)
  * @param ipv6Prefix       IPv6 client addresses are counted per network of this many bits
  * @param headers          which rate-limit header fields to send
+ * @param headersOnRedirects whether 3xx responses carry the rate-limit fields too
  * @param failureRetryAfter the {@code Retry-After} of a 503 sent when a {@code closed} rule
  *                         cannot reach Valkey
  * @param breakerFailures  consecutive Valkey failures that open the circuit breaker (0: never)
@@ -49,7 +50,7 @@ import java.util.Optional;
 public record FilterSettings(boolean enabled, Optional<String> valkeyUrl, Duration timeout, Duration connectTimeout,
                              int poolMaxTotal, int poolMaxIdle, Duration poolMaxWait, int pipelines, String keyPrefix,
                              boolean clientClock, List<Cidr> trustedProxies, String clientIpHeader, int ipv6Prefix,
-                             HeaderMode headers, Duration failureRetryAfter, int breakerFailures,
+                             HeaderMode headers, boolean headersOnRedirects, Duration failureRetryAfter, int breakerFailures,
                              Duration breakerOpenFor, int denyCacheSize, int localMaxKeys, Optional<Path> tlsCaFile,
                              boolean cluster, Optional<ValkeySettings.Sentinel> sentinel,
                              List<RuleSettings> rules, Optional<Duration> refresh, LimitProviderSettings limitProvider,

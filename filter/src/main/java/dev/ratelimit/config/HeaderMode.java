@@ -1,12 +1,21 @@
 package dev.ratelimit.config;
 
-/** Which rate-limit header fields responses carry. */
+/**
+ * Which rate-limit header fields responses carry. Each mode names one or more header versions;
+ * the servlet package maps a mode to the classes that write them, so a new version of the
+ * draft is one value here and one small writer there.
+ */
 public enum HeaderMode {
-    /** The IETF draft's {@code RateLimit-Policy} and {@code RateLimit}. */
+    /** draft-ietf-httpapi-ratelimit-headers-11: {@code RateLimit-Policy} and {@code RateLimit}. */
     DRAFT("draft"),
+    /**
+     * draft-ietf-httpapi-ratelimit-headers-03, for clients written against it:
+     * {@code RateLimit-Limit}, {@code RateLimit-Remaining}, {@code RateLimit-Reset}.
+     */
+    DRAFT_03("draft-03"),
     /** {@code X-RateLimit-Limit}, {@code X-RateLimit-Remaining}, {@code X-RateLimit-Reset}. */
     LEGACY("legacy"),
-    /** Both sets. */
+    /** {@link #DRAFT} and {@link #LEGACY}. */
     BOTH("both"),
     /** None ({@code Retry-After} is still sent on rejection). */
     NONE("none");
@@ -24,23 +33,5 @@ public enum HeaderMode {
      */
     public String id() {
         return id;
-    }
-
-    /**
-     * Whether the draft fields are sent.
-     *
-     * @return true for {@link #DRAFT} and {@link #BOTH}
-     */
-    public boolean draft() {
-        return this == DRAFT || this == BOTH;
-    }
-
-    /**
-     * Whether the legacy fields are sent.
-     *
-     * @return true for {@link #LEGACY} and {@link #BOTH}
-     */
-    public boolean legacy() {
-        return this == LEGACY || this == BOTH;
     }
 }

@@ -69,7 +69,7 @@ public final class SettingsReader {
                     ValkeySettings.DEFAULT_CONNECT_TIMEOUT, ValkeySettings.DEFAULT_POOL_MAX_TOTAL,
                     ValkeySettings.DEFAULT_POOL_MAX_TOTAL, ValkeySettings.DEFAULT_POOL_MAX_WAIT, ValkeyRateLimiter.DEFAULT_PIPELINES,
                     ValkeyRateLimiter.DEFAULT_KEY_PREFIX, false,
-                    List.of(), "X-Forwarded-For", 64, HeaderMode.DRAFT, Duration.ofSeconds(1), 0, Duration.ofSeconds(1),
+                    List.of(), "X-Forwarded-For", 64, HeaderMode.DRAFT, false, Duration.ofSeconds(1), 0, Duration.ofSeconds(1),
                     0, 1, Optional.empty(), false, Optional.empty(), List.of(), Optional.empty(),
                     FilterSettings.LimitProviderSettings.DEFAULTS, ResilientRateLimiter.DEFAULT_NEAR_LIMIT_RATIO);
         }
@@ -114,6 +114,8 @@ public final class SettingsReader {
                 "must be an HTTP header name");
         int ipv6Prefix = (int) values.number("ratelimit.ipv6-prefix", 64, 1, 128);
         HeaderMode headers = values.choice("ratelimit.headers", HeaderMode.DRAFT, HeaderMode.values(), HeaderMode::id);
+        // Off by default: the draft warns that a low r on a redirection can keep a client from following it.
+        boolean headersOnRedirects = values.bool("ratelimit.headers.on-redirects", false);
         Duration failureRetryAfter = values.duration("ratelimit.failure-retry-after", Duration.ofSeconds(1), Duration.ofSeconds(1));
         int breakerFailures = (int) values.number("ratelimit.breaker.failures", ValkeyRateLimiter.DEFAULT_BREAKER_FAILURES, 0, 1_000_000);
         Duration breakerOpenFor = values.duration("ratelimit.breaker.open-for", ValkeyRateLimiter.DEFAULT_BREAKER_OPEN_FOR,
@@ -162,8 +164,8 @@ public final class SettingsReader {
             throw new InvalidSettingsException(values.problems());
         }
         return new FilterSettings(enabled, valkeyUrl, timeout, connectTimeout, poolMaxTotal, poolMaxIdle, poolMaxWait,
-                pipelines, keyPrefix, clientClock, trustedProxies, clientIpHeader, ipv6Prefix, headers, failureRetryAfter,
-                breakerFailures, breakerOpenFor, denyCache ? denyCacheSize : 0, localMaxKeys, tlsCaFile, cluster,
+                pipelines, keyPrefix, clientClock, trustedProxies, clientIpHeader, ipv6Prefix, headers, headersOnRedirects,
+                failureRetryAfter, breakerFailures, breakerOpenFor, denyCache ? denyCacheSize : 0, localMaxKeys, tlsCaFile, cluster,
                 sentinel, rules, refresh, limitProvider, nearLimitRatio);
     }
 

@@ -39,9 +39,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * every problem.
  *
  * <p>Every request is checked against the rules that match it, all in one call to Valkey. Every
- * response of a matched request carries the {@code RateLimit-Policy} and {@code RateLimit}
- * fields; a rejected one is answered {@code 429} with {@code Retry-After} and an
- * {@code application/problem+json} body.
+ * response of a matched request (but a 3xx, unless {@code ratelimit.headers.on-redirects}) carries
+ * the {@code RateLimit-Policy} and {@code RateLimit} fields; a rejected one is answered
+ * {@code 429} with {@code Retry-After} and an {@code application/problem+json} body of the draft's
+ * {@code quota-exceeded} problem type.
  *
  * <h2>Global settings</h2>
  * <table>
@@ -79,8 +80,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *       {@code X-Forwarded-For}, {@code Forwarded} (RFC 7239) or another name with one address per hop</td></tr>
  *   <tr><td>{@code ratelimit.ipv6-prefix}</td><td>{@code 64}</td><td>IPv6 clients are counted per network of
  *       this many bits (a /64 is usually one subscriber); 128 counts single addresses</td></tr>
- *   <tr><td>{@code ratelimit.headers}</td><td>{@code draft}</td><td>{@code draft}, {@code legacy}
- *       ({@code X-RateLimit-*}), {@code both} or {@code none}</td></tr>
+ *   <tr><td>{@code ratelimit.headers}</td><td>{@code draft}</td><td>{@code draft} ({@code RateLimit-Policy} and
+ *       {@code RateLimit}, draft-ietf-httpapi-ratelimit-headers-11), {@code draft-03} ({@code RateLimit-Limit},
+ *       {@code -Remaining}, {@code -Reset} of draft -03), {@code legacy} ({@code X-RateLimit-*}), {@code both}
+ *       ({@code draft} and {@code legacy}) or {@code none}</td></tr>
+ *   <tr><td>{@code ratelimit.headers.on-redirects}</td><td>{@code false}</td><td>whether 3xx responses carry the
+ *       rate-limit fields: the draft warns that a low remaining value on a redirection can make a client wait
+ *       before following it</td></tr>
  *   <tr><td>{@code ratelimit.failure-retry-after}</td><td>{@code 1s}</td><td>{@code Retry-After} of the 503 sent
  *       when a {@code closed} rule cannot reach Valkey</td></tr>
  *   <tr><td>{@code ratelimit.breaker.failures}</td><td>{@code 5}</td><td>consecutive Valkey failures that open the
@@ -330,8 +336,10 @@ public final class RateLimitFilter implements Filter {
         if (request.getAttribute(DECIDED) instanceof Map<?, ?> fields) {
             @SuppressWarnings("unchecked")
             Map<String, String> headers = (Map<String, String>) fields;
-            RateLimitHeaders.restore(response, headers);
-            chain.doFilter(request, response);
+            boolean onRedirects = active.settings().headersOnRedirects();
+            RateLimitHeaders.restore(response, headers, onRedirects);
+            RedirectGuard.Pair passed = RedirectGuard.around(request, response, headers, onRedirects);
+            chain.doFilter(passed.request(), passed.response());
             return;
         }
         request.setAttribute(DECIDED, Map.of());
@@ -346,10 +354,14 @@ public final class RateLimitFilter implements Filter {
         if (reservation == null) {
             return;
         }
+        @SuppressWarnings("unchecked")
+        Map<String, String> headers = (Map<String, String>) request.getAttribute(DECIDED);
+        RedirectGuard.Pair passed = RedirectGuard.around(request, response, headers,
+                now.settings().headersOnRedirects());
         if (byOutcome) {
-            OutcomeCounting.run(request, response, chain, reservation, matched.rules());
+            OutcomeCounting.run(passed.request(), passed.response(), chain, reservation, matched.rules());
         } else {
-            chain.doFilter(request, response);
+            chain.doFilter(passed.request(), passed.response());
         }
     }
 
@@ -377,8 +389,7 @@ public final class RateLimitFilter implements Filter {
         }
         Decisions decisions = reservation.decisions();
         if (decisions.unavailable()) {
-            Rejections.unavailable(response, firstOf(decisions, Decision.Basis.UNAVAILABLE),
-                    settings.failureRetryAfter());
+            Rejections.unavailable(response, refused(decisions), settings.failureRetryAfter());
             return null;
         }
         List<RateLimitHeaders.Entry> entries = new ArrayList<>(matched.rules().size());
@@ -399,13 +410,24 @@ public final class RateLimitFilter implements Filter {
         if (decisions.allowed()) {
             return reservation;
         }
-        Rejections.tooManyRequests(response, rejectingRule(entries, decisions.retryAfter()), decisions.retryAfter());
+        Rejections.tooManyRequests(response, violated(entries), rejectingRule(entries, decisions.retryAfter()),
+                decisions.retryAfter());
         return null;
     }
 
-    private static String firstOf(Decisions decisions, Decision.Basis basis) {
-        return decisions.decisions().stream().filter(d -> d.basis() == basis && !d.allowed()).map(Decision::rule)
-                .findFirst().orElseThrow();
+    /** The rules whose failure policy refused the request, in order: the 503's violated policies. */
+    private static List<String> refused(Decisions decisions) {
+        return decisions.decisions().stream().filter(d -> d.basis() == Decision.Basis.UNAVAILABLE && !d.allowed())
+                .map(Decision::rule).distinct().toList();
+    }
+
+    /**
+     * The enforcing rules that rejected the request, in order: the 429's violated policies. A
+     * shadow rule that would have rejected is not one: it did not reject.
+     */
+    private static List<String> violated(List<RateLimitHeaders.Entry> entries) {
+        return entries.stream().filter(e -> !e.rule().shadow() && !e.decision().allowed())
+                .map(e -> e.rule().name()).distinct().toList();
     }
 
     /** The enforcing rule that keeps the request out longest: the one the client must wait for. */

@@ -9,38 +9,25 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.StringJoiner;
 
 /**
- * Writes the rate-limit header fields of a response.
- *
- * <p>The IETF fields of draft-ietf-httpapi-ratelimit-headers-11 are Structured Field Lists
- * with one item per rule, the rule's name as a String item:
- * <pre>
- * RateLimit-Policy: "api";q=100;w=60, "login";q=5;w=900
- * RateLimit: "api";r=57;t=12, "login";r=4;t=900
- * </pre>
- * {@code q} is the quota, {@code w} its window in seconds, {@code r} the units remaining (never
- * more than {@code q}) and {@code t} the effective window: the seconds, rounded up, within which
- * no more than {@code r} units can be taken, that is until more quota is made available
- * ({@link Decision#effectiveWindow()}; with the quota full, {@code w}).
+ * The rate-limit header fields of a response, in the versions the settings choose
+ * ({@link HeaderMode}), each written by its own {@link HeaderVersion}: {@link Draft11Fields},
+ * {@link Draft03Fields}, {@link LegacyFields}.
  *
  * <p>For the token bucket and GCRA the quota is the burst, the units a client may take at once,
- * and {@code w} the time the rule needs to refill all of them ({@code burst × window / limit}):
+ * and its window the time the rule needs to refill all of them ({@code burst × window / limit}):
  * {@code q=150;w=90} for 100 per minute with a burst of 150, the same rate as the rule. With the
  * burst equal to the limit that is the rule's own limit and window.
  *
- * <p>A concurrency rule (requests in progress at once) has {@code qu="concurrent-requests"} and
- * no {@code w}: {@code "jobs";q=20;qu="concurrent-requests"}; its {@code r} is the free slots
- * and its {@code t} the time until the next lease held would time out, an upper bound (no
- * {@code t} while none is held).
+ * <p>A concurrency rule's remaining units are its free slots, and its effective window the time
+ * until the next lease held would time out, an upper bound (none while no lease is held).
  *
- * <p>{@code t} is not the time until the quota is <em>fully</em> restored: a client that waits
- * {@code t} seconds finds more quota, not necessarily all of it ({@link Decision#resetAfter()}).
- *
- * <p>The legacy {@code X-RateLimit-Limit}, {@code X-RateLimit-Remaining} and
- * {@code X-RateLimit-Reset} (seconds from now) describe one rule only, the one with the
- * fewest units remaining: that is the one a client runs into first.
+ * <p>The reset ({@code t}, {@code RateLimit-Reset}, {@code X-RateLimit-Reset}) is the effective
+ * window ({@link Decision#effectiveWindow()}): the seconds, rounded up, within which no more than
+ * the remaining units can be taken, that is until more quota is made available; with the quota
+ * full, the rule's window. It is not the time until the quota is <em>fully</em> restored
+ * ({@link Decision#resetAfter()}): a client that waits it finds more quota, not necessarily all.
  */
 final class RateLimitHeaders {
 
@@ -52,56 +39,90 @@ final class RateLimitHeaders {
     }
 
     /**
+     * The versions a mode sends, in order. A new version of the draft is one {@link HeaderMode}
+     * value and one {@link HeaderVersion}: the switch has no default, so the compiler asks for it.
+     *
+     * @param mode the setting
+     * @return the writers
+     */
+    static List<HeaderVersion> versions(HeaderMode mode) {
+        return switch (mode) {
+            case DRAFT -> List.of(Draft11Fields.INSTANCE);
+            case DRAFT_03 -> List.of(Draft03Fields.INSTANCE);
+            case LEGACY -> List.of(LegacyFields.INSTANCE);
+            case BOTH -> List.of(Draft11Fields.INSTANCE, LegacyFields.INSTANCE);
+            case NONE -> List.of();
+        };
+    }
+
+    /**
+     * The fields of a request's decided rules.
+     *
+     * @param mode    which versions to send
+     * @param entries the decided rules
+     * @return name to value, in the order set; empty when no rule was decided
+     */
+    static Map<String, String> fields(HeaderMode mode, List<Entry> entries) {
+        Map<String, String> fields = new LinkedHashMap<>();
+        if (!entries.isEmpty()) {
+            for (HeaderVersion version : versions(mode)) {
+                version.write(entries, fields);
+            }
+        }
+        return fields;
+    }
+
+    /**
      * Sets the fields on the response.
      *
      * @return the fields set, name to value, so that a later dispatch of the same request can
      *         put back any that an error page or a reset dropped
      */
     static Map<String, String> write(HttpServletResponse response, HeaderMode mode, List<Entry> entries) {
-        Map<String, String> fields = new LinkedHashMap<>();
-        if (entries.isEmpty()) {
-            return fields;
-        }
-        if (mode.draft()) {
-            StringJoiner policy = new StringJoiner(", ");
-            StringJoiner state = new StringJoiner(", ");
-            for (Entry entry : entries) {
-                // Rule names are limited to [A-Za-z0-9._-]: nothing to escape in a String item.
-                String name = '"' + entry.rule().name() + '"';
-                policy.add(entry.rule().algorithm().isConcurrency()
-                        // Units in progress, not per window: the draft's unit for it, and no w.
-                        ? name + ";q=" + entry.rule().capacity() + ";qu=\"concurrent-requests\""
-                        : name + ";q=" + entry.rule().capacity() + ";w=" + seconds(quotaWindow(entry.rule())));
-                Duration window = effectiveWindow(entry.decision());
-                // No t where no more quota will come (a concurrency rule holding no lease).
-                state.add(name + ";r=" + entry.decision().remaining() + (window.isZero() ? "" : ";t=" + seconds(window)));
-            }
-            fields.put("RateLimit-Policy", policy.toString());
-            fields.put("RateLimit", state.toString());
-        }
-        if (mode.legacy()) {
-            Entry tightest = entries.get(0);
-            for (Entry entry : entries) {
-                if (entry.decision().remaining() < tightest.decision().remaining()) {
-                    tightest = entry;
-                }
-            }
-            fields.put("X-RateLimit-Limit", Long.toString(tightest.rule().capacity()));
-            fields.put("X-RateLimit-Remaining", Long.toString(tightest.decision().remaining()));
-            fields.put("X-RateLimit-Reset", Long.toString(seconds(tightest.decision().resetAfter())));
-        }
+        Map<String, String> fields = fields(mode, entries);
         fields.forEach(response::setHeader);
         return fields;
     }
 
     /**
+     * The decision's effective window (draft-11 §4.1: the time within which no more than its
+     * remaining units can be taken, until more quota is made available; zero when no more will
+     * come): every version's reset is taken from here, and only here, so that what the reset
+     * means is said in one place.
+     *
+     * @param decision a rule's decision
+     * @return a non-negative duration
+     */
+    static Duration effectiveWindow(Decision decision) {
+        return decision.effectiveWindow();
+    }
+
+    /**
+     * The rule a client runs into first: the fewest units remaining, the first of equals.
+     *
+     * @param entries at least one
+     * @return one of them
+     */
+    static Entry tightest(List<Entry> entries) {
+        Entry tightest = entries.get(0);
+        for (Entry entry : entries) {
+            if (entry.decision().remaining() < tightest.decision().remaining()) {
+                tightest = entry;
+            }
+        }
+        return tightest;
+    }
+
+    /**
      * Puts back the fields of an earlier dispatch that the response no longer has.
      *
-     * @param response the response
-     * @param fields   what {@link #write} set
+     * @param response    the response
+     * @param fields      what {@link #write} set
+     * @param onRedirects whether the fields go on a 3xx response too; when not and the response
+     *                    is a redirection, nothing is put back
      */
-    static void restore(HttpServletResponse response, Map<String, String> fields) {
-        if (response.isCommitted()) {
+    static void restore(HttpServletResponse response, Map<String, String> fields, boolean onRedirects) {
+        if (response.isCommitted() || (!onRedirects && isRedirection(response.getStatus()))) {
             return;
         }
         fields.forEach((name, value) -> {
@@ -109,6 +130,17 @@ final class RateLimitHeaders {
                 response.setHeader(name, value);
             }
         });
+    }
+
+    /**
+     * Whether a status is a redirection (3xx), whose fields the draft warns about: a client may
+     * wait for {@code t} before following {@code Location}.
+     *
+     * @param status an HTTP status
+     * @return true for 300 to 399
+     */
+    static boolean isRedirection(int status) {
+        return status >= 300 && status < 400;
     }
 
     /** The time in which the rule restores its whole quota ({@link Rule#capacity()}) at its rate. */

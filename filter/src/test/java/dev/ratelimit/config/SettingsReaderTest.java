@@ -38,6 +38,18 @@ class SettingsReaderTest {
         return m;
     }
 
+    /** Every header version by its id, and the 3xx setting. */
+    @ParameterizedTest
+    @CsvSource({"draft,DRAFT", "draft-03,DRAFT_03", "DRAFT-03,DRAFT_03", "legacy,LEGACY", "both,BOTH", "none,NONE"})
+    void readsEveryHeaderVersion(String id, HeaderMode mode) {
+        Map<String, String> values = valid();
+        values.put("ratelimit.headers", id);
+        values.put("ratelimit.headers.on-redirects", "true");
+        FilterSettings settings = read(values);
+        assertThat(settings.headers()).isEqualTo(mode);
+        assertThat(settings.headersOnRedirects()).isTrue();
+    }
+
     private static FilterSettings read(Map<String, String> values) {
         return SettingsReader.read(new MapSettingsSource(values));
     }
@@ -51,6 +63,7 @@ class SettingsReaderTest {
         assertThat(settings.keyPrefix()).isEqualTo("rl:v1");
         assertThat(settings.pipelines()).isEqualTo(8);
         assertThat(settings.headers()).isEqualTo(HeaderMode.DRAFT);
+        assertThat(settings.headersOnRedirects()).as("the draft warns about fields on a 3xx").isFalse();
         assertThat(settings.clientIpHeader()).isEqualTo("X-Forwarded-For");
         assertThat(settings.rules()).hasSize(2);
         RuleSettings api = settings.rules().get(0);
@@ -83,7 +96,9 @@ class SettingsReaderTest {
             "ratelimit.rule.api.shadow|yes|ratelimit.rule.api.shadow='yes' must be true or false",
             "ratelimit.trusted-proxies|10.0.0.0/33|ratelimit.trusted-proxies='10.0.0.0/33' is not an IPv4 or IPv6",
             "ratelimit.trusted-proxies|proxy.example|ratelimit.trusted-proxies='proxy.example'",
-            "ratelimit.headers|all|ratelimit.headers='all' must be one of draft, legacy, both, none",
+            "ratelimit.headers|all|ratelimit.headers='all' must be one of draft, draft-03, legacy, both, none",
+            "ratelimit.headers|draft-12|ratelimit.headers='draft-12' must be one of draft, draft-03, legacy, both, none",
+            "ratelimit.headers.on-redirects|no|ratelimit.headers.on-redirects='no' must be true or false",
             "ratelimit.clock|ntp|ratelimit.clock='ntp' must be one of server, client",
             "ratelimit.valkey.timeout|-1s|ratelimit.valkey.timeout='-1s' is not a duration",
             "ratelimit.valkey.url|http://localhost|must start with redis:// or rediss://",

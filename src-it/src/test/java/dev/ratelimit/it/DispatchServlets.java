@@ -67,6 +67,51 @@ final class DispatchServlets {
                         throw new IllegalStateException("thrown by the application");
                     }
                 }),
+                holder("/redirect", new HttpServlet() {
+                    @Override
+                    protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
+                        String how = request.getParameter("how");
+                        if (!"1".equals(request.getParameter("async"))) {
+                            redirect(response, how);
+                            return;
+                        }
+                        // startAsync() without arguments: the context hands out the response it was given.
+                        AsyncContext async = request.startAsync();
+                        async.start(() -> {
+                            try {
+                                redirect((HttpServletResponse) async.getResponse(), how);
+                            } catch (IOException e) {
+                                throw new IllegalStateException(e);
+                            } finally {
+                                async.complete();
+                            }
+                        });
+                    }
+                }),
+                holder("/redirect-then-dispatch", new HttpServlet() {
+                    @Override
+                    protected void service(HttpServletRequest request, HttpServletResponse response) {
+                        // The status is a 3xx before the async dispatch, whose filter pass must not put the fields back.
+                        response.setStatus(302);
+                        response.setHeader("Location", "/");
+                        request.startAsync().dispatch("/dispatched");
+                    }
+                }),
+                holder("/hold", new HttpServlet() {
+                    @Override
+                    protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
+                        Hold.entered.countDown();
+                        try {
+                            if (!Hold.release.await(30, java.util.concurrent.TimeUnit.SECONDS)) {
+                                throw new IllegalStateException("never released");
+                            }
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                        response.setContentType("text/plain");
+                        response.getWriter().write("held");
+                    }
+                }),
                 holder(ERROR_PAGE, new HttpServlet() {
                     @Override
                     protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
@@ -74,6 +119,44 @@ final class DispatchServlets {
                         response.getWriter().write("error page");
                     }
                 }));
+    }
+
+    /**
+     * Answers a redirection: {@code how=send} by {@code sendRedirect}, {@code how=status} by
+     * {@code setStatus(302)} and {@code Location}, {@code how=undo} by a 302 replaced with a 200.
+     */
+    private static void redirect(HttpServletResponse response, String how) throws IOException {
+        switch (how) {
+            case "send" -> response.sendRedirect("/");
+            case "status" -> {
+                response.setStatus(302);
+                response.setHeader("Location", "/");
+            }
+            case "undo" -> {
+                response.setStatus(302);
+                response.setStatus(200);
+                response.setContentType("text/plain");
+                response.getWriter().write("not redirected after all");
+            }
+            default -> throw new IllegalArgumentException(how);
+        }
+    }
+
+    /**
+     * Holds {@code /hold} requests until the test releases them: an in-flight request without
+     * any timing. {@link #reset} before each use.
+     */
+    static final class Hold {
+        static volatile java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
+        static volatile java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(0);
+
+        private Hold() {
+        }
+
+        static void reset() {
+            entered = new java.util.concurrent.CountDownLatch(1);
+            release = new java.util.concurrent.CountDownLatch(1);
+        }
     }
 
     private static ServletHolder holder(String path, HttpServlet servlet) {

@@ -1,139 +1,62 @@
 package dev.ratelimit.it;
 
+import org.greenbytes.http.sfv.IntegerItem;
+import org.greenbytes.http.sfv.ListElement;
+import org.greenbytes.http.sfv.ParseException;
+import org.greenbytes.http.sfv.Parser;
+import org.greenbytes.http.sfv.StringItem;
+
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * A strict parser for the subset of RFC 8941 Structured Field Lists the rate-limit fields use:
- * String items with Integer parameters. Anything else is an error, so a malformed header
- * fails the test.
+ * The rate-limit Lists of draft-11 (String items with Integer or String parameters), read with
+ * an independent RFC 8941 parser (org.greenbytes.http:structured-fields) as a client would, not
+ * with the filter's code. Anything else is an error, so a malformed header fails the test.
  */
 final class StructuredFields {
 
-    record Item(String value, Map<String, Long> params) {
+    record Item(String value, Map<String, Object> params) {
+        /** An Integer parameter. */
         long param(String key) {
-            Long v = params.get(key);
-            if (v == null) {
-                throw new AssertionError("parameter '" + key + "' missing from " + this);
+            Object v = params.get(key);
+            if (!(v instanceof Long number)) {
+                throw new AssertionError("Integer parameter '" + key + "' missing from " + this);
             }
-            return v;
+            return number;
         }
     }
 
-    private final String text;
-    private int at;
-
-    private StructuredFields(String text) {
-        this.text = text;
+    private StructuredFields() {
     }
 
     static List<Item> parseList(String text) {
-        StructuredFields p = new StructuredFields(text);
+        List<ListElement<?>> parsed;
+        try {
+            parsed = Parser.parseList(text).get();
+        } catch (ParseException e) {
+            throw new AssertionError("not a Structured Field List: " + text + " (" + e.getMessage() + ")", e);
+        }
         List<Item> items = new ArrayList<>();
-        p.skipSp();
-        if (p.at == text.length()) {
-            return items;
-        }
-        while (true) {
-            items.add(p.item());
-            p.skipOws();
-            if (p.at == text.length()) {
-                return items;
+        for (ListElement<?> element : parsed) {
+            if (!(element instanceof StringItem name)) {
+                throw new AssertionError("not a String item: " + element.serialize() + " in " + text);
             }
-            p.expect(',');
-            p.skipOws();
-            if (p.at == text.length()) {
-                throw p.fail("trailing comma");
-            }
-        }
-    }
-
-    private Item item() {
-        String value = string();
-        Map<String, Long> params = new LinkedHashMap<>();
-        while (at < text.length() && text.charAt(at) == ';') {
-            at++;
-            skipSp();
-            String key = key();
-            expect('=');
-            if (params.put(key, integer()) != null) {
-                throw fail("duplicate parameter " + key);
-            }
-        }
-        return new Item(value, params);
-    }
-
-    private String string() {
-        expect('"');
-        StringBuilder s = new StringBuilder();
-        while (at < text.length()) {
-            char c = text.charAt(at++);
-            if (c == '\\') {
-                char next = text.charAt(at++);
-                if (next != '"' && next != '\\') {
-                    throw fail("bad escape");
+            Map<String, Object> params = new LinkedHashMap<>();
+            for (Map.Entry<String, org.greenbytes.http.sfv.Item<?>> param : name.getParams().entrySet()) {
+                org.greenbytes.http.sfv.Item<?> value = param.getValue();
+                if (value instanceof IntegerItem integer) {
+                    params.put(param.getKey(), integer.get());
+                } else if (value instanceof StringItem string) {
+                    params.put(param.getKey(), string.get());
+                } else {
+                    throw new AssertionError("parameter " + param.getKey() + " is neither Integer nor String in " + text);
                 }
-                s.append(next);
-            } else if (c == '"') {
-                return s.toString();
-            } else if (c < 0x20 || c > 0x7e) {
-                throw fail("bad character in string");
-            } else {
-                s.append(c);
             }
+            items.add(new Item(name.get(), params));
         }
-        throw fail("unterminated string");
-    }
-
-    private String key() {
-        int start = at;
-        if (at >= text.length() || !(Character.isLowerCase(text.charAt(at)) || text.charAt(at) == '*')) {
-            throw fail("bad key");
-        }
-        while (at < text.length() && (Character.isLowerCase(text.charAt(at)) || Character.isDigit(text.charAt(at))
-                || "_-.*".indexOf(text.charAt(at)) >= 0)) {
-            at++;
-        }
-        return text.substring(start, at);
-    }
-
-    private long integer() {
-        int start = at;
-        if (at < text.length() && text.charAt(at) == '-') {
-            at++;
-        }
-        int digits = at;
-        while (at < text.length() && Character.isDigit(text.charAt(at))) {
-            at++;
-        }
-        if (at == digits || at - digits > 15) {
-            throw fail("bad integer");
-        }
-        return Long.parseLong(text.substring(start, at));
-    }
-
-    private void expect(char c) {
-        if (at >= text.length() || text.charAt(at) != c) {
-            throw fail("expected '" + c + "'");
-        }
-        at++;
-    }
-
-    private void skipSp() {
-        while (at < text.length() && text.charAt(at) == ' ') {
-            at++;
-        }
-    }
-
-    private void skipOws() {
-        while (at < text.length() && (text.charAt(at) == ' ' || text.charAt(at) == '\t')) {
-            at++;
-        }
-    }
-
-    private AssertionError fail(String why) {
-        return new AssertionError("not a Structured Field List (" + why + " at " + at + "): " + text);
+        return items;
     }
 }

@@ -1,0 +1,87 @@
+package dev.ratelimit.servlet;
+
+import java.util.List;
+
+/**
+ * The body of a 429 or 503 the filter answers: an RFC 9457 problem of one of the draft's types.
+ * <pre>
+ * {"type":"https://iana.org/assignments/http-problem-types#quota-exceeded",
+ *  "title":"Too Many Requests","status":429,
+ *  "detail":"The rate limit 'login' is exhausted; retry in 900 s.",
+ *  "violated-policies":["api","login"],"rule":"login","retryAfter":900}
+ * </pre>
+ * {@code violated-policies} is the draft's extension member, the names of the policies (rules,
+ * as named in {@code RateLimit-Policy}) the request violated. {@code rule} and
+ * {@code retryAfter} are this filter's own members, kept beside it for clients that read them:
+ * the rule the client must wait for longest and how long, as in {@code Retry-After}.
+ *
+ * @param type       the problem type URI
+ * @param title      a short summary
+ * @param status     the HTTP status
+ * @param detail     this occurrence explained
+ * @param violated   the violated policies, in the order of the rules
+ * @param rule       the rule waited for
+ * @param retryAfter seconds, as in {@code Retry-After}
+ */
+record ProblemDetails(String type, String title, int status, String detail, List<String> violated, String rule,
+                      long retryAfter) {
+
+    /** Copies the list. */
+    ProblemDetails {
+        violated = List.copyOf(violated);
+    }
+
+    /**
+     * The JSON text, every string escaped (rule names cannot hold a quote today; a body must
+     * stay valid JSON whatever they may hold tomorrow).
+     *
+     * @return one JSON object
+     */
+    String toJson() {
+        StringBuilder json = new StringBuilder(256).append('{');
+        member(json, "type").append(string(type)).append(',');
+        member(json, "title").append(string(title)).append(',');
+        member(json, "status").append(status).append(',');
+        member(json, "detail").append(string(detail)).append(',');
+        member(json, "violated-policies").append('[');
+        for (int i = 0; i < violated.size(); i++) {
+            json.append(i == 0 ? "" : ",").append(string(violated.get(i)));
+        }
+        json.append("],");
+        member(json, "rule").append(string(rule)).append(',');
+        member(json, "retryAfter").append(retryAfter);
+        return json.append('}').toString();
+    }
+
+    private static StringBuilder member(StringBuilder json, String name) {
+        return json.append(string(name)).append(':');
+    }
+
+    /**
+     * A JSON string (RFC 8259 §7): the quote, the backslash and the control characters escaped.
+     *
+     * @param text any text
+     * @return the quoted string
+     */
+    static String string(String text) {
+        StringBuilder out = new StringBuilder(text.length() + 2).append('"');
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            switch (c) {
+                case '"' -> out.append("\\\"");
+                case '\\' -> out.append("\\\\");
+                case '\n' -> out.append("\\n");
+                case '\r' -> out.append("\\r");
+                case '\t' -> out.append("\\t");
+                default -> {
+                    if (c < 0x20) {
+                        out.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        out.append(c);
+                    }
+                }
+            }
+        }
+        return out.append('"').toString();
+    }
+}
