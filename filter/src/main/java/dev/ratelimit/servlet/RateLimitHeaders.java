@@ -149,14 +149,6 @@ final class RateLimitHeaders {
     }
 
     /**
-     * The {@code t} of a decided rule: the time within which no more than its remaining units
-     * can be taken (draft-11 §4.1.2), zero when no more quota will come.
-     */
-    static Duration effectiveWindow(Decision decision) {
-        return decision.effectiveWindow();
-    }
-
-    /**
      * Whole seconds, rounded up: a client told to wait {@code n} seconds must never be early.
      *
      * @param duration any non-negative duration

@@ -1,9 +1,6 @@
 package dev.ratelimit.servlet;
 
-import jakarta.servlet.AsyncContext;
-import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
-import jakarta.servlet.http.HttpServletRequestWrapper;
 import jakarta.servlet.http.HttpServletResponse;
 import jakarta.servlet.http.HttpServletResponseWrapper;
 
@@ -18,33 +15,19 @@ import java.util.Map;
  * {@code setStatus} and {@code sendRedirect} and takes the fields off when the status becomes
  * a 3xx, putting them back if it changes again before the response is committed.
  *
- * <p>An asynchronous application calling {@code startAsync()} would be handed the container's
- * own response, not this wrapper (the Servlet specification's rule for the no-argument form),
- * and its {@code setStatus(302)} would go unseen. The request wrapper therefore starts async
- * processing with the wrapped pair, so {@link AsyncContext#getResponse()} is this wrapper too.
- * What that changes for the application, and only while the fields stay off 3xx responses:
- * {@link AsyncContext#hasOriginalRequestAndResponse()} is false, and a {@code dispatch()}
- * without a path goes to the request's URI as the filter saw it, so after a forward it goes to
- * the forwarding URI, not the forward's target (a dispatch with a path is unchanged).
+ * <p>Asynchronous processing sees this wrapper when the application starts it with the pair it
+ * was handed ({@code startAsync(request, response)}, as Jersey and Spring do) or answers through
+ * the response it was handed. A servlet that calls {@code startAsync()} with no arguments and
+ * answers through {@link jakarta.servlet.AsyncContext#getResponse()} is handed the container's
+ * own response (the Servlet specification's rule for that form), and a 3xx it sets there keeps
+ * the fields. The filter does not start async processing with the wrapped pair on the
+ * application's behalf: that would change what the application sees
+ * ({@code hasOriginalRequestAndResponse()}, where a path-less {@code dispatch()} goes after a
+ * forward), and a rate limiter must not change how an application behaves.
  */
 final class RedirectGuard {
 
     private RedirectGuard() {
-    }
-
-    /** The request, handing out the guarded response to async processing too. */
-    private static final class Request extends HttpServletRequestWrapper {
-        private final ServletResponse response;
-
-        Request(HttpServletRequest request, ServletResponse response) {
-            super(request);
-            this.response = response;
-        }
-
-        @Override
-        public AsyncContext startAsync() {
-            return super.startAsync(this, response);
-        }
     }
 
     /** The response, taking the fields off while its status is a 3xx. */
@@ -105,8 +88,8 @@ final class RedirectGuard {
     }
 
     /**
-     * The pair to pass down the chain: wrapped when the fields stay off 3xx responses and there
-     * are fields, else the request and response as they are.
+     * The pair to pass down the chain: the response wrapped when the fields stay off 3xx
+     * responses and there are fields; the request as it is.
      *
      * @param request     the request
      * @param response    the response, with the fields already set
@@ -119,7 +102,6 @@ final class RedirectGuard {
         if (onRedirects || fields.isEmpty()) {
             return new Pair(request, response);
         }
-        Response guarded = new Response(response, fields);
-        return new Pair(new Request(request, guarded), guarded);
+        return new Pair(request, new Response(response, fields));
     }
 }

@@ -75,11 +75,27 @@ final class DispatchServlets {
                             redirect(response, how);
                             return;
                         }
-                        // startAsync() without arguments: the context hands out the response it was given.
-                        AsyncContext async = request.startAsync();
+                        // As Jersey and Spring start it: with the pair the servlet was handed.
+                        AsyncContext async = request.startAsync(request, response);
                         async.start(() -> {
                             try {
                                 redirect((HttpServletResponse) async.getResponse(), how);
+                            } catch (IOException e) {
+                                throw new IllegalStateException(e);
+                            } finally {
+                                async.complete();
+                            }
+                        });
+                    }
+                }),
+                holder("/original", new HttpServlet() {
+                    @Override
+                    protected void service(HttpServletRequest request, HttpServletResponse response) {
+                        // What an application sees of the async context it starts: the filter changes nothing.
+                        AsyncContext async = request.startAsync();
+                        async.start(() -> {
+                            try {
+                                async.getResponse().getWriter().write("original " + async.hasOriginalRequestAndResponse());
                             } catch (IOException e) {
                                 throw new IllegalStateException(e);
                             } finally {
