@@ -2,6 +2,7 @@ package dev.ratelimit.it;
 
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.Claim;
+import dev.ratelimit.Decision;
 import dev.ratelimit.FailurePolicy;
 import dev.ratelimit.ManualClock;
 import dev.ratelimit.PausingStore;
@@ -74,7 +75,9 @@ class DenyCacheRaceValkeyTest {
         try (ResilientRateLimiter limiter = ResilientRateLimiter.builder(store).clock(clock)
                 .fallback(LocalRateLimiter.withClock(clock, 100))
                 .policy("guard", FailurePolicy.local(localGuard)).build()) {
-            assertThat(limiter.acquire(GUARD, "k").basis()).as("the local guard's one unit").isNotNull();
+            Decision guard = limiter.acquire(GUARD, "k");
+            assertThat(guard.basis()).as("unreadable in Valkey: its local policy").isEqualTo(Decision.Basis.LOCAL);
+            assertThat(guard.allowed()).as("the local guard's one unit").isTrue();
             CountDownLatch bTook = new CountDownLatch(1);
             CountDownLatch aDecided = new CountDownLatch(1);
             AtomicBoolean bAllowed = new AtomicBoolean(true);
