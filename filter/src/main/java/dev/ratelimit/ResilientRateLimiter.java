@@ -133,6 +133,8 @@ public final class ResilientRateLimiter implements RateLimiter {
         if (cached.isPresent()) {
             return Reservation.kept(cached.get());
         }
+        // Before the store is asked: a key changed from here on keeps its rejection out of the cache.
+        long mark = denyCache == null ? 0 : denyCache.mark();
         Decision[] decisions = new Decision[claims.size()];
         List<Integer> pending = new ArrayList<>();
         for (int i = 0; i < claims.size(); i++) {
@@ -181,7 +183,7 @@ public final class ResilientRateLimiter implements RateLimiter {
         }
         Reservation local = policies.decide(claims, byPolicy, decisions);
         Decisions result = withStoreVerdict(Decisions.of(claims, List.of(decisions)), answer);
-        report(claims, result, now);
+        report(claims, result, now, mark);
         Reservation store = reserved != null && reserved.allowed() ? reserved : null;
         Reservation fallback = local != null && local.allowed() ? local : null;
         List<Claim> storeClaims = reservedClaims;
@@ -215,16 +217,16 @@ public final class ResilientRateLimiter implements RateLimiter {
     }
 
     private List<String> giveBack(Reservation store, List<Claim> storeClaims, Predicate<Rule> which) {
-        if (denyCache != null) {
-            // Room may come back, even when the reply is lost: no rejection of these keys holds.
-            for (Claim claim : storeClaims) {
-                if (which.test(claim.rule())) {
-                    denyCache.forget(claim.rule().name(), claim.key());
-                }
-            }
-        }
+        // Room may come back, even when the reply is lost: no rejection of these keys holds.
+        forgetAll(storeClaims, which);
         try {
-            List<String> given = store.cancel(which);
+            List<String> given;
+            try {
+                given = store.cancel(which);
+            } finally {
+                // And after: a rejection decided on the units before they went back is stale.
+                forgetAll(storeClaims, which);
+            }
             if (!given.isEmpty()) {
                 storeAnswered();
             }
@@ -240,6 +242,17 @@ public final class ResilientRateLimiter implements RateLimiter {
                 }
             }
             return List.of();
+        }
+    }
+
+    private void forgetAll(List<Claim> claims, Predicate<Rule> which) {
+        if (denyCache == null) {
+            return;
+        }
+        for (Claim claim : claims) {
+            if (which.test(claim.rule())) {
+                denyCache.forget(claim.rule().name(), claim.key());
+            }
         }
     }
 
@@ -265,7 +278,7 @@ public final class ResilientRateLimiter implements RateLimiter {
      * room. A rule the store allowed for a key may have taken units: a rejection remembered for
      * that key, of another cost or rule, is forgotten (its retry-after could now be early).
      */
-    private void report(List<Claim> claims, Decisions decisions, long now) {
+    private void report(List<Claim> claims, Decisions decisions, long now, long mark) {
         for (int i = 0; i < claims.size(); i++) {
             Rule rule = claims.get(i).rule();
             Decision decision = decisions.decisions().get(i);
@@ -283,7 +296,7 @@ public final class ResilientRateLimiter implements RateLimiter {
             if (decision.allowed()) {
                 denyCache.forget(rule.name(), claims.get(i).key());
             } else if (!rule.shadow() && !rule.countRejected() && rule.algorithm() != Algorithm.CONCURRENCY) {
-                denyCache.deny(claims.get(i), decision, now);
+                denyCache.deny(claims.get(i), decision, now, mark);
             }
         }
     }
@@ -342,10 +355,15 @@ public final class ResilientRateLimiter implements RateLimiter {
     @Override
     public void reset(Rule rule, String key) {
         policies.reset(rule, key);
-        if (denyCache != null) {
-            denyCache.forget(rule.name(), key);
+        try {
+            shared.reset(rule, key);
+        } finally {
+            // After the store's reset (even a failed one may have reached it): a rejection
+            // decided on the state before it, and on its way meanwhile, must not be kept.
+            if (denyCache != null) {
+                denyCache.forget(rule.name(), key);
+            }
         }
-        shared.reset(rule, key);
     }
 
     /** Closes the shared limiter and the fallback, each even if the other fails. */

@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * Remembers, for a while, which rule and key were just rejected: until the announced
@@ -34,10 +35,18 @@ import java.util.concurrent.atomic.AtomicLong;
  * saves a call only while nothing touches the key, which is exactly the hammering client the
  * cache is for. Rules whose units requests reserve are never remembered at all (see
  * {@link #reserving}): other processes give their units back, which this one cannot see.
+ *
+ * <p>A rejection is on its way for a while (the store's reply, then {@link #deny}) and the key
+ * may change meanwhile: a reset or a give-back by another thread, whose {@link #forget} finds
+ * nothing to forget yet. So a request takes a {@link #mark()} before asking the store, and a
+ * rejection is remembered only if no change of its rule and key was reported since; a change
+ * reported while the rejection is being written removes it again.
  */
 public final class DenyCache {
 
     private static final long SWEEP_INTERVAL_NANOS = 100_000_000L;
+    /** Stripes of {@link #changedAt}: a power of two. */
+    private static final int STRIPES = 1024;
 
     private final int maxEntries;
     private final Map<Slot, Denial> denials = new ConcurrentHashMap<>();
@@ -47,6 +56,14 @@ public final class DenyCache {
      * is never exact, even one met while acquiring, and none is kept.
      */
     private final Set<String> givingBack = ConcurrentHashMap.newKeySet();
+    /** Numbers every reported change of a key ({@link #forget}), in order. */
+    private final AtomicLong changes = new AtomicLong();
+    /**
+     * The number of the latest change of the rules and keys of each stripe: a rejection decided
+     * after mark m is stale once its stripe's number passes m. Striped, so that changes of
+     * other keys (every allowed request is one) rarely keep a rejection from being remembered.
+     */
+    private final AtomicLongArray changedAt = new AtomicLongArray(STRIPES);
 
     /** One rejection per rule name and key, the latest: what forgetting a key must reach. */
     private record Slot(String rule, String key) {
@@ -123,10 +140,48 @@ public final class DenyCache {
      * @param nowMs    when it was decided, in ms
      */
     public void deny(Claim claim, Decision decision, long nowMs) {
-        if (givingBack.contains(claim.rule().name()) || denials.size() >= maxEntries && !sweep(nowMs)) {
+        deny(claim, decision, nowMs, mark());
+    }
+
+    /**
+     * Remembers a rejection the store decided after {@code mark}, unless its rule and key
+     * changed since: a reset or a give-back that came after the store's answer leaves room the
+     * rejection does not know of.
+     *
+     * @param claim    the rule the store decided by, the key and the cost
+     * @param decision the store's rejection
+     * @param nowMs    when it was decided, in ms
+     * @param mark     {@link #mark()} taken before the store was asked
+     */
+    public void deny(Claim claim, Decision decision, long nowMs, long mark) {
+        Slot slot = Slot.of(claim);
+        if (stale(claim, slot, mark) || denials.size() >= maxEntries && !sweep(nowMs)) {
             return;
         }
-        denials.put(Slot.of(claim), new Denial(claim.rule(), claim.cost(), decision, nowMs));
+        Denial denial = new Denial(claim.rule(), claim.cost(), decision, nowMs);
+        denials.put(slot, denial);
+        // A change reported while this was written may have found nothing to forget yet.
+        if (stale(claim, slot, mark)) {
+            denials.remove(slot, denial);
+        }
+    }
+
+    /**
+     * The number of the latest change reported: take it before asking the store, and give it to
+     * {@link #deny(Claim, Decision, long, long)} with the store's rejection.
+     *
+     * @return the mark
+     */
+    public long mark() {
+        return changes.get();
+    }
+
+    private boolean stale(Claim claim, Slot slot, long mark) {
+        return givingBack.contains(claim.rule().name()) || changedAt.get(stripe(slot)) > mark;
+    }
+
+    private static int stripe(Slot slot) {
+        return slot.hashCode() & (STRIPES - 1);
     }
 
     /**
@@ -185,9 +240,16 @@ public final class DenyCache {
      * @param key  the key, or null for every key
      */
     public void forget(String rule, String key) {
+        // Numbered before anything is removed: a rejection being written meanwhile sees it.
+        long change = changes.incrementAndGet();
         if (key != null) {
-            denials.remove(new Slot(rule, key));
+            Slot slot = new Slot(rule, key);
+            changedAt.accumulateAndGet(stripe(slot), change, Math::max);
+            denials.remove(slot);
             return;
+        }
+        for (int i = 0; i < STRIPES; i++) {
+            changedAt.accumulateAndGet(i, change, Math::max);
         }
         denials.keySet().removeIf(slot -> slot.rule().equals(rule));
     }
