@@ -43,6 +43,8 @@ public final class ResilientRateLimiter implements RateLimiter {
 
     /** Default most rejections the deny cache remembers. */
     public static final int DEFAULT_DENY_CACHE_ENTRIES = 10_000;
+    /** The longest the deny cache replays a rejection by default. */
+    public static final Duration DEFAULT_DENY_CACHE_HOLD = Duration.ofSeconds(1);
     /** Default share of a quota used from which an allowed request is near its limit, as Envoy's 80 %. */
     public static final double DEFAULT_NEAR_LIMIT_RATIO = 0.8;
     /** Default retry-after of a decision refused by a closed policy. */
@@ -62,7 +64,8 @@ public final class ResilientRateLimiter implements RateLimiter {
                 builder.fallback != null ? builder.fallback : LocalRateLimiter.create(), builder.listener,
                 builder.failureRetryAfter);
         this.denyCache = builder.previous != null ? builder.previous.denyCache
-                : builder.denyCacheEntries > 0 ? new DenyCache(builder.denyCacheEntries) : null;
+                : builder.denyCacheEntries > 0 ? new DenyCache(builder.denyCacheEntries, builder.denyCacheHold.toMillis())
+                : null;
         this.listener = builder.listener;
         this.clock = builder.clock;
         this.nearLimitRatio = builder.nearLimitRatio;
@@ -383,6 +386,7 @@ public final class ResilientRateLimiter implements RateLimiter {
         private FailurePolicy defaultPolicy = FailurePolicy.open();
         private LocalRateLimiter fallback;
         private int denyCacheEntries = DEFAULT_DENY_CACHE_ENTRIES;
+        private Duration denyCacheHold = DEFAULT_DENY_CACHE_HOLD;
         private RateLimitListener listener = RateLimitListener.NONE;
         private Duration failureRetryAfter = DEFAULT_FAILURE_RETRY_AFTER;
         private LongSupplier clock = System::currentTimeMillis;
@@ -451,6 +455,23 @@ public final class ResilientRateLimiter implements RateLimiter {
                 throw new IllegalArgumentException("deny cache entries " + entries + " must be at least 0");
             }
             this.denyCacheEntries = entries;
+            return this;
+        }
+
+        /**
+         * The longest the deny cache replays a rejection, whatever its retry-after. The cache
+         * sees only what this process does to a key: units another instance gives back, or a
+         * reset made there, are seen here within this. Default 1 s: a client hammering a limit
+         * then costs the store one call a second per key and instance.
+         *
+         * @param hold at least 1 ms
+         * @return this builder
+         */
+        public Builder denyCacheHold(Duration hold) {
+            if (hold.toMillis() < 1) {
+                throw new IllegalArgumentException("deny cache hold " + hold + " must be at least 1 ms");
+            }
+            this.denyCacheHold = hold;
             return this;
         }
 

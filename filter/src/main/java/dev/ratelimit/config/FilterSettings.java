@@ -35,6 +35,7 @@ import java.util.Optional;
  * @param breakerFailures  consecutive Valkey failures that open the circuit breaker (0: never)
  * @param breakerOpenFor   how long the breaker stays open before one probe call
  * @param denyCacheSize    most rule+key rejections remembered locally (0: no deny cache)
+ * @param denyCacheHold    the longest a rejection is replayed from the deny cache
  * @param localMaxKeys     most keys the in-process limiter holds
  * @param tlsCaFile        a PEM file of the CA certificates to trust for {@code rediss://}
  *                         (instead of the JVM's default trust store)
@@ -51,7 +52,7 @@ public record FilterSettings(boolean enabled, Optional<String> valkeyUrl, Durati
                              int poolMaxTotal, int poolMaxIdle, Duration poolMaxWait, int pipelines, String keyPrefix,
                              boolean clientClock, List<Cidr> trustedProxies, String clientIpHeader, int ipv6Prefix,
                              HeaderMode headers, boolean headersOnRedirects, Duration failureRetryAfter, int breakerFailures,
-                             Duration breakerOpenFor, int denyCacheSize, int localMaxKeys, Optional<Path> tlsCaFile,
+                             Duration breakerOpenFor, int denyCacheSize, Duration denyCacheHold, int localMaxKeys, Optional<Path> tlsCaFile,
                              boolean cluster, Optional<ValkeySettings.Sentinel> sentinel,
                              List<RuleSettings> rules, Optional<Duration> refresh, LimitProviderSettings limitProvider,
                              double nearLimitRatio) {
@@ -96,6 +97,7 @@ public record FilterSettings(boolean enabled, Optional<String> valkeyUrl, Durati
         m.put("ratelimit.breaker.failures", breakerFailures);
         m.put("ratelimit.breaker.open-for", breakerOpenFor);
         m.put("ratelimit.deny-cache.max-entries", denyCacheSize);
+        m.put("ratelimit.deny-cache.max-hold", denyCacheHold);
         m.put("ratelimit.local.max-keys", localMaxKeys);
         m.put("ratelimit.valkey.tls.ca-file", tlsCaFile);
         m.put("ratelimit.valkey.cluster", cluster);

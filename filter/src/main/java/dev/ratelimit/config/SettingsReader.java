@@ -70,7 +70,8 @@ public final class SettingsReader {
                     ValkeySettings.DEFAULT_POOL_MAX_TOTAL, ValkeySettings.DEFAULT_POOL_MAX_WAIT, ValkeyRateLimiter.DEFAULT_PIPELINES,
                     ValkeyRateLimiter.DEFAULT_KEY_PREFIX, false,
                     List.of(), "X-Forwarded-For", 64, HeaderMode.DRAFT, false, Duration.ofSeconds(1), 0, Duration.ofSeconds(1),
-                    0, 1, Optional.empty(), false, Optional.empty(), List.of(), Optional.empty(),
+                    0, ResilientRateLimiter.DEFAULT_DENY_CACHE_HOLD, 1, Optional.empty(), false, Optional.empty(),
+                    List.of(), Optional.empty(),
                     FilterSettings.LimitProviderSettings.DEFAULTS, ResilientRateLimiter.DEFAULT_NEAR_LIMIT_RATIO);
         }
         Optional<String> valkeyUrl = values.raw("ratelimit.valkey.url");
@@ -122,6 +123,8 @@ public final class SettingsReader {
                 Duration.ofMillis(1));
         boolean denyCache = values.bool("ratelimit.deny-cache.enabled", true);
         int denyCacheSize = (int) values.number("ratelimit.deny-cache.max-entries", 10_000, 1, 10_000_000);
+        Duration denyCacheHold = values.duration("ratelimit.deny-cache.max-hold",
+                ResilientRateLimiter.DEFAULT_DENY_CACHE_HOLD, Duration.ofMillis(1));
         int localMaxKeys = (int) values.number("ratelimit.local.max-keys", LocalRateLimiter.DEFAULT_MAX_KEYS, 1, 100_000_000);
         FilterSettings.LimitProviderSettings defaults = FilterSettings.LimitProviderSettings.DEFAULTS;
         FilterSettings.LimitProviderSettings limitProvider = new FilterSettings.LimitProviderSettings(
@@ -165,7 +168,7 @@ public final class SettingsReader {
         }
         return new FilterSettings(enabled, valkeyUrl, timeout, connectTimeout, poolMaxTotal, poolMaxIdle, poolMaxWait,
                 pipelines, keyPrefix, clientClock, trustedProxies, clientIpHeader, ipv6Prefix, headers, headersOnRedirects,
-                failureRetryAfter, breakerFailures, breakerOpenFor, denyCache ? denyCacheSize : 0, localMaxKeys, tlsCaFile, cluster,
+                failureRetryAfter, breakerFailures, breakerOpenFor, denyCache ? denyCacheSize : 0, denyCacheHold, localMaxKeys, tlsCaFile, cluster,
                 sentinel, rules, refresh, limitProvider, nearLimitRatio);
     }
 

@@ -18,8 +18,9 @@ import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * Remembers, for a while, which rule and key were just rejected: until the announced
- * retry-after has passed, a further request for them is rejected here, with no call to Valkey.
- * A client hammering a limit then costs the store nothing.
+ * retry-after has passed, but for no longer than a bound (one second by default), a further
+ * request for them is rejected here, with no call to Valkey. A client hammering a limit then
+ * costs the store one call per bound at most.
  *
  * <p>Bounded: at most {@code maxEntries} entries. When full, expired entries are swept (at
  * most once per 100 ms, so a flood of new keys cannot make every insert a full scan) and, if it
@@ -49,6 +50,11 @@ public final class DenyCache {
     private static final int STRIPES = 1024;
 
     private final int maxEntries;
+    /**
+     * The longest a rejection is replayed, whatever its retry-after: what other processes do to
+     * the key (a give-back, a reset) is seen here within it.
+     */
+    private final long maxHoldMillis;
     private final Map<Slot, Denial> denials = new ConcurrentHashMap<>();
     private final AtomicLong lastSweep = new AtomicLong(System.nanoTime() - SWEEP_INTERVAL_NANOS);
     /**
@@ -80,7 +86,7 @@ public final class DenyCache {
      * refresh, another cost, is asked of the store again rather than turned away for the
      * retry-after of another.
      */
-    private record Denial(Rule rule, long cost, Decision decision, long decidedAt) {
+    private record Denial(Rule rule, long cost, Decision decision, long decidedAt, long heldUntil) {
         long until() {
             return decidedAt + decision.retryAfter().toMillis();
         }
@@ -91,12 +97,17 @@ public final class DenyCache {
     }
 
     /**
-     * A cache of at most {@code maxEntries} rejections.
+     * A cache of at most {@code maxEntries} rejections, each replayed for at most
+     * {@code maxHoldMillis}.
      *
-     * @param maxEntries the bound, at least 1
+     * @param maxEntries    the bound, at least 1
+     * @param maxHoldMillis the longest a rejection is replayed, at least 1: the cache sees only
+     *                      what this process does to a key, so what another process does (it
+     *                      gives units back, it resets the key) is seen within this
      */
-    public DenyCache(int maxEntries) {
+    public DenyCache(int maxEntries, long maxHoldMillis) {
         this.maxEntries = maxEntries;
+        this.maxHoldMillis = maxHoldMillis;
     }
 
     /**
@@ -114,7 +125,7 @@ public final class DenyCache {
         if (denial == null) {
             return Optional.empty();
         }
-        if (denial.until() <= nowMs) {
+        if (denial.heldUntil() <= nowMs) {
             denials.remove(slot, denial);
             return Optional.empty();
         }
@@ -158,7 +169,8 @@ public final class DenyCache {
         if (stale(claim, slot, mark) || denials.size() >= maxEntries && !sweep(nowMs)) {
             return;
         }
-        Denial denial = new Denial(claim.rule(), claim.cost(), decision, nowMs);
+        Denial denial = new Denial(claim.rule(), claim.cost(), decision, nowMs,
+                Math.min(nowMs + decision.retryAfter().toMillis(), nowMs + maxHoldMillis));
         denials.put(slot, denial);
         // A change reported while this was written may have found nothing to forget yet.
         if (stale(claim, slot, mark)) {
@@ -260,7 +272,7 @@ public final class DenyCache {
         long last = lastSweep.get();
         if (now - last >= SWEEP_INTERVAL_NANOS && lastSweep.compareAndSet(last, now)) {
             for (Iterator<Denial> it = denials.values().iterator(); it.hasNext(); ) {
-                if (it.next().until() <= nowMs) {
+                if (it.next().heldUntil() <= nowMs) {
                     it.remove();
                 }
             }

@@ -80,7 +80,7 @@ final class LimiterStack {
     synchronized ResilientRateLimiter limiterFor(FilterSettings settings) {
         metrics.addRules(settings.rules().stream().map(r -> r.rule().name()).toList());
         ResilientRateLimiter.Builder builder = ResilientRateLimiter.builder(shared).fallback(fallback)
-                .denyCache(settings.denyCacheSize()).failureRetryAfter(settings.failureRetryAfter())
+                .denyCache(settings.denyCacheSize()).denyCacheHold(settings.denyCacheHold()).failureRetryAfter(settings.failureRetryAfter())
                 .nearLimitRatio(settings.nearLimitRatio()).listener(metrics);
         for (RuleSettings rule : settings.rules()) {
             builder.policy(rule.rule().name(), rule.failurePolicy());

@@ -100,6 +100,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *       bound: {@code concurrency} rules and requests reserved by {@code count-when} or
  *       {@code refund-when})</td></tr>
  *   <tr><td>{@code ratelimit.deny-cache.max-entries}</td><td>{@code 10000}</td><td>most rejections remembered</td></tr>
+ *   <tr><td>{@code ratelimit.deny-cache.max-hold}</td><td>{@code 1s}</td><td>the longest a rejection is replayed,
+ *       whatever its retry-after: units another instance gives back, or its reset, are seen within it</td></tr>
  *   <tr><td>{@code ratelimit.local.max-keys}</td><td>{@code 100000}</td><td>most keys the in-process limiter holds;
  *       past that the least recently used is forgotten</td></tr>
  *   <tr><td>{@code ratelimit.limit-provider.cache-ttl}</td><td>{@code 60s}</td><td>how long an answer of the

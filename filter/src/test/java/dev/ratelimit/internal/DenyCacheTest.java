@@ -14,6 +14,8 @@ class DenyCacheTest {
 
     private static final Rule LOGIN = Rule.of("login", Algorithm.FIXED_WINDOW, 5, Duration.ofMinutes(1));
     private static final Rule API = Rule.of("api", Algorithm.FIXED_WINDOW, 5, Duration.ofMinutes(1));
+    /** An hour: the retry-afters below are seconds, so only the retry-after ends a replay. */
+    private static final long HOLD_LONGER_THAN_ANY_RETRY = 3_600_000;
 
     private static Decision rejection(long remaining, long resetMillis, long retryMillis) {
         return Decision.rejected("login", 5, remaining, Duration.ofMillis(resetMillis), Duration.ofMillis(retryMillis));
@@ -21,7 +23,7 @@ class DenyCacheTest {
 
     @Test
     void deniesUntilTheRetryAfterThenForgets() {
-        DenyCache cache = new DenyCache(10);
+        DenyCache cache = new DenyCache(10, HOLD_LONGER_THAN_ANY_RETRY);
         cache.deny(Claim.of(LOGIN, "user:alice"), rejection(0, 1_000, 1_000), 0);
         assertThat(cache.denied(Claim.of(LOGIN, "user:alice"), 400)).map(d -> d.retryAfter().toMillis()).contains(600L);
         assertThat(cache.denied(Claim.of(LOGIN, "user:bob"), 400)).isEmpty();
@@ -33,7 +35,7 @@ class DenyCacheTest {
     /** A smaller request is not held to the rejection of a bigger one. */
     @Test
     void aRejectionHoldsOnlyForItsCost() {
-        DenyCache cache = new DenyCache(10);
+        DenyCache cache = new DenyCache(10, HOLD_LONGER_THAN_ANY_RETRY);
         cache.deny(Claim.of(LOGIN, "user:alice", 5), rejection(0, 1_000, 1_000), 0);
         assertThat(cache.denied(Claim.of(LOGIN, "user:alice", 5), 400)).isPresent();
         assertThat(cache.denied(Claim.of(LOGIN, "user:alice", 1), 400)).isEmpty();
@@ -42,7 +44,7 @@ class DenyCacheTest {
     /** A caller on a bigger plan, or a limit raised since, is not held to the old limit's rejection. */
     @Test
     void aRejectionHoldsOnlyForTheRuleItWasDecidedUnder() {
-        DenyCache cache = new DenyCache(10);
+        DenyCache cache = new DenyCache(10, HOLD_LONGER_THAN_ANY_RETRY);
         cache.deny(Claim.of(LOGIN, "user:alice"), rejection(0, 1_000, 1_000), 0);
         assertThat(cache.denied(Claim.of(LOGIN, "user:alice"), 400)).isPresent();
         Rule raised = Rule.of("login", Algorithm.FIXED_WINDOW, 100, Duration.ofMinutes(1));
@@ -53,7 +55,7 @@ class DenyCacheTest {
     /** The review's case: the store said r=1;t=20 with a retry-after of 10 s; the cache must say so too. */
     @Test
     void repliesWhatTheStoreSaidWithItsTimesMovedOn() {
-        DenyCache cache = new DenyCache(10);
+        DenyCache cache = new DenyCache(10, HOLD_LONGER_THAN_ANY_RETRY);
         cache.deny(Claim.of(LOGIN, "user:alice"), rejection(1, 20_000, 10_000), 5_000);
         Decision replay = cache.denied(Claim.of(LOGIN, "user:alice"), 7_000).orElseThrow();
         assertThat(replay.remaining()).isEqualTo(1);
@@ -64,11 +66,25 @@ class DenyCacheTest {
 
     @Test
     void neverHoldsMoreThanItsBound() {
-        DenyCache cache = new DenyCache(100);
+        DenyCache cache = new DenyCache(100, HOLD_LONGER_THAN_ANY_RETRY);
         long now = System.currentTimeMillis();
         for (int i = 0; i < 100_000; i++) {
             cache.deny(Claim.of(API, "ip:" + i), rejection(0, 60_000, 60_000), now);
         }
         assertThat(cache.size()).isEqualTo(100);
+    }
+
+    /**
+     * Another instance may give units back or reset the key, which this cache cannot see: a
+     * rejection is replayed for no longer than the hold, whatever its retry-after.
+     */
+    @Test
+    void aRejectionIsReplayedNoLongerThanTheHold() {
+        DenyCache cache = new DenyCache(10, 500);
+        cache.deny(Claim.of(LOGIN, "user:alice"), rejection(0, 60_000, 60_000), 0);
+        assertThat(cache.denied(Claim.of(LOGIN, "user:alice"), 499)).map(d -> d.retryAfter().toMillis())
+                .as("the store's retry-after, moved on").contains(59_501L);
+        assertThat(cache.denied(Claim.of(LOGIN, "user:alice"), 500)).as("the hold is over: ask the store").isEmpty();
+        assertThat(cache.size()).isZero();
     }
 }
