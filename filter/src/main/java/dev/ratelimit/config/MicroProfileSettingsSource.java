@@ -4,7 +4,9 @@ import org.eclipse.microprofile.config.Config;
 import org.eclipse.microprofile.config.ConfigProvider;
 import org.eclipse.microprofile.config.spi.ConfigSource;
 
+import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
@@ -18,6 +20,8 @@ public final class MicroProfileSettingsSource implements SettingsSource {
 
     /** The ordinal MicroProfile Config gives environment variables. */
     private static final int ENVIRONMENT_ORDINAL = 300;
+    /** The settings file every implementation reads from {@code META-INF/} on the class path. */
+    private static final String PROPERTIES_FILE = "microprofile-config.properties";
 
     private final Config config;
 
@@ -46,6 +50,22 @@ public final class MicroProfileSettingsSource implements SettingsSource {
         Set<String> names = new HashSet<>();
         config.getPropertyNames().forEach(names::add);
         return names;
+    }
+
+    /**
+     * The configuration's sources, highest ordinal first, and whether any of them is a
+     * {@code microprofile-config.properties} file.
+     */
+    @Override
+    public String whereLooked() {
+        List<String> sources = new ArrayList<>();
+        boolean file = false;
+        for (ConfigSource source : config.getConfigSources()) {
+            sources.add(source.getName() + " (ordinal " + source.getOrdinal() + ")");
+            file |= source.getName().contains(PROPERTIES_FILE);
+        }
+        return "MicroProfile Config looked in " + (sources.isEmpty() ? "no source at all" : String.join(", ", sources))
+                + (file ? "" : "; no META-INF/" + PROPERTIES_FILE + " was found on the application's class path");
     }
 
     @Override

@@ -159,8 +159,13 @@ public final class SettingsReader {
             }
         }
         if (listed.isEmpty() && values.problems().isEmpty()) {
-            values.problems().add("ratelimit.rules is empty: list the rules to enforce (e.g. ratelimit.rules=api,login), "
-                    + "or set ratelimit.enabled=false");
+            values.problems().add(noRateLimitProperty()
+                    ? "no ratelimit.* property was found at all: " + source.whereLooked() + ". In a WAR the file is "
+                            + "WEB-INF/classes/META-INF/microprofile-config.properties (Maven: "
+                            + "src/main/resources/META-INF/microprofile-config.properties), not the WAR's own META-INF/; "
+                            + "or set ratelimit.enabled=false"
+                    : "ratelimit.rules is empty: list the rules to enforce (e.g. ratelimit.rules=api,login), "
+                            + "or set ratelimit.enabled=false");
         }
         reportUnread(listed);
         if (!values.problems().isEmpty()) {
@@ -170,6 +175,17 @@ public final class SettingsReader {
                 pipelines, keyPrefix, clientClock, trustedProxies, clientIpHeader, ipv6Prefix, headers, headersOnRedirects,
                 failureRetryAfter, breakerFailures, breakerOpenFor, denyCache ? denyCacheSize : 0, denyCacheHold, localMaxKeys, tlsCaFile, cluster,
                 sentinel, rules, refresh, limitProvider, nearLimitRatio);
+    }
+
+    /** Whether no property of ours is set at all, in the file, the system properties or the environment. */
+    private boolean noRateLimitProperty() {
+        for (String name : source.names()) {
+            if (name.regionMatches(true, 0, PREFIX, 0, PREFIX.length())
+                    || name.regionMatches(true, 0, "RATELIMIT_", 0, "RATELIMIT_".length())) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** The Sentinel-managed primary: both settings or neither, and not with a cluster. */

@@ -39,6 +39,16 @@ public interface SettingsSource {
     }
 
     /**
+     * Where this source looked for settings, said when it found none at all: a settings file in
+     * the wrong place is the usual cause.
+     *
+     * @return one sentence
+     */
+    default String whereLooked() {
+        return "the settings given";
+    }
+
+    /**
      * The environment-variable form MicroProfile Config gives a property name: every character
      * other than a letter or digit becomes {@code _}, and letters are upper-cased.
      *

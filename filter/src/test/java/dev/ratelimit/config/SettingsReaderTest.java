@@ -320,8 +320,20 @@ class SettingsReaderTest {
 
     @Test
     void noRulesIsAProblemUnlessDisabled() {
-        assertThatThrownBy(() -> read(Map.of())).hasMessageContaining("ratelimit.rules is empty");
+        assertThatThrownBy(() -> read(Map.of("ratelimit.valkey.url", "redis://localhost:6379")))
+                .hasMessageContaining("ratelimit.rules is empty");
         assertThat(read(Map.of("ratelimit.enabled", "false", "ratelimit.rule.x.limit", "nonsense")).enabled()).isFalse();
+    }
+
+    /** A settings file in the wrong place: nothing of ours at all, said so, with where to put it. */
+    @Test
+    void noPropertyOfOursAtAllSaysWhereTheFileGoes() {
+        assertThatThrownBy(() -> read(Map.of("other.app.setting", "1")))
+                .hasMessageContaining("no ratelimit.* property was found at all")
+                .hasMessageContaining("WEB-INF/classes/META-INF/microprofile-config.properties")
+                .hasMessageNotContaining("ratelimit.rules is empty");
+        assertThatThrownBy(() -> read(Map.of("RATELIMIT_VALKEY_URL", "redis://localhost:6379")))
+                .as("an environment variable of ours is a property of ours").hasMessageContaining("ratelimit.rules is empty");
     }
 
     @Test
