@@ -35,8 +35,12 @@ valkey_pid=""
 server_pid=""
 cleanup() {
   # The server runs in its own process group (setsid): its launcher script and the JVM it
-  # starts both stop.
-  [ -n "$server_pid" ] && kill -TERM -- "-$server_pid" 2>/dev/null || true
+  # starts both stop. Wait for them (at most 60 s), so the script returns once they are gone.
+  if [ -n "$server_pid" ]; then
+    kill -TERM -- "-$server_pid" 2>/dev/null || true
+    for _ in $(seq 60); do kill -0 -- "-$server_pid" 2>/dev/null || break; sleep 1; done
+    kill -KILL -- "-$server_pid" 2>/dev/null || true
+  fi
   [ -n "$valkey_pid" ] && kill "$valkey_pid" 2>/dev/null || true
 }
 trap cleanup EXIT
@@ -74,7 +78,9 @@ case "$server" in
     ;;
   payara)
     jar=$(fetch "fish.payara.extras:payara-micro:$PAYARA_VERSION:jar")
-    setsid "$java" -jar "$jar" --deploy "$war" --contextroot / --port "$port" --nocluster >"$log" 2>&1 &
+    # No phoning home. (Payara Micro still listens on every interface: see the README.)
+    setsid "$java" -jar "$jar" --deploy "$war" --contextroot / --port "$port" --nocluster --disablephonehome \
+      >"$log" 2>&1 &
     server_pid=$!
     ;;
   liberty)
