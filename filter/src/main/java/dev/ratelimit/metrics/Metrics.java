@@ -27,6 +27,11 @@ public final class Metrics implements RateLimitListener {
     private final BooleanSupplier breakerOpen;
     private final RateLimitListener application;
     private final List<ObjectName> registered = new ArrayList<>();
+    /** Numbers each {@code Metrics} of this class loader; with the deployment, unique enough in a JVM. */
+    private static final java.util.concurrent.atomic.AtomicLong REGISTRATIONS =
+            new java.util.concurrent.atomic.AtomicLong(System.nanoTime());
+    private final String deployment;
+    private final long registration = REGISTRATIONS.incrementAndGet();
 
     /**
      * Counters for the given rules.
@@ -35,13 +40,21 @@ public final class Metrics implements RateLimitListener {
      * @param breakerOpen whether the store's circuit breaker is open now
      * @param application the application's listener, or {@link RateLimitListener#NONE}; whatever it
      *                    throws is caught and logged once
+     * @param deployment  the deployment (virtual server and context path; empty when unknown): its
+     *                    redeployment takes over its MBean names
      */
-    public Metrics(List<String> ruleNames, BooleanSupplier breakerOpen, RateLimitListener application) {
+    public Metrics(List<String> ruleNames, BooleanSupplier breakerOpen, RateLimitListener application,
+                   String deployment) {
         this.breakerOpen = breakerOpen;
+        this.deployment = deployment;
         for (String name : ruleNames) {
-            rules.put(name, new RuleMetrics(breakerOpen));
+            rules.put(name, newRule());
         }
         this.application = GuardedListener.of(application);
+    }
+
+    private RuleMetrics newRule() {
+        return new RuleMetrics(breakerOpen, deployment, registration);
     }
 
     /**
@@ -90,7 +103,7 @@ public final class Metrics implements RateLimitListener {
     public synchronized void addRules(List<String> ruleNames) {
         for (String name : ruleNames) {
             if (!rules.containsKey(name)) {
-                RuleMetrics metrics = new RuleMetrics(breakerOpen);
+                RuleMetrics metrics = newRule();
                 rules.put(name, metrics);
                 register(name, metrics);
             }
@@ -99,7 +112,9 @@ public final class Metrics implements RateLimitListener {
 
     /**
      * Registers one MBean per rule, {@code dev.ratelimit:type=RateLimiter,rule=<name>}. When
-     * another application in the same JVM took that name, {@code ,instance=<n>} is added.
+     * another application in the same JVM took that name, {@code ,instance=<n>} is added; when
+     * it is this application's earlier deployment, still there while this one starts (a hot
+     * redeploy), its MBean is replaced, so one application redeployed keeps its names.
      */
     public synchronized void registerMBeans() {
         rules.forEach(this::register);
@@ -109,13 +124,15 @@ public final class Metrics implements RateLimitListener {
         MBeanServer server = ManagementFactory.getPlatformMBeanServer();
         for (int instance = 1; instance < 100; instance++) {
             try {
-                ObjectName objectName = new ObjectName("dev.ratelimit:type=RateLimiter,rule=" + name
-                        + (instance == 1 ? "" : ",instance=" + instance));
+                ObjectName objectName = objectName(name, instance);
                 server.registerMBean(metrics, objectName);
                 registered.add(objectName);
                 return;
             } catch (InstanceAlreadyExistsException e) {
-                // another deployment has it: try the next instance number
+                if (takeOver(server, instance, name, metrics)) {
+                    return;
+                }
+                // another application has it: try the next instance number
             } catch (JMException | RuntimeException e) {
                 LOG.log(System.Logger.Level.WARNING, "Cannot register the JMX MBean of rule {0}: {1}", name, e.toString());
                 return;
@@ -123,12 +140,37 @@ public final class Metrics implements RateLimitListener {
         }
     }
 
-    /** Unregisters the MBeans registered by {@link #registerMBeans()}. */
+    /** Replaces the MBean at a name when this application's earlier deployment registered it. */
+    private boolean takeOver(MBeanServer server, int instance, String name, RuleMetrics metrics) {
+        try {
+            ObjectName objectName = objectName(name, instance);
+            if (deployment.isEmpty() || !deployment.equals(server.getAttribute(objectName, "Deployment"))) {
+                return false;
+            }
+            server.unregisterMBean(objectName);
+            server.registerMBean(metrics, objectName);
+            registered.add(objectName);
+            return true;
+        } catch (JMException | RuntimeException e) {
+            return false; // gone meanwhile, or not ours: the next instance number
+        }
+    }
+
+    private static ObjectName objectName(String rule, int instance) throws JMException {
+        return new ObjectName("dev.ratelimit:type=RateLimiter,rule=" + rule + (instance == 1 ? "" : ",instance=" + instance));
+    }
+
+    /**
+     * Unregisters the MBeans registered by {@link #registerMBeans()}, those still its own: a
+     * redeployment of the application may have taken their names over.
+     */
     public synchronized void unregisterMBeans() {
         MBeanServer server = ManagementFactory.getPlatformMBeanServer();
         for (ObjectName name : registered) {
             try {
-                server.unregisterMBean(name);
+                if (Long.valueOf(registration).equals(server.getAttribute(name, "Registration"))) {
+                    server.unregisterMBean(name);
+                }
             } catch (JMException e) {
                 // already gone
             }

@@ -22,6 +22,8 @@ public final class RuleMetrics implements RuleMetricsMBean {
     private final java.util.concurrent.atomic.LongAccumulator slowestNanos =
             new java.util.concurrent.atomic.LongAccumulator(Math::max, 0);
     private final BooleanSupplier breakerOpen;
+    private final String deployment;
+    private final long registration;
 
     /**
      * Counters for one rule.
@@ -29,7 +31,30 @@ public final class RuleMetrics implements RuleMetricsMBean {
      * @param breakerOpen whether the store's circuit breaker is open now
      */
     public RuleMetrics(BooleanSupplier breakerOpen) {
+        this(breakerOpen, "", 0);
+    }
+
+    /**
+     * Counters registered by a deployment.
+     *
+     * @param breakerOpen  whether the store's circuit breaker is open now
+     * @param deployment   the deployment registering them (see {@link #getDeployment()})
+     * @param registration a number unique to the registering {@code Metrics} in the JVM
+     */
+    public RuleMetrics(BooleanSupplier breakerOpen, String deployment, long registration) {
         this.breakerOpen = breakerOpen;
+        this.deployment = deployment;
+        this.registration = registration;
+    }
+
+    @Override
+    public String getDeployment() {
+        return deployment;
+    }
+
+    @Override
+    public long getRegistration() {
+        return registration;
     }
 
     /**

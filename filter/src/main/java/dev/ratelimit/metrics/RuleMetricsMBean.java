@@ -89,4 +89,20 @@ public interface RuleMetricsMBean {
      * @return true while calls to the store are suspended
      */
     boolean isBreakerOpen();
+
+    /**
+     * The deployment that registered these counters (its virtual server and context path): a
+     * redeployment of the same application takes its names over.
+     *
+     * @return the deployment, empty when unknown
+     */
+    String getDeployment();
+
+    /**
+     * A number unique to this registration in the JVM: a deployment unregisters a name only
+     * while it is still its own.
+     *
+     * @return the number
+     */
+    long getRegistration();
 }

@@ -42,15 +42,17 @@ final class LimiterStack {
      *
      * @param settings the filter's settings
      * @param listener the application's listener
+     * @param deployment the deployment (virtual server and context path), for its MBean names
      * @return the stack
      * @throws IllegalStateException when a Valkey Cluster or the sentinels cannot be reached to
      *                               learn where the primaries are
      */
-    static LimiterStack start(FilterSettings settings, RateLimitListener listener) {
+    static LimiterStack start(FilterSettings settings, RateLimitListener listener, String deployment) {
         List<String> names = settings.rules().stream().map(r -> r.rule().name()).toList();
         LocalRateLimiter fallback = LocalRateLimiter.create(settings.localMaxKeys());
         AtomicReference<ValkeyRateLimiter> valkey = new AtomicReference<>();
-        Metrics metrics = new Metrics(names, () -> valkey.get() != null && valkey.get().isBreakerOpen(), listener);
+        Metrics metrics = new Metrics(names, () -> valkey.get() != null && valkey.get().isBreakerOpen(), listener,
+                deployment);
         RateLimiter shared;
         if (!settings.enabled()) {
             LOG.log(System.Logger.Level.INFO, "Rate limiting is disabled (ratelimit.enabled=false)");

@@ -188,6 +188,8 @@ public final class RateLimitFilter implements Filter {
     private static final System.Logger LOG = System.getLogger(RateLimitFilter.class.getName());
     /** The request attribute that marks a request as decided; its value is the headers it got. */
     private static final String DECIDED = RateLimitFilter.class.getName() + ".decided";
+    /** The deployment this filter runs in, for its MBean names (see {@link #deploymentOf}). */
+    private String deployment = "";
 
     /** The settings requests are decided by, replaced whole by a refresh. */
     private volatile Active active;
@@ -239,7 +241,28 @@ public final class RateLimitFilter implements Filter {
                 }
             }
         }
+        deployment = deploymentOf(filterConfig);
         start(readSettings(), listener, provider);
+    }
+
+    /**
+     * The deployment, as its MBeans name it: the virtual server and the context path, so that the
+     * same application redeployed takes over its names and another keeps its own.
+     */
+    private static String deploymentOf(FilterConfig filterConfig) {
+        if (filterConfig == null || filterConfig.getServletContext() == null) {
+            return "";
+        }
+        jakarta.servlet.ServletContext context = filterConfig.getServletContext();
+        String server;
+        try {
+            server = context.getVirtualServerName();
+        } catch (UnsupportedOperationException e) {
+            server = null;
+        }
+        String path = context.getContextPath();
+        // The root context's path is "", which would read as no deployment at all.
+        return (server == null ? "" : server) + (path == null || path.isEmpty() ? "/" : path);
     }
 
     /**
@@ -289,7 +312,7 @@ public final class RateLimitFilter implements Filter {
             LOG.log(System.Logger.Level.INFO, "Rate limits come from the application''s {0} where it gives one",
                     provider.getClass().getName());
         }
-        this.stack = LimiterStack.start(read, listener);
+        this.stack = LimiterStack.start(read, listener, deployment);
         this.active = new Active(read, keysFor(read), stack.limiter());
         if (read.enabled() && read.refresh().isPresent()) {
             this.refresh = SettingsRefresh.start(source, read,

@@ -28,7 +28,7 @@ class LimiterStackRefreshTest {
                 "ratelimit.rule.api.limit", "1",
                 "ratelimit.rule.api.window", "1h")));
         Rule api = settings.rules().get(0).rule();
-        LimiterStack stack = LimiterStack.start(settings, RateLimitListener.NONE);
+        LimiterStack stack = LimiterStack.start(settings, RateLimitListener.NONE, "");
         try {
             Reservation inProgress = stack.limiter().reserve(api, "k");
             assertThat(inProgress.allowed()).isTrue();

@@ -95,4 +95,31 @@ class ObservabilityTest {
             assertThat(calls.sum()).as("every event still delivered").isEqualTo(6);
         }
     }
+
+    /**
+     * A hot redeploy: the new deployment of the same application (same virtual server and
+     * context path) starts while the old one still runs. It takes the rule's MBean name over
+     * (no {@code ,instance=2}), and the old one, stopping, leaves it registered.
+     */
+    @Test
+    void aRedeployedApplicationKeepsItsMBeanNames() throws Exception {
+        Map<String, String> m = JettyApp.settings(valkey.url(), "ratelimit.rules", "redeployed",
+                "ratelimit.rule.redeployed.limit", "3", "ratelimit.rule.redeployed.window", "1m");
+        MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+        ObjectName name = new ObjectName("dev.ratelimit:type=RateLimiter,rule=redeployed");
+        JettyApp old = JettyApp.start(m);
+        Object oldRegistration = server.getAttribute(name, "Registration");
+        try (JettyApp redeployed = JettyApp.start(m)) {
+            assertThat(server.queryNames(new ObjectName("dev.ratelimit:type=RateLimiter,rule=redeployed,*"), null))
+                    .as("one name, taken over").containsExactly(name);
+            assertThat(server.getAttribute(name, "Registration")).isNotEqualTo(oldRegistration);
+            old.close();
+            assertThat(server.isRegistered(name)).as("the old deployment left the new one's MBean").isTrue();
+            redeployed.get("/");
+            assertThat(server.getAttribute(name, "Allowed")).as("the new deployment's counters").isEqualTo(1L);
+        } finally {
+            old.close();
+        }
+        assertThat(server.isRegistered(name)).as("unregistered when the new deployment stops").isFalse();
+    }
 }
