@@ -57,7 +57,8 @@ export RATELIMIT_VALKEY_URL="$VALKEY_URL"
 if curl -s -o /dev/null "http://127.0.0.1:$port/"; then
   echo "port $port is taken: set PORT" >&2; exit 2
 fi
-# These servers bring MicroProfile Config themselves: the WAR must not carry a second one.
+# These servers bring MicroProfile Config themselves; Payara Micro refuses a WAR that carries a
+# second one (WildFly and Open Liberty accept it): the WAR for them leaves it out.
 ./mvnw -q -B -pl examples/webapp -am -DskipTests -Pmicroprofile-server package
 war="$work/ratelimit-example.war"
 cp examples/webapp/target/ratelimit-example.war "$war"
