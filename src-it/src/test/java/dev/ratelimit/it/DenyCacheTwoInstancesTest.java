@@ -42,11 +42,8 @@ class DenyCacheTwoInstancesTest {
     void roomGivenBackOnAnotherInstanceIsSeenHereWithinTheHold() {
         ManualClock clock = new ManualClock(T0);
         ValkeyRateLimiter one = ClientClockLimiters.fresh(valkey, clock);
-        ValkeyRateLimiter two = ValkeyRateLimiter.builder()
-                .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(2)))
-                .clientClock(clock).build();
         try (ResilientRateLimiter first = ResilientRateLimiter.builder(one).clock(clock).denyCacheHold(HOLD).build();
-             ResilientRateLimiter second = ResilientRateLimiter.builder(two).clock(clock).build()) {
+             ResilientRateLimiter second = secondInstance(clock)) {
             Reservation mail = second.reserve(MAILS, "user:1");
             assertThat(mail.allowed()).isTrue();
             clock.advance(10);
@@ -69,11 +66,8 @@ class DenyCacheTwoInstancesTest {
     void aResetOnAnotherInstanceIsSeenHereWithinTheHold() {
         ManualClock clock = new ManualClock(T0);
         ValkeyRateLimiter one = ClientClockLimiters.fresh(valkey, clock);
-        ValkeyRateLimiter two = ValkeyRateLimiter.builder()
-                .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(2)))
-                .clientClock(clock).build();
         try (ResilientRateLimiter first = ResilientRateLimiter.builder(one).clock(clock).denyCacheHold(HOLD).build();
-             ResilientRateLimiter second = ResilientRateLimiter.builder(two).clock(clock).build()) {
+             ResilientRateLimiter second = secondInstance(clock)) {
             assertThat(first.acquire(MAILS, "user:2").allowed()).isTrue();
             assertThat(first.acquire(MAILS, "user:2").allowed()).as("the hour's one mail is spent").isFalse();
             second.reset(MAILS, "user:2");
@@ -81,5 +75,13 @@ class DenyCacheTwoInstancesTest {
             assertThat(first.acquire(MAILS, "user:2").allowed()).as("after the other instance's reset and the hold")
                     .isTrue();
         }
+    }
+
+    /** Another application server on the same Valkey: its own client, breaker and deny cache. */
+    private ResilientRateLimiter secondInstance(ManualClock clock) {
+        ValkeyRateLimiter two = ValkeyRateLimiter.builder()
+                .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(2)))
+                .clientClock(clock).build();
+        return ResilientRateLimiter.builder(two).clock(clock).build();
     }
 }
