@@ -201,6 +201,11 @@ public final class ResilientRateLimiter implements RateLimiter {
             if (fallback != null) {
                 fallback.cancel(taken);
             }
+            if (store != null || fallback != null) {
+                result = Redescribed.afterSplitRejection(claims, result, store != null, fallback != null,
+                        (claim, byFallback) -> byFallback ? policies.peek(claim.rule(), claim.key(), claim.cost())
+                                : shared.peek(claim.rule(), claim.key(), claim.cost()));
+            }
             return Reservation.kept(result);
         }
         if (!reserve || (store == null && fallback == null)) {
