@@ -16,7 +16,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * (read-only for this one) and peeks, on the in-process limiter: every decision's {@code t} holds
  * {@link RateLimiterContract#assertTheEffectiveWindowHolds its promise}, and a rejection's
  * retry-after never precedes it. It finds a fixed window's {@code t} that ended with a shortened
- * window on an exhausted key (seed 2 of fixed-window, before that was fixed).
+ * window on an exhausted key (seed 6 of fixed-window, before that was fixed).
  */
 class EffectiveWindowEditFuzzTest {
 
@@ -55,7 +55,12 @@ class EffectiveWindowEditFuzzTest {
                     if (!decision.allowed()) {
                         assertThat(decision.retryAfter()).as(log.toString()).isGreaterThanOrEqualTo(decision.effectiveWindow());
                     }
-                    if (random.nextInt(3) == 0) {
+                    // A peek of a count-rejected rule is the one decision whose t cannot keep both
+                    // halves: it writes nothing, while any attempt will (a shortened fixed window's
+                    // count then ends with the new window). Its t keeps "no more than r within t",
+                    // the half the checker holds every decision to.
+                    boolean bothHalves = kind != 2 || !countRejected;
+                    if (bothHalves && random.nextInt(3) == 0) {
                         try {
                             RateLimiterContract.assertTheEffectiveWindowHolds(limiter, clock, rule, "k", decision);
                         } catch (AssertionError e) {
