@@ -96,10 +96,10 @@ final class FailoverLoad implements AutoCloseable {
         }
     }
 
-    /** A fixed-window state's count, as the promoted node holds it: {@code <end>:<count>}. */
+    /** A fixed-window state's count, as the promoted node holds it: {@code <end>:<count>:<generation>}. */
     static long fixedWindowCount(Jedis node, String stateKey) {
         String value = node.get(stateKey);
-        return Long.parseLong(value.substring(value.indexOf(':') + 1));
+        return Long.parseLong(value.split(":")[1]);
     }
 
     /** What the load saw, for the test's output. */
