@@ -175,7 +175,11 @@ public final class ResilientRateLimiter implements RateLimiter {
                 pending.remove(Integer.valueOf(bad));
                 byPolicy.add(bad);
                 if (policies.closes(claims.get(bad))) {
-                    byPolicy.addAll(pending);
+                    // Refused anyway: the others are not asked, and no policy of theirs refused
+                    // (the 503 names only the rules that could not be checked).
+                    for (int i : pending) {
+                        decisions[i] = Decision.skipped(claims.get(i).rule().name(), claims.get(i).rule().limit());
+                    }
                     pending.clear();
                 }
             } catch (RuntimeException e) {
@@ -200,6 +204,11 @@ public final class ResilientRateLimiter implements RateLimiter {
             }
             if (fallback != null) {
                 fallback.cancel(taken);
+            }
+            if (store != null || fallback != null) {
+                result = Redescribed.afterSplitRejection(claims, result, store != null, fallback != null,
+                        (claim, byFallback) -> byFallback ? policies.peek(claim.rule(), claim.key(), claim.cost())
+                                : shared.peek(claim.rule(), claim.key(), claim.cost()));
             }
             return Reservation.kept(result);
         }

@@ -43,6 +43,13 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
     static final long MAX_PRODUCT = 1L << 50;
 
     /**
+     * The largest limit or burst: the quota and the units remaining are sent as Structured Field
+     * Integers (RFC 9651 §3.3.1), which have at most 15 digits. Only a window under a few
+     * milliseconds lets {@link #MAX_PRODUCT} allow more.
+     */
+    static final long MAX_UNITS = 999_999_999_999_999L;
+
+    /**
      * The largest limit of a {@link Algorithm#SLIDING_LOG} rule. Its state holds one entry per
      * unit in the window, and one call may add up to {@code limit} of them: past ten thousand
      * a single call would hold the server for milliseconds and a single key take megabytes. A
@@ -93,6 +100,11 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
             throw new IllegalArgumentException("rule '" + name + "': burst " + burst + " must be at least 1");
         }
         long largest = Math.max(limit, burst);
+        if (largest > MAX_UNITS) {
+            throw new IllegalArgumentException("rule '" + name + "': " + (limit >= burst ? "limit " : "burst ")
+                    + largest + " is too large: at most " + MAX_UNITS + ", the largest number a rate-limit "
+                    + "header field carries (a Structured Field Integer has 15 digits)");
+        }
         if (largest > MAX_PRODUCT / window.toMillis()) {
             throw new IllegalArgumentException("rule '" + name + "': " + largest + " units per "
                     + window.toMillis() + " ms is too large: max(limit, burst) × window in ms must stay below 2^50 "

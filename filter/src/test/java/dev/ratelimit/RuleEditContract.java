@@ -151,4 +151,24 @@ public abstract class RuleEditContract extends ManualClockLimiterTest {
         clock.advance(300);
         RateLimiterContract.assertTheEffectiveWindowHolds(limiter, clock, edited, "k", limiter.peek(edited, "k", 1));
     }
+
+    /**
+     * The same with the old rule's whole quota taken: the new rule's decision may then say
+     * {@code r = 0}, and a client that takes nothing (all it can) must still find more at its
+     * {@code t}, whether that decision was a peek or a rejected request.
+     */
+    @ParameterizedTest(name = "{0}: {1}")
+    @MethodSource("edits")
+    void theEffectiveWindowHoldsAfterAnEditOfAnExhaustedKey(Rule old, String edit, Rule edited) {
+        // Promise 1: t is the effective window: at t more quota comes (r = 0 here: taking r is taking nothing).
+        assertThat(limiter.acquire(old, "k", old.capacity()).allowed()).isTrue();
+        clock.advance(300);
+        RateLimiterContract.assertTheEffectiveWindowHolds(limiter, clock, edited, "k", limiter.peek(edited, "k", 1));
+        clock.set(T0 + 300);
+        limiter.reset(edited, "k");
+        assertThat(limiter.acquire(old, "k", old.capacity()).allowed()).isTrue();
+        clock.advance(300);
+        Decision rejected = limiter.acquire(edited, "k", edited.capacity());
+        RateLimiterContract.assertTheEffectiveWindowHolds(limiter, clock, edited, "k", rejected);
+    }
 }

@@ -125,7 +125,9 @@ public final class DenyCache {
         if (denial == null) {
             return Optional.empty();
         }
-        if (denial.heldUntil() <= nowMs) {
+        // A clock behind the decision (a wall clock stepped back) cannot say how long it has been
+        // held: the hold must not stretch by the step, so the store is asked again.
+        if (denial.heldUntil() <= nowMs || nowMs < denial.decidedAt()) {
             denials.remove(slot, denial);
             return Optional.empty();
         }
@@ -272,7 +274,8 @@ public final class DenyCache {
         long last = lastSweep.get();
         if (now - last >= SWEEP_INTERVAL_NANOS && lastSweep.compareAndSet(last, now)) {
             for (Iterator<Denial> it = denials.values().iterator(); it.hasNext(); ) {
-                if (it.next().heldUntil() <= nowMs) {
+                Denial denial = it.next();
+                if (denial.heldUntil() <= nowMs || nowMs < denial.decidedAt()) {
                     it.remove();
                 }
             }

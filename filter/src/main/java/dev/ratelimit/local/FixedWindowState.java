@@ -40,8 +40,10 @@ final class FixedWindowState implements KeyState {
         long resetAfter = current > 0 ? end - now : 0;
         // Units come back only when the window ends; with nothing counted, the aligned one ends then.
         // A count kept from a rule of another window ends at its own end, unless a write moves
-        // it to this window's end first: the sooner of the two.
-        long next = (current > 0 ? Math.min(end, start + window) : start + window) - now;
+        // it to this window's end first: the sooner of the two while a unit can still be taken or
+        // an attempt is recorded (see the Lua file); otherwise its own end.
+        long next = (current <= 0 ? start + window
+                : current >= rule.limit() && !rule.countRejected() ? end : Math.min(end, start + window)) - now;
         long wait = current + cost > rule.limit() ? end - now : 0;
         return new Outcome(allowed, Math.max(0, rule.limit() - current), resetAfter, next, wait, consume ? end : -1,
                 consume ? generation : 0);

@@ -12,8 +12,10 @@ import java.util.Map;
  *
  * <p>The filter sets the fields before the application answers, so the status is not known
  * then. The application sets it later through the response it is handed: this wrapper sees
- * {@code setStatus} and {@code sendRedirect} and takes the fields off when the status becomes
- * a 3xx, putting them back if it changes again before the response is committed.
+ * {@code setStatus}, every {@code sendRedirect} (Servlet 6.1's with a status too, on a container
+ * that has them) and {@code sendError}, and takes the fields off when the status becomes a 3xx,
+ * putting them back if it changes again before the response is committed; a {@code reset()},
+ * which drops every header and makes the status 200 again, puts them back as well.
  *
  * <p>Asynchronous processing sees this wrapper when the application starts it with the pair it
  * was handed ({@code startAsync(request, response)}, as Jersey and Spring do) or answers through
@@ -55,9 +57,43 @@ final class RedirectGuard {
         }
 
         @Override
+        public void sendError(int status) throws IOException {
+            // Before the error: the container answers it at once, with or without an error page.
+            follow(status);
+            super.sendError(status);
+        }
+
+        @Override
+        public void sendError(int status, String message) throws IOException {
+            follow(status);
+            super.sendError(status, message);
+        }
+
+        /**
+         * Servlet 6.1's redirection with a status (compiled against 6.0, so no {@code @Override}:
+         * on a 6.1 container this overrides the wrapper's own, which would pass it straight on).
+         */
+        public void sendRedirect(String location, int status) throws IOException {
+            sendRedirect(location, status, true);
+        }
+
+        /** Servlet 6.1's redirection that may keep the buffer: a 302. */
+        public void sendRedirect(String location, boolean clearBuffer) throws IOException {
+            sendRedirect(location, HttpServletResponse.SC_FOUND, clearBuffer);
+        }
+
+        /** Servlet 6.1's redirection with a status and a choice of buffer. */
+        public void sendRedirect(String location, int status, boolean clearBuffer) throws IOException {
+            follow(status);
+            Servlet61.sendRedirect((HttpServletResponse) getResponse(), location, status, clearBuffer);
+        }
+
+        @Override
         public void reset() {
             super.reset();
-            // The container dropped every header; a later dispatch puts the fields back.
+            // The container dropped every header, ours too, and the status is 200 again.
+            HttpServletResponse response = (HttpServletResponse) getResponse();
+            fields.forEach(response::setHeader);
             withheld = false;
         }
 

@@ -72,8 +72,9 @@ local function decide_one(KEYS, ARGV, now, mode)
     all_allowed = 1
   end
   local consume = consumes(ARGV, 1, mode, verdict, all_allowed)
+  -- finish also gets the rule's count_rejected flag (only the fixed window reads it, for its t).
   local allowed, remaining, reset_after, next_after, wait, undo_a, undo_b = algorithm.finish(KEYS[1], now, limit,
-    window, burst, cost, consume, verdict, a, b, c, d)
+    window, burst, cost, consume, verdict, a, b, c, d, counts_rejected(ARGV, 1))
   return { all_allowed, allowed, remaining, reset_after, next_after, wait, undo_a, undo_b }
 end
 
@@ -101,7 +102,8 @@ local function decide(KEYS, ARGV, now, mode)
     local consume = consumes(ARGV, i, mode, verdicts[i], all_allowed)
     local at = 7 * i - 5
     reply[at], reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4], reply[at + 5], reply[at + 6] =
-      algorithm.finish(KEYS[i], now, limit, window, burst, cost, consume, verdicts[i], as[i], bs[i], cs[i], ds[i])
+      algorithm.finish(KEYS[i], now, limit, window, burst, cost, consume, verdicts[i], as[i], bs[i], cs[i], ds[i],
+        counts_rejected(ARGV, i))
   end
   return reply
 end

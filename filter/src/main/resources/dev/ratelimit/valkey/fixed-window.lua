@@ -9,14 +9,14 @@
 --   limit    units per window; window in ms; burst is not used by this algorithm
 --   cost     units this request takes (1 <= cost <= limit, checked by the caller)
 -- reads the state and returns this rule's own verdict (a boolean) and what it read;
--- finish(key, now, limit, window, burst, cost, consume, allowed, count, ends, gen)
+-- finish(key, now, limit, window, burst, cost, consume, allowed, count, ends, gen, _, count_rejected)
 --   takes the units if consume (false: a read-only decision), on what read returned:
 --   the dispatcher decides consume from every rule's verdict, so each state is read
 --   once per call. Plain values, not a closure or a table: nothing is allocated.
 -- finish returns allowed (0/1), remaining, reset_after_ms, next_ms, wait_ms, all describing
 -- the state after any write; next_ms is the time until more quota is made available (the
 -- effective window, draft-11's t: the counted window's end, or the current one's if sooner
--- (after an edit of the window), also with nothing counted); wait_ms is the time until a request of this cost
+-- (after an edit of the window) while a unit is left to take, also with nothing counted); wait_ms is the time until a request of this cost
 -- would be allowed (0 if it would be now); then the two numbers that undo the write (see refund), here the end
 -- of the window charged and the state's generation, or -1, 0 when nothing was written.
 -- refund(key, now, limit, window, burst, cost, ends, gen) gives the cost back to the window that
@@ -59,7 +59,7 @@ local function read(key, now, limit, window, burst, cost)
   return allowed, count, ends, gen
 end
 
-local function finish(key, now, limit, window, burst, cost, consume, allowed, count, ends, gen)
+local function finish(key, now, limit, window, burst, cost, consume, allowed, count, ends, gen, _, count_rejected)
   local start = now - now % window
   if consume then
     -- The count goes on whole (an edited window only moves its end), so its generation does.
@@ -72,10 +72,16 @@ local function finish(key, now, limit, window, burst, cost, consume, allowed, co
   local remaining = math.max(0, limit - count)
   -- Units come back only when the window ends, all at once; with nothing counted, the current
   -- aligned window still ends then. A count kept from a rule of another window ends at its own
-  -- end, unless a write moves it to this window's end first: the sooner of the two.
+  -- end, unless a write moves it to this window's end first: the sooner of the two while a unit
+  -- can still be taken (the client that takes it moves the end), or an attempt is recorded
+  -- (count_rejected, the dispatcher's own flag of the rule). Otherwise nothing can move it, and
+  -- more comes only at its own end.
   local next_after = start + window - now
   if count > 0 then
     next_after = math.min(ends, start + window) - now
+    if count >= limit and not count_rejected then
+      next_after = ends - now
+    end
   end
   local reset_after, wait = 0, 0
   if count > 0 then

@@ -139,7 +139,9 @@ final class DispatchServlets {
 
     /**
      * Answers a redirection: {@code how=send} by {@code sendRedirect}, {@code how=status} by
-     * {@code setStatus(302)} and {@code Location}, {@code how=undo} by a 302 replaced with a 200.
+     * {@code setStatus(302)} and {@code Location}, {@code how=undo} by a 302 replaced with a 200;
+     * {@code how=error-404} and {@code how=error-503} by a 302 replaced by {@code sendError}, and
+     * {@code how=reset} by a 302 dropped with {@code reset()} before a 200 is written.
      */
     private static void redirect(HttpServletResponse response, String how) throws IOException {
         switch (how) {
@@ -151,6 +153,23 @@ final class DispatchServlets {
             case "undo" -> {
                 response.setStatus(302);
                 response.setStatus(200);
+                response.setContentType("text/plain");
+                response.getWriter().write("not redirected after all");
+            }
+            // A 302 replaced by an error: with an error page (404, an ERROR dispatch) or without (503).
+            case "error-404" -> {
+                response.setStatus(302);
+                response.sendError(404);
+            }
+            case "error-503" -> {
+                response.setStatus(302);
+                response.sendError(503);
+            }
+            // A 302 replaced by a reset, then a 200 written.
+            case "reset" -> {
+                response.setStatus(302);
+                response.setHeader("Location", "/");
+                response.reset();
                 response.setContentType("text/plain");
                 response.getWriter().write("not redirected after all");
             }
