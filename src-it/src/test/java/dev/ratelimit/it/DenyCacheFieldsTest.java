@@ -10,10 +10,10 @@ import java.util.Map;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A 429 answered from the deny cache is the store's 429 again (README: it "carries the numbers
- * the store gave, with its times moved on"), and like every response of a matched request it
- * carries one item per rule (README: "Every response of a matched request ... carries the IETF
- * fields ..., one item per rule"), not only the rejecting rule's.
+ * A 429 answered from the deny cache carries the numbers the store gave, with its times moved
+ * on, for the rules whose rejection it replays, and nothing of the request's other rules: the
+ * cache answers without asking the store, so it knows nothing new of them, and an item with the
+ * old numbers would announce room the store may no longer have (README, the headers section).
  */
 @ExtendWith(ValkeyExtension.class)
 class DenyCacheFieldsTest {
@@ -30,8 +30,7 @@ class DenyCacheFieldsTest {
     }
 
     @Test
-    void aReplayedRejectionDescribesEveryRuleAsTheStoresDid() throws Exception {
-        // Headers promise (README "Every response of a matched request carries the IETF fields"): one item per rule.
+    void aReplayedRejectionDescribesTheRulesItReplays() throws Exception {
         Map<String, String> settings = JettyApp.settings(valkey.url(), "ratelimit.rules", "tight,wide",
                 "ratelimit.rule.tight.algorithm", "sliding-log", "ratelimit.rule.tight.limit", "1",
                 "ratelimit.rule.tight.window", "1h",
@@ -46,7 +45,9 @@ class DenyCacheFieldsTest {
             assertThat(ClientFields.draft11(fromStore)).extracting(ClientFields.Announced::name)
                     .containsExactly("tight", "wide");
             assertThat(ClientFields.draft11(fromCache)).as("the replayed 429's items")
-                    .extracting(ClientFields.Announced::name).containsExactly("tight", "wide");
+                    .extracting(ClientFields.Announced::name).containsExactly("tight");
+            assertThat(ClientFields.draft11(fromCache).get(0).r()).isZero();
+            assertThat(fromCache.headers().firstValue("Retry-After")).isPresent();
         }
     }
 }
