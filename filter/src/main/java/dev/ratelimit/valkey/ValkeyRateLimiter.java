@@ -1,26 +1,20 @@
 package dev.ratelimit.valkey;
 
+import dev.ratelimit.Claim;
 import dev.ratelimit.Decision;
 import dev.ratelimit.Decisions;
 import dev.ratelimit.RateLimitListener;
-import dev.ratelimit.RateLimitException;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.Reservation;
 import dev.ratelimit.Rule;
-import dev.ratelimit.Claim;
-import dev.ratelimit.UnreadableStateException;
-import dev.ratelimit.internal.KeyValues;
-import dev.ratelimit.internal.Claims;
 import dev.ratelimit.internal.GuardedListener;
+import dev.ratelimit.internal.KeyValues;
 import dev.ratelimit.internal.Verdicts;
-import redis.clients.jedis.RedisClusterClient;
 import redis.clients.jedis.UnifiedJedis;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.LongSupplier;
 import java.util.regex.Pattern;
 
@@ -62,55 +56,21 @@ public final class ValkeyRateLimiter implements RateLimiter {
     public static final int DEFAULT_PIPELINES = 8;
 
     private static final Pattern PREFIX = Pattern.compile("[A-Za-z0-9:._-]{1,64}");
-    private static final int ARGS_PER_RULE = 7;
-    private static final String SERVER_CLOCK = "-1";
-    /** Call numbers stay below 2^53, exact in Lua's numbers. */
-    private static final long MAX_CALL_NUMBER = 1L << 53;
 
-    private final UnifiedJedis client;
-    private final boolean ownsClient;
-    /** On a cluster, claims whose keys hash to different slots cannot share one function call. */
-    private final boolean cluster;
+    // Rooms: the client (LimiterClient), function calls and lost leases (LimiterCalls), giving back (Acquisitions).
+    private final LimiterClient client;
     private final String keyPrefix;
-    private final LongSupplier clientClock;
-    private final String endpoint;
     private final CircuitBreaker breaker;
-    private final LimiterScript script = LimiterScript.load();
-    private final GuardedCalls calls;
-    private final LostLeases lostLeases = new LostLeases(System::nanoTime);
-    /** How a function call is sent: on its own, or with other threads' in a pipeline. */
-    private final LimiterScript.FunctionCalls functionCalls;
+    private final LimiterCalls calls;
+    private final Acquisitions acquisitions;
 
     private ValkeyRateLimiter(Builder builder) {
-        if (builder.client != null) {
-            this.client = builder.client;
-            this.ownsClient = false;
-            this.endpoint = "Valkey";
-        } else {
-            if (!builder.settings.cluster() && builder.settings.sentinel().isEmpty()) {
-                // Load what closing a client needs now: a container undeploying the application
-                // may refuse to load classes by the time close() runs. No connection is opened.
-                ValkeyClients.create(builder.settings).close();
-            }
-            this.client = ValkeyClients.create(builder.settings);
-            this.ownsClient = true;
-            this.endpoint = "Valkey at " + builder.settings.redactedUrl();
-        }
-        this.cluster = client instanceof RedisClusterClient;
+        this.client = LimiterClient.open(builder.settings, builder.client, builder.pipelines);
         this.keyPrefix = builder.keyPrefix;
-        this.clientClock = builder.clientClock;
         this.breaker = new CircuitBreaker(builder.breakerFailures, builder.breakerOpenFor, System::nanoTime,
                 builder.listener);
-        ValkeySettings bounds = builder.settings != null ? builder.settings : ValkeySettings.of("redis://localhost");
-        this.calls = new GuardedCalls(endpoint, breaker, cluster ? bounds.socketTimeout() : Duration.ZERO,
-                claim -> stateKey(claim.rule(), claim.key()));
-        // A cluster pipeline cannot follow a redirection; each cluster call is sent on its own.
-        if (builder.pipelines == 0 || cluster) {
-            this.functionCalls = client::fcall;
-        } else {
-            long maxWait = bounds.connectTimeout().plus(bounds.poolMaxWait()).plus(bounds.socketTimeout()).toNanos();
-            this.functionCalls = new PipelinedCalls(client, builder.pipelines, maxWait)::fcall;
-        }
+        this.calls = new LimiterCalls(client, breaker, builder.clientClock, claim -> stateKey(claim.rule(), claim.key()));
+        this.acquisitions = new Acquisitions(calls);
     }
 
     /**
@@ -158,7 +118,7 @@ public final class ValkeyRateLimiter implements RateLimiter {
      */
     @Override
     public Decisions acquireAll(List<Claim> claims) {
-        return take(claims).decisions();
+        return acquisitions.take(claims).decisions();
     }
 
     /**
@@ -172,164 +132,18 @@ public final class ValkeyRateLimiter implements RateLimiter {
      */
     @Override
     public Reservation reserveAll(List<Claim> claims) {
-        SlotGroups.Outcome taken = take(claims);
-        return reservation(claims, taken.answers(), taken.decisions());
-    }
-
-    /** The acquiring call(s): every claim's answer, to give back, and the request's decisions. */
-    private SlotGroups.Outcome take(List<Claim> claims) {
-        Claims.check(claims);
-        // Before deciding, so that this request already finds the slots they held free.
-        releaseLostLeases();
-        String now = now();
-        if (cluster) {
-            List<List<Integer>> groups = SlotGroups.of(claims, claim -> stateKey(claim.rule(), claim.key()));
-            if (groups.size() > 1) {
-                SlotGroups.Outcome outcome = SlotGroups.acquire(claims, groups,
-                        (group, mode) -> callForAnswers(group, mode, now), this::giveBackQuietly);
-                if (!outcome.decisions().allowed()) {
-                    giveBackRaced(claims, outcome.answers());
-                }
-                return outcome;
-            }
-        }
-        List<Verdicts.Answer> answers = callForAnswers(claims, ScriptMode.ACQUIRE, now);
-        return new SlotGroups.Outcome(Verdicts.combine(claims, answers, false), answers);
-    }
-
-    private Reservation reservation(List<Claim> claims, List<Verdicts.Answer> answers, Decisions decisions) {
-        if (!decisions.allowed()) {
-            return Reservation.kept(decisions);
-        }
-        return Reservation.of(decisions, which -> giveBack(claims, answers, Verdicts.toGiveBack(claims, answers, which)));
-    }
-
-    /** A cluster request rejected by one group after others took units: those go back, best effort. */
-    private void giveBackRaced(List<Claim> claims, List<Verdicts.Answer> answers) {
-        List<Integer> taken = new ArrayList<>();
-        for (int i = 0; i < claims.size(); i++) {
-            if (answers.get(i).took() && !claims.get(i).rule().countRejected()) {
-                taken.add(i);
-            }
-        }
-        giveBackQuietly(SlotGroups.subList(claims, taken), taken.stream().map(answers::get).toList());
-    }
-
-    /**
-     * Gives back what claims of a request that was not allowed took, best effort: the request is
-     * answered either way, units that stay counted expire with their window, and leases that
-     * could not be released are released later ({@link LostLeases}).
-     */
-    private void giveBackQuietly(List<Claim> claims, List<Verdicts.Answer> answers) {
-        try {
-            refund(claims, answers, true);
-        } catch (RateLimitException e) {
-            // Counted until their window or refill frees them, which errs on the side of the limit.
-        }
-    }
-
-    /** Gives back the units of the given claims; the names of the rules that gave any back. */
-    private List<String> giveBack(List<Claim> claims, List<Verdicts.Answer> answers, List<Integer> indexes) {
-        if (indexes.isEmpty()) {
-            return List.of();
-        }
-        List<Claim> back = SlotGroups.subList(claims, indexes);
-        boolean[] given = refund(back, indexes.stream().map(answers::get).toList(), true);
-        List<String> rules = new ArrayList<>();
-        for (int i = 0; i < back.size(); i++) {
-            if (given[i]) {
-                rules.add(back.get(i).rule().name());
-            }
-        }
-        return rules;
-    }
-
-    /**
-     * One refund call per slot group: for each claim, whether it gave anything back. When a
-     * group's call fails and {@code rememberLeases}, the leases of that group and of the groups
-     * not yet called are remembered, to be released once Valkey answers again.
-     */
-    private boolean[] refund(List<Claim> back, List<Verdicts.Answer> undo, boolean rememberLeases) {
-        boolean[] given = new boolean[back.size()];
-        List<List<Integer>> groups = cluster ? SlotGroups.of(back, claim -> stateKey(claim.rule(), claim.key()))
-                : List.of(allIndexes(back.size()));
-        String now = now();
-        for (int g = 0; g < groups.size(); g++) {
-            List<Integer> group = groups.get(g);
-            List<String> keys = new ArrayList<>(group.size());
-            List<String> args = new ArrayList<>(1 + ARGS_PER_RULE * group.size());
-            args.add(now);
-            List<Claim> claimsOfGroup = new ArrayList<>(group.size());
-            for (int j : group) {
-                Claim claim = back.get(j);
-                claimsOfGroup.add(claim);
-                keys.add(stateKey(claim.rule(), claim.key()));
-                addRuleArgs(args, claim);
-                args.add(Long.toString(undo.get(j).undoA()));
-                args.add(Long.toString(undo.get(j).undoB()));
-            }
-            try {
-                Object reply = calls.run("refund", claimsOfGroup,
-                        () -> script.run(client, functionCalls, script.refundName(), keys, args));
-                List<Boolean> ofGroup = calls.givenBack(claimsOfGroup, reply);
-                for (int j = 0; j < group.size(); j++) {
-                    given[group.get(j)] = ofGroup.get(j);
-                }
-            } catch (RateLimitException e) {
-                for (List<Integer> unsent : rememberLeases ? groups.subList(g, groups.size()) : List.<List<Integer>>of()) {
-                    for (int j : unsent) {
-                        lostLeases.remember(back.get(j), undo.get(j).undoA());
-                    }
-                }
-                throw e;
-            }
-        }
-        return given;
-    }
-
-    /**
-     * Releases the leases that calls whose replies were lost may hold, or whose release failed
-     * (see {@link LostLeases}): one refund call, at most every 100 ms and only while there are
-     * any; a failure leaves them for a later try.
-     */
-    private void releaseLostLeases() {
-        List<LostLeases.Lease> due = lostLeases.due();
-        if (due.isEmpty()) {
-            return;
-        }
-        List<Claim> claims = due.stream().map(LostLeases.Lease::claim).toList();
-        List<Verdicts.Answer> undo = due.stream().map(lease -> new Verdicts.Answer(true, 0, 0, 0, 0, lease.call(), 0))
-                .toList();
-        boolean[] released = null;
-        try {
-            released = refund(claims, undo, false);
-        } catch (RateLimitException e) {
-            // Valkey failed again: they are tried once more after a later answer.
-        }
-        lostLeases.tried(due, released);
-    }
-
-    private static List<Integer> allIndexes(int size) {
-        List<Integer> indexes = new ArrayList<>(size);
-        for (int i = 0; i < size; i++) {
-            indexes.add(i);
-        }
-        return indexes;
+        return acquisitions.reserve(claims);
     }
 
     @Override
     public Decision peek(Rule rule, String key, long cost) {
-        return call(List.of(Claim.of(rule, key, cost)), ScriptMode.PEEK, now()).decisions().get(0);
-    }
-
-    private String now() {
-        return clientClock == null ? SERVER_CLOCK : Long.toString(clientClock.getAsLong());
+        List<Claim> claims = List.of(Claim.of(rule, key, cost));
+        return Verdicts.combine(claims, calls.answers(claims, ScriptMode.PEEK, calls.now()), false).decisions().get(0);
     }
 
     @Override
     public void reset(Rule rule, String key) {
-        Claim.of(rule, key); // the same argument checks as every other call
-        calls.run("reset", List.of(), () -> client.del(stateKey(rule, key)));
+        calls.reset(Claim.of(rule, key)); // the same argument checks as every other call
     }
 
     /**
@@ -343,57 +157,7 @@ public final class ValkeyRateLimiter implements RateLimiter {
 
     @Override
     public void close() {
-        if (ownsClient) {
-            client.close();
-        }
-    }
-
-    private Decisions call(List<Claim> claims, ScriptMode mode, String now) {
-        return Verdicts.combine(claims, callForAnswers(claims, mode, now), false);
-    }
-
-    /**
-     * One function call. Its number names the leases it takes: when an acquiring call fails
-     * with nothing known of what Valkey did (a lost reply), they are remembered to be released.
-     */
-    private List<Verdicts.Answer> callForAnswers(List<Claim> claims, ScriptMode mode, String now) {
-        long call = ThreadLocalRandom.current().nextLong(1, MAX_CALL_NUMBER);
-        List<String> keys = new ArrayList<>(claims.size());
-        List<String> args = new ArrayList<>(3 + ARGS_PER_RULE * claims.size());
-        args.add(now);
-        args.add(mode.argument());
-        args.add(Long.toString(call));
-        for (Claim claim : claims) {
-            Rule rule = claim.rule();
-            keys.add(stateKey(rule, claim.key()));
-            addRuleArgs(args, claim);
-            args.add(rule.countRejected() ? "1" : "0");
-            args.add(rule.shadow() ? "1" : "0");
-        }
-        try {
-            Object reply = calls.run(mode == ScriptMode.PEEK ? "peek" : "acquire", claims,
-                    () -> script.run(client, functionCalls, keys, args));
-            return calls.answers(claims, reply);
-        } catch (UnreadableStateException | GuardedCalls.NotAttempted e) {
-            throw e; // refused before anything was written, or never sent
-        } catch (RateLimitException e) {
-            if (mode == ScriptMode.ACQUIRE) {
-                for (Claim claim : claims) {
-                    lostLeases.remember(claim, call);
-                }
-            }
-            throw e;
-        }
-    }
-
-    /** The five values every function call takes first for a rule: algorithm, limit, window, burst, cost. */
-    private static void addRuleArgs(List<String> args, Claim claim) {
-        Rule rule = claim.rule();
-        args.add(rule.algorithm().id());
-        args.add(Long.toString(rule.limit()));
-        args.add(Long.toString(rule.window().toMillis()));
-        args.add(Long.toString(rule.burst()));
-        args.add(Long.toString(claim.cost()));
+        client.close();
     }
 
     /** Builds a {@link ValkeyRateLimiter}; not thread-safe, use once. */

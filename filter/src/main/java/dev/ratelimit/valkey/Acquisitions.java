@@ -1,0 +1,100 @@
+package dev.ratelimit.valkey;
+
+import dev.ratelimit.Claim;
+import dev.ratelimit.Decisions;
+import dev.ratelimit.RateLimitException;
+import dev.ratelimit.Reservation;
+import dev.ratelimit.internal.Claims;
+import dev.ratelimit.internal.Verdicts;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What {@link ValkeyRateLimiter#acquireAll} and {@link ValkeyRateLimiter#reserveAll} share: a
+ * request's acquiring call (one per slot group on a cluster, see {@link SlotGroups}), and the
+ * giving back of what it took: by the reservation's holder, or at once for a cluster request
+ * that one group rejected after others had taken units.
+ */
+final class Acquisitions {
+
+    private final LimiterCalls calls;
+
+    Acquisitions(LimiterCalls calls) {
+        this.calls = calls;
+    }
+
+    /** The acquiring call(s): every claim's answer, to give back, and the request's decisions. */
+    SlotGroups.Outcome take(List<Claim> claims) {
+        Claims.check(claims);
+        // Before deciding, so that this request already finds the slots they held free.
+        calls.releaseLostLeases();
+        String now = calls.now();
+        if (calls.cluster()) {
+            List<List<Integer>> groups = calls.slotGroups(claims);
+            if (groups.size() > 1) {
+                SlotGroups.Outcome outcome = SlotGroups.acquire(claims, groups,
+                        (group, mode) -> calls.answers(group, mode, now), this::giveBackQuietly);
+                if (!outcome.decisions().allowed()) {
+                    giveBackRaced(claims, outcome.answers());
+                }
+                return outcome;
+            }
+        }
+        List<Verdicts.Answer> answers = calls.answers(claims, ScriptMode.ACQUIRE, now);
+        return new SlotGroups.Outcome(Verdicts.combine(claims, answers, false), answers);
+    }
+
+    /** Takes the claims' units and hands back a reservation that can give them back. */
+    Reservation reserve(List<Claim> claims) {
+        SlotGroups.Outcome taken = take(claims);
+        return reservation(claims, taken.answers(), taken.decisions());
+    }
+
+    private Reservation reservation(List<Claim> claims, List<Verdicts.Answer> answers, Decisions decisions) {
+        if (!decisions.allowed()) {
+            return Reservation.kept(decisions);
+        }
+        return Reservation.of(decisions, which -> giveBack(claims, answers, Verdicts.toGiveBack(claims, answers, which)));
+    }
+
+    /** A cluster request rejected by one group after others took units: those go back, best effort. */
+    private void giveBackRaced(List<Claim> claims, List<Verdicts.Answer> answers) {
+        List<Integer> taken = new ArrayList<>();
+        for (int i = 0; i < claims.size(); i++) {
+            if (answers.get(i).took() && !claims.get(i).rule().countRejected()) {
+                taken.add(i);
+            }
+        }
+        giveBackQuietly(SlotGroups.subList(claims, taken), taken.stream().map(answers::get).toList());
+    }
+
+    /**
+     * Gives back what claims of a request that was not allowed took, best effort: the request is
+     * answered either way, units that stay counted expire with their window, and leases that
+     * could not be released are released later ({@link LostLeases}).
+     */
+    private void giveBackQuietly(List<Claim> claims, List<Verdicts.Answer> answers) {
+        try {
+            calls.refund(claims, answers, true);
+        } catch (RateLimitException e) {
+            // Counted until their window or refill frees them, which errs on the side of the limit.
+        }
+    }
+
+    /** Gives back the units of the given claims; the names of the rules that gave any back. */
+    private List<String> giveBack(List<Claim> claims, List<Verdicts.Answer> answers, List<Integer> indexes) {
+        if (indexes.isEmpty()) {
+            return List.of();
+        }
+        List<Claim> back = SlotGroups.subList(claims, indexes);
+        boolean[] given = calls.refund(back, indexes.stream().map(answers::get).toList(), true);
+        List<String> rules = new ArrayList<>();
+        for (int i = 0; i < back.size(); i++) {
+            if (given[i]) {
+                rules.add(back.get(i).rule().name());
+            }
+        }
+        return rules;
+    }
+}

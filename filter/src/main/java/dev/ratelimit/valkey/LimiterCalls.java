@@ -1,0 +1,179 @@
+package dev.ratelimit.valkey;
+
+import dev.ratelimit.Claim;
+import dev.ratelimit.RateLimitException;
+import dev.ratelimit.Rule;
+import dev.ratelimit.UnreadableStateException;
+import dev.ratelimit.internal.Verdicts;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Function;
+import java.util.function.LongSupplier;
+
+/**
+ * The function calls of one {@link ValkeyRateLimiter}: the arguments of each, the acquiring or
+ * peeking call, the refund calls (one per slot group on a cluster), the reset, and the leases
+ * that a lost reply or a failed refund may leave held ({@link LostLeases}), released later.
+ * Every call goes through {@link GuardedCalls}, so the breaker counts it.
+ */
+final class LimiterCalls {
+
+    private static final int ARGS_PER_RULE = 7;
+    private static final String SERVER_CLOCK = "-1";
+    /** Call numbers stay below 2^53, exact in Lua's numbers. */
+    private static final long MAX_CALL_NUMBER = 1L << 53;
+
+    private final LimiterClient client;
+    private final LimiterScript script = LimiterScript.load();
+    private final GuardedCalls calls;
+    private final LostLeases lostLeases = new LostLeases(System::nanoTime);
+    private final Function<Claim, String> stateKey;
+    /** Null for the server's clock ({@code TIME} inside the script). */
+    private final LongSupplier clientClock;
+
+    LimiterCalls(LimiterClient client, CircuitBreaker breaker, LongSupplier clientClock,
+                 Function<Claim, String> stateKey) {
+        this.client = client;
+        this.calls = new GuardedCalls(client.endpoint(), breaker, client.tryAgainFor(), stateKey);
+        this.stateKey = stateKey;
+        this.clientClock = clientClock;
+    }
+
+    /** Whether claims in different slots need calls of their own (see {@link SlotGroups}). */
+    boolean cluster() {
+        return client.cluster();
+    }
+
+    /** The time argument of a call: the client clock's milliseconds, or the server's clock. */
+    String now() {
+        return clientClock == null ? SERVER_CLOCK : Long.toString(clientClock.getAsLong());
+    }
+
+    /** The claims' slot groups on a cluster (see {@link SlotGroups#of}). */
+    List<List<Integer>> slotGroups(List<Claim> claims) {
+        return SlotGroups.of(claims, stateKey);
+    }
+
+    /** Deletes a claim's state: one {@code DEL}, through the breaker like every call. */
+    void reset(Claim claim) {
+        calls.run("reset", List.of(), () -> client.client().del(stateKey.apply(claim)));
+    }
+
+    /**
+     * One function call. Its number names the leases it takes: when an acquiring call fails
+     * with nothing known of what Valkey did (a lost reply), they are remembered to be released.
+     */
+    List<Verdicts.Answer> answers(List<Claim> claims, ScriptMode mode, String now) {
+        long call = ThreadLocalRandom.current().nextLong(1, MAX_CALL_NUMBER);
+        List<String> keys = new ArrayList<>(claims.size());
+        List<String> args = new ArrayList<>(3 + ARGS_PER_RULE * claims.size());
+        args.add(now);
+        args.add(mode.argument());
+        args.add(Long.toString(call));
+        for (Claim claim : claims) {
+            Rule rule = claim.rule();
+            keys.add(stateKey.apply(claim));
+            addRuleArgs(args, claim);
+            args.add(rule.countRejected() ? "1" : "0");
+            args.add(rule.shadow() ? "1" : "0");
+        }
+        try {
+            Object reply = calls.run(mode == ScriptMode.PEEK ? "peek" : "acquire", claims,
+                    () -> script.run(client.client(), client.functionCalls(), keys, args));
+            return calls.answers(claims, reply);
+        } catch (UnreadableStateException | GuardedCalls.NotAttempted e) {
+            throw e; // refused before anything was written, or never sent
+        } catch (RateLimitException e) {
+            if (mode == ScriptMode.ACQUIRE) {
+                for (Claim claim : claims) {
+                    lostLeases.remember(claim, call);
+                }
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * One refund call per slot group: for each claim, whether it gave anything back. When a
+     * group's call fails and {@code rememberLeases}, the leases of that group and of the groups
+     * not yet called are remembered, to be released once Valkey answers again.
+     */
+    boolean[] refund(List<Claim> back, List<Verdicts.Answer> undo, boolean rememberLeases) {
+        boolean[] given = new boolean[back.size()];
+        List<List<Integer>> groups = cluster() ? slotGroups(back) : List.of(allIndexes(back.size()));
+        String now = now();
+        for (int g = 0; g < groups.size(); g++) {
+            List<Integer> group = groups.get(g);
+            List<String> keys = new ArrayList<>(group.size());
+            List<String> args = new ArrayList<>(1 + ARGS_PER_RULE * group.size());
+            args.add(now);
+            List<Claim> claimsOfGroup = new ArrayList<>(group.size());
+            for (int j : group) {
+                Claim claim = back.get(j);
+                claimsOfGroup.add(claim);
+                keys.add(stateKey.apply(claim));
+                addRuleArgs(args, claim);
+                args.add(Long.toString(undo.get(j).undoA()));
+                args.add(Long.toString(undo.get(j).undoB()));
+            }
+            try {
+                Object reply = calls.run("refund", claimsOfGroup,
+                        () -> script.run(client.client(), client.functionCalls(), script.refundName(), keys, args));
+                List<Boolean> ofGroup = calls.givenBack(claimsOfGroup, reply);
+                for (int j = 0; j < group.size(); j++) {
+                    given[group.get(j)] = ofGroup.get(j);
+                }
+            } catch (RateLimitException e) {
+                for (List<Integer> unsent : rememberLeases ? groups.subList(g, groups.size()) : List.<List<Integer>>of()) {
+                    for (int j : unsent) {
+                        lostLeases.remember(back.get(j), undo.get(j).undoA());
+                    }
+                }
+                throw e;
+            }
+        }
+        return given;
+    }
+
+    /**
+     * Releases the leases that calls whose replies were lost may hold, or whose release failed
+     * (see {@link LostLeases}): one refund call, at most every 100 ms and only while there are
+     * any; a failure leaves them for a later try.
+     */
+    void releaseLostLeases() {
+        List<LostLeases.Lease> due = lostLeases.due();
+        if (due.isEmpty()) {
+            return;
+        }
+        List<Claim> claims = due.stream().map(LostLeases.Lease::claim).toList();
+        List<Verdicts.Answer> undo = due.stream().map(lease -> new Verdicts.Answer(true, 0, 0, 0, 0, lease.call(), 0))
+                .toList();
+        boolean[] released = null;
+        try {
+            released = refund(claims, undo, false);
+        } catch (RateLimitException e) {
+            // Valkey failed again: they are tried once more after a later answer.
+        }
+        lostLeases.tried(due, released);
+    }
+
+    private static List<Integer> allIndexes(int size) {
+        List<Integer> indexes = new ArrayList<>(size);
+        for (int i = 0; i < size; i++) {
+            indexes.add(i);
+        }
+        return indexes;
+    }
+
+    /** The five values every function call takes first for a rule: algorithm, limit, window, burst, cost. */
+    private static void addRuleArgs(List<String> args, Claim claim) {
+        Rule rule = claim.rule();
+        args.add(rule.algorithm().id());
+        args.add(Long.toString(rule.limit()));
+        args.add(Long.toString(rule.window().toMillis()));
+        args.add(Long.toString(rule.burst()));
+        args.add(Long.toString(claim.cost()));
+    }
+}
