@@ -2,14 +2,10 @@ package dev.ratelimit;
 
 import dev.ratelimit.internal.DenyCache;
 import dev.ratelimit.internal.FailurePolicies;
-import dev.ratelimit.internal.GuardedListener;
 import dev.ratelimit.local.LocalRateLimiter;
 
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.Objects;
 import java.util.function.LongSupplier;
 
 /**
@@ -43,22 +39,20 @@ public final class ResilientRateLimiter implements RateLimiter {
     /** Default retry-after of a decision refused by a closed policy. */
     public static final Duration DEFAULT_FAILURE_RETRY_AFTER = Duration.ofSeconds(1);
 
-    // The parts; the request's way through them is DecisionPath's.
+    // The parts, built from ResilientSettings; the request's way through them is DecisionPath's.
     private final RateLimiter shared;
     private final FailurePolicies policies;
     private final DenyCache denyCache;
     private final DecisionPath path;
 
     private ResilientRateLimiter(Builder builder) {
-        this.shared = builder.shared;
-        this.policies = new FailurePolicies(builder.policies, builder.defaultPolicy,
-                builder.fallback != null ? builder.fallback : LocalRateLimiter.create(), builder.listener,
-                builder.failureRetryAfter);
-        this.denyCache = builder.previous != null ? builder.previous.denyCache
-                : builder.denyCacheEntries > 0 ? new DenyCache(builder.denyCacheEntries, builder.denyCacheHold.toMillis())
-                : null;
-        this.path = new DecisionPath(shared, policies, denyCache, new StoreHealth(), builder.listener,
-                builder.clock, builder.nearLimitRatio);
+        ResilientSettings settings = builder.settings;
+        this.shared = settings.shared();
+        this.policies = settings.policies();
+        // A refresh goes on with the replaced path's deny cache (see Builder#replacing).
+        this.denyCache = settings.previous() != null ? settings.previous().denyCache : settings.newDenyCache();
+        this.path = new DecisionPath(shared, policies, denyCache, new StoreHealth(), settings.listener(),
+                settings.clock(), settings.nearLimitRatio());
     }
 
     /**
@@ -152,20 +146,11 @@ public final class ResilientRateLimiter implements RateLimiter {
 
     /** Builds a {@link ResilientRateLimiter}; not thread-safe, use once. */
     public static final class Builder {
-        private final RateLimiter shared;
-        private final Map<String, FailurePolicy> policies = new HashMap<>();
-        private FailurePolicy defaultPolicy = FailurePolicy.open();
-        private LocalRateLimiter fallback;
-        private int denyCacheEntries = DEFAULT_DENY_CACHE_ENTRIES;
-        private Duration denyCacheHold = DEFAULT_DENY_CACHE_HOLD;
-        private RateLimitListener listener = RateLimitListener.NONE;
-        private Duration failureRetryAfter = DEFAULT_FAILURE_RETRY_AFTER;
-        private LongSupplier clock = System::currentTimeMillis;
-        private double nearLimitRatio = DEFAULT_NEAR_LIMIT_RATIO;
-        private ResilientRateLimiter previous;
+        // The values and their checks; this class keeps the documented surface.
+        private final ResilientSettings settings;
 
         private Builder(RateLimiter shared) {
-            this.shared = Objects.requireNonNull(shared, "shared");
+            this.settings = new ResilientSettings(shared);
         }
 
         /**
@@ -176,13 +161,7 @@ public final class ResilientRateLimiter implements RateLimiter {
          * @return this builder
          */
         public Builder policy(String rule, FailurePolicy policy) {
-            Objects.requireNonNull(rule, "rule");
-            Objects.requireNonNull(policy, "policy");
-            if (policy.localRule() != null && !policy.localRule().name().equals(rule)) {
-                throw new IllegalArgumentException("rule '" + rule + "': its local rule is named '"
-                        + policy.localRule().name() + "'; give it the same name");
-            }
-            policies.put(rule, policy);
+            settings.policy(rule, policy);
             return this;
         }
 
@@ -194,10 +173,7 @@ public final class ResilientRateLimiter implements RateLimiter {
          * @return this builder
          */
         public Builder defaultPolicy(FailurePolicy policy) {
-            if (Objects.requireNonNull(policy, "policy").kind() == FailurePolicy.Kind.LOCAL) {
-                throw new IllegalArgumentException("a local policy names one rule: give it with policy(rule, ...)");
-            }
-            this.defaultPolicy = policy;
+            settings.defaultPolicy(policy);
             return this;
         }
 
@@ -209,7 +185,7 @@ public final class ResilientRateLimiter implements RateLimiter {
          * @return this builder
          */
         public Builder fallback(LocalRateLimiter fallback) {
-            this.fallback = Objects.requireNonNull(fallback, "fallback");
+            settings.fallback(fallback);
             return this;
         }
 
@@ -222,10 +198,7 @@ public final class ResilientRateLimiter implements RateLimiter {
          * @return this builder
          */
         public Builder denyCache(int entries) {
-            if (entries < 0) {
-                throw new IllegalArgumentException("deny cache entries " + entries + " must be at least 0");
-            }
-            this.denyCacheEntries = entries;
+            settings.denyCache(entries);
             return this;
         }
 
@@ -239,10 +212,7 @@ public final class ResilientRateLimiter implements RateLimiter {
          * @return this builder
          */
         public Builder denyCacheHold(Duration hold) {
-            if (hold.toMillis() < 1) {
-                throw new IllegalArgumentException("deny cache hold " + hold + " must be at least 1 ms");
-            }
-            this.denyCacheHold = hold;
+            settings.denyCacheHold(hold);
             return this;
         }
 
@@ -257,7 +227,7 @@ public final class ResilientRateLimiter implements RateLimiter {
          * @return this builder
          */
         public Builder replacing(ResilientRateLimiter previous) {
-            this.previous = Objects.requireNonNull(previous, "previous");
+            settings.replacing(previous);
             return this;
         }
 
@@ -269,7 +239,7 @@ public final class ResilientRateLimiter implements RateLimiter {
          * @return this builder
          */
         public Builder listener(RateLimitListener listener) {
-            this.listener = GuardedListener.of(listener);
+            settings.listener(listener);
             return this;
         }
 
@@ -280,10 +250,7 @@ public final class ResilientRateLimiter implements RateLimiter {
          * @return this builder
          */
         public Builder failureRetryAfter(Duration retryAfter) {
-            if (retryAfter == null || retryAfter.compareTo(Duration.ofSeconds(1)) < 0) {
-                throw new IllegalArgumentException("failure retry-after " + retryAfter + " must be at least 1 s");
-            }
-            this.failureRetryAfter = retryAfter;
+            settings.failureRetryAfter(retryAfter);
             return this;
         }
 
@@ -295,10 +262,7 @@ public final class ResilientRateLimiter implements RateLimiter {
          * @return this builder
          */
         public Builder nearLimitRatio(double ratio) {
-            if (!(ratio > 0 && ratio <= 1)) {
-                throw new IllegalArgumentException("near-limit ratio " + ratio + " must be above 0 and at most 1");
-            }
-            this.nearLimitRatio = ratio;
+            settings.nearLimitRatio(ratio);
             return this;
         }
 
@@ -309,7 +273,7 @@ public final class ResilientRateLimiter implements RateLimiter {
          * @return this builder
          */
         public Builder clock(LongSupplier millis) {
-            this.clock = Objects.requireNonNull(millis, "millis");
+            settings.clock(millis);
             return this;
         }
 
