@@ -1,21 +1,12 @@
 package dev.ratelimit;
 
-import dev.ratelimit.internal.Claims;
 import dev.ratelimit.internal.DenyCache;
 import dev.ratelimit.internal.FailurePolicies;
-import dev.ratelimit.internal.GuardedListener;
 import dev.ratelimit.local.LocalRateLimiter;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.Objects;
-import java.util.Optional;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
-import java.util.function.Predicate;
 
 /**
  * The decision path of the filter, for code too: a shared limiter (usually
@@ -39,8 +30,6 @@ import java.util.function.Predicate;
  */
 public final class ResilientRateLimiter implements RateLimiter {
 
-    private static final System.Logger LOG = System.getLogger(ResilientRateLimiter.class.getName());
-
     /** Default most rejections the deny cache remembers. */
     public static final int DEFAULT_DENY_CACHE_ENTRIES = 10_000;
     /** The longest the deny cache replays a rejection by default. */
@@ -50,25 +39,20 @@ public final class ResilientRateLimiter implements RateLimiter {
     /** Default retry-after of a decision refused by a closed policy. */
     public static final Duration DEFAULT_FAILURE_RETRY_AFTER = Duration.ofSeconds(1);
 
+    // The parts, built from ResilientSettings; the request's way through them is DecisionPath's.
     private final RateLimiter shared;
     private final FailurePolicies policies;
     private final DenyCache denyCache;
-    private final RateLimitListener listener;
-    private final LongSupplier clock;
-    private final AtomicBoolean storeDown = new AtomicBoolean();
-    private final double nearLimitRatio;
+    private final DecisionPath path;
 
     private ResilientRateLimiter(Builder builder) {
-        this.shared = builder.shared;
-        this.policies = new FailurePolicies(builder.policies, builder.defaultPolicy,
-                builder.fallback != null ? builder.fallback : LocalRateLimiter.create(), builder.listener,
-                builder.failureRetryAfter);
-        this.denyCache = builder.previous != null ? builder.previous.denyCache
-                : builder.denyCacheEntries > 0 ? new DenyCache(builder.denyCacheEntries, builder.denyCacheHold.toMillis())
-                : null;
-        this.listener = builder.listener;
-        this.clock = builder.clock;
-        this.nearLimitRatio = builder.nearLimitRatio;
+        ResilientSettings settings = builder.settings;
+        this.shared = settings.shared();
+        this.policies = settings.policies();
+        // A refresh goes on with the replaced path's deny cache (see Builder#replacing).
+        this.denyCache = settings.previous() != null ? settings.previous().denyCache : settings.newDenyCache();
+        this.path = new DecisionPath(shared, policies, denyCache, new StoreHealth(), settings.listener(),
+                settings.clock(), settings.nearLimitRatio());
     }
 
     /**
@@ -103,7 +87,7 @@ public final class ResilientRateLimiter implements RateLimiter {
      */
     @Override
     public Decisions acquireAll(List<Claim> claims) {
-        return decide(claims, false).decisions();
+        return path.decide(claims, false).decisions();
     }
 
     /**
@@ -118,226 +102,7 @@ public final class ResilientRateLimiter implements RateLimiter {
      */
     @Override
     public Reservation reserveAll(List<Claim> claims) {
-        return decide(claims, true);
-    }
-
-    /**
-     * The decision path of both: with {@code reserve}, the store's and the fallback's
-     * reservations are kept to give back; without, the store is asked to acquire only, so that
-     * nothing to give back is built per request.
-     */
-    private Reservation decide(List<Claim> claims, boolean reserve) {
-        Claims.check(claims);
-        if (reserve && denyCache != null) {
-            denyCache.reserving(claims);
-        }
-        long now = clock.getAsLong();
-        Optional<Decisions> cached = denyCache == null ? Optional.empty() : denyCache.replay(claims, now, listener);
-        if (cached.isPresent()) {
-            return Reservation.kept(cached.get());
-        }
-        // Before the store is asked: a key changed from here on keeps its rejection out of the cache.
-        long mark = denyCache == null ? 0 : denyCache.mark();
-        Decision[] decisions = new Decision[claims.size()];
-        List<Integer> pending = new ArrayList<>();
-        for (int i = 0; i < claims.size(); i++) {
-            pending.add(i);
-        }
-        List<Integer> byPolicy = new ArrayList<>();
-        Decisions answer = null;
-        Reservation reserved = null;
-        List<Claim> reservedClaims = List.of();
-        while (!pending.isEmpty()) {
-            try {
-                reservedClaims = pick(claims, pending);
-                long began = System.nanoTime();
-                // Once a rule has fallen to its policy, what the store takes must be given back
-                // should that policy reject the request.
-                if (reserve || !byPolicy.isEmpty()) {
-                    reserved = shared.reserveAll(reservedClaims);
-                    answer = reserved.decisions();
-                } else {
-                    answer = shared.acquireAll(reservedClaims);
-                }
-                long took = System.nanoTime() - began;
-                for (Claim claim : reservedClaims) {
-                    listener.onDecisionTime(claim.rule().name(), took);
-                }
-                storeAnswered();
-                for (int j = 0; j < pending.size(); j++) {
-                    decisions[pending.get(j)] = answer.decisions().get(j);
-                }
-                pending.clear();
-            } catch (UnreadableStateException e) {
-                // One key's fault: that rule alone falls to its policy (the limiter logged it once).
-                int bad = pending.stream().filter(i -> claims.get(i).rule().name().equals(e.rule())).findFirst()
-                        .orElse(pending.get(0));
-                pending.remove(Integer.valueOf(bad));
-                byPolicy.add(bad);
-                if (policies.closes(claims.get(bad))) {
-                    // Refused anyway: the others are not asked, and no policy of theirs refused
-                    // (the 503 names only the rules that could not be checked).
-                    for (int i : pending) {
-                        decisions[i] = Decision.skipped(claims.get(i).rule().name(), claims.get(i).rule().limit());
-                    }
-                    pending.clear();
-                }
-            } catch (RuntimeException e) {
-                storeFailed(e);
-                byPolicy.addAll(pending);
-                pending.clear();
-            }
-        }
-        Reservation local = policies.decide(claims, byPolicy, decisions);
-        Decisions result = withStoreVerdict(Decisions.of(claims, List.of(decisions)), answer);
-        report(claims, result, now, mark);
-        Reservation store = reserved != null && reserved.allowed() ? reserved : null;
-        Reservation fallback = local != null && local.allowed() ? local : null;
-        List<Claim> storeClaims = reservedClaims;
-        if (!result.allowed()) {
-            // All or nothing, as one store call is: rules decided apart (the store, the
-            // fallback) that allowed give back what they took when the other rejected; the
-            // attempts count-rejected rules recorded stand.
-            Predicate<Rule> taken = rule -> !rule.countRejected();
-            if (store != null) {
-                giveBack(store, storeClaims, taken);
-            }
-            if (fallback != null) {
-                fallback.cancel(taken);
-            }
-            if (store != null || fallback != null) {
-                result = Redescribed.afterSplitRejection(claims, result, store != null, fallback != null,
-                        (claim, byFallback) -> byFallback ? policies.peek(claim.rule(), claim.key(), claim.cost())
-                                : shared.peek(claim.rule(), claim.key(), claim.cost()));
-            }
-            return Reservation.kept(result);
-        }
-        if (!reserve || (store == null && fallback == null)) {
-            return Reservation.kept(result);
-        }
-        return Reservation.of(result, which -> {
-            List<String> given = new ArrayList<>();
-            if (store != null) {
-                given.addAll(giveBack(store, storeClaims, which));
-            }
-            if (fallback != null) {
-                // In-process: it cannot fail.
-                given.addAll(fallback.cancel(which));
-            }
-            return given;
-        });
-    }
-
-    private List<String> giveBack(Reservation store, List<Claim> storeClaims, Predicate<Rule> which) {
-        // Room may come back, even when the reply is lost: no rejection of these keys holds.
-        forgetAll(storeClaims, which);
-        try {
-            List<String> given;
-            try {
-                given = store.cancel(which);
-            } finally {
-                // And after: a rejection decided on the units before they went back is stale.
-                forgetAll(storeClaims, which);
-            }
-            if (!given.isEmpty()) {
-                storeAnswered();
-            }
-            for (String rule : given) {
-                listener.onEvent(rule, RateLimitListener.Event.REFUNDED);
-            }
-            return given;
-        } catch (RuntimeException e) {
-            storeFailed(e);
-            for (Claim claim : storeClaims) {
-                if (which.test(claim.rule())) {
-                    listener.onEvent(claim.rule().name(), RateLimitListener.Event.REFUND_DROPPED);
-                }
-            }
-            return List.of();
-        }
-    }
-
-    private void forgetAll(List<Claim> claims, Predicate<Rule> which) {
-        if (denyCache == null) {
-            return;
-        }
-        for (Claim claim : claims) {
-            if (which.test(claim.rule())) {
-                denyCache.forget(claim.rule().name(), claim.key());
-            }
-        }
-    }
-
-    /**
-     * The store's own verdict stands: a rejection it decided (a cluster group that rejected while
-     * the others now allow) stays a rejection, and its retry-after, which covers the rules the
-     * rejection itself charged, is never shortened by recombining the per-rule decisions.
-     */
-    private static Decisions withStoreVerdict(Decisions combined, Decisions store) {
-        if (store == null || store.allowed()) {
-            return combined;
-        }
-        Duration retryAfter = combined.retryAfter().compareTo(store.retryAfter()) > 0
-                ? combined.retryAfter() : store.retryAfter();
-        return new Decisions(false, combined.decisions(), retryAfter);
-    }
-
-    /**
-     * Metrics events, and the rejections worth remembering: only those whose retry-after is
-     * exact. A concurrency rule's is an upper bound (a lease is usually released long before it
-     * times out), and so is that of a rule requests reserve (units reserved may be given back at
-     * any moment; the deny cache keeps none): remembering them would lock callers out of free
-     * room. A rule the store allowed for a key may have taken units: a rejection remembered for
-     * that key, of another cost or rule, is forgotten (its retry-after could now be early).
-     */
-    private void report(List<Claim> claims, Decisions decisions, long now, long mark) {
-        for (int i = 0; i < claims.size(); i++) {
-            Rule rule = claims.get(i).rule();
-            Decision decision = decisions.decisions().get(i);
-            if (decision.basis() == Decision.Basis.SKIPPED || decision.basis() == Decision.Basis.UNAVAILABLE) {
-                continue;
-            }
-            listener.onEvent(rule.name(), decision.allowed() ? RateLimitListener.Event.ALLOWED
-                    : rule.shadow() ? RateLimitListener.Event.SHADOW_REJECTED : RateLimitListener.Event.REJECTED);
-            if (decision.allowed() && nearLimit(rule, decision.remaining())) {
-                listener.onEvent(rule.name(), RateLimitListener.Event.NEAR_LIMIT);
-            }
-            if (denyCache == null || decision.basis() != Decision.Basis.SHARED) {
-                continue;
-            }
-            if (decision.allowed()) {
-                denyCache.forget(rule.name(), claims.get(i).key());
-            } else if (!rule.shadow() && !rule.countRejected() && rule.algorithm() != Algorithm.CONCURRENCY) {
-                denyCache.deny(claims.get(i), decision, now, mark);
-            }
-        }
-    }
-
-    /** Whether at least the near-limit share of the quota is used (with room for 0.8's binary rounding). */
-    private boolean nearLimit(Rule rule, long remaining) {
-        long used = rule.capacity() - Math.min(remaining, rule.capacity());
-        return used >= rule.capacity() * nearLimitRatio - 1e-9;
-    }
-
-    private void storeAnswered() {
-        if (storeDown.compareAndSet(true, false)) {
-            LOG.log(System.Logger.Level.INFO, "The shared rate-limit store answers again: shared limits are enforced again");
-        }
-    }
-
-    private void storeFailed(RuntimeException e) {
-        if (storeDown.compareAndSet(false, true)) {
-            LOG.log(System.Logger.Level.WARNING, "The shared rate-limit store cannot be reached; applying each rule''s "
-                    + "failure policy until it answers again: {0}", e.getMessage());
-        }
-    }
-
-    private static List<Claim> pick(List<Claim> claims, List<Integer> indexes) {
-        List<Claim> picked = new ArrayList<>(indexes.size());
-        for (int i : indexes) {
-            picked.add(claims.get(i));
-        }
-        return picked;
+        return path.decide(claims, true);
     }
 
     /**
@@ -347,16 +112,7 @@ public final class ResilientRateLimiter implements RateLimiter {
      */
     @Override
     public Decision peek(Rule rule, String key, long cost) {
-        try {
-            Decision decision = shared.peek(rule, key, cost);
-            storeAnswered();
-            return decision;
-        } catch (RuntimeException e) {
-            if (!(e instanceof UnreadableStateException)) {
-                storeFailed(e);
-            }
-            return policies.peek(rule, key, cost);
-        }
+        return path.peek(rule, key, cost);
     }
 
     /**
@@ -390,20 +146,11 @@ public final class ResilientRateLimiter implements RateLimiter {
 
     /** Builds a {@link ResilientRateLimiter}; not thread-safe, use once. */
     public static final class Builder {
-        private final RateLimiter shared;
-        private final Map<String, FailurePolicy> policies = new HashMap<>();
-        private FailurePolicy defaultPolicy = FailurePolicy.open();
-        private LocalRateLimiter fallback;
-        private int denyCacheEntries = DEFAULT_DENY_CACHE_ENTRIES;
-        private Duration denyCacheHold = DEFAULT_DENY_CACHE_HOLD;
-        private RateLimitListener listener = RateLimitListener.NONE;
-        private Duration failureRetryAfter = DEFAULT_FAILURE_RETRY_AFTER;
-        private LongSupplier clock = System::currentTimeMillis;
-        private double nearLimitRatio = DEFAULT_NEAR_LIMIT_RATIO;
-        private ResilientRateLimiter previous;
+        // The values and their checks; this class keeps the documented surface.
+        private final ResilientSettings settings;
 
         private Builder(RateLimiter shared) {
-            this.shared = Objects.requireNonNull(shared, "shared");
+            this.settings = new ResilientSettings(shared);
         }
 
         /**
@@ -414,13 +161,7 @@ public final class ResilientRateLimiter implements RateLimiter {
          * @return this builder
          */
         public Builder policy(String rule, FailurePolicy policy) {
-            Objects.requireNonNull(rule, "rule");
-            Objects.requireNonNull(policy, "policy");
-            if (policy.localRule() != null && !policy.localRule().name().equals(rule)) {
-                throw new IllegalArgumentException("rule '" + rule + "': its local rule is named '"
-                        + policy.localRule().name() + "'; give it the same name");
-            }
-            policies.put(rule, policy);
+            settings.policy(rule, policy);
             return this;
         }
 
@@ -432,10 +173,7 @@ public final class ResilientRateLimiter implements RateLimiter {
          * @return this builder
          */
         public Builder defaultPolicy(FailurePolicy policy) {
-            if (Objects.requireNonNull(policy, "policy").kind() == FailurePolicy.Kind.LOCAL) {
-                throw new IllegalArgumentException("a local policy names one rule: give it with policy(rule, ...)");
-            }
-            this.defaultPolicy = policy;
+            settings.defaultPolicy(policy);
             return this;
         }
 
@@ -447,7 +185,7 @@ public final class ResilientRateLimiter implements RateLimiter {
          * @return this builder
          */
         public Builder fallback(LocalRateLimiter fallback) {
-            this.fallback = Objects.requireNonNull(fallback, "fallback");
+            settings.fallback(fallback);
             return this;
         }
 
@@ -460,10 +198,7 @@ public final class ResilientRateLimiter implements RateLimiter {
          * @return this builder
          */
         public Builder denyCache(int entries) {
-            if (entries < 0) {
-                throw new IllegalArgumentException("deny cache entries " + entries + " must be at least 0");
-            }
-            this.denyCacheEntries = entries;
+            settings.denyCache(entries);
             return this;
         }
 
@@ -477,10 +212,7 @@ public final class ResilientRateLimiter implements RateLimiter {
          * @return this builder
          */
         public Builder denyCacheHold(Duration hold) {
-            if (hold.toMillis() < 1) {
-                throw new IllegalArgumentException("deny cache hold " + hold + " must be at least 1 ms");
-            }
-            this.denyCacheHold = hold;
+            settings.denyCacheHold(hold);
             return this;
         }
 
@@ -495,7 +227,7 @@ public final class ResilientRateLimiter implements RateLimiter {
          * @return this builder
          */
         public Builder replacing(ResilientRateLimiter previous) {
-            this.previous = Objects.requireNonNull(previous, "previous");
+            settings.replacing(previous);
             return this;
         }
 
@@ -507,7 +239,7 @@ public final class ResilientRateLimiter implements RateLimiter {
          * @return this builder
          */
         public Builder listener(RateLimitListener listener) {
-            this.listener = GuardedListener.of(listener);
+            settings.listener(listener);
             return this;
         }
 
@@ -518,10 +250,7 @@ public final class ResilientRateLimiter implements RateLimiter {
          * @return this builder
          */
         public Builder failureRetryAfter(Duration retryAfter) {
-            if (retryAfter == null || retryAfter.compareTo(Duration.ofSeconds(1)) < 0) {
-                throw new IllegalArgumentException("failure retry-after " + retryAfter + " must be at least 1 s");
-            }
-            this.failureRetryAfter = retryAfter;
+            settings.failureRetryAfter(retryAfter);
             return this;
         }
 
@@ -533,10 +262,7 @@ public final class ResilientRateLimiter implements RateLimiter {
          * @return this builder
          */
         public Builder nearLimitRatio(double ratio) {
-            if (!(ratio > 0 && ratio <= 1)) {
-                throw new IllegalArgumentException("near-limit ratio " + ratio + " must be above 0 and at most 1");
-            }
-            this.nearLimitRatio = ratio;
+            settings.nearLimitRatio(ratio);
             return this;
         }
 
@@ -547,7 +273,7 @@ public final class ResilientRateLimiter implements RateLimiter {
          * @return this builder
          */
         public Builder clock(LongSupplier millis) {
-            this.clock = Objects.requireNonNull(millis, "millis");
+            settings.clock(millis);
             return this;
         }
 

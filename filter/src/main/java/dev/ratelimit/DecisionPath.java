@@ -1,0 +1,199 @@
+package dev.ratelimit;
+
+import dev.ratelimit.internal.Claims;
+import dev.ratelimit.internal.DenyCache;
+import dev.ratelimit.internal.FailurePolicies;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.LongSupplier;
+
+/**
+ * One request through {@link ResilientRateLimiter}: the deny cache first, then the store, a
+ * rule it cannot decide falling to its policy, then the verdict combined, its events, what the
+ * deny cache learns from it, and the settling of the parts decided apart ({@link Settling}).
+ */
+final class DecisionPath {
+
+    private final RateLimiter shared;
+    private final FailurePolicies policies;
+    private final DenyCache denyCache;
+    private final StoreHealth health;
+    private final RateLimitListener listener;
+    private final LongSupplier clock;
+    private final DecisionEvents events;
+    private final Settling settling;
+
+    /**
+     * The path.
+     *
+     * @param shared         the limiter that decides while it can
+     * @param policies       what decides the rules it cannot
+     * @param denyCache      the rejections remembered; null when off
+     * @param health         told whether the store answered
+     * @param listener       told of every decision, guarded
+     * @param clock          the deny cache's clock, epoch milliseconds
+     * @param nearLimitRatio the share of a quota used from which an allowed request is near its limit
+     */
+    DecisionPath(RateLimiter shared, FailurePolicies policies, DenyCache denyCache, StoreHealth health,
+                 RateLimitListener listener, LongSupplier clock, double nearLimitRatio) {
+        this.shared = shared;
+        this.policies = policies;
+        this.denyCache = denyCache;
+        this.health = health;
+        this.listener = listener;
+        this.clock = clock;
+        this.events = new DecisionEvents(listener, nearLimitRatio);
+        this.settling = new Settling(shared, policies, denyCache, health, listener);
+    }
+
+    /**
+     * The decision path of both {@link ResilientRateLimiter#acquireAll} and
+     * {@link ResilientRateLimiter#reserveAll}: with {@code reserve}, the store's and the
+     * fallback's reservations are kept to give back; without, the store is asked to acquire
+     * only, so that nothing to give back is built per request.
+     *
+     * @param claims  the request's claims
+     * @param reserve whether the caller may give units back
+     * @return the request's reservation; kept (nothing to give back) unless {@code reserve}
+     */
+    Reservation decide(List<Claim> claims, boolean reserve) {
+        Claims.check(claims);
+        if (reserve && denyCache != null) {
+            denyCache.reserving(claims);
+        }
+        long now = clock.getAsLong();
+        Optional<Decisions> cached = denyCache == null ? Optional.empty() : denyCache.replay(claims, now, listener);
+        if (cached.isPresent()) {
+            return Reservation.kept(cached.get());
+        }
+        // Before the store is asked: a key changed from here on keeps its rejection out of the cache.
+        long mark = denyCache == null ? 0 : denyCache.mark();
+        Decision[] decisions = new Decision[claims.size()];
+        List<Integer> pending = new ArrayList<>();
+        for (int i = 0; i < claims.size(); i++) {
+            pending.add(i);
+        }
+        List<Integer> byPolicy = new ArrayList<>();
+        Decisions answer = null;
+        Reservation reserved = null;
+        List<Claim> reservedClaims = List.of();
+        while (!pending.isEmpty()) {
+            try {
+                reservedClaims = pick(claims, pending);
+                long began = System.nanoTime();
+                // Once a rule has fallen to its policy, what the store takes must be given back
+                // should that policy reject the request.
+                if (reserve || !byPolicy.isEmpty()) {
+                    reserved = shared.reserveAll(reservedClaims);
+                    answer = reserved.decisions();
+                } else {
+                    answer = shared.acquireAll(reservedClaims);
+                }
+                long took = System.nanoTime() - began;
+                for (Claim claim : reservedClaims) {
+                    listener.onDecisionTime(claim.rule().name(), took);
+                }
+                health.answered();
+                for (int j = 0; j < pending.size(); j++) {
+                    decisions[pending.get(j)] = answer.decisions().get(j);
+                }
+                pending.clear();
+            } catch (UnreadableStateException e) {
+                // One key's fault: that rule alone falls to its policy (the limiter logged it once).
+                int bad = pending.stream().filter(i -> claims.get(i).rule().name().equals(e.rule())).findFirst()
+                        .orElse(pending.get(0));
+                pending.remove(Integer.valueOf(bad));
+                byPolicy.add(bad);
+                if (policies.closes(claims.get(bad))) {
+                    // Refused anyway: the others are not asked, and no policy of theirs refused
+                    // (the 503 names only the rules that could not be checked).
+                    for (int i : pending) {
+                        decisions[i] = Decision.skipped(claims.get(i).rule().name(), claims.get(i).rule().limit());
+                    }
+                    pending.clear();
+                }
+            } catch (RuntimeException e) {
+                health.failed(e);
+                byPolicy.addAll(pending);
+                pending.clear();
+            }
+        }
+        Reservation local = policies.decide(claims, byPolicy, decisions);
+        Decisions result = withStoreVerdict(Decisions.of(claims, List.of(decisions)), answer);
+        events.report(claims, result);
+        remember(claims, result, now, mark);
+        return settling.settle(claims, result, reserve, reserved, reservedClaims, local);
+    }
+
+    /**
+     * What a peek answers: the store's decision, or the rule's policy's when it cannot answer.
+     *
+     * @param rule the rule
+     * @param key  the key
+     * @param cost the cost
+     * @return the decision, read-only
+     */
+    Decision peek(Rule rule, String key, long cost) {
+        try {
+            Decision decision = shared.peek(rule, key, cost);
+            health.answered();
+            return decision;
+        } catch (RuntimeException e) {
+            if (!(e instanceof UnreadableStateException)) {
+                health.failed(e);
+            }
+            return policies.peek(rule, key, cost);
+        }
+    }
+
+    /**
+     * The store's own verdict stands: a rejection it decided (a cluster group that rejected while
+     * the others now allow) stays a rejection, and its retry-after, which covers the rules the
+     * rejection itself charged, is never shortened by recombining the per-rule decisions.
+     */
+    private static Decisions withStoreVerdict(Decisions combined, Decisions store) {
+        if (store == null || store.allowed()) {
+            return combined;
+        }
+        Duration retryAfter = combined.retryAfter().compareTo(store.retryAfter()) > 0
+                ? combined.retryAfter() : store.retryAfter();
+        return new Decisions(false, combined.decisions(), retryAfter);
+    }
+
+    /**
+     * The rejections worth remembering: only those whose retry-after is exact. A concurrency
+     * rule's is an upper bound (a lease is usually released long before it times out), and so is
+     * that of a rule requests reserve (units reserved may be given back at any moment; the deny
+     * cache keeps none): remembering them would lock callers out of free room. A rule the store
+     * allowed for a key may have taken units: a rejection remembered for that key, of another
+     * cost or rule, is forgotten (its retry-after could now be early).
+     */
+    private void remember(List<Claim> claims, Decisions decisions, long now, long mark) {
+        if (denyCache == null) {
+            return;
+        }
+        for (int i = 0; i < claims.size(); i++) {
+            Rule rule = claims.get(i).rule();
+            Decision decision = decisions.decisions().get(i);
+            if (decision.basis() != Decision.Basis.SHARED) {
+                continue;
+            }
+            if (decision.allowed()) {
+                denyCache.forget(rule.name(), claims.get(i).key());
+            } else if (!rule.shadow() && !rule.countRejected() && rule.algorithm() != Algorithm.CONCURRENCY) {
+                denyCache.deny(claims.get(i), decision, now, mark);
+            }
+        }
+    }
+
+    private static List<Claim> pick(List<Claim> claims, List<Integer> indexes) {
+        List<Claim> picked = new ArrayList<>(indexes.size());
+        for (int i : indexes) {
+            picked.add(claims.get(i));
+        }
+        return picked;
+    }
+}
