@@ -1,17 +1,6 @@
 package dev.ratelimit.servlet;
 
-import dev.ratelimit.Decision;
-import dev.ratelimit.Decisions;
 import dev.ratelimit.RateLimitListener;
-import dev.ratelimit.RateLimiter;
-import dev.ratelimit.Reservation;
-import dev.ratelimit.ResilientRateLimiter;
-import dev.ratelimit.Rule;
-import dev.ratelimit.config.FilterSettings;
-import dev.ratelimit.config.InvalidSettingsException;
-import dev.ratelimit.config.MicroProfileSettingsSource;
-import dev.ratelimit.config.RuleSettings;
-import dev.ratelimit.config.SettingsReader;
 import dev.ratelimit.config.SettingsSource;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
@@ -22,13 +11,6 @@ import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
-import java.util.Optional;
-import java.util.ServiceConfigurationError;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A servlet filter that holds every instance of an application to one shared set of rate
@@ -185,21 +167,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 public final class RateLimitFilter implements Filter {
 
-    private static final System.Logger LOG = System.getLogger(RateLimitFilter.class.getName());
-    /** The request attribute that marks a request as decided; its value is the headers it got. */
-    private static final String DECIDED = RateLimitFilter.class.getName() + ".decided";
-    /** The deployment this filter runs in, for its MBean names (see {@link #deploymentOf}). */
-    private String deployment = "";
-
-    /** The settings requests are decided by, replaced whole by a refresh. */
-    private volatile Active active;
-    /** Whether the filter started enabled: a refresh cannot turn it on or off. */
-    private boolean enabled;
-    private LimiterStack stack;
-    private SettingsRefresh refresh;
-    /** The application's own limits ({@link LimitProvider}), or null. */
-    private ProvidedLimits provided;
-    private final AtomicBoolean unexpectedLogged = new AtomicBoolean();
+    // The filter's rooms: ApplicationServices (what init finds in the application),
+    // RunningFilter (what the settings start, and their teardown), Dispatches (each request).
+    /** What the filter runs on once started; an unstarted one passes every request through. */
+    private final RunningFilter running = new RunningFilter();
+    /** How each dispatch of a request is handled. */
+    private final Dispatches dispatches = new Dispatches();
 
     /** The filter, configured in {@link #init}. */
     public RateLimitFilter() {
@@ -215,133 +188,13 @@ public final class RateLimitFilter implements Filter {
      */
     @Override
     public void init(FilterConfig filterConfig) throws ServletException {
-        RateLimitListener listener = RateLimitListener.NONE;
-        LimitProvider provider = null;
-        if (filterConfig != null && filterConfig.getServletContext() != null) {
-            if (filterConfig.getServletContext().getAttribute(RateLimitListener.class.getName())
-                    instanceof RateLimitListener found) {
-                listener = found;
-            }
-            if (filterConfig.getServletContext().getAttribute(LimitProvider.class.getName())
-                    instanceof LimitProvider found) {
-                provider = found;
-            }
-        }
-        if (provider == null) {
-            provider = services(LimitProvider.class).stream().findFirst().orElse(null);
-        }
-        if (listener == RateLimitListener.NONE && filterConfig != null && filterConfig.getServletContext() != null) {
-            // A metrics library on the class path, e.g. ratelimit-micrometer: no code needed.
-            for (ListenerProvider found : services(ListenerProvider.class)) {
-                Optional<RateLimitListener> offered = found.listenerFor(filterConfig.getServletContext());
-                if (offered.isPresent()) {
-                    listener = offered.get();
-                    LOG.log(System.Logger.Level.INFO, "Rate-limit events go to {0}", listener.getClass().getName());
-                    break;
-                }
-            }
-        }
-        deployment = deploymentOf(filterConfig);
-        start(readSettings(), listener, provider);
-    }
-
-    /**
-     * The deployment, as its MBeans name it: the virtual server and the context path, so that the
-     * same application redeployed takes over its names and another keeps its own.
-     */
-    private static String deploymentOf(FilterConfig filterConfig) {
-        if (filterConfig == null || filterConfig.getServletContext() == null) {
-            return "";
-        }
-        jakarta.servlet.ServletContext context = filterConfig.getServletContext();
-        String server;
-        try {
-            server = context.getVirtualServerName();
-        } catch (UnsupportedOperationException e) {
-            server = null;
-        }
-        String path = context.getContextPath();
-        // The root context's path is "", which would read as no deployment at all.
-        return (server == null ? "" : server) + (path == null || path.isEmpty() ? "/" : path);
-    }
-
-    /**
-     * The services of a type the application offers. One that cannot be loaded (a JAR of the
-     * container's, compiled against another copy of this library) is skipped and logged.
-     */
-    private static <T> List<T> services(Class<T> type) {
-        List<T> found = new ArrayList<>();
-        java.util.Iterator<T> it = java.util.ServiceLoader.load(type, contextLoader()).iterator();
-        // Bounded: an iterator that failed on an entry moves past it, but a broken one must not spin.
-        for (int tries = 0; tries < 100; tries++) {
-            try {
-                if (!it.hasNext()) {
-                    return found;
-                }
-                found.add(it.next());
-            } catch (ServiceConfigurationError e) {
-                LOG.log(System.Logger.Level.WARNING, "A {0} service cannot be used and is skipped: {1}",
-                        type.getSimpleName(), e.getMessage());
-            }
-        }
-        return found;
-    }
-
-    private static ClassLoader contextLoader() {
-        ClassLoader loader = Thread.currentThread().getContextClassLoader();
-        return loader != null ? loader : RateLimitFilter.class.getClassLoader();
+        ApplicationServices found = ApplicationServices.of(filterConfig);
+        running.start(ApplicationServices.settings(), found.listener(), found.provider(), found.deployment());
     }
 
     /** Package-private so tests can start the filter from any settings source. */
     void start(SettingsSource source, RateLimitListener listener) throws ServletException {
-        start(source, listener, null);
-    }
-
-    private void start(SettingsSource source, RateLimitListener listener, LimitProvider provider) throws ServletException {
-        FilterSettings read;
-        try {
-            read = SettingsReader.read(source);
-        } catch (InvalidSettingsException e) {
-            throw new ServletException(e.getMessage(), e);
-        }
-        this.enabled = read.enabled();
-        if (provider != null && read.enabled()) {
-            FilterSettings.LimitProviderSettings asked = read.limitProvider();
-            this.provided = new ProvidedLimits(provider, asked.cacheTtl(), asked.cacheSize(), asked.timeout(),
-                    System::nanoTime);
-            LOG.log(System.Logger.Level.INFO, "Rate limits come from the application''s {0} where it gives one",
-                    provider.getClass().getName());
-        }
-        this.stack = LimiterStack.start(read, listener, deployment);
-        this.active = new Active(read, keysFor(read), stack.limiter());
-        if (read.enabled() && read.refresh().isPresent()) {
-            this.refresh = SettingsRefresh.start(source, read,
-                    settings -> active = new Active(settings, keysFor(settings), stack.limiterFor(settings)));
-        }
-    }
-
-    private RequestKeys keysFor(FilterSettings settings) {
-        return new RequestKeys(new ClientAddressResolver(settings.trustedProxies(), settings.clientIpHeader(),
-                settings.ipv6Prefix()), settings.clientIpHeader(), provided);
-    }
-
-    /** What one request is decided by: one reading of the settings, taken whole. */
-    private record Active(FilterSettings settings, RequestKeys keys, ResilientRateLimiter limiter) {
-    }
-
-    private static SettingsSource readSettings() throws ServletException {
-        ClassLoader loader = contextLoader();
-        try {
-            return MicroProfileSettingsSource.forClassLoader(loader);
-        } catch (NoClassDefFoundError e) {
-            throw new ServletException("RateLimitFilter needs the MicroProfile Config API "
-                    + "(org.eclipse.microprofile.config:microprofile-config-api) and an implementation: add "
-                    + "io.smallrye.config:smallrye-config to the application, or deploy on a MicroProfile server", e);
-        } catch (IllegalStateException | ServiceConfigurationError e) {
-            throw new ServletException("RateLimitFilter found no MicroProfile Config implementation: add one to the "
-                    + "application (e.g. io.smallrye.config:smallrye-config) or deploy on a MicroProfile server ("
-                    + e.getMessage() + ")", e);
-        }
+        running.start(source, listener, null, "");
     }
 
     /**
@@ -351,123 +204,12 @@ public final class RateLimitFilter implements Filter {
     @Override
     public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain)
             throws IOException, ServletException {
-        if (!enabled || !(req instanceof HttpServletRequest request)
+        if (!running.enabled() || !(req instanceof HttpServletRequest request)
                 || !(res instanceof HttpServletResponse response)) {
             chain.doFilter(req, res);
             return;
         }
-        // One client request is decided once, whatever dispatches it goes through (REQUEST, then
-        // FORWARD, ASYNC, ERROR...): later dispatches only put back the headers it was given.
-        if (request.getAttribute(DECIDED) instanceof Map<?, ?> fields) {
-            @SuppressWarnings("unchecked")
-            Map<String, String> headers = (Map<String, String>) fields;
-            boolean onRedirects = active.settings().headersOnRedirects();
-            RateLimitHeaders.restore(response, headers, onRedirects);
-            RedirectGuard.Pair passed = RedirectGuard.around(request, response, headers, onRedirects);
-            chain.doFilter(passed.request(), passed.response());
-            return;
-        }
-        request.setAttribute(DECIDED, Map.of());
-        Active now = active;
-        RequestKeys.Matched matched = now.keys().match(request, now.settings().rules());
-        if (matched.claims().isEmpty()) {
-            chain.doFilter(request, response);
-            return;
-        }
-        boolean byOutcome = OutcomeCounting.applies(matched.rules());
-        Reservation reservation = decide(now, request, response, matched, byOutcome);
-        if (reservation == null) {
-            return;
-        }
-        @SuppressWarnings("unchecked")
-        Map<String, String> headers = (Map<String, String>) request.getAttribute(DECIDED);
-        RedirectGuard.Pair passed = RedirectGuard.around(request, response, headers,
-                now.settings().headersOnRedirects());
-        if (byOutcome) {
-            OutcomeCounting.run(passed.request(), passed.response(), chain, reservation, matched.rules());
-        } else {
-            chain.doFilter(passed.request(), passed.response());
-        }
-    }
-
-    /**
-     * Decides the request and writes its headers.
-     *
-     * @param byOutcome whether some rule counts by the response's status: its units are then
-     *                  reserved, to be kept or given back after the response
-     * @return null when the request was answered here (429 or 503), else what it took
-     */
-    private Reservation decide(Active now, HttpServletRequest request, HttpServletResponse response,
-                               RequestKeys.Matched matched, boolean byOutcome) throws IOException {
-        FilterSettings settings = now.settings();
-        Reservation reservation;
-        try {
-            reservation = byOutcome ? now.limiter().reserveAll(matched.claims())
-                    : Reservation.kept(now.limiter().acquireAll(matched.claims()));
-        } catch (RuntimeException | Error e) {
-            // The limiter applies every policy itself; this is a bug, and still no 500 for it.
-            if (unexpectedLogged.compareAndSet(false, true)) {
-                LOG.log(System.Logger.Level.ERROR, "RateLimitFilter could not decide a request; letting requests "
-                        + "through that fail so (logged once)", e);
-            }
-            return Reservation.kept(Decisions.of(List.of(), List.of()));
-        }
-        Decisions decisions = reservation.decisions();
-        if (decisions.unavailable()) {
-            Rejections.unavailable(response, refused(decisions), settings.failureRetryAfter());
-            return null;
-        }
-        List<RateLimitHeaders.Entry> entries = new ArrayList<>(matched.rules().size());
-        for (int i = 0; i < matched.rules().size(); i++) {
-            RuleSettings rule = matched.rules().get(i);
-            Decision decision = decisions.decisions().get(i);
-            switch (decision.basis()) {
-                // The rule of the caller's plan: the headers describe the caller's own limit.
-                case SHARED -> entries.add(new RateLimitHeaders.Entry(matched.claims().get(i).rule(), decision));
-                // A local decision is announced with the limit it enforces, not the shared one.
-                case LOCAL -> entries.add(new RateLimitHeaders.Entry(rule.localRule(), decision));
-                default -> {
-                    // Not decided: nothing to announce.
-                }
-            }
-        }
-        request.setAttribute(DECIDED, RateLimitHeaders.write(response, settings.headers(), entries));
-        if (decisions.allowed()) {
-            return reservation;
-        }
-        Rejections.tooManyRequests(response, violated(entries), rejectingRule(entries, decisions.retryAfter()),
-                decisions.retryAfter());
-        return null;
-    }
-
-    /** The rules whose failure policy refused the request, in order: the 503's violated policies. */
-    private static List<String> refused(Decisions decisions) {
-        return decisions.decisions().stream().filter(d -> d.basis() == Decision.Basis.UNAVAILABLE && !d.allowed())
-                .map(Decision::rule).distinct().toList();
-    }
-
-    /**
-     * The enforcing rules that rejected the request, in order: the 429's violated policies. A
-     * shadow rule that would have rejected is not one: it did not reject.
-     */
-    private static List<String> violated(List<RateLimitHeaders.Entry> entries) {
-        return entries.stream().filter(e -> !e.rule().shadow() && !e.decision().allowed())
-                .map(e -> e.rule().name()).distinct().toList();
-    }
-
-    /** The enforcing rule that keeps the request out longest: the one the client must wait for. */
-    private static String rejectingRule(List<RateLimitHeaders.Entry> entries, Duration retryAfter) {
-        String first = null;
-        for (RateLimitHeaders.Entry entry : entries) {
-            if (!entry.rule().shadow() && !entry.decision().allowed()) {
-                if (entry.decision().retryAfter().equals(retryAfter)) {
-                    return entry.rule().name();
-                }
-                first = first == null ? entry.rule().name() : first;
-            }
-        }
-        // Longer than any rejecting rule's own wait: a count-rejected rule the rejection charged.
-        return first != null ? first : entries.get(0).rule().name();
+        dispatches.handle(running.active(), request, response, chain);
     }
 
     /**
@@ -476,17 +218,6 @@ public final class RateLimitFilter implements Filter {
      */
     @Override
     public void destroy() {
-        SettingsRefresh running = refresh;
-        if (running != null) {
-            Teardown.quietly("its settings refresh", running::close);
-        }
-        ProvidedLimits limits = provided;
-        if (limits != null) {
-            Teardown.quietly("its limit provider's threads", limits::close);
-        }
-        LimiterStack started = stack;
-        if (started != null) {
-            started.stop();
-        }
+        running.stop();
     }
 }

@@ -1,5 +1,7 @@
 package dev.ratelimit.servlet;
 
+import dev.ratelimit.Decision;
+import dev.ratelimit.Decisions;
 import jakarta.servlet.http.HttpServletResponse;
 
 import java.io.IOException;
@@ -11,7 +13,8 @@ import java.util.List;
  * Writes the responses the filter answers itself: 429 when a rule rejects, 503 when a
  * {@code closed} rule cannot reach Valkey. Both carry {@code Retry-After} in whole seconds,
  * rounded up, and an {@code application/problem+json} body (RFC 9457) of the problem types of
- * draft-ietf-httpapi-ratelimit-headers (§"Problem Types"), see {@link ProblemDetails}.
+ * draft-ietf-httpapi-ratelimit-headers (§"Problem Types"), see {@link ProblemDetails}. The
+ * rules they name are picked here too, from the request's decisions.
  */
 final class Rejections {
 
@@ -24,14 +27,66 @@ final class Rejections {
     }
 
     /**
+     * Answers 429, naming the enforcing rules that rejected the request.
+     *
+     * @param entries    the request's decided rules, as its headers announced them
+     * @param retryAfter how long the client must wait: the longest of the rejecting rules' waits
+     */
+    static void tooManyRequests(HttpServletResponse response, List<RateLimitHeaders.Entry> entries,
+                                Duration retryAfter) throws IOException {
+        tooManyRequests(response, violated(entries), rejectingRule(entries, retryAfter), retryAfter);
+    }
+
+    /**
+     * Answers 503, naming the rules whose {@code closed} policy refused the request.
+     *
+     * @param decisions  the request's decisions, some of them refused for want of Valkey
+     * @param retryAfter the {@code ratelimit.failure-retry-after}
+     */
+    static void unavailable(HttpServletResponse response, Decisions decisions, Duration retryAfter)
+            throws IOException {
+        unavailable(response, refused(decisions), retryAfter);
+    }
+
+    /** The rules whose failure policy refused the request, in order: the 503's violated policies. */
+    private static List<String> refused(Decisions decisions) {
+        return decisions.decisions().stream().filter(d -> d.basis() == Decision.Basis.UNAVAILABLE && !d.allowed())
+                .map(Decision::rule).distinct().toList();
+    }
+
+    /**
+     * The enforcing rules that rejected the request, in order: the 429's violated policies. A
+     * shadow rule that would have rejected is not one: it did not reject.
+     */
+    private static List<String> violated(List<RateLimitHeaders.Entry> entries) {
+        return entries.stream().filter(e -> !e.rule().shadow() && !e.decision().allowed())
+                .map(e -> e.rule().name()).distinct().toList();
+    }
+
+    /** The enforcing rule that keeps the request out longest: the one the client must wait for. */
+    private static String rejectingRule(List<RateLimitHeaders.Entry> entries, Duration retryAfter) {
+        String first = null;
+        for (RateLimitHeaders.Entry entry : entries) {
+            if (!entry.rule().shadow() && !entry.decision().allowed()) {
+                if (entry.decision().retryAfter().equals(retryAfter)) {
+                    return entry.rule().name();
+                }
+                first = first == null ? entry.rule().name() : first;
+            }
+        }
+        // Longer than any rejecting rule's own wait: a count-rejected rule the rejection charged.
+        return first != null ? first : entries.get(0).rule().name();
+    }
+
+    /**
      * Answers 429.
      *
      * @param violated   every enforcing rule that rejected the request
      * @param rule       the one of them the client must wait for longest
      * @param retryAfter how long that is
      */
-    static void tooManyRequests(HttpServletResponse response, List<String> violated, String rule, Duration retryAfter)
-            throws IOException {
+    private static void tooManyRequests(HttpServletResponse response, List<String> violated, String rule,
+                                        Duration retryAfter) throws IOException {
         long seconds = Math.max(1, RateLimitHeaders.seconds(retryAfter));
         write(response, seconds, new ProblemDetails(QUOTA_EXCEEDED, "Too Many Requests", 429,
                 "The rate limit '" + rule + "' is exhausted; retry in " + seconds + " s.", violated, rule, seconds));
@@ -43,7 +98,8 @@ final class Rejections {
      * @param refused    every rule whose {@code closed} policy refused the request, at least one
      * @param retryAfter the {@code ratelimit.failure-retry-after}
      */
-    static void unavailable(HttpServletResponse response, List<String> refused, Duration retryAfter) throws IOException {
+    private static void unavailable(HttpServletResponse response, List<String> refused, Duration retryAfter)
+            throws IOException {
         long seconds = Math.max(1, RateLimitHeaders.seconds(retryAfter));
         String rule = refused.get(0);
         write(response, seconds, new ProblemDetails(REDUCED_CAPACITY, "Service Unavailable", 503,

@@ -1,0 +1,104 @@
+package dev.ratelimit.servlet;
+
+import dev.ratelimit.RateLimitListener;
+import dev.ratelimit.ResilientRateLimiter;
+import dev.ratelimit.config.FilterSettings;
+import dev.ratelimit.config.InvalidSettingsException;
+import dev.ratelimit.config.SettingsReader;
+import dev.ratelimit.config.SettingsSource;
+import jakarta.servlet.ServletException;
+
+/**
+ * What a started filter runs on: the reading of the settings requests are decided by (replaced
+ * whole by a refresh), the limiter stack built from it, the application's own limits, and the
+ * refresh. {@link #start} builds them from the settings; {@link #stop} releases them.
+ *
+ * <p>Each part is kept as soon as it is built, so that a start that fails half-way still leaves
+ * {@link #stop} able to release what was started.
+ */
+final class RunningFilter {
+
+    // The filter's own logger name: operators configure the filter's logging by its class.
+    private static final System.Logger LOG = System.getLogger(RateLimitFilter.class.getName());
+
+    /** The settings requests are decided by, replaced whole by a refresh. */
+    private volatile Active active;
+    /** Whether the filter started enabled: a refresh cannot turn it on or off. */
+    private boolean enabled;
+    private LimiterStack stack;
+    private SettingsRefresh refresh;
+    /** The application's own limits ({@link LimitProvider}), or null. */
+    private ProvidedLimits provided;
+
+    /** What one request is decided by: one reading of the settings, taken whole. */
+    record Active(FilterSettings settings, RequestKeys keys, ResilientRateLimiter limiter) {
+    }
+
+    /**
+     * Reads and validates the settings, then starts the limiter, the application's limits and,
+     * if asked for, the refresh.
+     *
+     * @param listener   where rate-limit events go
+     * @param provider   the application's own limits, or null
+     * @param deployment the deployment's name, for the MBeans
+     * @throws ServletException when the settings are invalid (the message lists every problem)
+     */
+    void start(SettingsSource source, RateLimitListener listener, LimitProvider provider, String deployment)
+            throws ServletException {
+        FilterSettings read;
+        try {
+            read = SettingsReader.read(source);
+        } catch (InvalidSettingsException e) {
+            throw new ServletException(e.getMessage(), e);
+        }
+        this.enabled = read.enabled();
+        if (provider != null && read.enabled()) {
+            FilterSettings.LimitProviderSettings asked = read.limitProvider();
+            this.provided = new ProvidedLimits(provider, asked.cacheTtl(), asked.cacheSize(), asked.timeout(),
+                    System::nanoTime);
+            LOG.log(System.Logger.Level.INFO, "Rate limits come from the application''s {0} where it gives one",
+                    provider.getClass().getName());
+        }
+        this.stack = LimiterStack.start(read, listener, deployment);
+        this.active = new Active(read, keysFor(read), stack.limiter());
+        if (read.enabled() && read.refresh().isPresent()) {
+            this.refresh = SettingsRefresh.start(source, read,
+                    settings -> active = new Active(settings, keysFor(settings), stack.limiterFor(settings)));
+        }
+    }
+
+    private RequestKeys keysFor(FilterSettings settings) {
+        return new RequestKeys(new ClientAddressResolver(settings.trustedProxies(), settings.clientIpHeader(),
+                settings.ipv6Prefix()), settings.clientIpHeader(), provided);
+    }
+
+    /** Whether the filter started enabled; false before a start, so an unstarted filter passes requests. */
+    boolean enabled() {
+        return enabled;
+    }
+
+    /** The reading the next request is decided by, taken whole. */
+    Active active() {
+        return active;
+    }
+
+    /**
+     * Stops the refresh, the application's limits' threads and the limiter stack (connections,
+     * in-process limiter, MBeans). Never throws: every part is released even if releasing another
+     * one failed; a part never started is skipped.
+     */
+    void stop() {
+        SettingsRefresh running = refresh;
+        if (running != null) {
+            Teardown.quietly("its settings refresh", running::close);
+        }
+        ProvidedLimits limits = provided;
+        if (limits != null) {
+            Teardown.quietly("its limit provider's threads", limits::close);
+        }
+        LimiterStack started = stack;
+        if (started != null) {
+            started.stop();
+        }
+    }
+}
