@@ -1,6 +1,5 @@
 package dev.ratelimit.config;
 
-import dev.ratelimit.Algorithm;
 import dev.ratelimit.ResilientRateLimiter;
 import dev.ratelimit.Rule;
 import dev.ratelimit.local.LocalRateLimiter;
@@ -12,16 +11,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Locale;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeMap;
-import java.util.TreeSet;
 import java.util.regex.Pattern;
 
 /**
@@ -34,11 +27,7 @@ public final class SettingsReader {
     /** The prefix of every property. */
     public static final String PREFIX = "ratelimit.";
 
-    private static final System.Logger LOG = System.getLogger(SettingsReader.class.getName());
     private static final Pattern HEADER_NAME = Pattern.compile("[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}");
-    private static final Pattern METHOD = Pattern.compile("[A-Za-z]{1,32}");
-    /** The status of a request the filter rejects. */
-    private static final int TOO_MANY_REQUESTS = 429;
     /** How long a concurrency rule's lease lives when its holder never releases it. */
     public static final Duration DEFAULT_LEASE_TIMEOUT = Duration.ofSeconds(60);
 
@@ -61,6 +50,11 @@ public final class SettingsReader {
         return new SettingsReader(source).readAll();
     }
 
+    /**
+     * The global settings, read here in the order of the settings tables; each listed rule is
+     * read by {@link RuleReader} (its plans by {@link PlanReader}), and what nothing read is
+     * reported by {@link UnreadSettings}. The order of the reads is the order of the problems.
+     */
     private FilterSettings readAll() {
         boolean enabled = values.bool("ratelimit.enabled", true);
         if (!enabled && values.problems().isEmpty()) {
@@ -147,7 +141,8 @@ public final class SettingsReader {
         Optional<Duration> refresh = values.raw("ratelimit.refresh").filter(v -> !v.trim().equals("off"))
                 .map(v -> values.parseDuration("ratelimit.refresh", v, Duration.ofMillis(100)));
 
-        List<RuleSettings> rules = new ArrayList<>();
+        List<RuleSettings> ruleSettings = new ArrayList<>();
+        RuleReader rules = new RuleReader(values);
         Set<String> listed = new LinkedHashSet<>();
         for (String name : values.list("ratelimit.rules")) {
             if (!Rule.isValidName(name)) {
@@ -155,11 +150,11 @@ public final class SettingsReader {
             } else if (!listed.add(name)) {
                 values.problem("ratelimit.rules", name, "is listed twice");
             } else {
-                readRule(name).ifPresent(rules::add);
+                rules.read(name).ifPresent(ruleSettings::add);
             }
         }
         if (listed.isEmpty() && values.problems().isEmpty()) {
-            values.problems().add(noRateLimitProperty()
+            values.problems().add(UnreadSettings.noRateLimitProperty(source)
                     ? "no ratelimit.* property was found at all: " + source.whereLooked() + ". In a WAR the file is "
                             + "WEB-INF/classes/META-INF/microprofile-config.properties (Maven: "
                             + "src/main/resources/META-INF/microprofile-config.properties), not the WAR's own META-INF/; "
@@ -167,25 +162,14 @@ public final class SettingsReader {
                     : "ratelimit.rules is empty: list the rules to enforce (e.g. ratelimit.rules=api,login), "
                             + "or set ratelimit.enabled=false");
         }
-        reportUnread(listed);
+        UnreadSettings.report(values, listed);
         if (!values.problems().isEmpty()) {
             throw new InvalidSettingsException(values.problems());
         }
         return new FilterSettings(enabled, valkeyUrl, timeout, connectTimeout, poolMaxTotal, poolMaxIdle, poolMaxWait,
                 pipelines, keyPrefix, clientClock, trustedProxies, clientIpHeader, ipv6Prefix, headers, headersOnRedirects,
                 failureRetryAfter, breakerFailures, breakerOpenFor, denyCache ? denyCacheSize : 0, denyCacheHold, localMaxKeys, tlsCaFile, cluster,
-                sentinel, rules, refresh, limitProvider, nearLimitRatio);
-    }
-
-    /** Whether no property of ours is set at all, in the file, the system properties or the environment. */
-    private boolean noRateLimitProperty() {
-        for (String name : source.names()) {
-            if (name.regionMatches(true, 0, PREFIX, 0, PREFIX.length())
-                    || name.regionMatches(true, 0, "RATELIMIT_", 0, "RATELIMIT_".length())) {
-                return false;
-            }
-        }
-        return true;
+                sentinel, ruleSettings, refresh, limitProvider, nearLimitRatio);
     }
 
     /** The Sentinel-managed primary: both settings or neither, and not with a cluster. */
@@ -225,274 +209,6 @@ public final class SettingsReader {
         } catch (IllegalArgumentException e) {
             values.problem("ratelimit.valkey.sentinel.master", master.get(), "must be a name without surrounding spaces");
             return Optional.empty();
-        }
-    }
-
-    private Optional<RuleSettings> readRule(String name) {
-        String p = PREFIX + "rule." + name + ".";
-        int before = values.problems().size();
-        Algorithm algorithm = values.choice(p + "algorithm", Algorithm.SLIDING_WINDOW_COUNTER, Algorithm.values(), Algorithm::id);
-        long limit = values.required(p + "limit").map(v -> values.parseNumber(p + "limit", v, 1, Long.MAX_VALUE)).orElse(1L);
-        Duration window = window(p, algorithm);
-        long burst = limit;
-        Optional<String> burstText = values.raw(p + "burst");
-        if (burstText.isPresent()) {
-            if (!algorithm.hasBurst()) {
-                values.problem(p + "burst", burstText.get(), "applies only to token-bucket and gcra, not to " + algorithm.id());
-            } else {
-                burst = values.parseNumber(p + "burst", burstText.get(), 1, Long.MAX_VALUE);
-            }
-        }
-        List<UrlPattern> match = values.patterns(p + "match", "/*");
-        List<UrlPattern> exclude = values.patterns(p + "exclude", null);
-        Set<String> methods = new TreeSet<>();
-        for (String method : values.list(p + "methods")) {
-            if (METHOD.matcher(method).matches()) {
-                methods.add(method.toUpperCase(Locale.ROOT));
-            } else {
-                values.problem(p + "methods", method, "is not an HTTP method");
-            }
-        }
-        KeySpec key = values.raw(p + "key").map(v -> KeySpec.parse(v).orElseGet(() -> {
-            values.problem(p + "key", v, "is not a key: use ip, principal, principal-or-ip, path, header:<name>, "
-                    + "param:<name> or global, several joined by '+'");
-            return null;
-        })).orElseGet(() -> KeySpec.parse("ip").orElseThrow());
-        boolean lowercaseKey = values.bool(p + "lowercase-key", false);
-        long cost = values.number(p + "cost", 1, 1, Long.MAX_VALUE);
-        boolean countRejected = values.bool(p + "count-rejected", false);
-        if (algorithm.isConcurrency() && countRejected) {
-            values.problem(p + "count-rejected", "true", "does not apply to concurrency: a rejected request holds no lease");
-        }
-        OnFailure onFailure = values.choice(p + "on-failure", OnFailure.OPEN, OnFailure.values(), OnFailure::id);
-        long localLimit = values.number(p + "local-limit", limit, 1, limit);
-        boolean shadow = values.bool(p + "shadow", false);
-        Optional<OutcomeCondition> outcome = outcome(p, algorithm, countRejected);
-        if (algorithm.isConcurrency() && limit > Rule.MAX_SLIDING_LOG_LIMIT) {
-            values.problem(p + "limit", Long.toString(limit), "must be at most " + Rule.MAX_SLIDING_LOG_LIMIT
-                    + " for concurrency, which keeps one lease per request in progress");
-        }
-        if (algorithm == Algorithm.SLIDING_LOG && limit > Rule.MAX_SLIDING_LOG_LIMIT) {
-            values.problem(p + "limit", Long.toString(limit), "must be at most " + Rule.MAX_SLIDING_LOG_LIMIT
-                    + " for sliding-log, which keeps one entry per unit (use sliding-window-counter, token-bucket "
-                    + "or gcra for higher limits)");
-        }
-        if (values.problems().size() > before) {
-            return Optional.empty();
-        }
-        try {
-            Rule rule = new Rule(name, algorithm, limit, window, burst, countRejected, shadow);
-            if (cost > rule.capacity()) {
-                values.problem(p + "cost", Long.toString(cost), "must not exceed the rule's "
-                        + (algorithm.hasBurst() ? "burst" : "limit") + " (" + rule.capacity() + "): it could never be allowed");
-                return Optional.empty();
-            }
-            // The local rule keeps the shape of the shared one: its burst shrinks with its limit.
-            long localBurst = algorithm.hasBurst() ? Math.max(1, (long) Math.ceil((double) burst * localLimit / limit)) : localLimit;
-            Rule localRule = new Rule(name, algorithm, localLimit, window, localBurst, countRejected, shadow);
-            Optional<PlanSpec> plan = planSpec(p);
-            Map<String, Rule> plans = plans(p, rule, plan, cost);
-            if (values.problems().size() > before) {
-                return Optional.empty();
-            }
-            return Optional.of(new RuleSettings(rule, match, exclude, methods, key, lowercaseKey, cost, onFailure,
-                    localRule, outcome, plan, plans));
-        } catch (IllegalArgumentException e) {
-            values.problems().add(p + "*: " + e.getMessage());
-            return Optional.empty();
-        }
-    }
-
-    /**
-     * The window, or for a concurrency rule the lease timeout ({@code lease-timeout}, default
-     * {@link #DEFAULT_LEASE_TIMEOUT}), which the rule carries as its window.
-     */
-    private Duration window(String p, Algorithm algorithm) {
-        if (algorithm.isConcurrency()) {
-            values.raw(p + "window").ifPresent(v -> values.problem(p + "window", v, "does not apply to concurrency, "
-                    + "which limits requests in progress, not per window: set " + p + "lease-timeout"));
-            return values.duration(p + "lease-timeout", DEFAULT_LEASE_TIMEOUT, Duration.ofMillis(1));
-        }
-        values.raw(p + "lease-timeout").ifPresent(v -> values.problem(p + "lease-timeout", v,
-                "applies only to algorithm=concurrency, not to " + algorithm.id()));
-        return values.required(p + "window").map(v -> values.parseDuration(p + "window", v, Duration.ofMillis(1)))
-                .orElse(Duration.ofSeconds(1));
-    }
-
-    private Optional<PlanSpec> planSpec(String p) {
-        return values.raw(p + "plan").flatMap(v -> {
-            Optional<PlanSpec> spec = PlanSpec.parse(v);
-            if (spec.isEmpty()) {
-                values.problem(p + "plan", v, "must be header:<name>, role:<role>,<role>... or attribute:<name> "
-                        + "(role and plan names: letters, digits, '_' and '-')");
-            }
-            return spec;
-        });
-    }
-
-    /**
-     * The plans configured under {@code <rule>.plan.<plan>.}: each a rule of the same name and
-     * algorithm with its own limit, window and burst, the rule's own where a plan sets none. A
-     * plan that cannot take the rule's cost is a problem, as the rule itself would be: no request
-     * of its callers could ever be allowed.
-     */
-    private Map<String, Rule> plans(String p, Rule base, Optional<PlanSpec> spec, long cost) {
-        String planPrefix = p + "plan.";
-        Set<String> names = new TreeSet<>();
-        for (String name : source.names()) {
-            if (name.startsWith(planPrefix)) {
-                String rest = name.substring(planPrefix.length());
-                int dot = rest.indexOf('.');
-                names.add(dot < 0 ? rest : rest.substring(0, dot));
-            }
-        }
-        if (spec.isEmpty()) {
-            if (!names.isEmpty()) {
-                values.problem(planPrefix + names.iterator().next() + ".*", "(set)", "needs " + p + "plan, where "
-                        + "the caller's plan comes from: header:<name>, role:<roles> or attribute:<name>");
-            }
-            return Map.of();
-        }
-        if (names.isEmpty()) {
-            values.problem(p + "plan", values.raw(p + "plan").orElse(""), "names no plan: set " + planPrefix
-                    + "<plan>.limit (and .window, .burst) for each plan");
-            return Map.of();
-        }
-        Map<String, Rule> plans = new LinkedHashMap<>();
-        for (String plan : names) {
-            String q = planPrefix + plan + ".";
-            if (!PlanSpec.PLAN_NAME.matcher(plan).matches()) {
-                values.problem(q + "*", plan, "is not a plan name: letters, digits, '_' and '-'");
-                continue;
-            }
-            int planBefore = values.problems().size();
-            long limit = values.number(q + "limit", base.limit(), 1, Long.MAX_VALUE);
-            Duration window = base.algorithm().isConcurrency() ? base.window()
-                    : values.duration(q + "window", base.window(), Duration.ofMillis(1));
-            // The plan keeps the rule's shape: its burst grows or shrinks with its limit.
-            long defaultBurst = !base.algorithm().hasBurst() ? limit
-                    : Math.max(1, (long) Math.ceil((double) base.burst() * limit / base.limit()));
-            long burst = defaultBurst;
-            Optional<String> burstText = values.raw(q + "burst");
-            if (burstText.isPresent()) {
-                if (!base.algorithm().hasBurst()) {
-                    values.problem(q + "burst", burstText.get(), "applies only to token-bucket and gcra, not to "
-                            + base.algorithm().id());
-                } else {
-                    burst = values.parseNumber(q + "burst", burstText.get(), 1, Long.MAX_VALUE);
-                }
-            }
-            if (values.problems().size() > planBefore) {
-                // A bad number reads as 1: checking it against the cost would only repeat the problem.
-                continue;
-            }
-            if (cost > (base.algorithm().hasBurst() ? burst : limit)) {
-                if (burstText.isPresent() && base.algorithm().hasBurst()) {
-                    values.problem(q + "burst", burstText.get(), "must not be below the rule's cost (" + cost
-                            + "): a request on this plan could never be allowed");
-                } else {
-                    values.problem(q + "limit", values.raw(q + "limit").orElse(Long.toString(limit)),
-                            base.algorithm().hasBurst()
-                                    ? "gives the plan a burst of " + burst + ", below the rule's cost (" + cost
-                                    + "): a request on this plan could never be allowed (the burst scales with the "
-                                    + "limit unless " + q + "burst is set)"
-                                    : "must not be below the rule's cost (" + cost + "): a request on this plan could "
-                                    + "never be allowed");
-                }
-                continue;
-            }
-            try {
-                plans.put(plan, new Rule(base.name(), base.algorithm(), limit, window, burst, base.countRejected(),
-                        base.shadow()));
-            } catch (IllegalArgumentException e) {
-                values.problems().add(q + "*: " + e.getMessage());
-            }
-        }
-        return plans;
-    }
-
-    /**
-     * {@code count-when} or {@code refund-when}: at most one of them, not on a concurrency rule,
-     * and not with {@code count-rejected} when it gives a 429 back.
-     *
-     * <p>The units of a rule counting by outcome follow the response's status, and a request the
-     * filter rejects is a response with status 429, whichever rule rejected it. count-rejected
-     * makes a rejection take units; with a condition that gives 429 back it would take them
-     * against the condition's own word (a rejection by another rule charging a count-when rule
-     * whose statuses do not include 429). Refused rather than silently resolved either way: the
-     * operator says whether rejected attempts count, by listing 429 or dropping count-rejected.
-     */
-    private Optional<OutcomeCondition> outcome(String p, Algorithm algorithm, boolean countRejected) {
-        Optional<String> countWhen = values.raw(p + "count-when");
-        Optional<String> refundWhen = values.raw(p + "refund-when");
-        if (algorithm.isConcurrency() && (countWhen.isPresent() || refundWhen.isPresent())) {
-            String property = p + (countWhen.isPresent() ? "count-when" : "refund-when");
-            values.problem(property, countWhen.or(() -> refundWhen).get(), "does not apply to concurrency: its "
-                    + "lease is released after every response");
-            return Optional.empty();
-        }
-        if (countWhen.isPresent() && refundWhen.isPresent()) {
-            values.problem(p + "refund-when", refundWhen.get(), "cannot be set together with " + p + "count-when="
-                    + countWhen.get() + ": give the statuses that count, or those given back, not both");
-            return Optional.empty();
-        }
-        String property = p + (countWhen.isPresent() ? "count-when" : "refund-when");
-        Optional<String> value = countWhen.or(() -> refundWhen);
-        if (value.isEmpty()) {
-            return Optional.empty();
-        }
-        List<String> problems = new ArrayList<>();
-        Optional<OutcomeCondition> condition = OutcomeCondition.parse(countWhen.isPresent(), value.get(), problems);
-        problems.forEach(problem -> values.problem(property, value.get(), problem));
-        if (countRejected && condition.isPresent() && condition.get().givesBack(TOO_MANY_REQUESTS)) {
-            values.problem(p + "count-rejected", values.raw(p + "count-rejected").orElse("true"), "cannot be set with "
-                    + condition.get() + ", which gives a 429 back: a rejected request is answered 429 and its units "
-                    + "follow that status, so what count-rejected records would not count; "
-                    + (countWhen.isPresent() ? "add 429 to " + property : "leave 429 out of " + property)
-                    + " to count rejected attempts, or drop count-rejected");
-        }
-        return condition;
-    }
-
-    /**
-     * Names under {@code ratelimit.} that nothing read. A typo in the properties file or a system
-     * property fails the deployment. A rule configured but not listed (an environment that runs
-     * fewer rules than the file defines) and an environment variable that matches no setting are
-     * logged once as warnings and ignored; an environment variable that is the environment form
-     * of a setting read (hyphens included, {@code RATELIMIT_KEY_PREFIX}) is that setting.
-     */
-    private void reportUnread(Set<String> listed) {
-        Set<String> readForms = new HashSet<>();
-        for (String name : values.read()) {
-            readForms.add(SettingsSource.environmentForm(name));
-        }
-        TreeMap<String, List<String>> unlistedRules = new TreeMap<>();
-        Set<String> unknownVariables = new TreeSet<>();
-        for (String name : new TreeSet<>(source.names())) {
-            if (!name.startsWith(PREFIX) || values.read().contains(name)) {
-                continue;
-            }
-            if (source.fromEnvironment(name)) {
-                String variable = SettingsSource.environmentForm(name);
-                if (!readForms.contains(variable)) {
-                    unknownVariables.add(variable);
-                }
-                continue;
-            }
-            String rest = name.substring(PREFIX.length());
-            int dot = rest.indexOf('.', "rule.".length());
-            if (rest.startsWith("rule.") && dot > 0 && !listed.contains(rest.substring("rule.".length(), dot))) {
-                unlistedRules.computeIfAbsent(rest.substring("rule.".length(), dot), k -> new ArrayList<>()).add(name);
-            } else {
-                values.problems().add(name + " is not a known setting (a typo?)");
-            }
-        }
-        unlistedRules.forEach((rule, names) -> LOG.log(System.Logger.Level.WARNING, "Rule ''{0}'' is configured ({1}) "
-                + "but not listed in ratelimit.rules={2}: it is not enforced", rule, String.join(", ", names),
-                String.join(",", listed)));
-        if (!unknownVariables.isEmpty()) {
-            LOG.log(System.Logger.Level.WARNING, "Environment variables that match no rate-limit setting are ignored: "
-                    + "{0}", String.join(", ", unknownVariables));
         }
     }
 }

@@ -1,0 +1,177 @@
+package dev.ratelimit.config;
+
+import dev.ratelimit.Algorithm;
+import dev.ratelimit.Rule;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
+
+/**
+ * Reads the settings of one listed rule, {@code ratelimit.rule.<name>.*}, into a
+ * {@link RuleSettings}: its algorithm, limit, window or lease timeout, burst, matching, key,
+ * cost, failure policy, local limit and outcome condition, each checked on its own and against
+ * the others. Its plans are read by {@link PlanReader}. Problems go to the shared
+ * {@link SettingsValues}, so that the reader reports them with every other one.
+ */
+final class RuleReader {
+
+    private static final Pattern METHOD = Pattern.compile("[A-Za-z]{1,32}");
+    /** The status of a request the filter rejects. */
+    private static final int TOO_MANY_REQUESTS = 429;
+
+    private final SettingsValues values;
+    private final PlanReader planReader;
+
+    /** A reader of rules whose reads and problems are recorded in {@code values}. */
+    RuleReader(SettingsValues values) {
+        this.values = values;
+        this.planReader = new PlanReader(values);
+    }
+
+    /**
+     * Reads one rule.
+     *
+     * @param name the rule's name, already checked and listed once
+     * @return the rule, or empty if any of its settings has a problem (recorded in the values)
+     */
+    Optional<RuleSettings> read(String name) {
+        String p = SettingsReader.PREFIX + "rule." + name + ".";
+        int before = values.problems().size();
+        Algorithm algorithm = values.choice(p + "algorithm", Algorithm.SLIDING_WINDOW_COUNTER, Algorithm.values(), Algorithm::id);
+        long limit = values.required(p + "limit").map(v -> values.parseNumber(p + "limit", v, 1, Long.MAX_VALUE)).orElse(1L);
+        Duration window = window(p, algorithm);
+        long burst = limit;
+        Optional<String> burstText = values.raw(p + "burst");
+        if (burstText.isPresent()) {
+            if (!algorithm.hasBurst()) {
+                values.problem(p + "burst", burstText.get(), "applies only to token-bucket and gcra, not to " + algorithm.id());
+            } else {
+                burst = values.parseNumber(p + "burst", burstText.get(), 1, Long.MAX_VALUE);
+            }
+        }
+        List<UrlPattern> match = values.patterns(p + "match", "/*");
+        List<UrlPattern> exclude = values.patterns(p + "exclude", null);
+        Set<String> methods = new TreeSet<>();
+        for (String method : values.list(p + "methods")) {
+            if (METHOD.matcher(method).matches()) {
+                methods.add(method.toUpperCase(Locale.ROOT));
+            } else {
+                values.problem(p + "methods", method, "is not an HTTP method");
+            }
+        }
+        KeySpec key = values.raw(p + "key").map(v -> KeySpec.parse(v).orElseGet(() -> {
+            values.problem(p + "key", v, "is not a key: use ip, principal, principal-or-ip, path, header:<name>, "
+                    + "param:<name> or global, several joined by '+'");
+            return null;
+        })).orElseGet(() -> KeySpec.parse("ip").orElseThrow());
+        boolean lowercaseKey = values.bool(p + "lowercase-key", false);
+        long cost = values.number(p + "cost", 1, 1, Long.MAX_VALUE);
+        boolean countRejected = values.bool(p + "count-rejected", false);
+        if (algorithm.isConcurrency() && countRejected) {
+            values.problem(p + "count-rejected", "true", "does not apply to concurrency: a rejected request holds no lease");
+        }
+        OnFailure onFailure = values.choice(p + "on-failure", OnFailure.OPEN, OnFailure.values(), OnFailure::id);
+        long localLimit = values.number(p + "local-limit", limit, 1, limit);
+        boolean shadow = values.bool(p + "shadow", false);
+        Optional<OutcomeCondition> outcome = outcome(p, algorithm, countRejected);
+        if (algorithm.isConcurrency() && limit > Rule.MAX_SLIDING_LOG_LIMIT) {
+            values.problem(p + "limit", Long.toString(limit), "must be at most " + Rule.MAX_SLIDING_LOG_LIMIT
+                    + " for concurrency, which keeps one lease per request in progress");
+        }
+        if (algorithm == Algorithm.SLIDING_LOG && limit > Rule.MAX_SLIDING_LOG_LIMIT) {
+            values.problem(p + "limit", Long.toString(limit), "must be at most " + Rule.MAX_SLIDING_LOG_LIMIT
+                    + " for sliding-log, which keeps one entry per unit (use sliding-window-counter, token-bucket "
+                    + "or gcra for higher limits)");
+        }
+        if (values.problems().size() > before) {
+            return Optional.empty();
+        }
+        try {
+            Rule rule = new Rule(name, algorithm, limit, window, burst, countRejected, shadow);
+            if (cost > rule.capacity()) {
+                values.problem(p + "cost", Long.toString(cost), "must not exceed the rule's "
+                        + (algorithm.hasBurst() ? "burst" : "limit") + " (" + rule.capacity() + "): it could never be allowed");
+                return Optional.empty();
+            }
+            // The local rule keeps the shape of the shared one: its burst shrinks with its limit.
+            long localBurst = algorithm.hasBurst() ? Math.max(1, (long) Math.ceil((double) burst * localLimit / limit)) : localLimit;
+            Rule localRule = new Rule(name, algorithm, localLimit, window, localBurst, countRejected, shadow);
+            Optional<PlanSpec> plan = planReader.spec(p);
+            Map<String, Rule> plans = planReader.plans(p, rule, plan, cost);
+            if (values.problems().size() > before) {
+                return Optional.empty();
+            }
+            return Optional.of(new RuleSettings(rule, match, exclude, methods, key, lowercaseKey, cost, onFailure,
+                    localRule, outcome, plan, plans));
+        } catch (IllegalArgumentException e) {
+            values.problems().add(p + "*: " + e.getMessage());
+            return Optional.empty();
+        }
+    }
+
+    /**
+     * The window, or for a concurrency rule the lease timeout ({@code lease-timeout}, default
+     * {@link SettingsReader#DEFAULT_LEASE_TIMEOUT}), which the rule carries as its window.
+     */
+    private Duration window(String p, Algorithm algorithm) {
+        if (algorithm.isConcurrency()) {
+            values.raw(p + "window").ifPresent(v -> values.problem(p + "window", v, "does not apply to concurrency, "
+                    + "which limits requests in progress, not per window: set " + p + "lease-timeout"));
+            return values.duration(p + "lease-timeout", SettingsReader.DEFAULT_LEASE_TIMEOUT, Duration.ofMillis(1));
+        }
+        values.raw(p + "lease-timeout").ifPresent(v -> values.problem(p + "lease-timeout", v,
+                "applies only to algorithm=concurrency, not to " + algorithm.id()));
+        return values.required(p + "window").map(v -> values.parseDuration(p + "window", v, Duration.ofMillis(1)))
+                .orElse(Duration.ofSeconds(1));
+    }
+
+    /**
+     * {@code count-when} or {@code refund-when}: at most one of them, not on a concurrency rule,
+     * and not with {@code count-rejected} when it gives a 429 back.
+     *
+     * <p>The units of a rule counting by outcome follow the response's status, and a request the
+     * filter rejects is a response with status 429, whichever rule rejected it. count-rejected
+     * makes a rejection take units; with a condition that gives 429 back it would take them
+     * against the condition's own word (a rejection by another rule charging a count-when rule
+     * whose statuses do not include 429). Refused rather than silently resolved either way: the
+     * operator says whether rejected attempts count, by listing 429 or dropping count-rejected.
+     */
+    private Optional<OutcomeCondition> outcome(String p, Algorithm algorithm, boolean countRejected) {
+        Optional<String> countWhen = values.raw(p + "count-when");
+        Optional<String> refundWhen = values.raw(p + "refund-when");
+        if (algorithm.isConcurrency() && (countWhen.isPresent() || refundWhen.isPresent())) {
+            String property = p + (countWhen.isPresent() ? "count-when" : "refund-when");
+            values.problem(property, countWhen.or(() -> refundWhen).get(), "does not apply to concurrency: its "
+                    + "lease is released after every response");
+            return Optional.empty();
+        }
+        if (countWhen.isPresent() && refundWhen.isPresent()) {
+            values.problem(p + "refund-when", refundWhen.get(), "cannot be set together with " + p + "count-when="
+                    + countWhen.get() + ": give the statuses that count, or those given back, not both");
+            return Optional.empty();
+        }
+        String property = p + (countWhen.isPresent() ? "count-when" : "refund-when");
+        Optional<String> value = countWhen.or(() -> refundWhen);
+        if (value.isEmpty()) {
+            return Optional.empty();
+        }
+        List<String> problems = new ArrayList<>();
+        Optional<OutcomeCondition> condition = OutcomeCondition.parse(countWhen.isPresent(), value.get(), problems);
+        problems.forEach(problem -> values.problem(property, value.get(), problem));
+        if (countRejected && condition.isPresent() && condition.get().givesBack(TOO_MANY_REQUESTS)) {
+            values.problem(p + "count-rejected", values.raw(p + "count-rejected").orElse("true"), "cannot be set with "
+                    + condition.get() + ", which gives a 429 back: a rejected request is answered 429 and its units "
+                    + "follow that status, so what count-rejected records would not count; "
+                    + (countWhen.isPresent() ? "add 429 to " + property : "leave 429 out of " + property)
+                    + " to count rejected attempts, or drop count-rejected");
+        }
+        return condition;
+    }
+}
