@@ -119,6 +119,11 @@ final class Invariants {
      * left, a filter that decided nothing), judged by the HTTP checks, not the limiter's contract.
      */
     private boolean overHttp;
+    /**
+     * How long a deny cache replays a rejection at most, 0 without one: room another instance
+     * makes (a refund, a release) is seen by this one only after that.
+     */
+    private long denyCacheHoldMs;
 
     /** An allowed reservation: what it claimed and was told. */
     private record Reserved(Event.Call call, Decisions decisions) {
@@ -167,6 +172,8 @@ final class Invariants {
                 instances = ((Number) start.options().getOrDefault("instances", 1)).intValue();
                 avoided = start.options().get("avoided") instanceof List<?> names ? names : List.of();
                 overHttp = "HTTP".equals(start.target());
+                denyCacheHoldMs = Boolean.TRUE.equals(start.options().get("denyCache"))
+                        ? ((Number) start.options().getOrDefault("denyCacheHoldMs", 0)).longValue() : 0;
             } else if (event instanceof Event.RuleSet set) {
                 ruleSet(set);
             } else if (event instanceof Event.Fault fault) {
@@ -450,6 +457,11 @@ final class Invariants {
                 unit.refund = Unit.Refund.GIVEN;
                 unit.refundAt = settled.at();
                 ledger.roomMade();
+                if (instances > 1 && denyCacheHoldMs > 0) {
+                    // Another instance's deny cache cannot see this give-back: it may replay its
+                    // rejection for up to its hold (README, ratelimit.deny-cache.max-hold).
+                    ledger.livenessNotBefore(settled.at() + denyCacheHoldMs);
+                }
             }
         }
     }

@@ -231,4 +231,28 @@ class InvariantsTest {
         events.add(new Event.StoreCall(id, at, 0, "acquire", claims, decisions, null, null));
         events.add(new Event.Decided(id, at, 0, decisions));
     }
+
+    /**
+     * Two instances: a give-back on one is seen by the other's deny cache only after its hold,
+     * so a rejection within the hold is no lockout, and one after it is.
+     */
+    @Test
+    void aGiveBackOnAnotherInstanceLeavesItsDenyCacheTheHoldAndNoMore() {
+        Rule rule = Rule.of("fw", Algorithm.FIXED_WINDOW, 1, Duration.ofMinutes(1));
+        rule(rule);
+        List<Claim> one = List.of(Claim.of(rule, "k", 1));
+        long reserved = ++op;
+        Decisions taken = Decisions.of(one, List.of(Decision.allowed("fw", 1, 0, Duration.ofSeconds(60))));
+        events.add(new Event.Call(reserved, T0, 0, Event.Kind.RESERVE, one, 1));
+        events.add(new Event.StoreCall(reserved, T0, 0, "reserve", one, taken, null, null));
+        events.add(new Event.Decided(reserved, T0, 0, taken));
+        settle(T0 + 100, reserved, "cancel", List.of("fw"), List.of("fw"));
+        call(Event.Kind.ACQUIRE, T0 + 600, rule, 1, false, 59_000);
+        Map<String, Object> twoInstances = Map.of("storeEvents", true, "instances", 2, "denyCache", true,
+                "denyCacheHoldMs", 1_000L);
+        assertThat(check("hand", twoInstances)).as("a replay within the hold").isEmpty();
+        call(Event.Kind.ACQUIRE, T0 + 1_200, rule, 1, false, 58_000);
+        assertThat(check("hand", twoInstances)).extracting(Violation::invariant)
+                .anyMatch(i -> i.startsWith("fixed-window: not rejected"));
+    }
 }

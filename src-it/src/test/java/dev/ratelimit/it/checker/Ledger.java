@@ -84,6 +84,16 @@ final class Ledger {
         room++;
     }
 
+    /**
+     * Liveness waits until {@code at}: room was made where a deny cache of another instance cannot
+     * see it, and it may replay its rejection until then.
+     *
+     * @param at client ms
+     */
+    void livenessNotBefore(long at) {
+        livenessFrom = Math.max(livenessFrom, at);
+    }
+
     /** Client ms from which liveness is checked: the state written under older rules no longer weighs. */
     long livenessFrom() {
         return livenessFrom;
