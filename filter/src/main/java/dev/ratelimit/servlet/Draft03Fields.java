@@ -36,12 +36,12 @@ final class Draft03Fields implements HeaderVersion {
         for (RateLimitHeaders.Entry entry : entries) {
             if (!entry.rule().algorithm().isConcurrency()) {
                 limit.add(entry.rule().capacity() + ";w="
-                        + RateLimitHeaders.seconds(RateLimitHeaders.quotaWindow(entry.rule())));
+                        + RateLimitHeaders.seconds(entry.rule().quotaWindow()));
             }
         }
         fields.put("RateLimit-Limit", limit.toString());
         fields.put("RateLimit-Remaining", Long.toString(tightest.decision().remaining()));
         fields.put("RateLimit-Reset",
-                Long.toString(RateLimitHeaders.seconds(RateLimitHeaders.effectiveWindow(tightest.decision()))));
+                Long.toString(RateLimitHeaders.seconds(tightest.decision().effectiveWindow())));
     }
 }

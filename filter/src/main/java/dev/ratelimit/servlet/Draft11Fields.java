@@ -13,7 +13,7 @@ import java.util.StringJoiner;
  * RateLimit: "api";r=57;t=12, "jobs";r=19;t=60
  * </pre>
  * {@code q} is the quota ({@link dev.ratelimit.Rule#capacity()}), {@code w} the seconds in which
- * the rule restores it ({@link RateLimitHeaders#quotaWindow}); a concurrency rule has the unit
+ * the rule restores it ({@link dev.ratelimit.Rule#quotaWindow()}); a concurrency rule has the unit
  * {@code qu="concurrent-requests"} and no {@code w}. {@code r} is the units remaining and
  * {@code t} the effective window: the seconds, rounded up, within which no more than {@code r}
  * units can be taken, that is until more quota is made available (none for a concurrency rule
@@ -40,8 +40,8 @@ final class Draft11Fields implements HeaderVersion {
                     // Units in progress, not per window: the draft's unit for it, and no w.
                     ? name + ";q=" + entry.rule().capacity() + ";qu=\"concurrent-requests\""
                     : name + ";q=" + entry.rule().capacity() + ";w="
-                    + RateLimitHeaders.seconds(RateLimitHeaders.quotaWindow(entry.rule())));
-            Duration window = RateLimitHeaders.effectiveWindow(entry.decision());
+                    + RateLimitHeaders.seconds(entry.rule().quotaWindow()));
+            Duration window = entry.decision().effectiveWindow();
             // No t where no more quota will come (a concurrency rule holding no lease).
             state.add(name + ";r=" + entry.decision().remaining()
                     + (window.isZero() ? "" : ";t=" + RateLimitHeaders.seconds(window)));

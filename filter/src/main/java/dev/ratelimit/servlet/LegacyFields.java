@@ -22,6 +22,6 @@ final class LegacyFields implements HeaderVersion {
         fields.put("X-RateLimit-Limit", Long.toString(tightest.rule().capacity()));
         fields.put("X-RateLimit-Remaining", Long.toString(tightest.decision().remaining()));
         fields.put("X-RateLimit-Reset",
-                Long.toString(RateLimitHeaders.seconds(RateLimitHeaders.effectiveWindow(tightest.decision()))));
+                Long.toString(RateLimitHeaders.seconds(tightest.decision().effectiveWindow())));
     }
 }

@@ -85,19 +85,6 @@ final class RateLimitHeaders {
     }
 
     /**
-     * The decision's effective window (draft-11 §4.1: the time within which no more than its
-     * remaining units can be taken, until more quota is made available; zero when no more will
-     * come): every version's reset is taken from here, and only here, so that what the reset
-     * means is said in one place.
-     *
-     * @param decision a rule's decision
-     * @return a non-negative duration
-     */
-    static Duration effectiveWindow(Decision decision) {
-        return decision.effectiveWindow();
-    }
-
-    /**
      * The rule a client runs into first: the fewest units remaining, the first of equals.
      *
      * @param entries at least one
@@ -141,11 +128,6 @@ final class RateLimitHeaders {
      */
     static boolean isRedirection(int status) {
         return status >= 300 && status < 400;
-    }
-
-    /** The time in which the rule restores its whole quota ({@link Rule#capacity()}) at its rate. */
-    static Duration quotaWindow(Rule rule) {
-        return rule.quotaWindow();
     }
 
     /**
