@@ -1,11 +1,13 @@
 /**
  * A distributed rate-limiting filter for Jakarta web applications, backed by Valkey.
  *
- * <p>The public surface is four packages:
+ * <p>The public surface is five packages:
  * <ul>
  *   <li>{@code dev.ratelimit}: the API ({@code RateLimiter}, {@code Rule}, {@code Claim},
- *       {@code Decision}, {@code Decisions}, {@code FailurePolicy}, {@code ResilientRateLimiter},
+ *       {@code Decision}, {@code Decisions}, {@code FailurePolicy},
  *       {@code RateLimitListener}, the exceptions);</li>
+ *   <li>{@code dev.ratelimit.resilient}: {@code ResilientRateLimiter}, a store behind a deny cache, with
+ *       per-rule failure policies and the in-process fallback;</li>
  *   <li>{@code dev.ratelimit.servlet}: {@code RateLimitFilter}, {@code LimitProvider} and {@code ListenerProvider};</li>
  *   <li>{@code dev.ratelimit.valkey}: {@code ValkeyRateLimiter} and {@code ValkeySettings};</li>
  *   <li>{@code dev.ratelimit.local}: {@code LocalRateLimiter}, the in-process limiter.</li>
@@ -25,6 +27,7 @@ module dev.ratelimit {
     exports dev.ratelimit.servlet;
     exports dev.ratelimit.valkey;
     exports dev.ratelimit.local;
+    exports dev.ratelimit.resilient;
     // An application's own limits, found as a service when not set in the servlet context.
     uses dev.ratelimit.servlet.LimitProvider;
     // A metrics library's listener, found when the application sets none.

@@ -110,7 +110,7 @@ public final class Reservation {
      *
      * @return true if this settled the reservation, false if it was settled already
      * @throws RateLimitException if a lease is to be released and the store cannot be reached
-     *                            in time (a reservation from {@link ResilientRateLimiter} never
+     *                            in time (a reservation from {@link dev.ratelimit.resilient.ResilientRateLimiter} never
      *                            throws; the Valkey limiter releases the lease once Valkey
      *                            answers again, or it times out)
      */
@@ -129,7 +129,7 @@ public final class Reservation {
      * @return the names of the rules that gave units back; none if the reservation was settled
      *         already or took nothing
      * @throws RateLimitException if the store cannot be reached in time (a reservation from
-     *                            {@link ResilientRateLimiter} never throws: it drops the refund)
+     *                            {@link dev.ratelimit.resilient.ResilientRateLimiter} never throws: it drops the refund)
      */
     public List<String> cancel() {
         return cancel(rule -> true);
@@ -143,7 +143,7 @@ public final class Reservation {
      * @return the names of the rules that gave units back; none if the reservation was settled
      *         already
      * @throws RateLimitException if the store cannot be reached in time (a reservation from
-     *                            {@link ResilientRateLimiter} never throws: it drops the refund)
+     *                            {@link dev.ratelimit.resilient.ResilientRateLimiter} never throws: it drops the refund)
      */
     public List<String> cancel(Predicate<Rule> rules) {
         Objects.requireNonNull(rules, "rules");

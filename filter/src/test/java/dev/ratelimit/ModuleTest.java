@@ -18,11 +18,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ModuleTest {
 
     @Test
-    void onlyTheApiTheFilterTheValkeyBuilderAndTheLocalLimiterAreExported() throws IOException {
-        ModuleDescriptor descriptor;
-        try (InputStream in = Files.newInputStream(Path.of("target/classes/module-info.class"))) {
-            descriptor = ModuleDescriptor.read(in);
-        }
+    void onlyTheApiTheFilterTheLimitersAndTheResilientPathAreExported() throws IOException {
+        ModuleDescriptor descriptor = descriptor();
         Map<String, Set<String>> exports = new TreeMap<>();
         for (ModuleDescriptor.Exports export : descriptor.exports()) {
             exports.put(export.source(), export.targets());
@@ -33,6 +30,7 @@ class ModuleTest {
                 Map.entry("dev.ratelimit.servlet", Set.of()),
                 Map.entry("dev.ratelimit.valkey", Set.of()),
                 Map.entry("dev.ratelimit.local", Set.of()),
+                Map.entry("dev.ratelimit.resilient", Set.of()),
                 Map.entry("dev.ratelimit.metrics", Set.of("java.management")));
         // A new package is a choice: exported (public surface) or one of the internal ones.
         Set<String> packages;
@@ -42,9 +40,25 @@ class ModuleTest {
         }
         assertThat(packages).as("the packages of the JAR")
                 .containsExactlyInAnyOrder("dev.ratelimit", "dev.ratelimit.servlet", "dev.ratelimit.valkey",
-                        "dev.ratelimit.local", "dev.ratelimit.metrics", "dev.ratelimit.config", "dev.ratelimit.net",
-                        "dev.ratelimit.internal");
+                        "dev.ratelimit.local", "dev.ratelimit.resilient", "dev.ratelimit.metrics", "dev.ratelimit.config",
+                        "dev.ratelimit.net", "dev.ratelimit.internal");
         assertThat(descriptor.requires().stream().map(ModuleDescriptor.Requires::name).collect(Collectors.toSet()))
                 .contains("jakarta.servlet", "redis.clients.jedis", "microprofile.config.api", "java.management");
+    }
+
+    /** The packages exported to every module (not the qualified exports to one). */
+    static Set<String> exportedPackages() {
+        try {
+            return descriptor().exports().stream().filter(export -> !export.isQualified())
+                    .map(ModuleDescriptor.Exports::source).collect(Collectors.toSet());
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    private static ModuleDescriptor descriptor() throws IOException {
+        try (InputStream in = Files.newInputStream(Path.of("target/classes/module-info.class"))) {
+            return ModuleDescriptor.read(in);
+        }
     }
 }

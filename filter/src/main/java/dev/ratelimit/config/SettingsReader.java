@@ -1,6 +1,6 @@
 package dev.ratelimit.config;
 
-import dev.ratelimit.ResilientRateLimiter;
+import dev.ratelimit.resilient.ResilientRateLimiter;
 import dev.ratelimit.Rule;
 import dev.ratelimit.local.LocalRateLimiter;
 import dev.ratelimit.net.Cidr;

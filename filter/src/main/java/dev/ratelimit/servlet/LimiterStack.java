@@ -2,7 +2,7 @@ package dev.ratelimit.servlet;
 
 import dev.ratelimit.RateLimitListener;
 import dev.ratelimit.RateLimiter;
-import dev.ratelimit.ResilientRateLimiter;
+import dev.ratelimit.resilient.ResilientRateLimiter;
 import dev.ratelimit.config.FilterSettings;
 import dev.ratelimit.config.RuleSettings;
 import dev.ratelimit.local.LocalRateLimiter;

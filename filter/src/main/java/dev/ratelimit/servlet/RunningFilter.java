@@ -1,7 +1,7 @@
 package dev.ratelimit.servlet;
 
 import dev.ratelimit.RateLimitListener;
-import dev.ratelimit.ResilientRateLimiter;
+import dev.ratelimit.resilient.ResilientRateLimiter;
 import dev.ratelimit.config.FilterSettings;
 import dev.ratelimit.config.InvalidSettingsException;
 import dev.ratelimit.config.SettingsReader;

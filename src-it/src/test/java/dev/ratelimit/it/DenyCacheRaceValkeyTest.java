@@ -6,7 +6,7 @@ import dev.ratelimit.Decision;
 import dev.ratelimit.FailurePolicy;
 import dev.ratelimit.ManualClock;
 import dev.ratelimit.PausingStore;
-import dev.ratelimit.ResilientRateLimiter;
+import dev.ratelimit.resilient.ResilientRateLimiter;
 import dev.ratelimit.Rule;
 import dev.ratelimit.local.LocalRateLimiter;
 import dev.ratelimit.valkey.ValkeyRateLimiter;

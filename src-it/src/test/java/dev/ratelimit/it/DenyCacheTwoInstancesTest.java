@@ -3,7 +3,7 @@ package dev.ratelimit.it;
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.ManualClock;
 import dev.ratelimit.Reservation;
-import dev.ratelimit.ResilientRateLimiter;
+import dev.ratelimit.resilient.ResilientRateLimiter;
 import dev.ratelimit.Rule;
 import dev.ratelimit.valkey.ValkeyRateLimiter;
 import dev.ratelimit.valkey.ValkeySettings;

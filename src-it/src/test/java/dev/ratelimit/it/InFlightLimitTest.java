@@ -5,7 +5,7 @@ import dev.ratelimit.Decision;
 import dev.ratelimit.FailurePolicy;
 import dev.ratelimit.RateLimitListener;
 import dev.ratelimit.Reservation;
-import dev.ratelimit.ResilientRateLimiter;
+import dev.ratelimit.resilient.ResilientRateLimiter;
 import dev.ratelimit.Rule;
 import dev.ratelimit.valkey.ValkeyRateLimiter;
 import dev.ratelimit.valkey.ValkeySettings;

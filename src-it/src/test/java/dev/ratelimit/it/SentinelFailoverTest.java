@@ -2,7 +2,7 @@ package dev.ratelimit.it;
 
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.FailurePolicy;
-import dev.ratelimit.ResilientRateLimiter;
+import dev.ratelimit.resilient.ResilientRateLimiter;
 import dev.ratelimit.Rule;
 import dev.ratelimit.valkey.ValkeyRateLimiter;
 import dev.ratelimit.valkey.ValkeySettings;

@@ -83,7 +83,7 @@ final class Runner {
         Map<String, Object> options = new LinkedHashMap<>();
         options.put("denyCache", workload.denyCache());
         // How long another instance's deny cache may replay a rejection made stale by a give-back here.
-        options.put("denyCacheHoldMs", dev.ratelimit.ResilientRateLimiter.DEFAULT_DENY_CACHE_HOLD.toMillis());
+        options.put("denyCacheHoldMs", dev.ratelimit.resilient.ResilientRateLimiter.DEFAULT_DENY_CACHE_HOLD.toMillis());
         // Every call to the store is recorded beneath the call that made it (RecordingStore).
         options.put("storeEvents", true);
         options.put("keys", workload.keys());

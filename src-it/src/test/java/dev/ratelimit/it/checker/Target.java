@@ -4,7 +4,7 @@ import dev.ratelimit.FailurePolicy;
 import dev.ratelimit.ManualClock;
 import dev.ratelimit.RateLimitListener;
 import dev.ratelimit.RateLimiter;
-import dev.ratelimit.ResilientRateLimiter;
+import dev.ratelimit.resilient.ResilientRateLimiter;
 import dev.ratelimit.Rule;
 import dev.ratelimit.it.ValkeyCluster;
 import dev.ratelimit.it.ValkeyServer;

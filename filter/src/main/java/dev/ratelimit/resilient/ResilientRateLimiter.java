@@ -1,7 +1,14 @@
-package dev.ratelimit;
+package dev.ratelimit.resilient;
 
-import dev.ratelimit.internal.DenyCache;
-import dev.ratelimit.internal.FailurePolicies;
+import dev.ratelimit.Claim;
+import dev.ratelimit.Decision;
+import dev.ratelimit.Decisions;
+import dev.ratelimit.FailurePolicy;
+import dev.ratelimit.RateLimitException;
+import dev.ratelimit.RateLimitListener;
+import dev.ratelimit.RateLimiter;
+import dev.ratelimit.Reservation;
+import dev.ratelimit.Rule;
 import dev.ratelimit.local.LocalRateLimiter;
 
 import java.time.Duration;

@@ -1,4 +1,4 @@
-package dev.ratelimit;
+package dev.ratelimit.resilient;
 
 import java.util.concurrent.atomic.AtomicBoolean;
 

@@ -1,4 +1,10 @@
-package dev.ratelimit;
+package dev.ratelimit.resilient;
+
+import dev.ratelimit.Claim;
+import dev.ratelimit.Decision;
+import dev.ratelimit.Decisions;
+import dev.ratelimit.RateLimitListener;
+import dev.ratelimit.Rule;
 
 import java.util.List;
 

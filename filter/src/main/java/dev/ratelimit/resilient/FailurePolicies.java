@@ -1,4 +1,4 @@
-package dev.ratelimit.internal;
+package dev.ratelimit.resilient;
 
 import dev.ratelimit.Claim;
 import dev.ratelimit.Decision;
@@ -18,7 +18,7 @@ import java.util.Map;
  * What the limiter answers for rules the shared store cannot decide: each rule's
  * {@link FailurePolicy}, and the in-process limiter the local ones decide with.
  */
-public final class FailurePolicies {
+final class FailurePolicies {
 
     private final Map<String, FailurePolicy> policies;
     private final FailurePolicy defaultPolicy;

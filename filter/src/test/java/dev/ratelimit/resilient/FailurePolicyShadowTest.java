@@ -1,5 +1,14 @@
-package dev.ratelimit;
+package dev.ratelimit.resilient;
 
+import dev.ratelimit.Algorithm;
+import dev.ratelimit.Claim;
+import dev.ratelimit.Decision;
+import dev.ratelimit.Decisions;
+import dev.ratelimit.FailurePolicy;
+import dev.ratelimit.ManualClock;
+import dev.ratelimit.RateLimitException;
+import dev.ratelimit.RateLimiter;
+import dev.ratelimit.Rule;
 import dev.ratelimit.local.LocalRateLimiter;
 import org.junit.jupiter.api.Test;
 

@@ -1,4 +1,4 @@
-package dev.ratelimit.internal;
+package dev.ratelimit.resilient;
 
 import dev.ratelimit.Claim;
 import dev.ratelimit.Decision;
@@ -43,7 +43,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * rejection is remembered only if no change of its rule and key was reported since; a change
  * reported while the rejection is being written removes it again.
  */
-public final class DenyCache {
+final class DenyCache {
 
     private static final long SWEEP_INTERVAL_NANOS = 100_000_000L;
     /** Stripes of {@link #changedAt}: a power of two. */

@@ -1,4 +1,8 @@
-package dev.ratelimit;
+package dev.ratelimit.resilient;
+
+import dev.ratelimit.Claim;
+import dev.ratelimit.Decision;
+import dev.ratelimit.Decisions;
 
 import java.time.Duration;
 import java.util.ArrayList;

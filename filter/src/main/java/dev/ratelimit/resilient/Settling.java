@@ -1,7 +1,11 @@
-package dev.ratelimit;
+package dev.ratelimit.resilient;
 
-import dev.ratelimit.internal.DenyCache;
-import dev.ratelimit.internal.FailurePolicies;
+import dev.ratelimit.Claim;
+import dev.ratelimit.Decisions;
+import dev.ratelimit.RateLimitListener;
+import dev.ratelimit.RateLimiter;
+import dev.ratelimit.Reservation;
+import dev.ratelimit.Rule;
 
 import java.util.ArrayList;
 import java.util.List;

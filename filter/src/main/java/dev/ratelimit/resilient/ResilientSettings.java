@@ -1,7 +1,8 @@
-package dev.ratelimit;
+package dev.ratelimit.resilient;
 
-import dev.ratelimit.internal.DenyCache;
-import dev.ratelimit.internal.FailurePolicies;
+import dev.ratelimit.FailurePolicy;
+import dev.ratelimit.RateLimitListener;
+import dev.ratelimit.RateLimiter;
 import dev.ratelimit.internal.GuardedListener;
 import dev.ratelimit.local.LocalRateLimiter;
 

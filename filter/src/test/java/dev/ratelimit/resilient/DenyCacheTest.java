@@ -1,4 +1,4 @@
-package dev.ratelimit.internal;
+package dev.ratelimit.resilient;
 
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.Claim;

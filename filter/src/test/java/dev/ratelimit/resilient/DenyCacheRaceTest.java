@@ -1,5 +1,9 @@
-package dev.ratelimit;
+package dev.ratelimit.resilient;
 
+import dev.ratelimit.Algorithm;
+import dev.ratelimit.ManualClock;
+import dev.ratelimit.PausingStore;
+import dev.ratelimit.Rule;
 import dev.ratelimit.local.LocalRateLimiter;
 import org.junit.jupiter.api.Test;
 

@@ -1,8 +1,15 @@
-package dev.ratelimit;
+package dev.ratelimit.resilient;
 
+import dev.ratelimit.Algorithm;
+import dev.ratelimit.Claim;
+import dev.ratelimit.Decision;
+import dev.ratelimit.Decisions;
+import dev.ratelimit.RateLimitListener;
+import dev.ratelimit.RateLimiter;
+import dev.ratelimit.Reservation;
+import dev.ratelimit.Rule;
+import dev.ratelimit.UnreadableStateException;
 import dev.ratelimit.internal.Claims;
-import dev.ratelimit.internal.DenyCache;
-import dev.ratelimit.internal.FailurePolicies;
 
 import java.time.Duration;
 import java.util.ArrayList;
