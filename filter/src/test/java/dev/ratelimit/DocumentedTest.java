@@ -36,9 +36,7 @@ class DocumentedTest {
     static List<String> doclintMissing(Path sourceRoot) throws IOException {
         List<String> sources;
         try (Stream<Path> files = Files.walk(sourceRoot)) {
-            // Compiled on the class path: module-info would need the module path of every dependency.
             sources = files.filter(file -> file.toString().endsWith(".java"))
-                    .filter(file -> !file.endsWith("module-info.java"))
                     .map(Path::toString).toList();
         }
         String classPath = Stream.of(System.getProperty("jdk.module.path"), System.getProperty("java.class.path"))
