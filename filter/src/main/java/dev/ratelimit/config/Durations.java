@@ -42,4 +42,22 @@ public final class Durations {
         }
         return Optional.empty();
     }
+
+    /**
+     * A duration in the short form settings use, in the largest unit that divides it.
+     *
+     * @param duration a duration of whole milliseconds
+     * @return e.g. {@code 100ms}, {@code 30s}, {@code 1h}
+     */
+    public static String format(Duration duration) {
+        long ms = duration.toMillis();
+        long[] sizes = {86_400_000, 3_600_000, 60_000, 1000};
+        String[] units = {"d", "h", "m", "s"};
+        for (int i = 0; i < sizes.length; i++) {
+            if (ms != 0 && ms % sizes[i] == 0) {
+                return ms / sizes[i] + units[i];
+            }
+        }
+        return ms + "ms";
+    }
 }

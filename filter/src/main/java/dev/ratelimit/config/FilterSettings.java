@@ -105,6 +105,13 @@ public record FilterSettings(boolean enabled, Optional<String> valkeyUrl, Durati
         m.put("ratelimit.refresh", refresh);
         m.put("ratelimit.limit-provider.*", limitProvider);
         m.put("ratelimit.metrics.near-limit-ratio", nearLimitRatio);
+        // The shared limiter is built with each rule's local lease once, when it connects.
+        for (RuleSettings rule : rules) {
+            if (rule.localLease() > 0) {
+                m.put("ratelimit.rule." + rule.rule().name() + ".local-lease",
+                        rule.localLease() + " for " + Durations.format(rule.localLeaseTime()));
+            }
+        }
         return m;
     }
 

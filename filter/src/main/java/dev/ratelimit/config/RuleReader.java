@@ -28,11 +28,13 @@ final class RuleReader {
 
     private final SettingsValues values;
     private final PlanReader planReader;
+    private final LocalLeaseReader localLeases;
 
     /** A reader of rules whose reads and problems are recorded in {@code values}. */
     RuleReader(SettingsValues values) {
         this.values = values;
         this.planReader = new PlanReader(values);
+        this.localLeases = new LocalLeaseReader(values);
     }
 
     /**
@@ -108,8 +110,12 @@ final class RuleReader {
             if (values.problems().size() > before) {
                 return Optional.empty();
             }
+            LocalLeaseReader.Lease lease = localLeases.read(p, rule, cost, plans.values(), outcome.isPresent());
+            if (values.problems().size() > before) {
+                return Optional.empty();
+            }
             return Optional.of(new RuleSettings(rule, match, exclude, methods, key, lowercaseKey, cost, onFailure,
-                    localRule, outcome, plan, plans));
+                    localRule, outcome, plan, plans, lease.size(), lease.time()));
         } catch (IllegalArgumentException e) {
             values.problems().add(p + "*: " + e.getMessage());
             return Optional.empty();

@@ -3,6 +3,7 @@ package dev.ratelimit.config;
 import dev.ratelimit.FailurePolicy;
 import dev.ratelimit.Rule;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -28,10 +29,13 @@ import java.util.Set;
  * @param plan        where the caller's plan comes from; empty: one limit for everyone
  * @param plans       the rule for each listed plan: the same name and algorithm, the plan's
  *                    limit, window and burst
+ * @param localLease  the most units an instance takes ahead per key ({@code local-lease}); 0: none
+ * @param localLeaseTime how long a local lease serves before its unused units go back
  */
 public record RuleSettings(Rule rule, List<UrlPattern> match, List<UrlPattern> exclude, Set<String> methods,
                            KeySpec key, boolean lowercaseKey, long cost, OnFailure onFailure, Rule localRule,
-                           Optional<OutcomeCondition> outcome, Optional<PlanSpec> plan, Map<String, Rule> plans) {
+                           Optional<OutcomeCondition> outcome, Optional<PlanSpec> plan, Map<String, Rule> plans,
+                           long localLease, Duration localLeaseTime) {
 
     /** Copies the collections. */
     public RuleSettings {

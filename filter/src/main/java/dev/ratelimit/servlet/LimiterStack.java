@@ -101,6 +101,11 @@ final class LimiterStack {
         ValkeyRateLimiter.Builder builder = ValkeyRateLimiter.builder().settings(valkey).keyPrefix(settings.keyPrefix())
                 .pipelines(settings.pipelines())
                 .circuitBreaker(settings.breakerFailures(), settings.breakerOpenFor()).listener(metrics);
+        for (RuleSettings rule : settings.rules()) {
+            if (rule.localLease() > 0) {
+                builder.localLease(rule.rule().name(), rule.localLease(), rule.localLeaseTime());
+            }
+        }
         if (settings.clientClock()) {
             builder.clientClock(System::currentTimeMillis);
         }

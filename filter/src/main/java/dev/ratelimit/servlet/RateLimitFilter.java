@@ -114,6 +114,10 @@ import java.io.IOException;
  *   <tr><td>{@code lease-timeout}</td><td>{@code 60s}</td><td>{@code concurrency} only: when a request's lease
  *       expires if it is never released (an instance that died mid-request)</td></tr>
  *   <tr><td>{@code burst}</td><td>{@code limit}</td><td>token-bucket and gcra only: units that may be taken at once</td></tr>
+ *   <tr><td>{@code local-lease}</td><td>{@code 0} (off)</td><td>fixed-window, token-bucket and gcra, with Valkey:
+ *       the most units an instance takes ahead per key, serving that key's next requests without a call</td></tr>
+ *   <tr><td>{@code local-lease-time}</td><td>{@code 100ms}</td><td>how long a local lease serves before its unused
+ *       units go back</td></tr>
  *   <tr><td>{@code match}</td><td>{@code /*}</td><td>comma-separated servlet URL patterns: {@code /exact},
  *       {@code /prefix/*}, {@code *.ext}, {@code /}; matched against the path the container dispatches to</td></tr>
  *   <tr><td>{@code exclude}</td><td>(none)</td><td>URL patterns the rule never applies to</td></tr>

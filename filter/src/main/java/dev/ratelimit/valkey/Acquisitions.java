@@ -19,14 +19,27 @@ import java.util.List;
 final class Acquisitions {
 
     private final LimiterCalls calls;
+    private final LeasedTakes leased;
 
-    Acquisitions(LimiterCalls calls) {
+    Acquisitions(LimiterCalls calls, Leases leases) {
         this.calls = calls;
+        this.leased = leases.enabled() ? new LeasedTakes(leases, this::fromStore) : null;
+    }
+
+    /** A request's decisions: from leases where the rules lease, else from the store. */
+    SlotGroups.Outcome take(List<Claim> claims) {
+        Claims.check(claims);
+        if (leased == null) {
+            return fromStore(claims);
+        }
+        // A request served from leases alone still gives lost concurrency leases their chance
+        // to be released (tried at most every 100 ms, and only while there are any).
+        calls.releaseLostLeases();
+        return leased.take(claims);
     }
 
     /** The acquiring call(s): every claim's answer, to give back, and the request's decisions. */
-    SlotGroups.Outcome take(List<Claim> claims) {
-        Claims.check(claims);
+    private SlotGroups.Outcome fromStore(List<Claim> claims) {
         // Before deciding, so that this request already finds the slots they held free.
         calls.releaseLostLeases();
         String now = calls.now();
@@ -47,7 +60,9 @@ final class Acquisitions {
 
     /** Takes the claims' units and hands back a reservation that can give them back. */
     Reservation reserve(List<Claim> claims) {
-        SlotGroups.Outcome taken = take(claims);
+        // Never from a lease: a reservation's units go back to the store, by its own undo values.
+        Claims.check(claims);
+        SlotGroups.Outcome taken = fromStore(claims);
         return reservation(claims, taken.answers(), taken.decisions());
     }
 

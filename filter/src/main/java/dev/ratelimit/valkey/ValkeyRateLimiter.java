@@ -62,15 +62,17 @@ public final class ValkeyRateLimiter implements RateLimiter {
     private final String keyPrefix;
     private final CircuitBreaker breaker;
     private final LimiterCalls calls;
+    private final Leases leases;
     private final Acquisitions acquisitions;
 
-    private ValkeyRateLimiter(Builder builder) {
-        this.client = LimiterClient.open(builder.settings, builder.client, builder.pipelines);
-        this.keyPrefix = builder.keyPrefix;
-        this.breaker = new CircuitBreaker(builder.breakerFailures, builder.breakerOpenFor, System::nanoTime,
-                builder.listener);
-        this.calls = new LimiterCalls(client, breaker, builder.clientClock, claim -> stateKey(claim.rule(), claim.key()));
-        this.acquisitions = new Acquisitions(calls);
+    private ValkeyRateLimiter(LimiterOptions options) {
+        this.client = LimiterClient.open(options.settings, options.client, options.pipelines);
+        this.keyPrefix = options.keyPrefix;
+        this.breaker = new CircuitBreaker(options.breakerFailures, options.breakerOpenFor, System::nanoTime,
+                options.listener);
+        this.calls = new LimiterCalls(client, breaker, options.clientClock, claim -> stateKey(claim.rule(), claim.key()));
+        this.leases = new Leases(options.leases, options.leaseClock(), (claims, answers) -> calls.refund(claims, answers, false));
+        this.acquisitions = new Acquisitions(calls, leases);
     }
 
     /**
@@ -138,12 +140,14 @@ public final class ValkeyRateLimiter implements RateLimiter {
     @Override
     public Decision peek(Rule rule, String key, long cost) {
         List<Claim> claims = List.of(Claim.of(rule, key, cost));
-        return Verdicts.combine(claims, calls.answers(claims, ScriptMode.PEEK, calls.now()), false).decisions().get(0);
+        List<Verdicts.Answer> answers = calls.answers(claims, ScriptMode.PEEK, calls.now());
+        return Verdicts.combine(claims, leases.withHeld(claims, answers), false).decisions().get(0);
     }
 
     @Override
     public void reset(Rule rule, String key) {
         calls.reset(Claim.of(rule, key)); // the same argument checks as every other call
+        leases.forget(rule, key);
     }
 
     /**
@@ -157,19 +161,14 @@ public final class ValkeyRateLimiter implements RateLimiter {
 
     @Override
     public void close() {
+        leases.close();
         client.close();
     }
 
     /** Builds a {@link ValkeyRateLimiter}; not thread-safe, use once. */
     public static final class Builder {
-        private ValkeySettings settings;
-        private UnifiedJedis client;
-        private String keyPrefix = DEFAULT_KEY_PREFIX;
-        private LongSupplier clientClock;
-        private int breakerFailures = DEFAULT_BREAKER_FAILURES;
-        private Duration breakerOpenFor = DEFAULT_BREAKER_OPEN_FOR;
-        private RateLimitListener listener = RateLimitListener.NONE;
-        private int pipelines = DEFAULT_PIPELINES;
+
+        private final LimiterOptions options = new LimiterOptions();
 
         private Builder() {
         }
@@ -193,10 +192,7 @@ public final class ValkeyRateLimiter implements RateLimiter {
          * @return this builder
          */
         public Builder pipelines(int pipelines) {
-            if (pipelines < 0 || pipelines > 64) {
-                throw new IllegalArgumentException("pipelines " + pipelines + " must be between 0 and 64");
-            }
-            this.pipelines = pipelines;
+            options.pipelines(pipelines);
             return this;
         }
 
@@ -211,12 +207,7 @@ public final class ValkeyRateLimiter implements RateLimiter {
          * @return this builder
          */
         public Builder circuitBreaker(int failures, Duration openFor) {
-            if (failures < 0 || openFor == null || openFor.isNegative() || openFor.isZero()) {
-                throw new IllegalArgumentException("circuit breaker: failures " + failures + " must be at least 0 and "
-                        + "open-for " + openFor + " positive");
-            }
-            this.breakerFailures = failures;
-            this.breakerOpenFor = openFor;
+            options.circuitBreaker(failures, openFor);
             return this;
         }
 
@@ -228,7 +219,7 @@ public final class ValkeyRateLimiter implements RateLimiter {
          * @return this builder
          */
         public Builder listener(RateLimitListener listener) {
-            this.listener = GuardedListener.of(listener);
+            options.listener = GuardedListener.of(listener);
             return this;
         }
 
@@ -239,7 +230,7 @@ public final class ValkeyRateLimiter implements RateLimiter {
          * @return this builder
          */
         public Builder settings(ValkeySettings settings) {
-            this.settings = Objects.requireNonNull(settings, "settings");
+            options.settings = Objects.requireNonNull(settings, "settings");
             return this;
         }
 
@@ -251,7 +242,7 @@ public final class ValkeyRateLimiter implements RateLimiter {
          * @return this builder
          */
         public Builder client(UnifiedJedis client) {
-            this.client = Objects.requireNonNull(client, "client");
+            options.client = Objects.requireNonNull(client, "client");
             return this;
         }
 
@@ -262,12 +253,7 @@ public final class ValkeyRateLimiter implements RateLimiter {
          * @return this builder
          */
         public Builder keyPrefix(String keyPrefix) {
-            Objects.requireNonNull(keyPrefix, "keyPrefix");
-            if (!isValidKeyPrefix(keyPrefix)) {
-                throw new IllegalArgumentException("key prefix '" + keyPrefix
-                        + "' is invalid: use 1 to 64 letters, digits, ':', '.', '_' or '-'");
-            }
-            this.keyPrefix = keyPrefix;
+            options.keyPrefix(keyPrefix);
             return this;
         }
 
@@ -279,7 +265,24 @@ public final class ValkeyRateLimiter implements RateLimiter {
          * @return this builder
          */
         public Builder clientClock(LongSupplier millis) {
-            this.clientClock = Objects.requireNonNull(millis, "millis");
+            options.clientClock = Objects.requireNonNull(millis, "millis");
+            return this;
+        }
+
+        /**
+         * Lets this limiter take units of a rule ahead, per key, and serve the key's next requests
+         * from them without a call (token bucket, GCRA and fixed window; for other rules, shadow
+         * rules and rules that count rejected attempts this does nothing). Every unit served was
+         * taken from Valkey first, so the rule's bound holds across instances; units one instance
+         * holds are unavailable to others until used or given back (README, "Leases").
+         *
+         * @param rule the rule's name
+         * @param size the most units one lease takes ahead, at least 1
+         * @param time how long a lease serves before its unused units go back, at least 1 ms
+         * @return this builder
+         */
+        public Builder localLease(String rule, long size, Duration time) {
+            options.leases.put(Objects.requireNonNull(rule, "rule"), new LeasePolicy(size, time));
             return this;
         }
 
@@ -290,11 +293,8 @@ public final class ValkeyRateLimiter implements RateLimiter {
          * @throws IllegalStateException unless exactly one of settings and client was given
          */
         public ValkeyRateLimiter build() {
-            if ((settings == null) == (client == null)) {
-                throw new IllegalStateException("give the builder either settings(...) or client(...), not "
-                        + (settings == null ? "neither" : "both"));
-            }
-            return new ValkeyRateLimiter(this);
+            options.checkOneConnection();
+            return new ValkeyRateLimiter(options);
         }
     }
 }

@@ -108,6 +108,7 @@ final class Invariants {
     private final List<Unit> lost = new ArrayList<>();
     private final List<Violation> violations = new ArrayList<>();
     private final Promises promises = new Promises();
+    private final LeaseSlack leaseSlack = new LeaseSlack();
     /** Whether the history records the store's calls; if not, every undecided claim may have been counted. */
     private boolean storeEvents;
     /** Limiter instances sharing the store: each has its own fallback, deny cache and lost leases. */
@@ -170,6 +171,7 @@ final class Invariants {
             if (event instanceof Event.Start start) {
                 storeEvents = Boolean.TRUE.equals(start.options().get("storeEvents"));
                 instances = ((Number) start.options().getOrDefault("instances", 1)).intValue();
+                leaseSlack.start(start.options());
                 avoided = start.options().get("avoided") instanceof List<?> names ? names : List.of();
                 overHttp = "HTTP".equals(start.target());
                 denyCacheHoldMs = Boolean.TRUE.equals(start.options().get("denyCache"))
@@ -251,6 +253,7 @@ final class Invariants {
     }
 
     private void fault(Event.Fault fault) {
+        leaseSlack.fault();
         if (fault.kind().equals("plant") || fault.kind().equals("unplant")) {
             ledger(STORE, fault.rule(), fault.key()).wipe(fault.at(), true, true);
         } else if (fault.kind().equals("time-uncertain")) {
@@ -363,9 +366,14 @@ final class Invariants {
     private void judge(Event.Call call, Claim claim, Decision decision, Decisions request) {
         Ledger ledger;
         long cost;
+        // Units the store holds in local leases, unseen here (LeaseSlack); none in the fallback.
+        long withheld = 0;
+        long othersHold = 0;
         if (decision.basis() == Decision.Basis.SHARED) {
             ledger = ledger(STORE, claim.rule().name(), claim.key());
             cost = claim.cost();
+            withheld = leaseSlack.withheld(claim.rule());
+            othersHold = leaseSlack.othersHold(claim.rule());
         } else if (decision.basis() == Decision.Basis.LOCAL) {
             ledger = ledger(local(call.instance()), claim.rule().name(), claim.key());
             cost = localCost(claim);
@@ -385,13 +393,13 @@ final class Invariants {
             // A rule that allowed a request others rejected may have been decided apart (the
             // fallback, another cluster slot group) and its units given back after it answered:
             // its numbers then describe a take that was undone, and promise nothing.
-            promises.promised(ledger, call.op(), t, decision);
+            promises.promised(ledger, call.op(), t, decision, othersHold);
         }
         if (decision.allowed()) {
             report(call.op(), ledger, Bounds.safety(ledger, latest, cost));
             return;
         }
-        report(call.op(), ledger, Bounds.liveness(ledger, t, cost, call.op()));
+        report(call.op(), ledger, Bounds.liveness(ledger, t, cost + withheld, call.op()));
         report(call.op(), ledger, Bounds.early(ledger, latest, cost, decision.retryAfter().toMillis()));
         if (request != null && !request.unavailable() && !claim.rule().shadow()
                 && request.retryAfter().compareTo(decision.retryAfter()) != 0) {

@@ -75,13 +75,14 @@ final class Promises {
      * @param op       the operation
      * @param earliest the earliest time of the decision
      * @param decision what it said
+     * @param othersHold units other instances may hold in local leases and admit on top (LeaseSlack)
      */
-    void promised(Ledger ledger, long op, long earliest, Decision decision) {
+    void promised(Ledger ledger, long op, long earliest, Decision decision, long othersHold) {
         long window = decision.effectiveWindow().toMillis();
         if (window <= 0 || decision.remaining() >= ledger.current().capacity() || ledger.lostLease()) {
             return;
         }
         open.computeIfAbsent(ledger, l -> new ArrayList<>())
-                .add(new Promise(op, earliest + window, decision.remaining(), ledger.room(), decision));
+                .add(new Promise(op, earliest + window, decision.remaining() + othersHold, ledger.room(), decision));
     }
 }

@@ -93,6 +93,10 @@ final class Runner {
         options.put("avoided", workload.avoided().stream().map(Enum::name).sorted().toList());
         options.put("instances", workload.instances());
         options.put("breakerOpenMs", workload.breakerOpenMillis());
+        // Units each instance may hold ahead per rule and key, and for how long (LeaseSlack).
+        Map<String, Object> leases = new java.util.TreeMap<>();
+        workload.localLeases().forEach((rule, lease) -> leases.put(rule, Map.of("size", lease.size(), "ms", lease.millis())));
+        options.put("localLeases", leases);
         // The commands each instance's client sends are recorded on a single Valkey (ErrorClient).
         options.put("wires", workload.valkey() && !workload.cluster());
         options.put("pipelined", workload.pipelined());

@@ -65,6 +65,8 @@ final class Target implements AutoCloseable {
                         .keyPrefix("ck:" + workload.seed() + ":" + workload.target().ordinal())
                         .clientClock(clock)
                         .circuitBreaker(BREAKER_FAILURES, Duration.ofMillis(workload.breakerOpenMillis()));
+                workload.localLeases().forEach((rule, lease) ->
+                        builder.localLease(rule, lease.size(), Duration.ofMillis(lease.millis())));
                 if (cluster != null) {
                     errors = null;
                     client = null;

@@ -35,13 +35,37 @@ import java.util.Set;
  * @param avoided    the open defects this workload steers clear of ({@link Known})
  * @param instances  limiter instances sharing the store (1 or 2; the calls alternate between them)
  * @param breakerOpenMillis how long each instance's circuit breaker stays open before a probe
+ * @param localLeases the rules whose units each Valkey instance leases ahead, by name
  * @param drawn      how many steps were drawn from the seed (the rest of the workload is drawn
  *                   after them, so this is needed to draw it again)
  * @param steps      what to do: the steps drawn, or fewer when the workload was shrunk
  */
 record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
                 Map<String, FailurePolicy> policies, List<String> keys, long clockStart,
-                Set<Known> avoided, int instances, long breakerOpenMillis, int drawn, List<Op> steps) {
+                Set<Known> avoided, int instances, long breakerOpenMillis, Map<String, LocalLease> localLeases,
+                int drawn, List<Op> steps) {
+
+    /**
+     * A rule's local lease: the most units an instance takes ahead per key, and for how long
+     * (client time).
+     *
+     * @param size   units
+     * @param millis lease time
+     */
+    record LocalLease(long size, long millis) {
+
+        /** The units a bucket's lease charges beside its own for the refill while it lasts. */
+        long margin(Rule rule) {
+            if (rule.algorithm() == Algorithm.FIXED_WINDOW) {
+                return 0;
+            }
+            long window = rule.window().toMillis();
+            return (millis * rule.limit() + window - 1) / window;
+        }
+    }
+
+    private static final long[] LOCAL_LEASE_SIZES = {1, 2, 4, 8};
+    private static final long[] LOCAL_LEASE_MILLIS = {20, 100, 1_000};
 
     /** The breaker's open period, long enough that a run goes on. */
     static final long BREAKER_OPEN_MILLIS = 300;
@@ -136,9 +160,20 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
             ops.add(generator.next());
         }
         boolean denyCache = resilient && random.nextInt(3) > 0;
+        // Local leases come from a stream of their own too: every other draw of a seed stays.
+        Random leasing = new Random(seed * 197 + target.ordinal() + 11);
+        Map<String, LocalLease> localLeases = new LinkedHashMap<>();
+        if (valkey && leasing.nextBoolean()) {
+            for (Rule rule : rules) {
+                if (leasing.nextInt(3) > 0) {
+                    localLeases.put(rule.name(), new LocalLease(pick(leasing, LOCAL_LEASE_SIZES), pick(leasing, LOCAL_LEASE_MILLIS)));
+                }
+            }
+        }
         return new Workload(seed, target, denyCache, List.copyOf(rules), policies, KEYS,
                 1_700_000_000_000L + random.nextInt(1_000_000_000), Set.copyOf(avoided),
-                instances, opening == 2 ? CROWD_BREAKER_OPEN_MILLIS : BREAKER_OPEN_MILLIS, steps, List.copyOf(ops));
+                instances, opening == 2 ? CROWD_BREAKER_OPEN_MILLIS : BREAKER_OPEN_MILLIS, Map.copyOf(localLeases),
+                steps, List.copyOf(ops));
     }
 
     /**
@@ -149,7 +184,7 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
      */
     Workload withSteps(List<Op> steps) {
         return new Workload(seed, target, denyCache, rules, policies, keys, clockStart, avoided, instances,
-                breakerOpenMillis, drawn, List.copyOf(steps));
+                breakerOpenMillis, localLeases, drawn, List.copyOf(steps));
     }
 
     /**

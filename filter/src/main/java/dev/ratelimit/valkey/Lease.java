@@ -1,0 +1,72 @@
+package dev.ratelimit.valkey;
+
+import dev.ratelimit.Claim;
+import dev.ratelimit.internal.Verdicts;
+
+/**
+ * Units of one rule taken ahead for one key in one function call, served here without a round
+ * trip until they run out or the lease ends. Guarded by its {@link Leases} entry.
+ *
+ * <p>The call took the request's units, the lease's {@code size}, and (for the buckets) a margin:
+ * the refill during the lease, charged so that a unit admitted late is still one the bucket
+ * could have given at that moment (see {@link LeasePolicy#margin}). The margin is never given
+ * back: the bucket refills it while the lease lasts. Unused units go back once the margin has
+ * refilled ({@link #returnAfter}), in a refund of the unused units plus the margin with the
+ * take's undo values: the refund gives back what of them the bucket cannot have refilled since,
+ * which by then is the unused units and not more, so no decision of any instance that counted
+ * them as held sees more come back than it said remained.
+ */
+final class Lease {
+
+    /** The claim as sent, with the lease's units and margin added to the request's cost. */
+    final Claim take;
+    /** The take's answer: what the state held after it, and the undo values for the refund. */
+    final Verdicts.Answer answer;
+    /** The limiter's clock (ms) before the take was sent: the lease is timed from there. */
+    final long start;
+    /** When the lease ends: never after the end of a fixed window's current window. */
+    final long ends;
+    /** The units it took for later requests. */
+    final long size;
+    /** The margin charged with the take. */
+    final long margin;
+    /** When its unused units go back: its end, or once a bucket has refilled the margin. */
+    final long returnAfter;
+    /** Units not served yet. */
+    long left;
+
+    Lease(Claim take, Verdicts.Answer answer, long start, long ends, long size, long margin, long returnAfter) {
+        this.take = take;
+        this.answer = answer;
+        this.start = start;
+        this.ends = ends;
+        this.size = size;
+        this.left = size;
+        this.margin = margin;
+        this.returnAfter = returnAfter;
+    }
+
+    /** Whether it still serves at {@code now}. */
+    boolean live(long now) {
+        return now < ends;
+    }
+
+    /**
+     * The answer for a request it served: the state as the take left it, plus what the lease
+     * still holds for this key; times counted down from the take.
+     */
+    Verdicts.Answer served(long now) {
+        long elapsed = Math.max(0, now - start);
+        long next = answer.nextMillis() == 0 ? 0 : Math.max(1, answer.nextMillis() - elapsed);
+        return new Verdicts.Answer(true, answer.remaining() + left, Math.max(0, answer.resetMillis() - elapsed),
+                next, 0);
+    }
+
+    /**
+     * The claim whose refund gives back the unused units: with the margin once it has refilled
+     * (the refund then returns the unused units), or alone before (it returns fewer).
+     */
+    Claim giveBack(long now) {
+        return Claim.of(take.rule(), take.key(), now >= returnAfter ? left + margin : left);
+    }
+}

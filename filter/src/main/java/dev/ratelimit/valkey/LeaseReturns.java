@@ -1,0 +1,84 @@
+package dev.ratelimit.valkey;
+
+import dev.ratelimit.Algorithm;
+import dev.ratelimit.Claim;
+import dev.ratelimit.RateLimitException;
+import dev.ratelimit.internal.Verdicts;
+
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+
+/**
+ * Leases that no longer serve, until their unused units go back to the store: at their
+ * {@link Lease#returnAfter} (a bucket's margin has refilled by then), in one refund call for all
+ * that are due. A give-back Valkey cannot take is dropped, as refunds are: the units stay counted
+ * until their window ends or the bucket refills, never granted twice.
+ */
+final class LeaseReturns {
+
+    private static final System.Logger LOG = System.getLogger(ValkeyRateLimiter.class.getName());
+
+    /** Gives units back to the store: one refund call for all of them (one per slot group). */
+    @FunctionalInterface
+    interface GiveBack {
+        void giveBack(List<Claim> claims, List<Verdicts.Answer> answers);
+    }
+
+    private final GiveBack store;
+    private final ConcurrentLinkedQueue<Lease> ended = new ConcurrentLinkedQueue<>();
+
+    LeaseReturns(GiveBack store) {
+        this.store = store;
+    }
+
+    /** A lease that stopped serving: no one takes from it any more. */
+    void ended(Lease lease) {
+        ended.add(lease);
+    }
+
+    /** Gives back the unused units of the ended leases that are due at {@code now}. */
+    void due(long now) {
+        List<Lease> due = new ArrayList<>();
+        for (Iterator<Lease> pending = ended.iterator(); pending.hasNext(); ) {
+            Lease lease = pending.next();
+            if (lease.returnAfter <= now) {
+                pending.remove();
+                due.add(lease);
+            }
+        }
+        giveBack(due, now);
+    }
+
+    /** Gives back what every ended lease and the given ones hold, due or not (the limiter closes). */
+    void all(List<Lease> live, long now) {
+        List<Lease> all = new ArrayList<>(live);
+        for (Lease lease; (lease = ended.poll()) != null; ) {
+            all.add(lease);
+        }
+        giveBack(all, now);
+    }
+
+    private void giveBack(List<Lease> leases, long now) {
+        List<Claim> claims = new ArrayList<>();
+        List<Verdicts.Answer> answers = new ArrayList<>();
+        for (Lease lease : leases) {
+            // A fixed window's lease that ended with its window has nothing left to give back to.
+            boolean windowEnded = lease.take.rule().algorithm() == Algorithm.FIXED_WINDOW
+                    && lease.ends >= lease.start + lease.answer.resetMillis();
+            if (lease.left > 0 && !windowEnded) {
+                claims.add(lease.giveBack(now));
+                answers.add(lease.answer);
+            }
+        }
+        if (claims.isEmpty()) {
+            return;
+        }
+        try {
+            store.giveBack(claims, answers);
+        } catch (RateLimitException e) {
+            LOG.log(System.Logger.Level.DEBUG, "unused leased units not given back: {0}", e.getMessage());
+        }
+    }
+}

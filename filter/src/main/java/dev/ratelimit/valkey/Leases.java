@@ -1,0 +1,295 @@
+package dev.ratelimit.valkey;
+
+import dev.ratelimit.Algorithm;
+import dev.ratelimit.Claim;
+import dev.ratelimit.Rule;
+import dev.ratelimit.internal.Verdicts;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+
+/**
+ * The leases this limiter holds, per rule and key, and how they grow with demand: a key seen
+ * once now and then gets none (its units would be given back unused); a key asked for again
+ * within its rule's lease time gets a lease twice the size of the last, up to the rule's size,
+ * and then as many units as its last lease served. Leases that end give back their unused units
+ * (and the margin, see {@link LeasePolicy#margin}) from a sweeper thread, within the lease time
+ * plus one sweep; a give-back Valkey cannot take is dropped, as refunds are: the units stay
+ * counted until their window or refill frees them, never granted twice.
+ */
+final class Leases implements AutoCloseable {
+
+    private static final System.Logger LOG = System.getLogger(ValkeyRateLimiter.class.getName());
+
+    private record Slot(Rule rule, String key) {
+    }
+
+    /** One key's lease and demand; every field guarded by the entry itself. */
+    private static final class Entry {
+        Lease lease;
+        /** The last request for the key (ms); long ago for a new key. */
+        long lastSeen = Long.MIN_VALUE / 4;
+        /** The size of the next lease, or -1 when the key was idle: no lease for it this time. */
+        long demand;
+        /** The remaining units the key's last take left in the store (a hint for the next size). */
+        long storeRemaining = Long.MAX_VALUE;
+        boolean removed;
+    }
+
+    private final Map<String, LeasePolicy> policies;
+    private final LongSupplier clock;
+    private final LeaseReturns returns;
+    private final ConcurrentHashMap<Slot, Entry> entries = new ConcurrentHashMap<>();
+    private final ScheduledExecutorService sweeper;
+
+    Leases(Map<String, LeasePolicy> policies, LongSupplier clock, LeaseReturns.GiveBack store) {
+        this.policies = Map.copyOf(policies);
+        this.clock = clock;
+        this.returns = new LeaseReturns(store);
+        this.sweeper = policies.isEmpty() ? null : Executors.newSingleThreadScheduledExecutor(runnable -> {
+            Thread thread = new Thread(runnable, "ratelimit-lease-sweeper");
+            thread.setDaemon(true);
+            return thread;
+        });
+        if (sweeper != null) {
+            long period = Math.max(5, policies.values().stream().mapToLong(p -> p.time().toMillis()).min().orElse(100) / 4);
+            sweeper.scheduleWithFixedDelay(this::sweepQuietly, period, period, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** Whether any rule leases. */
+    boolean enabled() {
+        return sweeper != null;
+    }
+
+    /** The limiter's clock for leases (ms): the client clock when it has one, else a monotonic one. */
+    long now() {
+        return clock.getAsLong();
+    }
+
+    /**
+     * The policy of a claim's rule, or null when its units are not leased: only enforcing rules
+     * that do not count rejected attempts, of an algorithm whose leases keep its bound.
+     */
+    LeasePolicy policy(Claim claim) {
+        Rule rule = claim.rule();
+        if (rule.shadow() || rule.countRejected() || !LeasePolicy.supports(rule.algorithm())) {
+            return null;
+        }
+        return policies.get(rule.name());
+    }
+
+    /**
+     * What the claim's key's live lease can serve: up to the claim's cost, taken at once (the
+     * rest is asked of the store with the request); null when it has none. {@link #putBack}
+     * returns the units if the request is rejected.
+     */
+    Served serve(Claim claim, LeasePolicy policy, long now) {
+        while (true) {
+            Entry entry = entries.computeIfAbsent(new Slot(claim.rule(), claim.key()), slot -> new Entry());
+            synchronized (entry) {
+                if (entry.removed) {
+                    continue;
+                }
+                if (now - entry.lastSeen > policy.time().toMillis()) {
+                    entry.demand = -1;
+                }
+                entry.lastSeen = now;
+                Lease lease = entry.lease;
+                if (lease == null || !lease.live(now) || lease.left == 0) {
+                    return null;
+                }
+                long units = Math.min(lease.left, claim.cost());
+                lease.left -= units;
+                return new Served(lease, units, lease.served(now));
+            }
+        }
+    }
+
+    /**
+     * Units of a lease serving a claim.
+     *
+     * @param lease the lease
+     * @param units how many of the claim's cost it serves (all of it, or what it had left)
+     * @param answer the claim's answer when it serves all of it
+     */
+    record Served(Lease lease, long units, Verdicts.Answer answer) {
+    }
+
+    /** Returns units {@link #serve} took for a request that was rejected. */
+    void putBack(Claim claim, Served served) {
+        Entry entry = entries.get(new Slot(claim.rule(), claim.key()));
+        if (entry != null) {
+            synchronized (entry) {
+                // A lease replaced or ended meanwhile keeps them: withheld until it is given back.
+                if (entry.lease == served.lease()) {
+                    served.lease().left += served.units();
+                }
+            }
+        }
+    }
+
+    /**
+     * How many units to ask beside the claim's own for a new lease (its size plus its margin),
+     * from the key's demand: 0 for a key not asked for within its lease time.
+     */
+    long extra(Claim claim, LeasePolicy policy, long now) {
+        Entry entry = entries.get(new Slot(claim.rule(), claim.key()));
+        if (entry == null) {
+            return 0;
+        }
+        synchronized (entry) {
+            if (entry.demand < 0) {
+                // Seen once now and then: a lease would go back unused.
+                entry.demand = 0;
+                return 0;
+            }
+            long margin = policy.margin(claim.rule());
+            // Never more than the store had left after the key's last take: a call asking for more
+            // than is there is refused, and the request asked again without a lease.
+            long room = Math.min(policy.capacity(claim.rule()), entry.storeRemaining) - claim.cost() - margin;
+            long size = Math.min(entry.demand == 0 ? 1 : entry.demand * 2, Math.min(policy.size(), room));
+            entry.demand = Math.max(0, size);
+            return size < 1 ? 0 : size + margin;
+        }
+    }
+
+    /**
+     * Records what a store call answered for a leasing claim: the remaining units as a hint for
+     * the next lease, and the new lease when it took {@code extra} units beside the request's.
+     *
+     * @return the answer for the request: the lease's units count as remaining for this key
+     */
+    Verdicts.Answer taken(Claim claim, LeasePolicy policy, long extra, Verdicts.Answer answer, long start) {
+        Entry entry = entries.computeIfAbsent(new Slot(claim.rule(), claim.key()), slot -> new Entry());
+        Verdicts.Answer forRequest = answer;
+        synchronized (entry) {
+            entry.storeRemaining = answer.remaining();
+            if (extra > 0 && answer.allowed() && answer.took() && !entry.removed) {
+                long margin = policy.margin(claim.rule());
+                long ends = start + policy.time().toMillis();
+                if (claim.rule().algorithm() == Algorithm.FIXED_WINDOW) {
+                    // Never past the window that counted the units: the server's window ends
+                    // reset_after after it ran, which was no earlier than start.
+                    ends = Math.min(ends, start + answer.resetMillis());
+                }
+                if (entry.lease != null) {
+                    // What the replaced lease still holds goes back at its time, with the others.
+                    returns.ended(entry.lease);
+                }
+                long returnAfter = margin == 0 ? ends
+                        : start + (margin * claim.rule().window().toMillis() + claim.rule().limit() - 1) / claim.rule().limit();
+                entry.lease = new Lease(Claim.of(claim.rule(), claim.key(), claim.cost() + extra), answer, start, ends,
+                        extra - margin, margin, Math.max(ends, returnAfter));
+                forRequest = entry.lease.served(start);
+            }
+        }
+        return forRequest;
+    }
+
+    /** Units this limiter holds for the key in a live lease (0 when none). */
+    long held(Rule rule, String key) {
+        Entry entry = entries.get(new Slot(rule, key));
+        if (entry == null) {
+            return 0;
+        }
+        synchronized (entry) {
+            return entry.lease != null && entry.lease.live(now()) ? entry.lease.left : 0;
+        }
+    }
+
+    /**
+     * A peek's answers with the units this limiter holds for each key added: the request they
+     * would serve is allowed here, without a call.
+     */
+    List<Verdicts.Answer> withHeld(List<Claim> claims, List<Verdicts.Answer> answers) {
+        if (!enabled()) {
+            return answers;
+        }
+        List<Verdicts.Answer> held = new ArrayList<>(answers.size());
+        for (int i = 0; i < answers.size(); i++) {
+            Claim claim = claims.get(i);
+            Verdicts.Answer answer = answers.get(i);
+            long units = policy(claim) == null ? 0 : held(claim.rule(), claim.key());
+            if (units == 0) {
+                held.add(answer);
+            } else {
+                boolean allowed = answer.allowed() || units >= claim.cost();
+                held.add(new Verdicts.Answer(allowed, answer.remaining() + units, answer.resetMillis(),
+                        answer.nextMillis(), allowed ? 0 : answer.waitMillis()));
+            }
+        }
+        return held;
+    }
+
+    /** Forgets the key's lease without giving anything back: its state was reset. */
+    void forget(Rule rule, String key) {
+        entries.keySet().removeIf(slot -> slot.key().equals(key) && slot.rule().name().equals(rule.name())
+                && slot.rule().algorithm() == rule.algorithm());
+    }
+
+    /**
+     * Ends leases whose time is up, gives back the unused units of those whose margin has
+     * refilled, and drops keys idle for longer than their lease time.
+     */
+    void sweep() {
+        long now = now();
+        for (Map.Entry<Slot, Entry> each : entries.entrySet()) {
+            Entry entry = each.getValue();
+            synchronized (entry) {
+                Lease lease = entry.lease;
+                if (lease != null && !lease.live(now)) {
+                    // The next lease: as many units as this one served.
+                    entry.demand = lease.size - lease.left;
+                    entry.lease = null;
+                    returns.ended(lease);
+                }
+                if (entry.lease == null && now - entry.lastSeen > leaseTime(each.getKey().rule())) {
+                    entry.removed = true;
+                    entries.remove(each.getKey(), entry);
+                }
+            }
+        }
+        returns.due(now);
+    }
+
+    private long leaseTime(Rule rule) {
+        LeasePolicy policy = policies.get(rule.name());
+        return policy == null ? 0 : policy.time().toMillis();
+    }
+
+    private void sweepQuietly() {
+        try {
+            sweep();
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "lease sweep failed; leases end at the next one", e);
+        }
+    }
+
+    /** Stops the sweeper and gives back every lease's unused units. */
+    @Override
+    public void close() {
+        if (sweeper == null) {
+            return;
+        }
+        sweeper.shutdownNow();
+        List<Lease> all = new ArrayList<>();
+        for (Entry entry : entries.values()) {
+            synchronized (entry) {
+                if (entry.lease != null) {
+                    all.add(entry.lease);
+                    entry.lease = null;
+                }
+                entry.removed = true;
+            }
+        }
+        entries.clear();
+        returns.all(all, now());
+    }
+}
