@@ -55,7 +55,9 @@ final class OutcomeCounting {
             thrown = false;
             if (request.isAsyncStarted()) {
                 Completion completion = event -> settle(reservation, rules, completedStatus(event));
-                request.getAsyncContext().addListener(completion);
+                // With the request and response supplied: an event carries them only then (the
+                // Servlet spec; Open Liberty keeps to it, where Jetty and Tomcat supply their own).
+                request.getAsyncContext().addListener(completion, request, response);
                 later = true;
             }
         } finally {
@@ -132,8 +134,9 @@ final class OutcomeCounting {
 
         @Override
         default void onStartAsync(AsyncEvent event) {
-            // A new async cycle (startAsync again): stay registered for its completion.
-            event.getAsyncContext().addListener(this);
+            // A new async cycle (startAsync again): stay registered for its completion, with
+            // the same request and response supplied.
+            event.getAsyncContext().addListener(this, event.getSuppliedRequest(), event.getSuppliedResponse());
         }
     }
 }
