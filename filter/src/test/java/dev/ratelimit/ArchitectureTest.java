@@ -214,9 +214,15 @@ class ArchitectureTest {
         return found;
     }
 
-    private static boolean isVisibleOutside(JavaClass javaClass) {
+    /**
+     * Whether code outside the package can name the type: public, or a nested type that is public
+     * or protected (a protected one is visible to every subclass), in types visible themselves.
+     */
+    static boolean isVisibleOutside(JavaClass javaClass) {
         for (JavaClass c = javaClass; c != null; c = c.getEnclosingClass().orElse(null)) {
-            if (!c.getModifiers().contains(JavaModifier.PUBLIC) || c.isAnonymousClass() || c.isLocalClass()) {
+            boolean visible = c.getModifiers().contains(JavaModifier.PUBLIC)
+                    || c.isNestedClass() && c.getModifiers().contains(JavaModifier.PROTECTED);
+            if (!visible || c.isAnonymousClass() || c.isLocalClass()) {
                 return false;
             }
         }
