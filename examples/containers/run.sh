@@ -41,7 +41,10 @@ cleanup() {
     for _ in $(seq 60); do kill -0 -- "-$server_pid" 2>/dev/null || break; sleep 1; done
     kill -KILL -- "-$server_pid" 2>/dev/null || true
   fi
-  [ -n "$valkey_pid" ] && kill "$valkey_pid" 2>/dev/null || true
+  if [ -n "$valkey_pid" ]; then
+    kill "$valkey_pid" 2>/dev/null || true
+    wait "$valkey_pid" 2>/dev/null || true
+  fi
 }
 trap cleanup EXIT
 
@@ -79,9 +82,15 @@ case "$server" in
     ;;
   payara)
     jar=$(fetch "fish.payara.extras:payara-micro:$PAYARA_VERSION:jar")
-    # No phoning home. (Payara Micro still listens on every interface: see the README.)
-    setsid "$java" -jar "$jar" --deploy "$war" --contextroot / --port "$port" --nocluster --disablephonehome \
-      >"$log" 2>&1 &
+    # Loopback only, and no phoning home. Payara Micro has no option for the HTTP listener's
+    # address: a command run before boot sets it. --nohazelcast leaves out the data grid, which
+    # otherwise listens on 0.0.0.0:6900 (--nocluster does not stop that, and makes Payara Micro
+    # ignore --nohazelcast and --interfaces).
+    cat >"$work/payara-preboot.txt" <<CMD
+set configs.config.server-config.network-config.network-listeners.network-listener.http-listener.address=127.0.0.1
+CMD
+    setsid "$java" -jar "$jar" --deploy "$war" --contextroot / --port "$port" --nohazelcast --disablephonehome \
+      --prebootcommandfile "$work/payara-preboot.txt" >"$log" 2>&1 &
     server_pid=$!
     ;;
   liberty)

@@ -4,11 +4,9 @@ import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.domain.JavaModifier;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
-import com.tngtech.archunit.lang.ArchCondition;
 import com.tngtech.archunit.lang.ArchRule;
 import com.tngtech.archunit.lang.CompositeArchRule;
-import com.tngtech.archunit.lang.ConditionEvents;
-import com.tngtech.archunit.lang.SimpleConditionEvent;
+import com.tngtech.archunit.library.Architectures.LayeredArchitecture;
 import com.tngtech.archunit.library.dependencies.SliceAssignment;
 import com.tngtech.archunit.library.dependencies.SliceIdentifier;
 import org.junit.jupiter.api.Test;
@@ -18,6 +16,9 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -25,7 +26,6 @@ import java.util.TreeSet;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
-import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
@@ -44,35 +44,57 @@ class ArchitectureTest {
 
     static final Path CLASSES = Path.of("target/classes");
     static final Path SOURCES = Path.of("src/main/java");
+    /** The main sources and resources of the published modules, from this module's directory. */
+    static final Path[] MAIN_ROOTS = {Path.of("src/main"), Path.of("../micrometer/src/main")};
     static final Path README = Path.of("../README.md");
 
-    private static final JavaClasses MAIN = new ClassFileImporter().importPath(CLASSES);
+    static final JavaClasses MAIN = new ClassFileImporter().importPath(CLASSES);
 
     /**
-     * The layers, from the bottom: the API; the internals the limiters share; the limiters (local,
-     * Valkey); the resilient path over them; metrics; settings; the servlet filter on top. Address
-     * parsing stands apart.
+     * The layers, from the bottom, each package with the packages it may use (besides itself): the
+     * API; address parsing, apart; the internals the limiters share; the limiters (local, Valkey)
+     * and metrics; the resilient path over them; settings; the servlet filter on top, which
+     * nothing uses. Every package of the JAR is one of them ({@link #everyPackageIsALayer}), and
+     * {@link SourceReferencesTest} holds the same table over the sources, where javac inlines
+     * constants and erases type arguments that the class files no longer show.
      */
+    static final Map<String, Set<String>> MAY_USE = layerTable();
+
+    private static Map<String, Set<String>> layerTable() {
+        Map<String, Set<String>> table = new LinkedHashMap<>();
+        table.put("dev.ratelimit", Set.of());
+        table.put("dev.ratelimit.net", Set.of());
+        table.put("dev.ratelimit.internal", Set.of("dev.ratelimit"));
+        table.put("dev.ratelimit.local", Set.of("dev.ratelimit", "dev.ratelimit.internal"));
+        table.put("dev.ratelimit.valkey", Set.of("dev.ratelimit", "dev.ratelimit.internal"));
+        table.put("dev.ratelimit.metrics", Set.of("dev.ratelimit", "dev.ratelimit.internal"));
+        table.put("dev.ratelimit.resilient", Set.of("dev.ratelimit", "dev.ratelimit.internal", "dev.ratelimit.local"));
+        table.put("dev.ratelimit.config", Set.of("dev.ratelimit", "dev.ratelimit.net", "dev.ratelimit.local",
+                "dev.ratelimit.valkey", "dev.ratelimit.resilient"));
+        table.put("dev.ratelimit.servlet", Set.copyOf(table.keySet()));
+        return Collections.unmodifiableMap(table);
+    }
+
+    /**
+     * Each library in the one room that adapts it, by package prefix: the Servlet API, MicroProfile
+     * Config, and Jedis with what it brings (commons-pool, Gson, org.json).
+     */
+    static final Map<String, List<String>> ROOMS = Map.of(
+            "dev.ratelimit.servlet", List.of("jakarta.servlet"),
+            "dev.ratelimit.config", List.of("org.eclipse.microprofile"),
+            "dev.ratelimit.valkey", List.of("redis.clients", "org.apache.commons.pool2", "com.google.gson", "org.json"));
+
+    /** {@link #MAY_USE} as an ArchUnit rule over the class files, one layer per package. */
     static ArchRule layers() {
-        return layeredArchitecture().consideringOnlyDependenciesInLayers()
-                .layer("api").definedBy("dev.ratelimit")
-                .layer("internal").definedBy("dev.ratelimit.internal")
-                .layer("net").definedBy("dev.ratelimit.net")
-                .layer("local").definedBy("dev.ratelimit.local")
-                .layer("valkey").definedBy("dev.ratelimit.valkey")
-                .layer("resilient").definedBy("dev.ratelimit.resilient")
-                .layer("metrics").definedBy("dev.ratelimit.metrics")
-                .layer("config").definedBy("dev.ratelimit.config")
-                .layer("servlet").definedBy("dev.ratelimit.servlet")
-                .whereLayer("api").mayNotAccessAnyLayer()
-                .whereLayer("net").mayNotAccessAnyLayer()
-                .whereLayer("internal").mayOnlyAccessLayers("api")
-                .whereLayer("local").mayOnlyAccessLayers("api", "internal")
-                .whereLayer("valkey").mayOnlyAccessLayers("api", "internal")
-                .whereLayer("resilient").mayOnlyAccessLayers("api", "internal", "local")
-                .whereLayer("metrics").mayOnlyAccessLayers("api", "internal")
-                .whereLayer("config").mayOnlyAccessLayers("api", "net", "local", "valkey", "resilient")
-                .whereLayer("servlet").mayNotBeAccessedByAnyLayer();
+        LayeredArchitecture layers = layeredArchitecture().consideringOnlyDependenciesInLayers();
+        for (String name : MAY_USE.keySet()) {
+            layers = layers.layer(name).definedBy(name);
+        }
+        for (Map.Entry<String, Set<String>> layer : MAY_USE.entrySet()) {
+            layers = layer.getValue().isEmpty() ? layers.whereLayer(layer.getKey()).mayNotAccessAnyLayer()
+                    : layers.whereLayer(layer.getKey()).mayOnlyAccessLayers(layer.getValue().toArray(String[]::new));
+        }
+        return layers;
     }
 
     /** One slice per package: a cycle between any two packages fails. */
@@ -90,34 +112,47 @@ class ArchitectureTest {
         }).should().beFreeOfCycles();
     }
 
-    /** Servlet, Jedis and MicroProfile Config each stay in the one room that adapts them. */
+    /** Servlet, Jedis and MicroProfile Config each stay in the one room that adapts them ({@link #ROOMS}). */
     static ArchRule librariesInTheirRooms() {
-        return CompositeArchRule.of(onlyIn("dev.ratelimit.servlet", "jakarta.servlet.."))
-                .and(onlyIn("dev.ratelimit.config", "org.eclipse.microprofile.."))
-                .and(onlyIn("dev.ratelimit.valkey", "redis.clients..", "org.apache.commons.pool2.."));
+        return CompositeArchRule.of(ROOMS.entrySet().stream().map(room -> (ArchRule) noClasses()
+                .that().resideOutsideOfPackage(room.getKey()).should().dependOnClassesThat()
+                .resideInAnyPackage(room.getValue().stream().map(library -> library + "..").toArray(String[]::new)))
+                .toList());
     }
 
-    private static ArchRule onlyIn(String room, String... libraries) {
-        return noClasses().that().resideOutsideOfPackage(room)
-                .should().dependOnClassesThat().resideInAnyPackage(libraries);
+    /**
+     * Every file under the main sources of the published modules (this one and
+     * {@code micrometer}): Java sources, and the resources beside them such as the Lua, which
+     * the class files do not show (a file of no class, or of classes that name another file).
+     */
+    static List<Path> mainFiles() {
+        try (Stream<Path> files = Stream.of(MAIN_ROOTS).filter(Files::isDirectory).flatMap(ArchitectureTest::walk)) {
+            return files.filter(Files::isRegularFile).sorted().toList();
+        }
     }
 
-    /** No main source file longer than {@link #MAX_LINES} lines. */
-    static ArchRule smallFiles() {
-        return classes().that().areTopLevelClasses().should(new ArchCondition<>("have a source file of at most " + MAX_LINES + " lines") {
-            @Override
-            public void check(JavaClass javaClass, ConditionEvents events) {
-                Path file = sourceOf(javaClass);
-                long lines = lines(file);
-                events.add(new SimpleConditionEvent(javaClass, lines <= MAX_LINES,
-                        file + " has " + lines + " lines"));
-            }
-        });
+    private static Stream<Path> walk(Path root) {
+        try {
+            return Files.walk(root);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     @Test
     void eachLayerUsesOnlyTheLayersBelowIt() {
         layers().check(MAIN);
+    }
+
+    /**
+     * A package outside the table would be outside every layer: ArchUnit checks nothing about a
+     * dependency on it, nor its own (a new package, or a sub-package of an internal one).
+     */
+    @Test
+    void everyPackageIsALayer() {
+        Set<String> packages = MAIN.stream().map(JavaClass::getPackageName).collect(Collectors.toCollection(TreeSet::new));
+        assertThat(packages).as("the packages of the JAR, each a layer of MAY_USE")
+                .containsExactlyInAnyOrderElementsOf(MAY_USE.keySet());
     }
 
     @Test
@@ -132,17 +167,25 @@ class ArchitectureTest {
 
     @Test
     void noMainSourceFileIsOver300Lines() {
-        smallFiles().check(MAIN);
+        List<Path> files = mainFiles();
+        // The walk starts where the tests run: a wrong directory would find nothing and pass.
+        assertThat(files).as("main source files").contains(SOURCES.resolve("dev/ratelimit/Rule.java"),
+                Path.of("../micrometer/src/main/java/dev/ratelimit/micrometer/MicrometerListener.java"));
+        assertThat(files.stream().filter(file -> lines(file) > MAX_LINES)
+                .map(file -> file + " has " + lines(file) + " lines")).as("files over " + MAX_LINES + " lines").isEmpty();
     }
 
     /**
      * Every package of the JAR has a row in the README's Layout table, marked internal or listing
      * its public types; the public types of the others (nested ones as {@code Outer.Inner}) are
      * exactly that list: a new package or public type is a decision, made by editing the table.
+     * One row per package: of two, the last would silently replace the first's list.
      */
     @Test
     void thePublicSurfaceIsTheReadmesList() {
         String readme = read(README);
+        assertThat(layoutRows(readme).map(cells -> cells[1].trim())).as("packages with a row in the README's tables")
+                .doesNotHaveDuplicates();
         Set<String> packages = MAIN.stream().map(JavaClass::getPackageName).collect(Collectors.toCollection(TreeSet::new));
         assertThat(documentedPackages(readme)).as("packages in the README's Layout table").isEqualTo(packages);
         Map<String, Set<String>> documented = documentedPublicTypes(readme);
@@ -183,19 +226,19 @@ class ArchitectureTest {
         return found;
     }
 
-    private static boolean isVisibleOutside(JavaClass javaClass) {
+    /**
+     * Whether code outside the package can name the type: public, or a nested type that is public
+     * or protected (a protected one is visible to every subclass), in types visible themselves.
+     */
+    static boolean isVisibleOutside(JavaClass javaClass) {
         for (JavaClass c = javaClass; c != null; c = c.getEnclosingClass().orElse(null)) {
-            if (!c.getModifiers().contains(JavaModifier.PUBLIC) || c.isAnonymousClass() || c.isLocalClass()) {
+            boolean visible = c.getModifiers().contains(JavaModifier.PUBLIC)
+                    || c.isNestedClass() && c.getModifiers().contains(JavaModifier.PROTECTED);
+            if (!visible || c.isAnonymousClass() || c.isLocalClass()) {
                 return false;
             }
         }
         return true;
-    }
-
-    static Path sourceOf(JavaClass javaClass) {
-        String file = javaClass.getSource().flatMap(source -> source.getFileName())
-                .orElse(javaClass.getSimpleName() + ".java");
-        return SOURCES.resolve(javaClass.getPackageName().replace('.', '/')).resolve(file);
     }
 
     static long lines(Path file) {

@@ -87,6 +87,11 @@ public final class SettingsReader {
         boolean cluster = values.bool("ratelimit.valkey.cluster", false);
         Optional<ValkeySettings.Sentinel> sentinel = sentinel(cluster);
         valkeyUrl.ifPresent(url -> {
+            if (!url.startsWith("redis://") && !url.startsWith("rediss://")) {
+                // Named here: the settings' own check speaks of the URL, not of the property.
+                values.problem("ratelimit.valkey.url", ValkeySettings.redact(url), "must start with redis:// or rediss://");
+                return;
+            }
             try {
                 new ValkeySettings(url, connectTimeout, timeout, poolMaxTotal, poolMaxIdle, poolMaxWait, tlsCaFile, cluster,
                         sentinel);

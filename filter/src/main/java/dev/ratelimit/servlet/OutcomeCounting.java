@@ -54,7 +54,10 @@ final class OutcomeCounting {
             chain.doFilter(request, response);
             thrown = false;
             if (request.isAsyncStarted()) {
-                request.getAsyncContext().addListener(new Completion(reservation, rules));
+                Completion completion = event -> settle(reservation, rules, completedStatus(event));
+                // With the request and response supplied: an event carries them only then (the
+                // Servlet spec; Open Liberty keeps to it, where Jetty and Tomcat supply their own).
+                request.getAsyncContext().addListener(completion, request, response);
                 later = true;
             }
         } finally {
@@ -99,30 +102,41 @@ final class OutcomeCounting {
         return Optional.empty();
     }
 
-    /** Settles an async request once its response is complete (after a timeout or an error too). */
-    private record Completion(Reservation reservation, List<RuleSettings> rules) implements AsyncListener {
+    /** The status an async request completed with; an event without an HTTP response counts as thrown. */
+    private static int completedStatus(AsyncEvent event) {
+        return event.getSuppliedResponse() instanceof HttpServletResponse response ? response.getStatus() : THROWN;
+    }
+
+    /**
+     * Settles an async request once its response is complete (after a timeout or an error too).
+     * An interface, its one instance a lambda, rather than a class: a Jakarta EE server (WildFly)
+     * makes an optional EE component of every concrete {@link AsyncListener} class it finds in a
+     * deployment, so that {@code AsyncContext.createListener} could inject it, and warns on each
+     * deploy about one it cannot construct without arguments. A lambda's class is made at run
+     * time, so there is none in the JAR to find.
+     */
+    @FunctionalInterface
+    private interface Completion extends AsyncListener {
+
+        /** Settles the reservation by the status of the complete response. */
+        @Override
+        void onComplete(AsyncEvent event);
 
         @Override
-        public void onComplete(AsyncEvent event) {
-            int status = event.getSuppliedResponse() instanceof HttpServletResponse response
-                    ? response.getStatus() : THROWN;
-            settle(reservation, rules, status);
-        }
-
-        @Override
-        public void onTimeout(AsyncEvent event) {
+        default void onTimeout(AsyncEvent event) {
             // onComplete follows, with the status the timeout left.
         }
 
         @Override
-        public void onError(AsyncEvent event) {
+        default void onError(AsyncEvent event) {
             // onComplete follows.
         }
 
         @Override
-        public void onStartAsync(AsyncEvent event) {
-            // A new async cycle (startAsync again): stay registered for its completion.
-            event.getAsyncContext().addListener(this);
+        default void onStartAsync(AsyncEvent event) {
+            // A new async cycle (startAsync again): stay registered for its completion, with
+            // the same request and response supplied.
+            event.getAsyncContext().addListener(this, event.getSuppliedRequest(), event.getSuppliedResponse());
         }
     }
 }

@@ -3,15 +3,18 @@ package dev.ratelimit.valkey;
 import redis.clients.jedis.ClientSetInfoConfig;
 import redis.clients.jedis.ConnectionPoolConfig;
 import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.JedisClientConfig;
 import redis.clients.jedis.RedisClient;
 import redis.clients.jedis.RedisClusterClient;
 import redis.clients.jedis.RedisSentinelClient;
 import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.providers.ClusterConnectionProvider;
 import redis.clients.jedis.util.JedisURIHelper;
 
 import javax.net.ssl.SSLParameters;
 import java.net.URI;
+import java.time.Duration;
 import java.util.Set;
 
 /** Builds the Jedis client for {@link ValkeySettings}: a pooled standalone, Sentinel or cluster client. */
@@ -80,13 +83,16 @@ final class ValkeyClients {
                     .build();
         }
         if (settings.cluster()) {
+            Set<HostAndPort> seed = Set.of(JedisURIHelper.getHostAndPort(uri));
+            ClusterConnectionProvider connections = new ClusterConnectionProvider(seed, config.build(), pool);
+            Duration bound = settings.connectTimeout().plus(settings.socketTimeout());
             return RedisClusterClient.builder()
-                    .nodes(Set.of(JedisURIHelper.getHostAndPort(uri)))
+                    .nodes(seed)
                     .clientConfig(config.build())
-                    .poolConfig(pool)
-                    // Redirections and reconnects are retried, but never past the bounds of one call.
-                    .maxAttempts(2)
-                    .maxTotalRetriesDuration(settings.connectTimeout().plus(settings.socketTimeout()))
+                    .connectionProvider(connections)
+                    // A redirection or a failed connect is tried again within the bounds of one
+                    // call; a command once sent never is (SentOnceClusterExecutor).
+                    .commandExecutor(new SentOnceClusterExecutor(connections, 2, bound))
                     .build();
         }
         return RedisClient.builder()

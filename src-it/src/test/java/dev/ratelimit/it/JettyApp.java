@@ -338,8 +338,10 @@ final class JettyApp implements AutoCloseable {
     /**
      * Authenticates a request as the user named in {@code X-Test-User}, if any, with the roles in
      * {@code X-Test-Roles}; sets the request attribute {@code account.plan} from
-     * {@code X-Test-Plan-Attribute}. Mapped before the rate-limit filter, it notes when a request
-     * with an {@code X-Test-Id} has been through it (see {@link #awaitFinished}).
+     * {@code X-Test-Plan-Attribute}; with {@code X-Test-Spec-Async}, gives the request an async
+     * context that keeps to the letter of the spec (see {@link SpecAsyncRequest}). Mapped before
+     * the rate-limit filter, it notes when a request with an {@code X-Test-Id} has been through it
+     * (see {@link #awaitFinished}).
      */
     static final class TestAuthenticator implements Filter {
         /** The X-Test-Id of every request that has left the chain, in every app of this JVM. */
@@ -349,6 +351,9 @@ final class JettyApp implements AutoCloseable {
         public void doFilter(ServletRequest request, ServletResponse response, FilterChain chain)
                 throws IOException, ServletException {
             String id = ((HttpServletRequest) request).getHeader("X-Test-Id");
+            if (((HttpServletRequest) request).getHeader("X-Test-Spec-Async") != null) {
+                request = new SpecAsyncRequest((HttpServletRequest) request);
+            }
             try {
                 authenticate(request, response, chain);
             } finally {

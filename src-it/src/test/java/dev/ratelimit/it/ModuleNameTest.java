@@ -4,6 +4,7 @@ import dev.ratelimit.micrometer.MicrometerListener;
 import dev.ratelimit.servlet.RateLimitFilter;
 import org.junit.jupiter.api.Test;
 
+import java.lang.module.Configuration;
 import java.lang.module.ModuleDescriptor;
 import java.lang.module.ModuleFinder;
 import java.lang.module.ModuleReference;
@@ -27,6 +28,20 @@ class ModuleNameTest {
     @Test
     void theMicrometerJarIsTheAutomaticModuleDevRatelimitMicrometer() throws URISyntaxException {
         assertAutomaticModule(jarOf(MicrometerListener.class), "dev.ratelimit.micrometer");
+    }
+
+    /**
+     * Each JAR alone is a module; a user's module path holds both, and two modules may not share
+     * a package: resolved and loaded together, as the module system loads an application.
+     */
+    @Test
+    void bothJarsAreModulesOfOneApplication() throws URISyntaxException {
+        ModuleFinder both = ModuleFinder.of(jarOf(RateLimitFilter.class), jarOf(MicrometerListener.class));
+        Configuration configuration = ModuleLayer.boot().configuration()
+                .resolve(both, ModuleFinder.of(), Set.of("dev.ratelimit", "dev.ratelimit.micrometer"));
+        ModuleLayer layer = ModuleLayer.boot().defineModulesWithOneLoader(configuration, ClassLoader.getSystemClassLoader());
+        assertThat(layer.modules()).extracting(Module::getName)
+                .containsExactlyInAnyOrder("dev.ratelimit", "dev.ratelimit.micrometer");
     }
 
     private static void assertAutomaticModule(Path jar, String name) {

@@ -43,6 +43,11 @@ class ReadmeDependenciesTest {
             "io.micrometer:micrometer-registry-prometheus",
             "jakarta.servlet:jakarta.servlet-api");
 
+    /** The README's set for a MicroProfile server. */
+    private static final Pattern MICROPROFILE_SNIPPET = Pattern.compile(
+            "<!-- readme-dependencies-microprofile -->\\s*```xml\\n(.*?)```\\s*<!-- /readme-dependencies-microprofile -->",
+            Pattern.DOTALL);
+
     /** A release version: digits and dots, nothing like -RC1, -M2, .Beta1 or -SNAPSHOT. */
     private static final Pattern FINAL_VERSION = Pattern.compile("\\d+(\\.\\d+)*(\\.Final)?");
 
@@ -105,6 +110,30 @@ class ReadmeDependenciesTest {
         assertThat(libraries.keySet()).as("the SLF4J API a 2.x provider needs (1.7 ignores it)")
                 .anyMatch(name -> name.startsWith("slf4j-api-2."))
                 .noneMatch(name -> name.startsWith("slf4j-api-1."));
+    }
+
+    /**
+     * The README's MicroProfile set is its plain set less what the example's
+     * {@code microprofile-server} profile leaves to the server: the WAR {@code run.sh} deploys.
+     */
+    @Test
+    void theMicroProfileSetIsThePlainSetLessWhatTheServerBrings() throws Exception {
+        String text = Files.readString(ROOT.resolve("README.md"));
+        Matcher matcher = MICROPROFILE_SNIPPET.matcher(text);
+        assertThat(matcher.find()).as("the README's <!-- readme-dependencies-microprofile --> block").isTrue();
+        DeclaredDependencies microprofile = DeclaredDependencies.ofSnippet(matcher.group(1), "README.md");
+        String pom = Files.readString(ROOT.resolve("examples/webapp/pom.xml"));
+        int profile = pom.indexOf("<id>microprofile-server</id>");
+        assertThat(profile).as("the example's microprofile-server profile").isNotNegative();
+        List<String> leftToTheServer = DeclaredDependencies.ofSnippet(
+                        managed(pom.substring(profile, pom.indexOf("</profile>", profile))), "examples/webapp/pom.xml")
+                .dependencies().stream().filter(dependency -> dependency.scope().equals("provided"))
+                .map(Dependency::key).toList();
+        assertThat(leftToTheServer).as("what the profile leaves to the server").containsExactly("io.smallrye.config:smallrye-config");
+        DeclaredDependencies plain = readme();
+        assertThat(microprofile.imports()).as("the BOM import").isEqualTo(plain.imports());
+        assertThat(microprofile.dependencies()).as("the MicroProfile set").containsExactlyElementsOf(
+                plain.dependencies().stream().filter(dependency -> !leftToTheServer.contains(dependency.key())).toList());
     }
 
     private static DeclaredDependencies readme() throws Exception {

@@ -1,0 +1,38 @@
+package dev.ratelimit.valkey;
+
+import redis.clients.jedis.CommandObject;
+import redis.clients.jedis.Connection;
+import redis.clients.jedis.exceptions.JedisClusterOperationException;
+import redis.clients.jedis.exceptions.JedisConnectionException;
+import redis.clients.jedis.executors.ClusterCommandExecutor;
+import redis.clients.jedis.providers.ClusterConnectionProvider;
+
+import java.time.Duration;
+
+/**
+ * The cluster client's executor, except that a command is never sent twice. Jedis retries a
+ * command whose connection failed, a read timeout included; but a function call that timed out
+ * may have run, and running it again would count its units twice (or hold a second lease no
+ * one will release). Here a connection failure once the command was handed to its connection
+ * ends the call: it fails as a timeout does on a single Valkey, and the limiter treats its reply
+ * as lost. What happens before that is still retried: getting a connection (the command was not
+ * sent) and following MOVED and ASK redirections (the node that answered did not run it).
+ */
+final class SentOnceClusterExecutor extends ClusterCommandExecutor {
+
+    SentOnceClusterExecutor(ClusterConnectionProvider provider, int maxAttempts, Duration maxTotalRetriesDuration) {
+        super(provider, maxAttempts, maxTotalRetriesDuration);
+    }
+
+    @Override
+    protected <T> T execute(Connection connection, CommandObject<T> command) {
+        try {
+            return super.execute(connection, command);
+        } catch (JedisConnectionException e) {
+            // As Jedis does after a failed last attempt: the node may have moved or died.
+            provider.renewSlotCache();
+            throw new JedisClusterOperationException("the command may have run on " + connection.getHostAndPort()
+                    + " and is not sent again", e, connection.getHostAndPort());
+        }
+    }
+}
