@@ -143,6 +143,12 @@ final class Invariants {
         Invariants invariants = new Invariants();
         List<Event> group = new ArrayList<>();
         for (Event event : events) {
+            if (event instanceof Event.Wire && event.op() == 0 && !group.isEmpty() && group.get(0).op() != 0) {
+                // A command the limiter sent on its own, from no operation's thread (a local
+                // lease's give-back): it belongs to no operation, and must not split the one in
+                // progress (the breaker's checks still read it from the whole history).
+                continue;
+            }
             if (!group.isEmpty() && group.get(0).op() != event.op()) {
                 invariants.operation(group);
                 group = new ArrayList<>();
