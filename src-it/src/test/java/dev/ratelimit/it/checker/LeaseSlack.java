@@ -16,8 +16,10 @@ import java.util.Map;
  *       {@code size + margin} units the store counts and no request has used; a lease whose
  *       give-back or whose take's reply was lost (a fault) stays counted until its window ends or
  *       the bucket refills, so each fault may leave one more;</li>
- *   <li>the promise of {@code r} within {@code t}: a decision counts the units its own instance
- *       holds, not those another instance holds and may admit, at most {@code size} each.</li>
+ *   <li>the promise of {@code r} within {@code t}: a decision counts the units its own live
+ *       lease holds, not those another instance holds and may admit, nor those of an ended
+ *       lease (its own or another's) that go back to the store meanwhile: at most {@code size}
+ *       per instance.</li>
  * </ul>
  */
 final class LeaseSlack {
@@ -51,10 +53,13 @@ final class LeaseSlack {
         return lease == null ? 0 : instances * (lease.size() + lease.margin(rule)) * (1L + faults);
     }
 
-    /** Units other instances may admit from their leases beyond what a decision here said remains. */
+    /**
+     * Units that may be admitted beyond what a decision said remains: other instances' leases,
+     * and ended leases' units going back to the store (one per instance at a time).
+     */
     long othersHold(Rule rule) {
         Workload.LocalLease lease = leaseOf(rule);
-        return lease == null ? 0 : (instances - 1) * lease.size();
+        return lease == null ? 0 : instances * lease.size();
     }
 
     private Workload.LocalLease leaseOf(Rule rule) {
