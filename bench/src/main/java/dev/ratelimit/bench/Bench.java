@@ -81,11 +81,15 @@ public final class Bench {
         }
     }
 
-    /** Ours pipelined and not, a bare Jedis client and Bucket4j, on a hot key and on random keys. */
+    /**
+     * Ours pipelined, unpipelined and with local leases, a bare Jedis client and Bucket4j, on a
+     * hot key and on random keys.
+     */
     static List<Result> throughput(ValkeyServer valkey, int ops, List<Integer> threadCounts) throws InterruptedException {
         List<Function<String, Contender>> contenders = List.of(
                 url -> new OurLimiter(url, Algorithm.TOKEN_BUCKET, UNREACHED, HOUR),
                 url -> new OurLimiter(url, List.of(Algorithm.TOKEN_BUCKET), UNREACHED, HOUR, 0),
+                url -> new OurLimiter(url, List.of(Algorithm.TOKEN_BUCKET), UNREACHED, HOUR, OurLimiter.PIPELINES, 64),
                 url -> new BareJedis(url, UNREACHED, HOUR),
                 url -> new Bucket4jLimiter(url, UNREACHED, HOUR));
         List<Result> results = new ArrayList<>();

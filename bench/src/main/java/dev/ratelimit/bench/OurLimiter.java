@@ -26,19 +26,29 @@ final class OurLimiter implements Contender {
      * @param pipelines  {@link ValkeyRateLimiter.Builder#pipelines}
      */
     OurLimiter(String url, List<Algorithm> algorithms, long capacity, Duration refill, int pipelines) {
-        this.limiter = ValkeyRateLimiter.builder()
+        this(url, algorithms, capacity, refill, pipelines, 0);
+    }
+
+    /**
+     * @param lease the most units a local lease takes per key (0: none), for 50 ms
+     */
+    OurLimiter(String url, List<Algorithm> algorithms, long capacity, Duration refill, int pipelines, long lease) {
+        ValkeyRateLimiter.Builder builder = ValkeyRateLimiter.builder()
                 .settings(ValkeySettings.of(url).withSocketTimeout(Duration.ofSeconds(5))
                         .withPoolMaxWait(Duration.ofSeconds(5)).withPool(64, 64))
                 .keyPrefix("bench:ours")
-                .pipelines(pipelines)
-                .build();
+                .pipelines(pipelines);
         List<Rule> rules = new ArrayList<>();
         for (Algorithm algorithm : algorithms) {
             rules.add(Rule.of("bench-" + algorithm.id(), algorithm, capacity, refill));
+            if (lease > 0) {
+                builder.localLease("bench-" + algorithm.id(), lease, Duration.ofMillis(50));
+            }
         }
+        this.limiter = builder.build();
         this.rules = List.copyOf(rules);
         this.name = "ratelimit " + (algorithms.size() == 1 ? algorithms.get(0).id() : algorithms.size() + " rules")
-                + (pipelines == 0 ? ", unpipelined" : "");
+                + (pipelines == 0 ? ", unpipelined" : "") + (lease > 0 ? ", local leases of " + lease : "");
     }
 
     OurLimiter(String url, Algorithm algorithm, long capacity, Duration refill) {
