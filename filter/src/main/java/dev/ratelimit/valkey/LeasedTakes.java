@@ -81,6 +81,30 @@ final class LeasedTakes {
         return new SlotGroups.Outcome(Verdicts.combine(claims, answers, false), answers);
     }
 
+    /**
+     * A peek's answers with the units this limiter holds for each key added: the request they
+     * would serve is allowed here, without a call.
+     */
+    static List<Verdicts.Answer> withHeld(Leases leases, List<Claim> claims, List<Verdicts.Answer> answers) {
+        if (!leases.enabled()) {
+            return answers;
+        }
+        List<Verdicts.Answer> held = new ArrayList<>(answers.size());
+        for (int i = 0; i < answers.size(); i++) {
+            Claim claim = claims.get(i);
+            Verdicts.Answer answer = answers.get(i);
+            long units = leases.policy(claim) == null ? 0 : leases.held(claim.rule(), claim.key());
+            if (units == 0) {
+                held.add(answer);
+            } else {
+                boolean allowed = answer.allowed() || units >= claim.cost();
+                held.add(new Verdicts.Answer(allowed, answer.remaining() + units, answer.resetMillis(),
+                        answer.nextMillis(), allowed ? 0 : answer.waitMillis()));
+            }
+        }
+        return held;
+    }
+
     /** The claims sent to the store: what leases did not serve, plus what a new lease asks. */
     private static List<Claim> sent(List<Claim> claims, List<Integer> toStore, Leases.Served[] served, long[] extra) {
         List<Claim> sent = new ArrayList<>(toStore.size());

@@ -6,9 +6,11 @@ import dev.ratelimit.Rule;
 import dev.ratelimit.internal.Verdicts;
 
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -46,12 +48,23 @@ final class Leases implements AutoCloseable {
     private final LongSupplier clock;
     private final LeaseReturns returns;
     private final ConcurrentHashMap<Slot, Entry> entries = new ConcurrentHashMap<>();
+    /** The leases taken and not yet ended, for the sweeper. */
+    private final ConcurrentLinkedQueue<Held> live = new ConcurrentLinkedQueue<>();
+    /** How often keys idle for longer than their lease time are dropped: four times the longest. */
+    private final long idleScanMillis;
+    /** Touched by the sweeper thread only. */
+    private long lastIdleScan = Long.MIN_VALUE / 4;
+
+    /** A lease and the entry it was taken for. */
+    private record Held(Entry entry, Lease lease) {
+    }
     private final ScheduledExecutorService sweeper;
 
     Leases(Map<String, LeasePolicy> policies, LongSupplier clock, LeaseReturns.GiveBack store) {
         this.policies = Map.copyOf(policies);
         this.clock = clock;
         this.returns = new LeaseReturns(store);
+        this.idleScanMillis = 4 * policies.values().stream().mapToLong(p -> p.time().toMillis()).max().orElse(100);
         this.sweeper = policies.isEmpty() ? null : Executors.newSingleThreadScheduledExecutor(runnable -> {
             Thread thread = new Thread(runnable, "ratelimit-lease-sweeper");
             thread.setDaemon(true);
@@ -187,6 +200,7 @@ final class Leases implements AutoCloseable {
                         : start + (margin * claim.rule().window().toMillis() + claim.rule().limit() - 1) / claim.rule().limit();
                 entry.lease = new Lease(Claim.of(claim.rule(), claim.key(), claim.cost() + extra), answer, start, ends,
                         extra - margin, margin, Math.max(ends, returnAfter));
+                live.add(new Held(entry, entry.lease));
                 forRequest = entry.lease.served(start);
             }
         }
@@ -204,30 +218,6 @@ final class Leases implements AutoCloseable {
         }
     }
 
-    /**
-     * A peek's answers with the units this limiter holds for each key added: the request they
-     * would serve is allowed here, without a call.
-     */
-    List<Verdicts.Answer> withHeld(List<Claim> claims, List<Verdicts.Answer> answers) {
-        if (!enabled()) {
-            return answers;
-        }
-        List<Verdicts.Answer> held = new ArrayList<>(answers.size());
-        for (int i = 0; i < answers.size(); i++) {
-            Claim claim = claims.get(i);
-            Verdicts.Answer answer = answers.get(i);
-            long units = policy(claim) == null ? 0 : held(claim.rule(), claim.key());
-            if (units == 0) {
-                held.add(answer);
-            } else {
-                boolean allowed = answer.allowed() || units >= claim.cost();
-                held.add(new Verdicts.Answer(allowed, answer.remaining() + units, answer.resetMillis(),
-                        answer.nextMillis(), allowed ? 0 : answer.waitMillis()));
-            }
-        }
-        return held;
-    }
-
     /** Forgets the key's lease without giving anything back: its state was reset. */
     void forget(Rule rule, String key) {
         entries.keySet().removeIf(slot -> slot.key().equals(key) && slot.rule().name().equals(rule.name())
@@ -240,19 +230,30 @@ final class Leases implements AutoCloseable {
      */
     void sweep() {
         long now = now();
-        for (Map.Entry<Slot, Entry> each : entries.entrySet()) {
-            Entry entry = each.getValue();
-            synchronized (entry) {
-                Lease lease = entry.lease;
-                if (lease != null && !lease.live(now)) {
+        // Only the live leases: far fewer than the keys seen, most of which never get one.
+        for (Iterator<Held> held = live.iterator(); held.hasNext(); ) {
+            Held each = held.next();
+            synchronized (each.entry()) {
+                if (each.entry().lease != each.lease()) {
+                    held.remove(); // replaced (and handed back) or forgotten meanwhile
+                } else if (!each.lease().live(now)) {
                     // The next lease: as many units as this one served.
-                    entry.demand = lease.size - lease.left;
-                    entry.lease = null;
-                    returns.ended(lease);
+                    each.entry().demand = each.lease().size - each.lease().left;
+                    each.entry().lease = null;
+                    returns.ended(each.lease());
+                    held.remove();
                 }
-                if (entry.lease == null && now - entry.lastSeen > leaseTime(each.getKey().rule())) {
-                    entry.removed = true;
-                    entries.remove(each.getKey(), entry);
+            }
+        }
+        if (now - lastIdleScan >= idleScanMillis) {
+            lastIdleScan = now;
+            for (Map.Entry<Slot, Entry> each : entries.entrySet()) {
+                Entry entry = each.getValue();
+                synchronized (entry) {
+                    if (entry.lease == null && now - entry.lastSeen > leaseTime(each.getKey().rule())) {
+                        entry.removed = true;
+                        entries.remove(each.getKey(), entry);
+                    }
                 }
             }
         }
