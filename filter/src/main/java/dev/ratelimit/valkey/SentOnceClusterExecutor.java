@@ -2,12 +2,18 @@ package dev.ratelimit.valkey;
 
 import redis.clients.jedis.CommandObject;
 import redis.clients.jedis.Connection;
+import redis.clients.jedis.ConnectionPool;
+import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.exceptions.JedisClusterOperationException;
 import redis.clients.jedis.exceptions.JedisConnectionException;
+import redis.clients.jedis.exceptions.JedisException;
 import redis.clients.jedis.executors.ClusterCommandExecutor;
 import redis.clients.jedis.providers.ClusterConnectionProvider;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 
 /**
  * The cluster client's executor, except that a command is never sent twice. Jedis retries a
@@ -30,9 +36,34 @@ final class SentOnceClusterExecutor extends ClusterCommandExecutor {
             return super.execute(connection, command);
         } catch (JedisConnectionException e) {
             // As Jedis does after a failed last attempt: the node may have moved or died.
-            provider.renewSlotCache();
+            renewSlotCacheAvoiding(connection.getHostAndPort());
             throw new JedisClusterOperationException("the command may have run on " + connection.getHostAndPort()
                     + " and is not sent again", e, connection.getHostAndPort());
         }
+    }
+
+    /**
+     * Asks a node other than the one that failed where the slots are. Jedis's own renewal asks
+     * the seed node first: when the seed is the node that stalled, the call would wait on it a
+     * second time, past its bound ({@code ClusterStalledSeedTest}). Only when no other node
+     * answers does it fall back to Jedis's order (seed first, then every known node).
+     */
+    private void renewSlotCacheAvoiding(HostAndPort failed) {
+        List<ConnectionPool> others = new ArrayList<>();
+        provider.getNodes().forEach((node, pool) -> {
+            if (!node.equals(failed.toString())) {
+                others.add(pool);
+            }
+        });
+        Collections.shuffle(others);
+        for (ConnectionPool pool : others) {
+            try (Connection other = pool.getResource()) {
+                provider.renewSlotCache(other);
+                return;
+            } catch (JedisException e) {
+                // that node is out of reach too: try the next
+            }
+        }
+        provider.renewSlotCache();
     }
 }
