@@ -12,8 +12,8 @@ import redis.clients.jedis.providers.ClusterConnectionProvider;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * The cluster client's executor, except that a command is never sent twice. Jedis retries a
@@ -43,10 +43,11 @@ final class SentOnceClusterExecutor extends ClusterCommandExecutor {
     }
 
     /**
-     * Asks a node other than the one that failed where the slots are. Jedis's own renewal asks
-     * the seed node first: when the seed is the node that stalled, the call would wait on it a
-     * second time, past its bound ({@code ClusterStalledSeedTest}). Only when no other node
-     * answers does it fall back to Jedis's order (seed first, then every known node).
+     * Asks one node other than the one that failed, picked at random, where the slots are.
+     * Jedis's own renewal asks the seed node first: when the seed is the node that stalled, the
+     * call would wait on it a second time, past its bound ({@code ClusterStalledSeedTest}). One
+     * node, not each in turn: in an outage of the whole cluster every try would add a wait, and
+     * the next failure picks another. Only a client that knows no other node asks Jedis's way.
      */
     private void renewSlotCacheAvoiding(HostAndPort failed) {
         List<ConnectionPool> others = new ArrayList<>();
@@ -55,15 +56,14 @@ final class SentOnceClusterExecutor extends ClusterCommandExecutor {
                 others.add(pool);
             }
         });
-        Collections.shuffle(others);
-        for (ConnectionPool pool : others) {
-            try (Connection other = pool.getResource()) {
-                provider.renewSlotCache(other);
-                return;
-            } catch (JedisException e) {
-                // that node is out of reach too: try the next
-            }
+        if (others.isEmpty()) {
+            provider.renewSlotCache();
+            return;
         }
-        provider.renewSlotCache();
+        try (Connection other = others.get(ThreadLocalRandom.current().nextInt(others.size())).getResource()) {
+            provider.renewSlotCache(other);
+        } catch (JedisException e) {
+            // That node is out of reach too; the next failure asks another.
+        }
     }
 }
