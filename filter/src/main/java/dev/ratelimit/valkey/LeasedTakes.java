@@ -51,25 +51,35 @@ final class LeasedTakes {
         }
         long[] extra = new long[n];
         boolean asked = false;
+        boolean allowed;
         for (int i : toStore) {
             if (policies[i] != null && !countsRejected) {
                 extra[i] = leases.extra(claims.get(i), policies[i], start);
                 asked |= extra[i] > 0;
             }
         }
-        SlotGroups.Outcome stored = store.apply(sent(claims, toStore, served, extra));
-        if (asked && !stored.decisions().allowed()) {
-            extra = new long[n];
-            stored = store.apply(sent(claims, toStore, served, extra));
-        }
-        boolean allowed = stored.decisions().allowed();
-        for (int j = 0; j < toStore.size(); j++) {
-            int i = toStore.get(j);
-            Verdicts.Answer answer = stored.answers().get(j);
-            if (policies[i] != null) {
-                answer = leases.taken(claims.get(i), policies[i], allowed ? extra[i] : 0, answer, start);
+        long[] askedFor = extra;
+        try {
+            SlotGroups.Outcome stored = store.apply(sent(claims, toStore, served, extra));
+            if (asked && !stored.decisions().allowed()) {
+                extra = new long[n];
+                stored = store.apply(sent(claims, toStore, served, extra));
             }
-            answers.set(i, answer);
+            allowed = stored.decisions().allowed();
+            for (int j = 0; j < toStore.size(); j++) {
+                int i = toStore.get(j);
+                Verdicts.Answer answer = stored.answers().get(j);
+                if (policies[i] != null) {
+                    answer = leases.taken(claims.get(i), policies[i], allowed ? extra[i] : 0, answer, start);
+                }
+                answers.set(i, answer);
+            }
+        } finally {
+            for (int i : toStore) {
+                if (askedFor[i] > 0) {
+                    leases.settled(claims.get(i));
+                }
+            }
         }
         if (!allowed) {
             for (int i = 0; i < n; i++) {

@@ -39,6 +39,11 @@ final class Leases implements AutoCloseable {
         long demand;
         /** The remaining units the key's last take left in the store (a hint for the next size). */
         long storeRemaining = Long.MAX_VALUE;
+        /**
+         * Whether a call asking for a lease is on its way: the key's other requests meanwhile ask
+         * for none, else each would take one and all but the last would withhold their units.
+         */
+        boolean taking;
         boolean removed;
     }
 
@@ -145,6 +150,10 @@ final class Leases implements AutoCloseable {
             return 0;
         }
         synchronized (entry) {
+            if (entry.taking) {
+                // One lease at a time per key: the one on its way serves the key's next requests.
+                return 0;
+            }
             if (entry.demand < 0) {
                 // Seen once now and then: a lease would go back unused.
                 entry.demand = 0;
@@ -156,7 +165,18 @@ final class Leases implements AutoCloseable {
             long room = Math.min(policy.capacity(claim.rule()), entry.storeRemaining) - claim.cost() - margin;
             long size = Math.min(entry.demand == 0 ? 1 : entry.demand * 2, Math.min(policy.size(), room));
             entry.demand = Math.max(0, size);
+            entry.taking = size >= 1;
             return size < 1 ? 0 : size + margin;
+        }
+    }
+
+    /** The call that asked {@link #extra} for the key's lease is over (answered or failed). */
+    void settled(Claim claim) {
+        Entry entry = entries.get(new Slot(claim.rule(), claim.key()));
+        if (entry != null) {
+            synchronized (entry) {
+                entry.taking = false;
+            }
         }
     }
 
