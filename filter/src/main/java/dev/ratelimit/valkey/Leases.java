@@ -27,6 +27,9 @@ final class Leases implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(ValkeyRateLimiter.class.getName());
 
+    /** The longest close waits for calls asking for a lease. */
+    private static final long CLOSE_WAIT_MILLIS = 5_000;
+
     private record Slot(Rule rule, String key) {
     }
 
@@ -39,10 +42,7 @@ final class Leases implements AutoCloseable {
         long demand;
         /** The remaining units the key's last take left in the store (a hint for the next size). */
         long storeRemaining = Long.MAX_VALUE;
-        /**
-         * Whether a call asking for a lease is on its way: the key's other requests meanwhile ask
-         * for none, else each would take one and all but the last would withhold their units.
-         */
+        /** A call asking for a lease is on its way: others ask for none (each would withhold one). */
         boolean taking;
         boolean removed;
     }
@@ -52,6 +52,9 @@ final class Leases implements AutoCloseable {
     private final LeaseReturns returns;
     private final ConcurrentHashMap<Slot, Entry> entries = new ConcurrentHashMap<>();
     private final ScheduledExecutorService sweeper;
+    /** Set by {@link #close}: no lease is asked for after it. */
+    private volatile boolean closed;
+    private final LeaseCallsInFlight inFlight = new LeaseCallsInFlight();
 
     Leases(Map<String, LeasePolicy> policies, LongSupplier clock, LeaseReturns.GiveBack store) {
         this.policies = Map.copyOf(policies);
@@ -150,8 +153,7 @@ final class Leases implements AutoCloseable {
             return 0;
         }
         synchronized (entry) {
-            if (entry.taking) {
-                // One lease at a time per key: the one on its way serves the key's next requests.
+            if (closed || entry.taking) {
                 return 0;
             }
             if (entry.demand < 0) {
@@ -166,12 +168,16 @@ final class Leases implements AutoCloseable {
             long size = Math.min(entry.demand == 0 ? 1 : entry.demand * 2, Math.min(policy.size(), room));
             entry.demand = Math.max(0, size);
             entry.taking = size >= 1;
+            if (entry.taking) {
+                inFlight.begin();
+            }
             return size < 1 ? 0 : size + margin;
         }
     }
 
     /** The call that asked {@link #extra} for the key's lease is over (answered or failed). */
     void settled(Claim claim) {
+        inFlight.end();
         Entry entry = entries.get(new Slot(claim.rule(), claim.key()));
         if (entry != null) {
             synchronized (entry) {
@@ -224,30 +230,6 @@ final class Leases implements AutoCloseable {
         }
     }
 
-    /**
-     * A peek's answers with the units this limiter holds for each key added: the request they
-     * would serve is allowed here, without a call.
-     */
-    List<Verdicts.Answer> withHeld(List<Claim> claims, List<Verdicts.Answer> answers) {
-        if (!enabled()) {
-            return answers;
-        }
-        List<Verdicts.Answer> held = new ArrayList<>(answers.size());
-        for (int i = 0; i < answers.size(); i++) {
-            Claim claim = claims.get(i);
-            Verdicts.Answer answer = answers.get(i);
-            long units = policy(claim) == null ? 0 : held(claim.rule(), claim.key());
-            if (units == 0) {
-                held.add(answer);
-            } else {
-                boolean allowed = answer.allowed() || units >= claim.cost();
-                held.add(new Verdicts.Answer(allowed, answer.remaining() + units, answer.resetMillis(),
-                        answer.nextMillis(), allowed ? 0 : answer.waitMillis()));
-            }
-        }
-        return held;
-    }
-
     /** Forgets the key's lease without giving anything back: its state was reset. */
     void forget(Rule rule, String key) {
         entries.keySet().removeIf(slot -> slot.key().equals(key) && slot.rule().name().equals(rule.name())
@@ -298,7 +280,10 @@ final class Leases implements AutoCloseable {
         if (sweeper == null) {
             return;
         }
+        closed = true;
         sweeper.shutdownNow();
+        // The leases taken by calls on their way go back with the others.
+        inFlight.awaitNone(CLOSE_WAIT_MILLIS);
         List<Lease> all = new ArrayList<>();
         for (Entry entry : entries.values()) {
             synchronized (entry) {
