@@ -76,16 +76,30 @@ final class LocalLeaseReader {
                 return "with local-lease-time " + Durations.format(time) + " must be shorter than the window ("
                         + of + ")";
             }
-            return size + cost > rule.limit() ? "plus the cost (" + cost + ") must not exceed the limit (" + of + ")"
+            // Compared by subtraction: a size near Long.MAX_VALUE plus the cost would overflow.
+            return size > rule.limit() - cost ? "plus the cost (" + cost + ") must not exceed the limit (" + of + ")"
                     : null;
         }
         long window = rule.window().toMillis();
-        long margin = (time.toMillis() * rule.limit() + window - 1) / window;
-        if (size + cost + margin > rule.burst()) {
+        long margin = margin(time, rule);
+        if (margin > rule.burst() - cost || size > rule.burst() - cost - margin) {
             return "plus the cost (" + cost + ") and the refill during local-lease-time " + Durations.format(time)
                     + " (" + margin + " units at " + of + ", charged with each lease) must not exceed the burst ("
                     + rule.burst() + ")";
         }
         return null;
+    }
+
+    /**
+     * The refill during a lease, rounded up, as the limiter charges it; Long.MAX_VALUE when it
+     * overflows a long (a long lease time at a high rate), which no burst holds.
+     */
+    private static long margin(Duration time, Rule rule) {
+        long window = rule.window().toMillis();
+        try {
+            return Math.addExact(Math.multiplyExact(time.toMillis(), rule.limit()), window - 1) / window;
+        } catch (ArithmeticException e) {
+            return Long.MAX_VALUE;
+        }
     }
 }

@@ -44,7 +44,13 @@ record LeasePolicy(long size, Duration time) {
             return 0;
         }
         long window = rule.window().toMillis();
-        return (time.toMillis() * rule.limit() + window - 1) / window;
+        try {
+            return Math.addExact(Math.multiplyExact(time.toMillis(), rule.limit()), window - 1) / window;
+        } catch (ArithmeticException e) {
+            // Beyond any burst (at most 10^15), so no lease is taken, and small enough that
+            // sums and differences with a burst or a cost stay within a long.
+            return Long.MAX_VALUE / 4;
+        }
     }
 
     /** The most units one call may take for the request's {@code cost} plus a lease and its margin. */

@@ -51,25 +51,35 @@ final class LeasedTakes {
         }
         long[] extra = new long[n];
         boolean asked = false;
+        boolean allowed;
         for (int i : toStore) {
             if (policies[i] != null && !countsRejected) {
                 extra[i] = leases.extra(claims.get(i), policies[i], start);
                 asked |= extra[i] > 0;
             }
         }
-        SlotGroups.Outcome stored = store.apply(sent(claims, toStore, served, extra));
-        if (asked && !stored.decisions().allowed()) {
-            extra = new long[n];
-            stored = store.apply(sent(claims, toStore, served, extra));
-        }
-        boolean allowed = stored.decisions().allowed();
-        for (int j = 0; j < toStore.size(); j++) {
-            int i = toStore.get(j);
-            Verdicts.Answer answer = stored.answers().get(j);
-            if (policies[i] != null) {
-                answer = leases.taken(claims.get(i), policies[i], allowed ? extra[i] : 0, answer, start);
+        long[] askedFor = extra;
+        try {
+            SlotGroups.Outcome stored = store.apply(sent(claims, toStore, served, extra));
+            if (asked && !stored.decisions().allowed()) {
+                extra = new long[n];
+                stored = store.apply(sent(claims, toStore, served, extra));
             }
-            answers.set(i, answer);
+            allowed = stored.decisions().allowed();
+            for (int j = 0; j < toStore.size(); j++) {
+                int i = toStore.get(j);
+                Verdicts.Answer answer = stored.answers().get(j);
+                if (policies[i] != null) {
+                    answer = leases.taken(claims.get(i), policies[i], allowed ? extra[i] : 0, answer, start);
+                }
+                answers.set(i, answer);
+            }
+        } finally {
+            for (int i : toStore) {
+                if (askedFor[i] > 0) {
+                    leases.settled(claims.get(i));
+                }
+            }
         }
         if (!allowed) {
             for (int i = 0; i < n; i++) {
@@ -79,30 +89,6 @@ final class LeasedTakes {
             }
         }
         return new SlotGroups.Outcome(Verdicts.combine(claims, answers, false), answers);
-    }
-
-    /**
-     * A peek's answers with the units this limiter holds for each key added: the request they
-     * would serve is allowed here, without a call.
-     */
-    static List<Verdicts.Answer> withHeld(Leases leases, List<Claim> claims, List<Verdicts.Answer> answers) {
-        if (!leases.enabled()) {
-            return answers;
-        }
-        List<Verdicts.Answer> held = new ArrayList<>(answers.size());
-        for (int i = 0; i < answers.size(); i++) {
-            Claim claim = claims.get(i);
-            Verdicts.Answer answer = answers.get(i);
-            long units = leases.policy(claim) == null ? 0 : leases.held(claim.rule(), claim.key());
-            if (units == 0) {
-                held.add(answer);
-            } else {
-                boolean allowed = answer.allowed() || units >= claim.cost();
-                held.add(new Verdicts.Answer(allowed, answer.remaining() + units, answer.resetMillis(),
-                        answer.nextMillis(), allowed ? 0 : answer.waitMillis()));
-            }
-        }
-        return held;
     }
 
     /** The claims sent to the store: what leases did not serve, plus what a new lease asks. */

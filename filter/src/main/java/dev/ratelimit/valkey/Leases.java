@@ -29,6 +29,9 @@ final class Leases implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(ValkeyRateLimiter.class.getName());
 
+    /** The longest close waits for calls asking for a lease. */
+    private static final long CLOSE_WAIT_MILLIS = 5_000;
+
     private record Slot(Rule rule, String key) {
     }
 
@@ -41,6 +44,8 @@ final class Leases implements AutoCloseable {
         long demand;
         /** The remaining units the key's last take left in the store (a hint for the next size). */
         long storeRemaining = Long.MAX_VALUE;
+        /** A call asking for a lease is on its way: others ask for none (each would withhold one). */
+        boolean taking;
         boolean removed;
     }
 
@@ -59,6 +64,9 @@ final class Leases implements AutoCloseable {
     private record Held(Entry entry, Lease lease) {
     }
     private final ScheduledExecutorService sweeper;
+    /** Set by {@link #close}: no lease is asked for after it. */
+    private volatile boolean closed;
+    private final LeaseCallsInFlight inFlight = new LeaseCallsInFlight();
 
     Leases(Map<String, LeasePolicy> policies, LongSupplier clock, LeaseReturns.GiveBack store) {
         this.policies = Map.copyOf(policies);
@@ -158,6 +166,9 @@ final class Leases implements AutoCloseable {
             return 0;
         }
         synchronized (entry) {
+            if (closed || entry.taking) {
+                return 0;
+            }
             if (entry.demand < 0) {
                 // Seen once now and then: a lease would go back unused.
                 entry.demand = 0;
@@ -169,7 +180,22 @@ final class Leases implements AutoCloseable {
             long room = Math.min(policy.capacity(claim.rule()), entry.storeRemaining) - claim.cost() - margin;
             long size = Math.min(entry.demand == 0 ? 1 : entry.demand * 2, Math.min(policy.size(), room));
             entry.demand = Math.max(0, size);
+            entry.taking = size >= 1;
+            if (entry.taking) {
+                inFlight.begin();
+            }
             return size < 1 ? 0 : size + margin;
+        }
+    }
+
+    /** The call that asked {@link #extra} for the key's lease is over (answered or failed). */
+    void settled(Claim claim) {
+        inFlight.end();
+        Entry entry = entries.get(new Slot(claim.rule(), claim.key()));
+        if (entry != null) {
+            synchronized (entry) {
+                entry.taking = false;
+            }
         }
     }
 
@@ -279,7 +305,10 @@ final class Leases implements AutoCloseable {
         if (sweeper == null) {
             return;
         }
+        closed = true;
         sweeper.shutdownNow();
+        // The leases taken by calls on their way go back with the others.
+        inFlight.awaitNone(CLOSE_WAIT_MILLIS);
         List<Lease> all = new ArrayList<>();
         for (Entry entry : entries.values()) {
             synchronized (entry) {

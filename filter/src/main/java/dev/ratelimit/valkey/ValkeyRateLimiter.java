@@ -141,7 +141,7 @@ public final class ValkeyRateLimiter implements RateLimiter {
     public Decision peek(Rule rule, String key, long cost) {
         List<Claim> claims = List.of(Claim.of(rule, key, cost));
         List<Verdicts.Answer> answers = calls.answers(claims, ScriptMode.PEEK, calls.now());
-        return Verdicts.combine(claims, LeasedTakes.withHeld(leases, claims, answers), false).decisions().get(0);
+        return Verdicts.combine(claims, LeasePeeks.withHeld(leases, claims, answers), false).decisions().get(0);
     }
 
     @Override
