@@ -69,4 +69,14 @@ final class Lease {
     Claim giveBack(long now) {
         return Claim.of(take.rule(), take.key(), now >= returnAfter ? left + margin : left);
     }
+
+    /**
+     * Units of a lease serving a claim.
+     *
+     * @param lease the lease
+     * @param units how many of the claim's cost it serves (all of it, or what it had left)
+     * @param answer the claim's answer when it serves all of it
+     */
+    record Served(Lease lease, long units, Verdicts.Answer answer) {
+    }
 }

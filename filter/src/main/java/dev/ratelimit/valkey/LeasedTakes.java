@@ -30,7 +30,7 @@ final class LeasedTakes {
         long start = leases.now();
         int n = claims.size();
         LeasePolicy[] policies = new LeasePolicy[n];
-        Leases.Served[] served = new Leases.Served[n];
+        Lease.Served[] served = new Lease.Served[n];
         List<Integer> toStore = new ArrayList<>(n);
         boolean countsRejected = false;
         for (int i = 0; i < n; i++) {
@@ -92,7 +92,7 @@ final class LeasedTakes {
     }
 
     /** The claims sent to the store: what leases did not serve, plus what a new lease asks. */
-    private static List<Claim> sent(List<Claim> claims, List<Integer> toStore, Leases.Served[] served, long[] extra) {
+    private static List<Claim> sent(List<Claim> claims, List<Integer> toStore, Lease.Served[] served, long[] extra) {
         List<Claim> sent = new ArrayList<>(toStore.size());
         for (int i : toStore) {
             Claim claim = claims.get(i);

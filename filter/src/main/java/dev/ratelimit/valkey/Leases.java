@@ -35,34 +35,20 @@ final class Leases implements AutoCloseable {
     private record Slot(Rule rule, String key) {
     }
 
-    /** One key's lease and demand; every field guarded by the entry itself. */
-    private static final class Entry {
-        Lease lease;
-        /** The last request for the key (ms); long ago for a new key. */
-        long lastSeen = Long.MIN_VALUE / 4;
-        /** The size of the next lease, or -1 when the key was idle: no lease for it this time. */
-        long demand;
-        /** The remaining units the key's last take left in the store (a hint for the next size). */
-        long storeRemaining = Long.MAX_VALUE;
-        /** A call asking for a lease is on its way: others ask for none (each would withhold one). */
-        boolean taking;
-        boolean removed;
+    /** A lease and the entry it was taken for. */
+    private record Held(LeaseEntry entry, Lease lease) {
     }
 
     private final Map<String, LeasePolicy> policies;
     private final LongSupplier clock;
     private final LeaseReturns returns;
-    private final ConcurrentHashMap<Slot, Entry> entries = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<Slot, LeaseEntry> entries = new ConcurrentHashMap<>();
     /** The leases taken and not yet ended, for the sweeper. */
     private final ConcurrentLinkedQueue<Held> live = new ConcurrentLinkedQueue<>();
     /** How often keys idle for longer than their lease time are dropped: four times the longest. */
     private final long idleScanMillis;
     /** Touched by the sweeper thread only. */
     private long lastIdleScan = Long.MIN_VALUE / 4;
-
-    /** A lease and the entry it was taken for. */
-    private record Held(Entry entry, Lease lease) {
-    }
     private final ScheduledExecutorService sweeper;
     /** Set by {@link #close}: no lease is asked for after it. */
     private volatile boolean closed;
@@ -80,7 +66,13 @@ final class Leases implements AutoCloseable {
         });
         if (sweeper != null) {
             long period = Math.max(5, policies.values().stream().mapToLong(p -> p.time().toMillis()).min().orElse(100) / 4);
-            sweeper.scheduleWithFixedDelay(this::sweepQuietly, period, period, TimeUnit.MILLISECONDS);
+            sweeper.scheduleWithFixedDelay(() -> {
+                try {
+                    sweep();
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.WARNING, "lease sweep failed; leases end at the next one", e);
+                }
+            }, period, period, TimeUnit.MILLISECONDS);
         }
     }
 
@@ -111,9 +103,9 @@ final class Leases implements AutoCloseable {
      * rest is asked of the store with the request); null when it has none. {@link #putBack}
      * returns the units if the request is rejected.
      */
-    Served serve(Claim claim, LeasePolicy policy, long now) {
+    Lease.Served serve(Claim claim, LeasePolicy policy, long now) {
         while (true) {
-            Entry entry = entries.computeIfAbsent(new Slot(claim.rule(), claim.key()), slot -> new Entry());
+            LeaseEntry entry = entries.computeIfAbsent(new Slot(claim.rule(), claim.key()), slot -> new LeaseEntry());
             synchronized (entry) {
                 if (entry.removed) {
                     continue;
@@ -128,24 +120,15 @@ final class Leases implements AutoCloseable {
                 }
                 long units = Math.min(lease.left, claim.cost());
                 lease.left -= units;
-                return new Served(lease, units, lease.served(now));
+                return new Lease.Served(lease, units, lease.served(now));
             }
         }
     }
 
-    /**
-     * Units of a lease serving a claim.
-     *
-     * @param lease the lease
-     * @param units how many of the claim's cost it serves (all of it, or what it had left)
-     * @param answer the claim's answer when it serves all of it
-     */
-    record Served(Lease lease, long units, Verdicts.Answer answer) {
-    }
 
     /** Returns units {@link #serve} took for a request that was rejected. */
-    void putBack(Claim claim, Served served) {
-        Entry entry = entries.get(new Slot(claim.rule(), claim.key()));
+    void putBack(Claim claim, Lease.Served served) {
+        LeaseEntry entry = entries.get(new Slot(claim.rule(), claim.key()));
         if (entry != null) {
             synchronized (entry) {
                 // A lease replaced or ended meanwhile keeps them: withheld until it is given back.
@@ -161,7 +144,7 @@ final class Leases implements AutoCloseable {
      * from the key's demand: 0 for a key not asked for within its lease time.
      */
     long extra(Claim claim, LeasePolicy policy, long now) {
-        Entry entry = entries.get(new Slot(claim.rule(), claim.key()));
+        LeaseEntry entry = entries.get(new Slot(claim.rule(), claim.key()));
         if (entry == null) {
             return 0;
         }
@@ -191,7 +174,7 @@ final class Leases implements AutoCloseable {
     /** The call that asked {@link #extra} for the key's lease is over (answered or failed). */
     void settled(Claim claim) {
         inFlight.end();
-        Entry entry = entries.get(new Slot(claim.rule(), claim.key()));
+        LeaseEntry entry = entries.get(new Slot(claim.rule(), claim.key()));
         if (entry != null) {
             synchronized (entry) {
                 entry.taking = false;
@@ -206,7 +189,7 @@ final class Leases implements AutoCloseable {
      * @return the answer for the request: the lease's units count as remaining for this key
      */
     Verdicts.Answer taken(Claim claim, LeasePolicy policy, long extra, Verdicts.Answer answer, long start) {
-        Entry entry = entries.computeIfAbsent(new Slot(claim.rule(), claim.key()), slot -> new Entry());
+        LeaseEntry entry = entries.computeIfAbsent(new Slot(claim.rule(), claim.key()), slot -> new LeaseEntry());
         Verdicts.Answer forRequest = answer;
         synchronized (entry) {
             entry.storeRemaining = answer.remaining();
@@ -235,7 +218,7 @@ final class Leases implements AutoCloseable {
 
     /** Units this limiter holds for the key in a live lease (0 when none). */
     long held(Rule rule, String key) {
-        Entry entry = entries.get(new Slot(rule, key));
+        LeaseEntry entry = entries.get(new Slot(rule, key));
         if (entry == null) {
             return 0;
         }
@@ -273,8 +256,8 @@ final class Leases implements AutoCloseable {
         }
         if (now - lastIdleScan >= idleScanMillis) {
             lastIdleScan = now;
-            for (Map.Entry<Slot, Entry> each : entries.entrySet()) {
-                Entry entry = each.getValue();
+            for (Map.Entry<Slot, LeaseEntry> each : entries.entrySet()) {
+                LeaseEntry entry = each.getValue();
                 synchronized (entry) {
                     if (entry.lease == null && now - entry.lastSeen > leaseTime(each.getKey().rule())) {
                         entry.removed = true;
@@ -291,14 +274,6 @@ final class Leases implements AutoCloseable {
         return policy == null ? 0 : policy.time().toMillis();
     }
 
-    private void sweepQuietly() {
-        try {
-            sweep();
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "lease sweep failed; leases end at the next one", e);
-        }
-    }
-
     /** Stops the sweeper and gives back every lease's unused units. */
     @Override
     public void close() {
@@ -310,7 +285,7 @@ final class Leases implements AutoCloseable {
         // The leases taken by calls on their way go back with the others.
         inFlight.awaitNone(CLOSE_WAIT_MILLIS);
         List<Lease> all = new ArrayList<>();
-        for (Entry entry : entries.values()) {
+        for (LeaseEntry entry : entries.values()) {
             synchronized (entry) {
                 if (entry.lease != null) {
                     all.add(entry.lease);
