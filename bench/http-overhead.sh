@@ -3,6 +3,7 @@
 # against a client over its limit. Prints requests/s and latency percentiles of:
 #   off       ratelimit.enabled=false
 #   on        the api rule with a limit no request reaches (every request decided by Valkey)
+#   lease     the same with local leases of 64 units for 50 ms (most requests decided here)
 #   hammer    the api rule at its real limit: every request rejected, deny cache on
 #   hammer-nc the same with the deny cache off
 # Usage: bench/http-overhead.sh  (needs wrk and valkey-server; WRK="-t2 -c32 -d10s" to change the load,
@@ -37,6 +38,8 @@ for r in $runs; do
   case $r in
     off) run off RATELIMIT_ENABLED=false ;;
     on) run on RATELIMIT_RULE_API_LIMIT=1000000000 RATELIMIT_RULE_API_BURST=1000000000 ;;
+    lease) run lease RATELIMIT_RULE_API_LIMIT=1000000000 RATELIMIT_RULE_API_BURST=1000000000 \
+      RATELIMIT_RULE_API_LOCAL_LEASE=${LEASE:-64} RATELIMIT_RULE_API_LOCAL_LEASE_TIME=50ms ;;
     hammer) run hammer RATELIMIT_DENY_CACHE_ENABLED=true ;;
     hammer-nc) run hammer-nc RATELIMIT_DENY_CACHE_ENABLED=false ;;
   esac
