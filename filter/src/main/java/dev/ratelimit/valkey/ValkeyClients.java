@@ -84,11 +84,12 @@ final class ValkeyClients {
         }
         if (settings.cluster()) {
             Set<HostAndPort> seed = Set.of(JedisURIHelper.getHostAndPort(uri));
-            ClusterConnectionProvider connections = new ClusterConnectionProvider(seed, config.build(), pool);
+            JedisClientConfig clientConfig = config.build();
+            ClusterConnectionProvider connections = new ClusterConnectionProvider(seed, clientConfig, pool);
             Duration bound = settings.connectTimeout().plus(settings.socketTimeout());
             return RedisClusterClient.builder()
                     .nodes(seed)
-                    .clientConfig(config.build())
+                    .clientConfig(clientConfig)
                     .connectionProvider(connections)
                     // A redirection or a failed connect is tried again within the bounds of one
                     // call; a command once sent never is (SentOnceClusterExecutor).

@@ -15,6 +15,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * A real Valkey for tests and benchmarks, from the first source that works:
@@ -100,6 +102,21 @@ public final class ValkeyServer implements AutoCloseable {
      */
     public Jedis connect() {
         return new Jedis(JedisURIHelper.getHostAndPort(URI.create(url())), plainConfig(5_000));
+    }
+
+    /**
+     * How many times this server ran a command since it started or its last {@code CONFIG
+     * RESETSTAT}, from {@code INFO commandstats}.
+     *
+     * @param command the command's name in lower case, e.g. {@code fcall}
+     * @return its calls; 0 if it never ran
+     */
+    public long commandCalls(String command) {
+        try (Jedis jedis = connect()) {
+            Matcher m = Pattern.compile("cmdstat_" + Pattern.quote(command) + ":calls=(\\d+)")
+                    .matcher(jedis.info("commandstats"));
+            return m.find() ? Long.parseLong(m.group(1)) : 0;
+        }
     }
 
     /** A RESP2 connection config: plain {@code Jedis} warns on every connection otherwise. */

@@ -7,13 +7,10 @@ import dev.ratelimit.Rule;
 import dev.ratelimit.valkey.ValkeyRateLimiter;
 import dev.ratelimit.valkey.ValkeySettings;
 import org.junit.jupiter.api.Test;
-import redis.clients.jedis.Jedis;
 import redis.clients.jedis.util.JedisClusterCRC16;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -22,15 +19,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  * node run once each when it wakes (a refund run twice would give its units back twice).
  */
 class ClusterSentOnceRefundResetTest {
-
-    /** How many times the node ran a command, from {@code INFO commandstats}; 0 if never. */
-    private static long calls(ValkeyServer node, String command) {
-        try (Jedis jedis = node.connect()) {
-            Matcher m = Pattern.compile("cmdstat_" + Pattern.quote(command) + ":calls=(\\d+)")
-                    .matcher(jedis.info("commandstats"));
-            return m.find() ? Long.parseLong(m.group(1)) : 0;
-        }
-    }
 
     private static String outcome(Runnable call) {
         try {
@@ -52,8 +40,8 @@ class ClusterSentOnceRefundResetTest {
             ValkeyServer node = cluster.primaryOf(JedisClusterCRC16.getSlot(limiter.stateKey(rule, key)));
             Reservation reservation = limiter.reserveAll(List.of(Claim.of(rule, key, 3)));
             assertThat(reservation.allowed()).isTrue();
-            long fcallsBefore = calls(node, "fcall");
-            long delsBefore = calls(node, "del");
+            long fcallsBefore = node.commandCalls("fcall");
+            long delsBefore = node.commandCalls("del");
             // Long enough that a second attempt of either call would be sent within it and run
             // once the node wakes.
             Thread stall = new Thread(() -> node.stall(Duration.ofMillis(900)));
@@ -63,8 +51,8 @@ class ClusterSentOnceRefundResetTest {
             String reset = outcome(() -> limiter.reset(rule, key));
             stall.join();
             Thread.sleep(200);
-            long refunds = calls(node, "fcall") - fcallsBefore;
-            long resets = calls(node, "del") - delsBefore;
+            long refunds = node.commandCalls("fcall") - fcallsBefore;
+            long resets = node.commandCalls("del") - delsBefore;
             assertThat(refund).as("the refund timed out in the stall").startsWith("threw");
             assertThat(reset).as("the reset timed out in the stall").startsWith("threw");
             assertThat(refunds).as("function calls run for one refund (" + refund + ")").isEqualTo(1);

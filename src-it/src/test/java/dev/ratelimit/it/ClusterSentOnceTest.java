@@ -6,12 +6,9 @@ import dev.ratelimit.Rule;
 import dev.ratelimit.valkey.ValkeyRateLimiter;
 import dev.ratelimit.valkey.ValkeySettings;
 import org.junit.jupiter.api.Test;
-import redis.clients.jedis.Jedis;
 import redis.clients.jedis.util.JedisClusterCRC16;
 
 import java.time.Duration;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -20,13 +17,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  * client does not send a command again after a read timeout (README, "When Valkey is down").
  */
 class ClusterSentOnceTest {
-
-    private static long fcalls(ValkeyServer node) {
-        try (Jedis jedis = node.connect()) {
-            Matcher m = Pattern.compile("cmdstat_fcall:calls=(\\d+)").matcher(jedis.info("commandstats"));
-            return m.find() ? Long.parseLong(m.group(1)) : 0;
-        }
-    }
 
     @Test
     void anAcquireThatTimedOutIsNotSentAgain() throws Exception {
@@ -39,7 +29,7 @@ class ClusterSentOnceTest {
             ValkeyServer node = cluster.primaryOf(JedisClusterCRC16.getSlot(limiter.stateKey(rule, key)));
             // A pooled connection to the node, so that the acquire is sent at once.
             assertThat(limiter.peek(rule, key, 1).allowed()).isTrue();
-            long fcallsBefore = fcalls(node);
+            long fcallsBefore = node.commandCalls("fcall");
             // The node sleeps past the 200 ms socket timeout, and wakes before a second attempt's
             // new connection would give up: a command sent again would run.
             Thread stall = new Thread(() -> node.stall(Duration.ofMillis(450)));
@@ -54,7 +44,7 @@ class ClusterSentOnceTest {
             }
             stall.join();
             Thread.sleep(200);
-            long runs = fcalls(node) - fcallsBefore;
+            long runs = node.commandCalls("fcall") - fcallsBefore;
             assertThat(outcome).as("the acquire timed out in the stall").startsWith("threw");
             assertThat(runs).as("function calls run for one acquire (" + outcome + ")").isEqualTo(1);
         }
