@@ -15,14 +15,18 @@ import java.time.Duration;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * What a decision served from a lease says remains, once another instance has taken what the
- * store held: a client that trusts {@code remaining} must not be refused before it used them.
+ * What a decision served from a lease says remains (README, "Local leases"): with one instance
+ * exactly what is left; with others, what Valkey held at the lease's take plus what the lease
+ * holds, as of that take and never older than the lease's time; what the lease holds is given.
  */
 @ExtendWith(ValkeyExtension.class)
 class LeaseRemainingTest {
 
+    private static final Duration LEASE_TIME = Duration.ofMillis(500);
+
     private final ValkeyServer valkey;
     private final ManualClock clock = new ManualClock(1_700_000_000_000L);
+    private final Rule rule = Rule.of("left", Algorithm.FIXED_WINDOW, 100, Duration.ofHours(1));
 
     LeaseRemainingTest(ValkeyServer valkey) {
         this.valkey = valkey;
@@ -33,19 +37,15 @@ class LeaseRemainingTest {
         valkey.flushAll();
     }
 
-    /** Promise asked for: remaining never promises units this instance cannot give. */
+    /** One instance: every decision, from a lease or from Valkey, says how many more are allowed. */
     @Test
-    void remainingFromALeaseNeverPromisesWhatAnotherInstanceTook() {
-        Rule rule = Rule.of("left", Algorithm.FIXED_WINDOW, 100, Duration.ofHours(1));
-        try (ValkeyRateLimiter holder = leasing(); ValkeyRateLimiter other = leasing()) {
+    void withOneInstanceEveryDecisionSaysExactlyWhatRemains() {
+        try (ValkeyRateLimiter holder = leasing()) {
             for (int i = 0; i < 8; i++) {
                 assertThat(holder.acquire(rule, "k").allowed()).isTrue();
             }
-            while (other.acquire(rule, "k").allowed()) {
-                // The other instance takes all the store holds.
-            }
             Decision promise = holder.acquire(rule, "k");
-            assertThat(promise.allowed()).as("served from the holder's lease").isTrue();
+            assertThat(promise.allowed()).isTrue();
             long given = 0;
             while (given <= promise.remaining() && holder.acquire(rule, "k").allowed()) {
                 given++;
@@ -55,8 +55,40 @@ class LeaseRemainingTest {
         }
     }
 
+    /**
+     * Another instance took what Valkey held: the holder still gives what its lease holds; what it
+     * said of Valkey's share is as of its take, and once its lease's time is over it says 0.
+     */
+    @Test
+    void afterAnotherInstanceDrainedTheStoreALeaseGivesWhatItHoldsAndThenSaysNoneRemain() {
+        try (ValkeyRateLimiter holder = leasing(); ValkeyRateLimiter other = leasing(); ValkeyRateLimiter plain = plain()) {
+            for (int i = 0; i < 8; i++) {
+                assertThat(holder.acquire(rule, "k").allowed()).isTrue();
+            }
+            long held = holder.peek(rule, "k", 1).remaining() - plain.peek(rule, "k", 1).remaining();
+            assertThat(held).as("units the holder's lease holds").isPositive();
+            while (other.acquire(rule, "k").allowed()) {
+                // The other instance takes all the store holds.
+            }
+            long given = 0;
+            while (given <= held && holder.acquire(rule, "k").allowed()) {
+                given++;
+            }
+            assertThat(given).as("allowed by the holder after the drain").isEqualTo(held);
+            clock.advance(LEASE_TIME.toMillis());
+            Decision after = holder.acquire(rule, "k");
+            assertThat(after.allowed()).isFalse();
+            assertThat(after.remaining()).as("remaining once the lease's time is over").isZero();
+        }
+    }
+
+    private ValkeyRateLimiter plain() {
+        return ValkeyRateLimiter.builder().settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(5)))
+                .clientClock(clock).build();
+    }
+
     private ValkeyRateLimiter leasing() {
         return ValkeyRateLimiter.builder().settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(5)))
-                .clientClock(clock).localLease("left", 8, Duration.ofMillis(500)).build();
+                .clientClock(clock).localLease("left", 8, LEASE_TIME).build();
     }
 }

@@ -21,11 +21,14 @@ final class Bounds {
      * Safety: may {@code cost} more units be allowed at {@code t} on top of what the ledger
      * certainly counts?
      *
+     * @param slack units the rule may admit beyond its limit or burst (other instances' leases
+     *              after a wipe), 0 otherwise
      * @return the breach, or null
      */
-    static Finding safety(Ledger ledger, long t, long cost) {
+    static Finding safety(Ledger ledger, long t, long cost, long slack) {
         Rule rule = ledger.current();
-        long limit = rule.limit();
+        // Units other instances' leases may admit on top after a wipe (LeaseSlack#afterWipe).
+        long limit = rule.limit() + slack;
         long window = rule.window().toMillis();
         switch (rule.algorithm()) {
             case FIXED_WINDOW -> {
@@ -60,14 +63,15 @@ final class Bounds {
             }
             case TOKEN_BUCKET, GCRA -> {
                 long[] debt = ledger.lbDebt(t);
-                long capacity = rule.burst() * window;
+                long capacity = (rule.burst() + slack) * window;
                 if (debt[0] + cost * window > capacity) {
                     long from = Math.min(debt[1], t);
                     long units = ledger.lbSum(from, t) + cost;
                     return new Finding(rule.algorithm().id() + ": units in any [a, b] <= burst + limit × (b − a) / window",
                             "allowed " + cost + " at " + t + ": " + units + " units counted in [" + from + ", " + t
-                                    + "], more than burst " + rule.burst() + " + " + limit + " × " + (t - from) + " / "
-                                    + window + " = " + String.format("%.3f", rule.burst() + (double) limit * (t - from)
+                                    + "], more than burst " + (rule.burst() + slack) + " + " + rule.limit() + " × "
+                                    + (t - from) + " / " + window + " = "
+                                    + String.format("%.3f", rule.burst() + slack + (double) rule.limit() * (t - from)
                                     / window), from, t);
                 }
             }

@@ -402,7 +402,9 @@ final class Invariants {
             promises.promised(ledger, call.op(), t, decision, othersHold);
         }
         if (decision.allowed()) {
-            report(call.op(), ledger, Bounds.safety(ledger, latest, cost));
+            long afterWipe = decision.basis() == Decision.Basis.SHARED
+                    ? leaseSlack.afterWipe(claim.rule(), ledger.wipedAt(), latest) : 0;
+            report(call.op(), ledger, Bounds.safety(ledger, latest, cost, afterWipe));
             return;
         }
         report(call.op(), ledger, Bounds.liveness(ledger, t, cost + withheld, call.op()));

@@ -20,6 +20,8 @@ import java.util.Map;
  *       lease holds, not those another instance holds and may admit, nor those of an ended
  *       lease (its own or another's) that go back to the store meanwhile: at most {@code size}
  *       per instance.</li>
+ *   <li>safety after a wipe: leases taken from the wiped state still serve, up to {@code size}
+ *       per instance, until they end.</li>
  * </ul>
  */
 final class LeaseSlack {
@@ -60,6 +62,16 @@ final class LeaseSlack {
     long othersHold(Rule rule) {
         Workload.LocalLease lease = leaseOf(rule);
         return lease == null ? 0 : instances * lease.size();
+    }
+
+    /**
+     * Units that may be admitted beyond the limit after the state was wiped (a reset, a
+     * restart, a planted value): leases taken from the wiped state serve on, each instance's up
+     * to {@code size} more, until their time ends (README, "Local leases").
+     */
+    long afterWipe(Rule rule, long wipedAt, long t) {
+        Workload.LocalLease lease = leaseOf(rule);
+        return lease == null || wipedAt == Long.MIN_VALUE || t - wipedAt >= lease.millis() ? 0 : instances * lease.size();
     }
 
     private Workload.LocalLease leaseOf(Rule rule) {

@@ -33,6 +33,8 @@ final class Ledger {
     private int safetyEpoch;
     private int wipe;
     private long livenessFrom = Long.MIN_VALUE;
+    /** When the state was last deleted, or may have been. */
+    private long wipedAt = Long.MIN_VALUE;
     /**
      * Where a bucket's upper bound starts: the index of the first unit after the last edit or
      * definite wipe, when, and with what debt (ticks): none after a wipe; after an edit the
@@ -53,6 +55,11 @@ final class Ledger {
         this.rule = rule;
         this.key = key;
         this.current = current;
+    }
+
+    /** When the state was last deleted, or may have been; {@code Long.MIN_VALUE} if never. */
+    long wipedAt() {
+        return wipedAt;
     }
 
     /** The rule as it is now. */
@@ -130,6 +137,7 @@ final class Ledger {
      *                 replay, so liveness waits out the longest retry-after the rule can give
      */
     void wipe(long at, boolean definite, boolean behind) {
+        wipedAt = Math.max(wipedAt, at);
         room++;
         safetyEpoch++;
         if (definite) {
