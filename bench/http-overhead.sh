@@ -6,6 +6,9 @@
 #   lease     the same with local leases of 64 units for 50 ms (most requests decided here)
 #   hammer    the api rule at its real limit: every request rejected, deny cache on
 #   hammer-nc the same with the deny cache off
+#   many-off, many-on, many-lease  off, on and lease with requests from CLIENTS (10,000) client
+#             addresses, forwarded by a trusted proxy (bench/many-clients.lua): one key each; a
+#             fixed window, whose keys Valkey keeps for the count printed
 # Usage: bench/http-overhead.sh  (needs wrk and valkey-server; WRK="-t2 -c32 -d10s" to change the load,
 #        WARM="-t2 -c32 -d8s" the warm-up before it, RUNS="off on" to run only some)
 set -euo pipefail
@@ -19,6 +22,18 @@ valkey_pid=$!
 trap 'kill $valkey_pid 2>/dev/null || true' EXIT
 sleep 0.5
 
+cpu_now() { # jvm pid: its user and system ticks, its threads' context switches, Valkey's CPU seconds
+  local ticks switches
+  ticks=$(awk '{print $14, $15}' "/proc/$1/stat")
+  switches=$(cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/ {n += $2} END {print n}')
+  echo "$ticks $switches $(valkey-cli -p "$vport" info cpu | awk -F: '/^used_cpu_(user|sys):/ {s += $2} END {print s}')"
+}
+
+per_request() { # before, after, requests: JVM user and system µs, context switches, Valkey µs per request
+  local hz; hz=$(getconf CLK_TCK)
+  echo "$1 $2 $3" | awk -v hz="$hz" '{n = $9; printf "JVM %.0f us user + %.0f us system, %.1f context switches, Valkey %.0f us", ($5 - $1) * 1e6 / hz / n, ($6 - $2) * 1e6 / hz / n, ($7 - $3) / n, ($8 - $4) * 1e6 / n}'
+}
+
 run() { # name, then environment assignments
   local name=$1; shift
   local port=$(( 30000 + RANDOM % 20000 ))
@@ -26,12 +41,21 @@ run() { # name, then environment assignments
   env "$@" VALKEY_URL="redis://127.0.0.1:$vport" PORT=$port \
     setsid ./mvnw -q -B -o -pl examples/server -am -Prun-example -DskipTests verify >/dev/null 2>&1 &
   local pid=$!
-  for _ in $(seq 300); do curl -s -o /dev/null "http://127.0.0.1:$port/search" && break; sleep 0.2; done
+  for _ in $(seq 900); do curl -s -o /dev/null "http://127.0.0.1:$port/search" && break; sleep 0.2; done
   # The JIT compiles the filter's path first: a short load is thrown away.
-  wrk $warm "http://127.0.0.1:$port/api/hello" > /dev/null
-  wrk $load --latency "http://127.0.0.1:$port/api/hello" > /tmp/wrk-$name.txt
+  local script=()
+  [[ $name == many-* ]] && script=(-s bench/many-clients.lua)
+  wrk $warm "${script[@]}" "http://127.0.0.1:$port/api/hello" > /dev/null
+  # Where the CPU goes during the load: the JVM's (user, system), Valkey's, and the JVM's
+  # context switches (every thread's), per request.
+  local jvm; jvm=$(pgrep -g "$pid" java | head -1)
+  local before; before=$(cpu_now "$jvm")
+  wrk $load "${script[@]}" --latency "http://127.0.0.1:$port/api/hello" > /tmp/wrk-$name.txt
+  local after; after=$(cpu_now "$jvm")
+  local requests; requests=$(awk '/requests in/ {print $1}' /tmp/wrk-$name.txt)
   kill -TERM -- "-$pid"; wait $pid 2>/dev/null || true
-  echo "$name: $(grep 'Requests/sec' /tmp/wrk-$name.txt | awk '{print $2}') req/s, p50 $(grep ' 50%' /tmp/wrk-$name.txt | awk '{print $2}'), p99 $(grep ' 99%' /tmp/wrk-$name.txt | awk '{print $2}'), non-2xx: $(grep -o 'Non-2xx or 3xx responses: [0-9]*' /tmp/wrk-$name.txt | awk '{print $NF}')"
+  local keys; keys=$(valkey-cli -p "$vport" dbsize); valkey-cli -p "$vport" flushall >/dev/null
+  echo "$name: per request $(per_request "$before" "$after" "$requests"), keys in Valkey $keys, $(grep 'Requests/sec' /tmp/wrk-$name.txt | awk '{print $2}') req/s, p50 $(grep ' 50%' /tmp/wrk-$name.txt | awk '{print $2}'), p99 $(grep ' 99%' /tmp/wrk-$name.txt | awk '{print $2}'), non-2xx: $(grep -o 'Non-2xx or 3xx responses: [0-9]*' /tmp/wrk-$name.txt | awk '{print $NF}')"
 }
 runs=${RUNS:-off on hammer hammer-nc}
 for r in $runs; do
@@ -42,5 +66,11 @@ for r in $runs; do
       RATELIMIT_RULE_API_LOCAL_LEASE=${LEASE:-64} RATELIMIT_RULE_API_LOCAL_LEASE_TIME=50ms ;;
     hammer) run hammer RATELIMIT_DENY_CACHE_ENABLED=true ;;
     hammer-nc) run hammer-nc RATELIMIT_DENY_CACHE_ENABLED=false ;;
+    many-off) run many-off RATELIMIT_ENABLED=false ;;
+    many-on) run many-on RATELIMIT_TRUSTED_PROXIES=127.0.0.1 RATELIMIT_RULE_API_ALGORITHM=fixed-window RATELIMIT_RULE_API_LIMIT=1000000000 \
+      RATELIMIT_RULE_API_BURST=1000000000 ;;
+    many-lease) run many-lease RATELIMIT_TRUSTED_PROXIES=127.0.0.1 RATELIMIT_RULE_API_ALGORITHM=fixed-window RATELIMIT_RULE_API_LIMIT=1000000000 \
+      RATELIMIT_RULE_API_BURST=1000000000 RATELIMIT_RULE_API_LOCAL_LEASE=${LEASE:-64} \
+      RATELIMIT_RULE_API_LOCAL_LEASE_TIME=50ms ;;
   esac
 done

@@ -1,6 +1,8 @@
 package dev.ratelimit.valkey;
 
+import dev.ratelimit.Algorithm;
 import dev.ratelimit.Claim;
+import dev.ratelimit.Rule;
 import dev.ratelimit.internal.Verdicts;
 
 /**
@@ -44,6 +46,30 @@ final class Lease {
         this.left = size;
         this.margin = margin;
         this.returnAfter = returnAfter;
+    }
+
+    /**
+     * The lease a store call took beside a claim's own units.
+     *
+     * @param claim  the request's claim
+     * @param policy its rule's lease policy
+     * @param extra  the units asked beside the claim's: the lease's and its margin
+     * @param answer the call's answer, which took them
+     * @param start  the limiter's clock before the call was sent
+     */
+    static Lease taken(Claim claim, LeasePolicy policy, long extra, Verdicts.Answer answer, long start) {
+        Rule rule = claim.rule();
+        long margin = policy.margin(rule);
+        long ends = start + policy.time().toMillis();
+        if (rule.algorithm() == Algorithm.FIXED_WINDOW) {
+            // Never past the window that counted the units: the server's window ends
+            // reset_after after it ran, which was no earlier than start.
+            ends = Math.min(ends, start + answer.resetMillis());
+        }
+        long returnAfter = margin == 0 ? ends
+                : start + (margin * rule.window().toMillis() + rule.limit() - 1) / rule.limit();
+        return new Lease(Claim.of(rule, claim.key(), claim.cost() + extra), answer, start, ends, extra - margin, margin,
+                Math.max(ends, returnAfter));
     }
 
     /** Whether it still serves at {@code now}. */

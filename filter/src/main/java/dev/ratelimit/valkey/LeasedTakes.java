@@ -1,6 +1,7 @@
 package dev.ratelimit.valkey;
 
 import dev.ratelimit.Claim;
+import dev.ratelimit.RateLimitException;
 import dev.ratelimit.internal.Verdicts;
 
 import java.util.ArrayList;
@@ -47,6 +48,9 @@ final class LeasedTakes {
             answers.add(served[i] == null ? null : served[i].answer());
         }
         if (toStore.isEmpty()) {
+            if (!countsRejected) {
+                takeAhead(claims, policies, served);
+            }
             return new SlotGroups.Outcome(Verdicts.combine(claims, answers, false), answers);
         }
         long[] extra = new long[n];
@@ -89,6 +93,32 @@ final class LeasedTakes {
             }
         }
         return new SlotGroups.Outcome(Verdicts.combine(claims, answers, false), answers);
+    }
+
+    /**
+     * After a request its leases served whole: the next lease of each key whose lease is due for
+     * one ({@link Leases#ahead}), in a call of its own, so that the key's requests find it there
+     * when this one runs out instead of each asking Valkey meanwhile. The request is decided
+     * already: a call refused or failed only means no lease is taken ahead.
+     */
+    private void takeAhead(List<Claim> claims, LeasePolicy[] policies, Lease.Served[] served) {
+        for (int i = 0; i < claims.size(); i++) {
+            Claim claim = claims.get(i);
+            long extra = served[i] == null ? 0 : leases.ahead(claim, policies[i], served[i].lease(), leases.now());
+            if (extra == 0) {
+                continue;
+            }
+            long asked = leases.now();
+            try {
+                SlotGroups.Outcome stored = store.apply(List.of(Claim.of(claim.rule(), claim.key(), extra)));
+                Verdicts.Answer answer = stored.answers().get(0);
+                leases.taken(claim, policies[i], answer.allowed() ? extra : 0, answer, asked);
+            } catch (RateLimitException e) {
+                // No lease ahead: the key's next request after this lease asks Valkey, as it would have.
+            } finally {
+                leases.settled(claim);
+            }
+        }
     }
 
     /** The claims sent to the store: what leases did not serve, plus what a new lease asks. */

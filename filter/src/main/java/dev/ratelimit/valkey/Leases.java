@@ -11,9 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 /**
@@ -26,8 +24,6 @@ import java.util.function.LongSupplier;
  * counted until their window or refill frees them, never granted twice.
  */
 final class Leases implements AutoCloseable {
-
-    private static final System.Logger LOG = System.getLogger(ValkeyRateLimiter.class.getName());
 
     /** The longest close waits for calls asking for a lease. */
     private static final long CLOSE_WAIT_MILLIS = 5_000;
@@ -59,21 +55,8 @@ final class Leases implements AutoCloseable {
         this.clock = clock;
         this.returns = new LeaseReturns(store);
         this.idleScanMillis = 4 * policies.values().stream().mapToLong(p -> p.time().toMillis()).max().orElse(100);
-        this.sweeper = policies.isEmpty() ? null : Executors.newSingleThreadScheduledExecutor(runnable -> {
-            Thread thread = new Thread(runnable, "ratelimit-lease-sweeper");
-            thread.setDaemon(true);
-            return thread;
-        });
-        if (sweeper != null) {
-            long period = Math.max(5, policies.values().stream().mapToLong(p -> p.time().toMillis()).min().orElse(100) / 4);
-            sweeper.scheduleWithFixedDelay(() -> {
-                try {
-                    sweep();
-                } catch (RuntimeException e) {
-                    LOG.log(System.Logger.Level.WARNING, "lease sweep failed; leases end at the next one", e);
-                }
-            }, period, period, TimeUnit.MILLISECONDS);
-        }
+        long period = Math.max(5, policies.values().stream().mapToLong(p -> p.time().toMillis()).min().orElse(100) / 4);
+        this.sweeper = policies.isEmpty() ? null : LeaseSweeper.every(period, this::sweep);
     }
 
     /** Whether any rule leases. */
@@ -114,8 +97,8 @@ final class Leases implements AutoCloseable {
                     entry.demand = -1;
                 }
                 entry.lastSeen = now;
-                Lease lease = entry.lease;
-                if (lease == null || !lease.live(now) || lease.left == 0) {
+                Lease lease = entry.serving(now, returns::ended);
+                if (lease == null) {
                     return null;
                 }
                 long units = Math.min(lease.left, claim.cost());
@@ -132,7 +115,7 @@ final class Leases implements AutoCloseable {
         if (entry != null) {
             synchronized (entry) {
                 // A lease replaced or ended meanwhile keeps them: withheld until it is given back.
-                if (entry.lease == served.lease()) {
+                if (entry.holds(served.lease())) {
                     served.lease().left += served.units();
                 }
             }
@@ -163,15 +146,45 @@ final class Leases implements AutoCloseable {
             long room = Math.min(policy.capacity(claim.rule()), entry.storeRemaining) - claim.cost() - margin;
             long size = Math.min(entry.demand == 0 ? 1 : entry.demand * 2, Math.min(policy.size(), room));
             entry.demand = Math.max(0, size);
-            entry.taking = size >= 1;
-            if (entry.taking) {
-                inFlight.begin();
-            }
-            return size < 1 ? 0 : size + margin;
+            return size < 1 ? 0 : asking(entry, size, size, margin);
         }
     }
 
-    /** The call that asked {@link #extra} for the key's lease is over (answered or failed). */
+    /**
+     * How many units to ask for a lease taken ahead, beside none of the request's, after a
+     * request its key's lease served: due when the lease has served half its units within half
+     * its time, so that the key's next lease is there before this one runs out and its requests
+     * meanwhile need no call. Both leases together hold at most the rule's size (and a bucket's
+     * two margins, each refilling): units withheld stay within the README's bound. 0 when none is due.
+     */
+    long ahead(Claim claim, LeasePolicy policy, Lease served, long now) {
+        LeaseEntry entry = entries.get(new Slot(claim.rule(), claim.key()));
+        if (entry == null) {
+            return 0;
+        }
+        synchronized (entry) {
+            boolean halfUsedInHalfTime = served.left * 2 <= served.size
+                    && (now - served.start) * 2 < policy.time().toMillis();
+            if (closed || entry.taking || entry.next != null || entry.lease != served || !halfUsedInHalfTime) {
+                return 0;
+            }
+            long margin = policy.margin(claim.rule());
+            long room = Math.min(policy.capacity(claim.rule()), entry.storeRemaining) - margin;
+            long size = Math.min(Math.max(1, entry.demand) * 2, Math.min(policy.size() - served.left, room));
+            // Capped by what the serving lease still holds, it does not lower the key's demand.
+            return size < 1 ? 0 : asking(entry, Math.max(entry.demand, size), size, margin);
+        }
+    }
+
+    /** A call on its way asks for a lease of {@code size} units (and the margin): none other for the key. */
+    private long asking(LeaseEntry entry, long demand, long size, long margin) {
+        entry.demand = demand;
+        entry.taking = true;
+        inFlight.begin();
+        return size + margin;
+    }
+
+    /** The call that asked {@link #extra} or {@link #ahead} for the key's lease is over (answered or failed). */
     void settled(Claim claim) {
         inFlight.end();
         LeaseEntry entry = entries.get(new Slot(claim.rule(), claim.key()));
@@ -194,23 +207,10 @@ final class Leases implements AutoCloseable {
         synchronized (entry) {
             entry.storeRemaining = answer.remaining();
             if (extra > 0 && answer.allowed() && answer.took() && !entry.removed) {
-                long margin = policy.margin(claim.rule());
-                long ends = start + policy.time().toMillis();
-                if (claim.rule().algorithm() == Algorithm.FIXED_WINDOW) {
-                    // Never past the window that counted the units: the server's window ends
-                    // reset_after after it ran, which was no earlier than start.
-                    ends = Math.min(ends, start + answer.resetMillis());
-                }
-                if (entry.lease != null) {
-                    // What the replaced lease still holds goes back at its time, with the others.
-                    returns.ended(entry.lease);
-                }
-                long returnAfter = margin == 0 ? ends
-                        : start + (margin * claim.rule().window().toMillis() + claim.rule().limit() - 1) / claim.rule().limit();
-                entry.lease = new Lease(Claim.of(claim.rule(), claim.key(), claim.cost() + extra), answer, start, ends,
-                        extra - margin, margin, Math.max(ends, returnAfter));
-                live.add(new Held(entry, entry.lease));
-                forRequest = entry.lease.served(start);
+                Lease taken = Lease.taken(claim, policy, extra, answer, start);
+                entry.install(taken, now(), returns::ended);
+                live.add(new Held(entry, taken));
+                forRequest = taken.served(start);
             }
         }
         return forRequest;
@@ -223,7 +223,7 @@ final class Leases implements AutoCloseable {
             return 0;
         }
         synchronized (entry) {
-            return entry.lease != null && entry.lease.live(now()) ? entry.lease.left : 0;
+            return entry.held(now());
         }
     }
 
@@ -243,12 +243,12 @@ final class Leases implements AutoCloseable {
         for (Iterator<Held> held = live.iterator(); held.hasNext(); ) {
             Held each = held.next();
             synchronized (each.entry()) {
-                if (each.entry().lease != each.lease()) {
+                if (!each.entry().holds(each.lease())) {
                     held.remove(); // replaced (and handed back) or forgotten meanwhile
                 } else if (!each.lease().live(now)) {
                     // The next lease: as many units as this one served.
                     each.entry().demand = each.lease().size - each.lease().left;
-                    each.entry().lease = null;
+                    each.entry().drop(each.lease());
                     returns.ended(each.lease());
                     held.remove();
                 }
@@ -259,7 +259,7 @@ final class Leases implements AutoCloseable {
             for (Map.Entry<Slot, LeaseEntry> each : entries.entrySet()) {
                 LeaseEntry entry = each.getValue();
                 synchronized (entry) {
-                    if (entry.lease == null && now - entry.lastSeen > leaseTime(each.getKey().rule())) {
+                    if (entry.lease == null && entry.next == null && now - entry.lastSeen > leaseTime(each.getKey().rule())) {
                         entry.removed = true;
                         entries.remove(each.getKey(), entry);
                     }
@@ -287,10 +287,7 @@ final class Leases implements AutoCloseable {
         List<Lease> all = new ArrayList<>();
         for (LeaseEntry entry : entries.values()) {
             synchronized (entry) {
-                if (entry.lease != null) {
-                    all.add(entry.lease);
-                    entry.lease = null;
-                }
+                entry.drainTo(all);
                 entry.removed = true;
             }
         }

@@ -12,8 +12,9 @@ import java.util.Map;
  * charges the refill while it lasts, so the lower bounds hold exactly. What the history cannot
  * see are the units taken ahead and not yet admitted:
  * <ul>
- *   <li>liveness: each instance may hold, per rule and key, one lease of at most
- *       {@code size + margin} units the store counts and no request has used; a lease whose
+ *   <li>liveness: each instance may hold, per rule and key, leases of at most {@code size}
+ *       units together (the serving one and one taken ahead) and their two margins, which the
+ *       store counts and no request has used; a lease whose
  *       give-back or whose take's reply was lost (a fault) stays counted until its window ends or
  *       the bucket refills, so each fault may leave one more;</li>
  *   <li>the promise of {@code r} within {@code t}: a decision counts the units its own live
@@ -52,7 +53,7 @@ final class LeaseSlack {
     /** Units the store may count beyond the history's for the rule: held in leases, never admitted. */
     long withheld(Rule rule) {
         Workload.LocalLease lease = leaseOf(rule);
-        return lease == null ? 0 : instances * (lease.size() + lease.margin(rule)) * (1L + faults);
+        return lease == null ? 0 : instances * (lease.size() + 2 * lease.margin(rule)) * (1L + faults);
     }
 
     /**
