@@ -58,6 +58,28 @@ final class LeaseEntry {
         next = null;
     }
 
+    /**
+     * Waits, the caller holding the entry's lock, for the call on its way that takes the key's
+     * next lease ({@link #taking}): no longer than that call would take a request (a call of its
+     * own), and it spares Valkey the call; bounded by the lease time all the same.
+     *
+     * @param waitUntil the {@link System#nanoTime()} at which to stop waiting
+     * @return whether to look again (the call is over, or may be); false when the wait is up
+     */
+    boolean awaitLeaseCall(long waitUntil) {
+        long left = waitUntil - System.nanoTime();
+        if (left <= 0) {
+            return false;
+        }
+        try {
+            wait(left / 1_000_000, (int) (left % 1_000_000));
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
     /** Whether the lease is still this entry's (not replaced, dropped or forgotten). */
     boolean holds(Lease held) {
         return held != null && (held == lease || held == next);

@@ -28,12 +28,10 @@ final class Leases implements AutoCloseable {
     /** The longest close waits for calls asking for a lease. */
     private static final long CLOSE_WAIT_MILLIS = 5_000;
 
-    private record Slot(Rule rule, String key) {
-    }
+    private record Slot(Rule rule, String key) { }
 
     /** A lease and the entry it was taken for. */
-    private record Held(LeaseEntry entry, Lease lease) {
-    }
+    private record Held(LeaseEntry entry, Lease lease) { }
 
     private final Map<String, LeasePolicy> policies;
     private final LongSupplier clock;
@@ -87,6 +85,7 @@ final class Leases implements AutoCloseable {
      * returns the units if the request is rejected.
      */
     Lease.Served serve(Claim claim, LeasePolicy policy, long now) {
+        long waitUntil = System.nanoTime() + policy.time().toNanos();
         while (true) {
             LeaseEntry entry = entries.computeIfAbsent(new Slot(claim.rule(), claim.key()), slot -> new LeaseEntry());
             synchronized (entry) {
@@ -98,6 +97,9 @@ final class Leases implements AutoCloseable {
                 }
                 entry.lastSeen = now;
                 Lease lease = entry.serving(now, returns::ended);
+                if (lease == null && entry.taking && !closed && entry.awaitLeaseCall(waitUntil)) {
+                    continue;
+                }
                 if (lease == null) {
                     return null;
                 }
@@ -107,7 +109,6 @@ final class Leases implements AutoCloseable {
             }
         }
     }
-
 
     /** Returns units {@link #serve} took for a request that was rejected. */
     void putBack(Claim claim, Lease.Served served) {
@@ -191,6 +192,7 @@ final class Leases implements AutoCloseable {
         if (entry != null) {
             synchronized (entry) {
                 entry.taking = false;
+                entry.notifyAll(); // requests waiting for its lease (awaitLeaseCall)
             }
         }
     }

@@ -99,6 +99,38 @@ class LocalLeaseTest {
         }
     }
 
+    /**
+     * Promise: threads asking for a key while its lease call is on its way wait for that call
+     * rather than each calling Valkey: about one call per half lease, however many threads.
+     */
+    @Test
+    void threadsOnAHotKeyShareItsLeaseCalls() throws Exception {
+        Rule rule = Rule.of("api", Algorithm.TOKEN_BUCKET, 1_000_000, Duration.ofHours(1));
+        int threads = 8;
+        int each = 1_000;
+        try (ValkeyRateLimiter limiter = leasing("api", 64)) {
+            ExecutorService pool = Executors.newFixedThreadPool(threads);
+            List<Future<Long>> allowed = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                allowed.add(pool.submit(() -> {
+                    long n = 0;
+                    for (int i = 0; i < each; i++) {
+                        n += limiter.acquire(rule, "hot").allowed() ? 1 : 0;
+                    }
+                    return n;
+                }));
+            }
+            long total = 0;
+            for (Future<Long> future : allowed) {
+                total += future.get(60, TimeUnit.SECONDS);
+            }
+            pool.shutdown();
+            assertThat(total).isEqualTo((long) threads * each);
+        }
+        assertThat(functionCalls()).as("function calls for %d decisions on one key", threads * each)
+                .isLessThan(threads * each / 16);
+    }
+
     /** Promise: across instances, never more than the rule allows (fixed window, token bucket, GCRA). */
     @Test
     void twoInstancesOfEightThreadsAdmitExactlyTheLimit() throws Exception {
