@@ -11,12 +11,14 @@ import dev.ratelimit.internal.Verdicts;
  *
  * <p>The call took the request's units, the lease's {@code size}, and (for the buckets) a margin:
  * the refill during the lease, charged so that a unit admitted late is still one the bucket
- * could have given at that moment (see {@link LeasePolicy#margin}). The margin is never given
- * back: the bucket refills it while the lease lasts. Unused units go back once the margin has
- * refilled ({@link #returnAfter}), in a refund of the unused units plus the margin with the
- * take's undo values: the refund gives back what of them the bucket cannot have refilled since,
- * which by then is the unused units and not more, so no decision of any instance that counted
- * them as held sees more come back than it said remained.
+ * could have given at that moment (see {@link LeasePolicy#margin}). Once the lease no longer
+ * serves (run out, or its time over), what it did not use goes back in a refund of the unused
+ * units plus the margin, with the take's undo values: the refund gives back what of them the
+ * bucket cannot have refilled since the take, which is the unused units and the part of the
+ * margin not yet refilled. The margin covered the refill while units were held and unused; with
+ * none held any more, what of it has not refilled is owed to no one. A lease run out early so
+ * does not keep its whole margin for its whole time, which would leave a key hammered within its
+ * limit with less than its limit.
  */
 final class Lease {
 
@@ -32,12 +34,10 @@ final class Lease {
     final long size;
     /** The margin charged with the take. */
     final long margin;
-    /** When its unused units go back: its end, or once a bucket has refilled the margin. */
-    final long returnAfter;
     /** Units not served yet. */
     long left;
 
-    Lease(Claim take, Verdicts.Answer answer, long start, long ends, long size, long margin, long returnAfter) {
+    Lease(Claim take, Verdicts.Answer answer, long start, long ends, long size, long margin) {
         this.take = take;
         this.answer = answer;
         this.start = start;
@@ -45,7 +45,6 @@ final class Lease {
         this.size = size;
         this.left = size;
         this.margin = margin;
-        this.returnAfter = returnAfter;
     }
 
     /**
@@ -66,10 +65,17 @@ final class Lease {
             // reset_after after it ran, which was no earlier than start.
             ends = Math.min(ends, start + answer.resetMillis());
         }
-        long returnAfter = margin == 0 ? ends
-                : start + (margin * rule.window().toMillis() + rule.limit() - 1) / rule.limit();
-        return new Lease(Claim.of(rule, claim.key(), claim.cost() + extra), answer, start, ends, extra - margin, margin,
-                Math.max(ends, returnAfter));
+        return new Lease(Claim.of(rule, claim.key(), claim.cost() + extra), answer, start, ends, extra - margin, margin);
+    }
+
+    /**
+     * Units of this lease put back after it ended, to go back to the store on their own: its
+     * take and times, no margin (its own give-back has that). A refund of them apart from the
+     * lease's own gives back no more than one of both would: each refund deducts the refill
+     * since the take.
+     */
+    Lease remnant(long units) {
+        return new Lease(take, answer, start, ends, units, 0);
     }
 
     /** Whether it still serves at {@code now}. */
@@ -89,11 +95,16 @@ final class Lease {
     }
 
     /**
-     * The claim whose refund gives back the unused units: with the margin once it has refilled
-     * (the refund then returns the unused units), or alone before (it returns fewer).
+     * The claim whose refund gives back what the lease did not use: its unused units and its
+     * margin, of which the refund returns what the bucket has not refilled since the take.
      */
-    Claim giveBack(long now) {
-        return Claim.of(take.rule(), take.key(), now >= returnAfter ? left + margin : left);
+    Claim giveBack() {
+        return Claim.of(take.rule(), take.key(), left + margin);
+    }
+
+    /** Whether a give-back would return anything: unused units, or a bucket's margin. */
+    boolean owesBack() {
+        return left + margin > 0;
     }
 
     /**

@@ -6,15 +6,14 @@ import dev.ratelimit.RateLimitException;
 import dev.ratelimit.internal.Verdicts;
 
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
- * Leases that no longer serve, until their unused units go back to the store: at their
- * {@link Lease#returnAfter} (a bucket's margin has refilled by then), in one refund call for all
- * that are due. A give-back Valkey cannot take is dropped, as refunds are: the units stay counted
- * until their window ends or the bucket refills, never granted twice.
+ * Leases that no longer serve, until what they did not use goes back to the store (see
+ * {@link Lease}): at the next sweep, in one refund call for all of them. A give-back Valkey
+ * cannot take is dropped, as refunds are: the units stay counted until their window ends or the
+ * bucket refills, never granted twice.
  */
 final class LeaseReturns {
 
@@ -38,17 +37,9 @@ final class LeaseReturns {
         ended.add(lease);
     }
 
-    /** Gives back the unused units of the ended leases that are due at {@code now}. */
+    /** Gives back what the ended leases did not use, at {@code now}. */
     void due(long now) {
-        List<Lease> due = new ArrayList<>();
-        for (Iterator<Lease> pending = ended.iterator(); pending.hasNext(); ) {
-            Lease lease = pending.next();
-            if (lease.returnAfter <= now) {
-                pending.remove();
-                due.add(lease);
-            }
-        }
-        giveBack(due, now);
+        all(List.of(), now);
     }
 
     /** Gives back what every ended lease and the given ones hold, due or not (the limiter closes). */
@@ -64,11 +55,11 @@ final class LeaseReturns {
         List<Claim> claims = new ArrayList<>();
         List<Verdicts.Answer> answers = new ArrayList<>();
         for (Lease lease : leases) {
-            // A fixed window's lease that ended with its window has nothing left to give back to.
+            // A fixed window's lease whose window is over has nothing left to give back to.
             boolean windowEnded = lease.take.rule().algorithm() == Algorithm.FIXED_WINDOW
-                    && lease.ends >= lease.start + lease.answer.resetMillis();
-            if (lease.left > 0 && !windowEnded) {
-                claims.add(lease.giveBack(now));
+                    && now >= lease.start + lease.answer.resetMillis();
+            if (lease.owesBack() && !windowEnded) {
+                claims.add(lease.giveBack());
                 answers.add(lease.answer);
             }
         }

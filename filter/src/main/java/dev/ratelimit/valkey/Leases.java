@@ -25,9 +25,6 @@ import java.util.function.LongSupplier;
  */
 final class Leases implements AutoCloseable {
 
-    /** The longest close waits for calls asking for a lease. */
-    private static final long CLOSE_WAIT_MILLIS = 5_000;
-
     private record Slot(Rule rule, String key) { }
 
     /** A lease and the entry it was taken for. */
@@ -112,13 +109,14 @@ final class Leases implements AutoCloseable {
 
     /** Returns units {@link #serve} took for a request that was rejected. */
     void putBack(Claim claim, Lease.Served served) {
-        LeaseEntry entry = entries.get(new Slot(claim.rule(), claim.key()));
-        if (entry != null) {
-            synchronized (entry) {
-                // A lease replaced or ended meanwhile keeps them: withheld until it is given back.
-                if (entry.holds(served.lease())) {
-                    served.lease().left += served.units();
-                }
+        LeaseEntry entry = entries.computeIfAbsent(new Slot(claim.rule(), claim.key()), slot -> new LeaseEntry());
+        synchronized (entry) {
+            if (entry.holds(served.lease())) {
+                served.lease().left += served.units();
+            } else if (!closed) {
+                // Ended meanwhile (run out as this request took its last units, a lease taken ahead
+                // serving now): its give-back may be gone, so these go back on their own.
+                returns.ended(served.lease().remnant(served.units()));
             }
         }
     }
@@ -236,8 +234,8 @@ final class Leases implements AutoCloseable {
     }
 
     /**
-     * Ends leases whose time is up, gives back the unused units of those whose margin has
-     * refilled, and drops keys idle for longer than their lease time.
+     * Ends leases whose time is up or that have run out, gives back what they did not use, and
+     * drops keys idle for longer than their lease time.
      */
     void sweep() {
         long now = now();
@@ -247,8 +245,9 @@ final class Leases implements AutoCloseable {
             synchronized (each.entry()) {
                 if (!each.entry().holds(each.lease())) {
                     held.remove(); // replaced (and handed back) or forgotten meanwhile
-                } else if (!each.lease().live(now)) {
-                    // The next lease: as many units as this one served.
+                } else if (!each.lease().live(now) || each.lease().left == 0) {
+                    // Over (a bucket's margin goes back once a lease has run out, see Lease). The
+                    // next lease: as many units as this one served.
                     each.entry().demand = each.lease().size - each.lease().left;
                     each.entry().drop(each.lease());
                     returns.ended(each.lease());
@@ -285,7 +284,7 @@ final class Leases implements AutoCloseable {
         closed = true;
         sweeper.shutdownNow();
         // The leases taken by calls on their way go back with the others.
-        inFlight.awaitNone(CLOSE_WAIT_MILLIS);
+        inFlight.awaitNone(5_000); // bounded: close must end even with Valkey stalled
         List<Lease> all = new ArrayList<>();
         for (LeaseEntry entry : entries.values()) {
             synchronized (entry) {

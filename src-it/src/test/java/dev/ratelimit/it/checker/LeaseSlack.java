@@ -19,8 +19,8 @@ import java.util.Map;
  *       the bucket refills, so each fault may leave one more;</li>
  *   <li>the promise of {@code r} within {@code t}: a decision counts the units its own live
  *       lease holds, not those another instance holds and may admit, nor those of an ended
- *       lease (its own or another's) that go back to the store meanwhile: at most {@code size}
- *       per instance.</li>
+ *       lease (its own or another's) that go back to the store meanwhile, with what of a
+ *       bucket's margin has not refilled: at most {@code size + margin} per instance.</li>
  *   <li>safety after a wipe: leases taken from the wiped state still serve, up to {@code size}
  *       per instance, until they end.</li>
  * </ul>
@@ -62,7 +62,7 @@ final class LeaseSlack {
      */
     long othersHold(Rule rule) {
         Workload.LocalLease lease = leaseOf(rule);
-        return lease == null ? 0 : instances * lease.size();
+        return lease == null ? 0 : instances * (lease.size() + lease.margin(rule));
     }
 
     /**
