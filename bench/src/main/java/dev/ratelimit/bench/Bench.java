@@ -34,7 +34,8 @@ import java.util.function.IntFunction;
  * <p>Run: {@code ./mvnw -q -pl bench -am -Prun-bench -DskipTests verify}; {@code BENCH_OPS}
  * sets the decisions per measurement (default 20000), {@code BENCH_PIPELINES} the pipelines of
  * the pipelined limiters (default the limiter's), {@code BENCH_ONLY=server} measures only the
- * Valkey CPU per decision.
+ * Valkey CPU per decision, {@code BENCH_ONLY=throughput} only the throughput (part one), at the
+ * thread counts of {@code BENCH_THREADS} (default {@code 1,8,32}).
  */
 public final class Bench {
 
@@ -67,8 +68,13 @@ public final class Bench {
                 ServerCost.print(ServerCost.measure(valkey.url(), ops), ops);
                 return;
             }
-            List<Result> results = throughput(valkey, ops, List.of(1, 8, 32));
+            List<Integer> threadCounts = Arrays.stream(System.getenv().getOrDefault("BENCH_THREADS", "1,8,32")
+                    .split(",")).map(String::trim).map(Integer::valueOf).toList();
+            List<Result> results = throughput(valkey, ops, threadCounts);
             print("Throughput, every request allowed", results);
+            if ("throughput".equals(System.getenv("BENCH_ONLY"))) {
+                return;
+            }
             print("Every algorithm, 100k random keys, 8 threads", algorithms(valkey, ops, 8));
             print("One rule against three in one call (token-bucket, gcra, fixed-window), 100k random keys",
                     rules(valkey, ops, List.of(1, 8)));
