@@ -35,13 +35,16 @@ import java.util.function.IntFunction;
  * sets the decisions per measurement (default 20000), {@code BENCH_PIPELINES} the pipelines of
  * the pipelined limiters (default the limiter's), {@code BENCH_ONLY=server} measures only the
  * Valkey CPU per decision, {@code BENCH_ONLY=throughput} only the throughput (part one), at the
- * thread counts of {@code BENCH_THREADS} (default {@code 1,8,32}).
+ * thread counts of {@code BENCH_THREADS} (default {@code 1,8,32}), after {@code BENCH_WARMUP}
+ * decisions of every contender (default twice {@code BENCH_OPS}).
  */
 public final class Bench {
 
     static final long UNREACHED = 100_000_000L;
     static final Duration HOUR = Duration.ofHours(1);
     static final int RANDOM_KEYS = 100_000;
+    /** The pipelines of the limiter's earlier default, measured beside the default's. */
+    static final int WIDE_PIPELINES = 8;
 
     private Bench() {
     }
@@ -88,16 +91,18 @@ public final class Bench {
     }
 
     /**
-     * Ours pipelined, unpipelined and with local leases, a bare Jedis client and Bucket4j, on a
-     * hot key and on random keys.
+     * Ours pipelined (the default, and {@link #WIDE_PIPELINES}), unpipelined and with local
+     * leases, a bare Jedis client and Bucket4j, on a hot key and on random keys.
      */
     static List<Result> throughput(ValkeyServer valkey, int ops, List<Integer> threadCounts) throws InterruptedException {
         List<Function<String, Contender>> contenders = List.of(
                 url -> new OurLimiter(url, Algorithm.TOKEN_BUCKET, UNREACHED, HOUR),
+                url -> new OurLimiter(url, List.of(Algorithm.TOKEN_BUCKET), UNREACHED, HOUR, WIDE_PIPELINES),
                 url -> new OurLimiter(url, List.of(Algorithm.TOKEN_BUCKET), UNREACHED, HOUR, 0),
                 url -> new OurLimiter(url, List.of(Algorithm.TOKEN_BUCKET), UNREACHED, HOUR, OurLimiter.PIPELINES, 64),
                 url -> new BareJedis(url, UNREACHED, HOUR),
                 url -> new Bucket4jLimiter(url, UNREACHED, HOUR));
+        warmUp(valkey, contenders, ops, threadCounts.stream().mapToInt(Integer::intValue).max().orElse(1));
         List<Result> results = new ArrayList<>();
         for (int threads : threadCounts) {
             for (Function<String, Contender> make : contenders) {
@@ -110,6 +115,23 @@ public final class Bench {
             }
         }
         return results;
+    }
+
+    /**
+     * Every contender runs {@code BENCH_WARMUP} decisions (default twice {@code ops}) on random keys
+     * before any is measured: the JIT compiles the code each runs (the limiter's more than the
+     * bare client's) while the first measured would otherwise run, and the process CPU counted
+     * per decision includes the compiler threads'.
+     */
+    private static void warmUp(ValkeyServer valkey, List<Function<String, Contender>> contenders, int ops, int threads)
+            throws InterruptedException {
+        int warmOps = Integer.parseInt(System.getenv().getOrDefault("BENCH_WARMUP", Integer.toString(2 * ops)));
+        for (Function<String, Contender> make : contenders) {
+            valkey.flushAll();
+            try (Contender contender = make.apply(valkey.url())) {
+                measure(contender, "warm-up", warmOps, threads, Bench::randomKey);
+            }
+        }
     }
 
     static List<Result> algorithms(ValkeyServer valkey, int ops, int threads) throws InterruptedException {
