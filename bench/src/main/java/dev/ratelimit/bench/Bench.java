@@ -7,12 +7,15 @@ import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.function.IntFunction;
+import java.util.function.ToDoubleFunction;
 
 /**
  * Ours against Bucket4j and a bare Jedis client on one Valkey, in one run. Timings on shared
@@ -36,7 +39,9 @@ import java.util.function.IntFunction;
  * the pipelined limiters (default the limiter's), {@code BENCH_ONLY=server} measures only the
  * Valkey CPU per decision, {@code BENCH_ONLY=throughput} only the throughput (part one), at the
  * thread counts of {@code BENCH_THREADS} (default {@code 1,8,32}), after {@code BENCH_WARMUP}
- * decisions of every contender (default twice {@code BENCH_OPS}).
+ * decisions of every contender (default twice {@code BENCH_OPS}); {@code BENCH_ROUNDS} (default 1)
+ * measures the throughput that many times, every contender in turn, and reports each figure's
+ * median.
  */
 public final class Bench {
 
@@ -103,18 +108,49 @@ public final class Bench {
                 url -> new BareJedis(url, UNREACHED, HOUR),
                 url -> new Bucket4jLimiter(url, UNREACHED, HOUR));
         warmUp(valkey, contenders, ops, threadCounts.stream().mapToInt(Integer::intValue).max().orElse(1));
+        int rounds = Integer.parseInt(System.getenv().getOrDefault("BENCH_ROUNDS", "1"));
+        ServerReads reads = new ServerReads();
         List<Result> results = new ArrayList<>();
         for (int threads : threadCounts) {
-            for (Function<String, Contender> make : contenders) {
-                valkey.flushAll();
-                try (Contender contender = make.apply(valkey.url())) {
-                    measure(contender, "warm-up", ops / 4, threads, i -> "warm" + (i % 1000));
-                    results.add(measure(contender, "one hot key", ops, threads, i -> "hot"));
-                    results.add(measure(contender, "100k random keys", ops, threads, Bench::randomKey));
+            List<Result> ofThreads = new ArrayList<>();
+            // Each round measures every contender in turn, so a neighbour's load falls on all of them.
+            for (int round = 0; round < rounds; round++) {
+                for (Function<String, Contender> make : contenders) {
+                    valkey.flushAll();
+                    try (Contender contender = make.apply(valkey.url())) {
+                        measure(contender, "warm-up", ops / 4, threads, i -> "warm" + (i % 1000));
+                        ofThreads.add(measure(contender, "one hot key", ops, threads, i -> "hot"));
+                        long readsBefore = ServerReads.now(valkey);
+                        ofThreads.add(measure(contender, "100k random keys", ops, threads, Bench::randomKey));
+                        reads.add(contender.name(), threads, ServerReads.now(valkey) - readsBefore, ops);
+                    }
                 }
             }
+            results.addAll(medians(ofThreads));
         }
+        reads.print("100k random keys");
         return results;
+    }
+
+    /** Per scenario and contender, in the order first measured, the median of each figure over the rounds. */
+    static List<Result> medians(List<Result> measured) {
+        Map<String, List<Result>> rounds = new LinkedHashMap<>();
+        for (Result r : measured) {
+            rounds.computeIfAbsent(r.scenario() + "|" + r.contender(), k -> new ArrayList<>()).add(r);
+        }
+        List<Result> medians = new ArrayList<>();
+        for (List<Result> of : rounds.values()) {
+            Result first = of.get(0);
+            medians.add(new Result(first.scenario(), first.contender(), first.threads(), median(of, Result::opsPerSecond),
+                    first.allowed(), median(of, Result::p50Micros), median(of, Result::p99Micros),
+                    median(of, Result::cpuMicros)));
+        }
+        return medians;
+    }
+
+    private static double median(List<Result> results, ToDoubleFunction<Result> figure) {
+        double[] values = results.stream().mapToDouble(figure).sorted().toArray();
+        return values[values.length / 2];
     }
 
     /**
