@@ -39,7 +39,7 @@ import java.util.function.ToDoubleFunction;
  * the pipelined limiters (default the limiter's), {@code BENCH_ONLY=server} measures only the
  * Valkey CPU per decision, {@code BENCH_ONLY=throughput} only the throughput (part one), at the
  * thread counts of {@code BENCH_THREADS} (default {@code 1,8,32}), after {@code BENCH_WARMUP}
- * decisions of every contender (default twice {@code BENCH_OPS}); {@code BENCH_ROUNDS} (default 1)
+ * decisions of every contender (default twice {@code BENCH_OPS}); {@code BENCH_ROUNDS} (here default 1)
  * measures the throughput that many times, every contender in turn, and reports each figure's
  * median.
  */
