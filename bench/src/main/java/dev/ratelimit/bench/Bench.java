@@ -7,12 +7,15 @@ import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.function.IntFunction;
+import java.util.function.ToDoubleFunction;
 
 /**
  * Ours against Bucket4j and a bare Jedis client on one Valkey, in one run. Timings on shared
@@ -34,13 +37,19 @@ import java.util.function.IntFunction;
  * <p>Run: {@code ./mvnw -q -pl bench -am -Prun-bench -DskipTests verify}; {@code BENCH_OPS}
  * sets the decisions per measurement (default 20000), {@code BENCH_PIPELINES} the pipelines of
  * the pipelined limiters (default the limiter's), {@code BENCH_ONLY=server} measures only the
- * Valkey CPU per decision.
+ * Valkey CPU per decision, {@code BENCH_ONLY=throughput} only the throughput (part one), at the
+ * thread counts of {@code BENCH_THREADS} (default {@code 1,8,32}), after {@code BENCH_WARMUP}
+ * decisions of every contender (default twice {@code BENCH_OPS}); {@code BENCH_ROUNDS} (here default 1)
+ * measures the throughput that many times, every contender in turn, and reports each figure's
+ * median.
  */
 public final class Bench {
 
     static final long UNREACHED = 100_000_000L;
     static final Duration HOUR = Duration.ofHours(1);
     static final int RANDOM_KEYS = 100_000;
+    /** The pipelines of the limiter's earlier default, measured beside the default's. */
+    static final int WIDE_PIPELINES = 8;
 
     private Bench() {
     }
@@ -67,8 +76,13 @@ public final class Bench {
                 ServerCost.print(ServerCost.measure(valkey.url(), ops), ops);
                 return;
             }
-            List<Result> results = throughput(valkey, ops, List.of(1, 8, 32));
+            List<Integer> threadCounts = Arrays.stream(System.getenv().getOrDefault("BENCH_THREADS", "1,8,32")
+                    .split(",")).map(String::trim).map(Integer::valueOf).toList();
+            List<Result> results = throughput(valkey, ops, threadCounts);
             print("Throughput, every request allowed", results);
+            if ("throughput".equals(System.getenv("BENCH_ONLY"))) {
+                return;
+            }
             print("Every algorithm, 100k random keys, 8 threads", algorithms(valkey, ops, 8));
             print("One rule against three in one call (token-bucket, gcra, fixed-window), 100k random keys",
                     rules(valkey, ops, List.of(1, 8)));
@@ -82,28 +96,78 @@ public final class Bench {
     }
 
     /**
-     * Ours pipelined, unpipelined and with local leases, a bare Jedis client and Bucket4j, on a
-     * hot key and on random keys.
+     * Ours pipelined (the default, and {@link #WIDE_PIPELINES}), unpipelined and with local
+     * leases, a bare Jedis client and Bucket4j, on a hot key and on random keys.
      */
     static List<Result> throughput(ValkeyServer valkey, int ops, List<Integer> threadCounts) throws InterruptedException {
         List<Function<String, Contender>> contenders = List.of(
                 url -> new OurLimiter(url, Algorithm.TOKEN_BUCKET, UNREACHED, HOUR),
+                url -> new OurLimiter(url, List.of(Algorithm.TOKEN_BUCKET), UNREACHED, HOUR, WIDE_PIPELINES),
                 url -> new OurLimiter(url, List.of(Algorithm.TOKEN_BUCKET), UNREACHED, HOUR, 0),
                 url -> new OurLimiter(url, List.of(Algorithm.TOKEN_BUCKET), UNREACHED, HOUR, OurLimiter.PIPELINES, 64),
                 url -> new BareJedis(url, UNREACHED, HOUR),
                 url -> new Bucket4jLimiter(url, UNREACHED, HOUR));
+        warmUp(valkey, contenders, ops, threadCounts.stream().mapToInt(Integer::intValue).max().orElse(1));
+        int rounds = Integer.parseInt(System.getenv().getOrDefault("BENCH_ROUNDS", "1"));
+        ServerReads reads = new ServerReads();
         List<Result> results = new ArrayList<>();
         for (int threads : threadCounts) {
-            for (Function<String, Contender> make : contenders) {
-                valkey.flushAll();
-                try (Contender contender = make.apply(valkey.url())) {
-                    measure(contender, "warm-up", ops / 4, threads, i -> "warm" + (i % 1000));
-                    results.add(measure(contender, "one hot key", ops, threads, i -> "hot"));
-                    results.add(measure(contender, "100k random keys", ops, threads, Bench::randomKey));
+            List<Result> ofThreads = new ArrayList<>();
+            // Each round measures every contender in turn, so a neighbour's load falls on all of them.
+            for (int round = 0; round < rounds; round++) {
+                for (Function<String, Contender> make : contenders) {
+                    valkey.flushAll();
+                    try (Contender contender = make.apply(valkey.url())) {
+                        measure(contender, "warm-up", ops / 4, threads, i -> "warm" + (i % 1000));
+                        ofThreads.add(measure(contender, "one hot key", ops, threads, i -> "hot"));
+                        long readsBefore = ServerReads.now(valkey);
+                        ofThreads.add(measure(contender, "100k random keys", ops, threads, Bench::randomKey));
+                        reads.add(contender.name(), threads, ServerReads.now(valkey) - readsBefore, ops);
+                    }
                 }
             }
+            results.addAll(medians(ofThreads));
         }
+        reads.print("100k random keys");
         return results;
+    }
+
+    /** Per scenario and contender, in the order first measured, the median of each figure over the rounds. */
+    static List<Result> medians(List<Result> measured) {
+        Map<String, List<Result>> rounds = new LinkedHashMap<>();
+        for (Result r : measured) {
+            rounds.computeIfAbsent(r.scenario() + "|" + r.contender(), k -> new ArrayList<>()).add(r);
+        }
+        List<Result> medians = new ArrayList<>();
+        for (List<Result> of : rounds.values()) {
+            Result first = of.get(0);
+            medians.add(new Result(first.scenario(), first.contender(), first.threads(), median(of, Result::opsPerSecond),
+                    first.allowed(), median(of, Result::p50Micros), median(of, Result::p99Micros),
+                    median(of, Result::cpuMicros)));
+        }
+        return medians;
+    }
+
+    private static double median(List<Result> results, ToDoubleFunction<Result> figure) {
+        double[] values = results.stream().mapToDouble(figure).sorted().toArray();
+        return values[values.length / 2];
+    }
+
+    /**
+     * Every contender runs {@code BENCH_WARMUP} decisions (default twice {@code ops}) on random keys
+     * before any is measured: the JIT compiles the code each runs (the limiter's more than the
+     * bare client's) while the first measured would otherwise run, and the process CPU counted
+     * per decision includes the compiler threads'.
+     */
+    private static void warmUp(ValkeyServer valkey, List<Function<String, Contender>> contenders, int ops, int threads)
+            throws InterruptedException {
+        int warmOps = Integer.parseInt(System.getenv().getOrDefault("BENCH_WARMUP", Integer.toString(2 * ops)));
+        for (Function<String, Contender> make : contenders) {
+            valkey.flushAll();
+            try (Contender contender = make.apply(valkey.url())) {
+                measure(contender, "warm-up", warmOps, threads, Bench::randomKey);
+            }
+        }
     }
 
     static List<Result> algorithms(ValkeyServer valkey, int ops, int threads) throws InterruptedException {

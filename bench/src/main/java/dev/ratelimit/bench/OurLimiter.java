@@ -48,7 +48,9 @@ final class OurLimiter implements Contender {
         this.limiter = builder.build();
         this.rules = List.copyOf(rules);
         this.name = "ratelimit " + (algorithms.size() == 1 ? algorithms.get(0).id() : algorithms.size() + " rules")
-                + (pipelines == 0 ? ", unpipelined" : "") + (lease > 0 ? ", local leases of " + lease : "");
+                + (pipelines == 0 ? ", unpipelined"
+                        : pipelines != ValkeyRateLimiter.DEFAULT_PIPELINES ? ", " + pipelines + " pipelines" : "")
+                + (lease > 0 ? ", local leases of " + lease : "");
     }
 
     OurLimiter(String url, Algorithm algorithm, long capacity, Duration refill) {

@@ -49,7 +49,7 @@ import java.io.IOException;
  *   <tr><td>{@code ratelimit.valkey.pool.max-total}</td><td>{@code 32}</td><td>most connections</td></tr>
  *   <tr><td>{@code ratelimit.valkey.pool.max-idle}</td><td>{@code max-total}</td><td>most idle connections kept</td></tr>
  *   <tr><td>{@code ratelimit.valkey.pool.max-wait}</td><td>{@code 20ms}</td><td>the longest wait for a free connection</td></tr>
- *   <tr><td>{@code ratelimit.valkey.pipelines}</td><td>{@code 8}</td><td>most calls or pipelines on the wire at
+ *   <tr><td>{@code ratelimit.valkey.pipelines}</td><td>{@code 2}</td><td>most calls or pipelines on the wire at
  *       once: the calls of threads that arrive while that many are in flight are sent together in the next pipeline,
  *       one round trip for many decisions; {@code 0} sends every call on its own connection. Not used on a
  *       cluster</td></tr>

@@ -51,9 +51,9 @@ public final class ValkeyRateLimiter implements RateLimiter {
 
     /**
      * Default most pipelines on the wire at once: calls of threads that arrive while that many
-     * are in flight go together in the next one.
+     * are in flight go together in the next one. More make smaller batches (docs/BENCHMARKS.md).
      */
-    public static final int DEFAULT_PIPELINES = 8;
+    public static final int DEFAULT_PIPELINES = 2;
 
     private static final Pattern PREFIX = Pattern.compile("[A-Za-z0-9:._-]{1,64}");
 

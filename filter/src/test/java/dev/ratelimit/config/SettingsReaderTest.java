@@ -61,7 +61,7 @@ class SettingsReaderTest {
         assertThat(settings.valkeyUrl()).contains("redis://localhost:6379");
         assertThat(settings.timeout()).isEqualTo(Duration.ofMillis(50));
         assertThat(settings.keyPrefix()).isEqualTo("rl:v1");
-        assertThat(settings.pipelines()).isEqualTo(8);
+        assertThat(settings.pipelines()).isEqualTo(2);
         assertThat(settings.headers()).isEqualTo(HeaderMode.DRAFT);
         assertThat(settings.headersOnRedirects()).as("the draft warns about fields on a 3xx").isFalse();
         assertThat(settings.clientIpHeader()).isEqualTo("X-Forwarded-For");

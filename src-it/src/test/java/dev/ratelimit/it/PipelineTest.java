@@ -20,6 +20,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -65,6 +67,58 @@ class PipelineTest {
             });
         }
         assertThat(wrong).isEmpty();
+    }
+
+    /**
+     * Calls queued while the one pipeline is out go together: Valkey reads them in far fewer
+     * reads than calls ({@code total_reads_processed} of {@code INFO stats}), where calls sent
+     * each on its own take one read each. The server is paused (its answer to {@code CLIENT
+     * PAUSE} means the pause is on) while the callers arrive, so the first call's reply cannot
+     * come back before the others have queued behind it.
+     */
+    @Test
+    void queuedCallsReachValkeyInOneWrite() throws Exception {
+        valkey.flushAll();
+        Queue<String> wrong = new ConcurrentLinkedQueue<>();
+        try (ValkeyRateLimiter limiter = limiter(1, Duration.ofSeconds(6)); Jedis admin = valkey.connect()) {
+            Rule warm = Rule.of("warm", Algorithm.FIXED_WINDOW, 10, Duration.ofHours(1));
+            limiter.acquire(warm, "a");
+            limiter.acquire(warm, "b");
+            long before = readsProcessed(admin);
+            valkey.pause(Duration.ofSeconds(3));
+            CountDownLatch arriving = new CountDownLatch(THREADS);
+            long paused = System.nanoTime();
+            Thread[] callers = new Thread[THREADS];
+            for (int t = 0; t < THREADS; t++) {
+                int index = t;
+                callers[t] = new Thread(() -> {
+                    Rule rule = Rule.of("own-" + index, Algorithm.FIXED_WINDOW, 10 + index, Duration.ofHours(1));
+                    arriving.countDown();
+                    Decision decision = limiter.acquire(rule, "caller-" + index);
+                    if (!decision.allowed() || decision.remaining() != 9 + index) {
+                        wrong.add("thread " + index + ": " + decision);
+                    }
+                });
+                callers[t].start();
+            }
+            arriving.await();
+            assertThat(Duration.ofNanos(System.nanoTime() - paused))
+                    .as("the callers must all have come while the server was paused").isLessThan(Duration.ofSeconds(2));
+            for (Thread caller : callers) {
+                caller.join(20_000);
+            }
+            long reads = readsProcessed(admin) - before;
+            System.out.printf("%d calls queued behind one: Valkey read them, and this test's commands, in %d reads%n",
+                    THREADS, reads);
+            assertThat(wrong).isEmpty();
+            assertThat(reads).as("reads for %d calls (one each without pipelining)", THREADS).isLessThan(THREADS / 2);
+        }
+    }
+
+    private static long readsProcessed(Jedis admin) {
+        Matcher m = Pattern.compile("total_reads_processed:(\\d+)").matcher(admin.info("stats"));
+        assertThat(m.find()).as("INFO stats has total_reads_processed").isTrue();
+        return Long.parseLong(m.group(1));
     }
 
     @Test
