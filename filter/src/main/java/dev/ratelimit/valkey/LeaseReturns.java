@@ -55,7 +55,8 @@ final class LeaseReturns {
         List<Claim> claims = new ArrayList<>();
         List<Verdicts.Answer> answers = new ArrayList<>();
         for (Lease lease : leases) {
-            // A fixed window's lease whose window is over has nothing left to give back to.
+            // A fixed window's lease whose window has ended has nothing left to give back to; one
+            // cut to its window and closed before it ended still has (the window counts them).
             boolean windowEnded = lease.take.rule().algorithm() == Algorithm.FIXED_WINDOW
                     && now >= lease.start + lease.answer.resetMillis();
             if (lease.owesBack() && !windowEnded) {

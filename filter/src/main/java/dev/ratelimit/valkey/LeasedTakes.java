@@ -12,7 +12,8 @@ import java.util.function.Function;
  * A request decided with leases: each claim takes what its key's live lease holds, up to its
  * cost; the claims not served whole go to the store in one call, for the rest of their cost
  * and, when their key's demand calls for one, a new lease beside it. All or nothing, as without
- * leases: units taken from leases go back to them when the request is rejected. When a call that
+ * leases: units taken from leases go back to them when the request is rejected, or when the store
+ * call fails (the rule's policy decides the request then). When a call that
  * asked for lease units is rejected, the request is asked again without them (a second call), so
  * that a lease never turns an allowed request into a rejected one; no lease is asked for a
  * request with a rule that counts rejected attempts, which would count the first call's.
@@ -55,7 +56,6 @@ final class LeasedTakes {
         }
         long[] extra = new long[n];
         boolean asked = false;
-        boolean allowed;
         for (int i : toStore) {
             if (policies[i] != null && !countsRejected) {
                 extra[i] = leases.extra(claims.get(i), policies[i], start);
@@ -63,6 +63,9 @@ final class LeasedTakes {
             }
         }
         long[] askedFor = extra;
+        // False until the store allowed the request: a rejection and a failed call (the rule's
+        // on-failure policy then decides) alike give the lease units back.
+        boolean allowed = false;
         try {
             SlotGroups.Outcome stored = store.apply(sent(claims, toStore, served, extra));
             if (asked && !stored.decisions().allowed()) {
@@ -84,11 +87,11 @@ final class LeasedTakes {
                     leases.settled(claims.get(i));
                 }
             }
-        }
-        if (!allowed) {
-            for (int i = 0; i < n; i++) {
-                if (served[i] != null) {
-                    leases.putBack(claims.get(i), served[i]);
+            if (!allowed) {
+                for (int i = 0; i < n; i++) {
+                    if (served[i] != null) {
+                        leases.putBack(claims.get(i), served[i]);
+                    }
                 }
             }
         }
