@@ -36,7 +36,8 @@ import java.util.function.ToDoubleFunction;
  *
  * <p>Run: {@code ./mvnw -q -pl bench -am -Prun-bench -DskipTests verify}; {@code BENCH_OPS}
  * sets the decisions per measurement (default 20000), {@code BENCH_PIPELINES} the pipelines of
- * the pipelined limiters (default the limiter's), {@code BENCH_ONLY=server} measures only the
+ * the pipelined limiters (default the limiter's), {@code BENCH_LEASE} the local leases' size
+ * (default 64), {@code BENCH_ONLY=server} measures only the
  * Valkey CPU per decision, {@code BENCH_ONLY=throughput} only the throughput (part one), at the
  * thread counts of {@code BENCH_THREADS} (default {@code 1,8,32}), after {@code BENCH_WARMUP}
  * decisions of every contender (default twice {@code BENCH_OPS}); {@code BENCH_ROUNDS} (here default 1)
@@ -104,7 +105,8 @@ public final class Bench {
                 url -> new OurLimiter(url, Algorithm.TOKEN_BUCKET, UNREACHED, HOUR),
                 url -> new OurLimiter(url, List.of(Algorithm.TOKEN_BUCKET), UNREACHED, HOUR, WIDE_PIPELINES),
                 url -> new OurLimiter(url, List.of(Algorithm.TOKEN_BUCKET), UNREACHED, HOUR, 0),
-                url -> new OurLimiter(url, List.of(Algorithm.TOKEN_BUCKET), UNREACHED, HOUR, OurLimiter.PIPELINES, 64),
+                url -> new OurLimiter(url, List.of(Algorithm.TOKEN_BUCKET), UNREACHED, HOUR, OurLimiter.PIPELINES,
+                        Long.parseLong(System.getenv().getOrDefault("BENCH_LEASE", "64"))),
                 url -> new BareJedis(url, UNREACHED, HOUR),
                 url -> new Bucket4jLimiter(url, UNREACHED, HOUR));
         warmUp(valkey, contenders, ops, threadCounts.stream().mapToInt(Integer::intValue).max().orElse(1));
