@@ -171,4 +171,27 @@ public abstract class RuleEditContract extends ManualClockLimiterTest {
         Decision rejected = limiter.acquire(edited, "k", edited.capacity());
         RateLimiterContract.assertTheEffectiveWindowHolds(limiter, clock, edited, "k", rejected);
     }
+
+    /**
+     * A sliding log's unit taken under a short window and cancelled after that window, once the
+     * rule counts it for a longer one: what the cancel says it gave back is what comes back. It
+     * said nothing (the unit had left its own window), so the decision before it, {@code r = 0}
+     * for the longer window, still holds (a checker's seed on the cluster found the unit
+     * removed all the same).
+     */
+    @Test
+    void aCancelAfterItsOwnWindowGivesNothingBackWhenAnEditCountsItLonger() {
+        Rule shortWindow = Rule.of("log", Algorithm.SLIDING_LOG, 1, Duration.ofMillis(50));
+        Reservation reserved = limiter.reserve(shortWindow, "k");
+        assertThat(reserved.allowed()).isTrue();
+        Rule longWindow = Rule.of("log", Algorithm.SLIDING_LOG, 2, Duration.ofSeconds(1));
+        Decision full = limiter.acquire(longWindow, "k");
+        assertThat(full.allowed()).isTrue();
+        assertThat(full.remaining()).isZero();
+        clock.advance(59);
+        List<String> given = reserved.cancel();
+        Decision next = limiter.acquire(longWindow, "k");
+        assertThat(next.allowed()).as("allowed after a cancel that gave back %s, within t of a decision that said r = 0",
+                given).isEqualTo(!given.isEmpty());
+    }
 }

@@ -96,13 +96,17 @@ final class SlidingLogState implements KeyState {
 
     /**
      * Removes exactly the entries a take added, those still there (the oldest may have been
-     * trimmed); gives back only if one of them was still in the window.
+     * trimmed), if they are still in the window of the rule that took them; gives back only then.
      */
     @Override
     public boolean refund(long now, Rule rule, long cost, long takenAt, long call) {
         long window = rule.window().toMillis();
-        boolean counted = takenAt > now - window;
-        return entries.removeIf(e -> e.time() == takenAt && e.window() == window && e.call() == call) && counted;
+        // Units that left their own window give nothing back and stay: a rule edited to a longer
+        // window may still count them, and removing them would make room no one was told of.
+        if (takenAt <= now - window) {
+            return false;
+        }
+        return entries.removeIf(e -> e.time() == takenAt && e.window() == window && e.call() == call);
     }
 
     /** Keeps the log ordered by time even if the clock stepped back, as the sorted set does. */

@@ -19,8 +19,8 @@
 -- would be allowed (0 if it would be now); then the two numbers that undo the write (see refund), here the ms
 -- and the call's number (CALL_ID), or -1, 0 when nothing was written.
 -- refund(key, now, limit, window, burst, cost, ms, call) removes exactly the members that call
---   added, those still there (the oldest may have been trimmed since); returns 1 if any of
---   them was still in the window.
+--   added, those still there (the oldest may have been trimmed since), if they are still in
+--   the window of the rule that took them (else it leaves them); returns 1 if it removed any.
 --
 -- State: a sorted set with one member per unit taken, scored by its time in ms. An entry at
 -- time t is inside the window while t > now - window. Members are
@@ -117,7 +117,12 @@ local function finish(key, now, limit, window, burst, cost, consume, allowed, co
 end
 
 local function refund(key, now, limit, window, burst, cost, ms, call)
-  -- Only entries still in the window are given back: one that has left it no longer counts.
+  -- Only entries still in the window are given back: one that has left it no longer counts by
+  -- its rule, and stays (a rule edited to a longer window may still count it: removing it would
+  -- make room the reply does not report).
+  if ms <= now - window then
+    return 0
+  end
   local in_window = '(' .. int(now - window)
   local before = redis.call('ZCOUNT', key, in_window, '+inf')
   -- The call's members are among those of its millisecond (at most the limit and a cost).
