@@ -1,0 +1,43 @@
+package dev.ratelimit.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/**
+ * The {@code ratelimit} command: {@code java -jar ratelimit-cli.jar check FILE}. Exit status 0
+ * when all is well, 1 when the settings have problems, 2 for bad usage.
+ */
+@Command(name = "ratelimit", mixinStandardHelpOptions = true, version = "ratelimit 0.3.0",
+        description = "Operates the rate-limiting filter from the command line.",
+        subcommands = CheckCommand.class)
+public final class Main implements Runnable {
+
+    /** What picocli builds; use {@link #main}. */
+    public Main() {
+    }
+
+    /**
+     * Runs the command and exits with its status.
+     *
+     * @param args the command line
+     */
+    public static void main(String[] args) {
+        System.exit(run(args));
+    }
+
+    /**
+     * Runs the command.
+     *
+     * @param args the command line
+     * @return the exit status
+     */
+    static int run(String... args) {
+        return new CommandLine(new Main()).execute(args);
+    }
+
+    /** Without a subcommand: the usage, and status 2. */
+    @Override
+    public void run() {
+        throw new CommandLine.ParameterException(new CommandLine(this), "a command is needed: check");
+    }
+}

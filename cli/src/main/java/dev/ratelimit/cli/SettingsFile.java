@@ -1,0 +1,52 @@
+package dev.ratelimit.cli;
+
+import dev.ratelimit.config.MicroProfileSettingsSource;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.MalformedURLException;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+
+/**
+ * A settings file read as the filter reads its application's: the file stands in for the WAR's
+ * {@code META-INF/microprofile-config.properties}, and MicroProfile Config adds environment
+ * variables and system properties over it, with the same names and the same precedence.
+ */
+final class SettingsFile {
+
+    private SettingsFile() {
+    }
+
+    /**
+     * The settings of a file.
+     *
+     * @param file a {@code microprofile-config.properties} file
+     * @return the source the filter's reader reads
+     * @throws IllegalArgumentException when the file cannot be read, naming it
+     */
+    static MicroProfileSettingsSource read(Path file) {
+        if (!Files.isRegularFile(file) || !Files.isReadable(file)) {
+            throw new IllegalArgumentException("cannot read the settings file " + file.toAbsolutePath());
+        }
+        try {
+            // A class path of one directory holding the file where an application has it.
+            Path root = Files.createTempDirectory("ratelimit-settings");
+            root.toFile().deleteOnExit();
+            Path metaInf = Files.createDirectories(root.resolve("META-INF"));
+            metaInf.toFile().deleteOnExit();
+            Path copy = Files.copy(file, metaInf.resolve("microprofile-config.properties"),
+                    StandardCopyOption.REPLACE_EXISTING);
+            copy.toFile().deleteOnExit();
+            ClassLoader loader = new URLClassLoader(new URL[] {root.toUri().toURL()}, SettingsFile.class.getClassLoader());
+            return MicroProfileSettingsSource.forClassLoader(loader);
+        } catch (MalformedURLException e) {
+            throw new IllegalStateException(e);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot copy the settings file " + file.toAbsolutePath(), e);
+        }
+    }
+}
