@@ -50,7 +50,7 @@ final class CheckCommand implements Callable<Integer> {
             return 0;
         }
         out.println(file + ": valid; " + settings.rules().size() + " rule(s), Valkey "
-                + settings.valkeyUrl().orElse("(none: the in-process limiter)"));
+                + settings.valkeyUrl().map(CheckCommand::withoutPassword).orElse("(none: the in-process limiter)"));
         for (RuleSettings rule : settings.rules()) {
             out.println(describe(rule));
         }
@@ -68,6 +68,11 @@ final class CheckCommand implements Callable<Integer> {
             line.append("; plan ").append(plan.getKey()).append(": ").append(limits(plan.getValue()));
         }
         return line.toString();
+    }
+
+    /** The URL as it may be shown: its password, if any, replaced by {@code ***}. */
+    static String withoutPassword(String url) {
+        return url.replaceFirst("^([a-z]+://[^:/@]*:)[^@/]*@", "$1***@");
     }
 
     private static String limits(Rule rule) {

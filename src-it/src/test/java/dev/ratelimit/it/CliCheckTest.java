@@ -69,6 +69,13 @@ class CliCheckTest {
     }
 
     @Test
+    void theValkeyPasswordIsNotPrinted() throws Exception {
+        Run run = check(file(GOOD + "ratelimit.valkey.url=redis://app:s3cret@valkey.internal:6379\n"), Map.of());
+        assertThat(run.status()).as(run.err()).isZero();
+        assertThat(run.out()).contains("redis://app:***@valkey.internal:6379").doesNotContain("s3cret");
+    }
+
+    @Test
     void aMissingFileIsOneLineAndStatus1() throws Exception {
         Run run = check(dir.resolve("nowhere.properties"), Map.of());
         assertThat(run.status()).isEqualTo(1);
