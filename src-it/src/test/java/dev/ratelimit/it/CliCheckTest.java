@@ -158,6 +158,18 @@ class CliCheckTest {
         assertThat(run.err().strip()).startsWith("ratelimit: the settings file").doesNotContain("\n");
     }
 
+    @Test
+    void aClusterAndASentinelPrimaryAreSaidAsSuchNotAsThePlainUrl() throws Exception {
+        Run sentinel = check(file(GOOD), Map.of("RATELIMIT_VALKEY_URL", "redis://app:s3cret@valkey:6379",
+                "RATELIMIT_VALKEY_SENTINEL_MASTER", "mymaster", "RATELIMIT_VALKEY_SENTINEL_NODES", "s1:26379,s2:26379"));
+        assertThat(sentinel.status()).as(sentinel.err()).isZero();
+        assertThat(sentinel.out()).contains("Valkey Sentinel primary 'mymaster' via s1:26379,s2:26379 (redis://app:***@valkey:6379)")
+                .doesNotContain("s3cret");
+        Run cluster = check(file(GOOD), Map.of("RATELIMIT_VALKEY_URL", "redis://valkey:6379", "RATELIMIT_VALKEY_CLUSTER", "true"));
+        assertThat(cluster.status()).as(cluster.err()).isZero();
+        assertThat(cluster.out()).contains("Valkey Cluster at redis://valkey:6379");
+    }
+
     private Path file(String text) throws IOException {
         Path file = dir.resolve("microprofile-config.properties");
         Files.writeString(file, text, StandardCharsets.UTF_8);
