@@ -52,11 +52,25 @@ final class CheckCommand implements Callable<Integer> {
             out.println(file + ": valid; rate limiting is off (ratelimit.enabled=false)");
             return 0;
         }
-        out.println(file + ": valid; " + settings.rules().size() + " rule(s), Valkey "
-                + settings.valkeyUrl().map(ValkeySettings::redact).orElse("(none: the in-process limiter)"));
+        out.println(file + ": valid; " + settings.rules().size() + " rule(s), Valkey " + valkey(settings));
         for (RuleSettings rule : settings.rules()) {
             out.println(RuleDescription.of(rule));
         }
         return 0;
+    }
+
+    /**
+     * The Valkey the filter would use, as its own logs say it: a cluster and a Sentinel-managed
+     * primary named as such (the URL alone would misstate where the filter connects), and never
+     * a password.
+     */
+    private static String valkey(FilterSettings settings) {
+        if (settings.valkeyUrl().isEmpty()) {
+            return "(none: the in-process limiter)";
+        }
+        String url = ValkeySettings.redact(settings.valkeyUrl().get());
+        return settings.sentinel()
+                .map(s -> "Sentinel primary '" + s.master() + "' via " + String.join(",", s.nodes()) + " (" + url + ")")
+                .orElse(settings.cluster() ? "Cluster at " + url : url);
     }
 }
