@@ -170,6 +170,15 @@ class CliCheckTest {
         assertThat(cluster.out()).contains("Valkey Cluster at redis://valkey:6379");
     }
 
+    @Test
+    void anEmptyFileIsSaidByItsOwnNameNotByATemporaryCopy() throws Exception {
+        Path file = file("");
+        Run run = check(file, Map.of());
+        assertThat(run.status()).isEqualTo(1);
+        assertThat(run.err()).contains("no ratelimit.* property was found at all").contains(file.toAbsolutePath().toString())
+                .doesNotContain("ratelimit-settings");
+    }
+
     private Path file(String text) throws IOException {
         Path file = dir.resolve("microprofile-config.properties");
         Files.writeString(file, text, StandardCharsets.UTF_8);
