@@ -1,10 +1,10 @@
 package dev.ratelimit.cli;
 
-import dev.ratelimit.Rule;
 import dev.ratelimit.config.FilterSettings;
 import dev.ratelimit.config.InvalidSettingsException;
 import dev.ratelimit.config.RuleSettings;
 import dev.ratelimit.config.SettingsReader;
+import dev.ratelimit.valkey.ValkeySettings;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
@@ -12,8 +12,6 @@ import picocli.CommandLine.Model.CommandSpec;
 
 import java.io.PrintWriter;
 import java.nio.file.Path;
-import java.util.List;
-import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
@@ -44,39 +42,35 @@ final class CheckCommand implements Callable<Integer> {
         } catch (RuntimeException e) {
             err.println("ratelimit: " + e.getMessage());
             return 1;
+        } catch (OutOfMemoryError e) {
+            // A file too large for the heap: one line, as for any unreadable file.
+            err.println("ratelimit: the settings file " + file.toAbsolutePath() + " is too large to read (" + e.getMessage()
+                    + "); give java more memory (-Xmx)");
+            return 1;
         }
         if (!settings.enabled()) {
             out.println(file + ": valid; rate limiting is off (ratelimit.enabled=false)");
             return 0;
         }
-        out.println(file + ": valid; " + settings.rules().size() + " rule(s), Valkey "
-                + settings.valkeyUrl().map(CheckCommand::withoutPassword).orElse("(none: the in-process limiter)"));
+        out.println(file + ": valid; " + settings.rules().size() + " rule(s), Valkey " + valkey(settings));
         for (RuleSettings rule : settings.rules()) {
-            out.println(describe(rule));
+            out.println(RuleDescription.of(rule));
         }
         return 0;
     }
 
-    /** One rule as the filter understood it: what it matches, its key, its limits, its policy. */
-    private static String describe(RuleSettings settings) {
-        Rule rule = settings.rule();
-        StringBuilder line = new StringBuilder("  ").append(rule.name()).append(": ")
-                .append(String.join(",", settings.methods().isEmpty() ? List.of("any method") : settings.methods()))
-                .append(' ').append(settings.match()).append(", key ").append(settings.key())
-                .append(", ").append(limits(rule)).append(", on-failure ").append(settings.onFailure().id());
-        for (Map.Entry<String, Rule> plan : settings.plans().entrySet()) {
-            line.append("; plan ").append(plan.getKey()).append(": ").append(limits(plan.getValue()));
+    /**
+     * The Valkey the filter would use, as its own logs say it: a cluster and a Sentinel-managed
+     * primary named as such (the URL alone would misstate where the filter connects), and never
+     * a password.
+     */
+    private static String valkey(FilterSettings settings) {
+        if (settings.valkeyUrl().isEmpty()) {
+            return "(none: the in-process limiter)";
         }
-        return line.toString();
-    }
-
-    /** The URL as it may be shown: its password, if any, replaced by {@code ***}. */
-    static String withoutPassword(String url) {
-        return url.replaceFirst("^([a-z]+://[^:/@]*:)[^@/]*@", "$1***@");
-    }
-
-    private static String limits(Rule rule) {
-        return rule.algorithm().id() + " " + rule.limit() + " per " + rule.window()
-                + (rule.burst() != rule.limit() ? " (burst " + rule.burst() + ")" : "");
+        String url = ValkeySettings.redact(settings.valkeyUrl().get());
+        return settings.sentinel()
+                .map(s -> "Sentinel primary '" + s.master() + "' via " + String.join(",", s.nodes()) + " (" + url + ")")
+                .orElse(settings.cluster() ? "Cluster at " + url : url);
     }
 }

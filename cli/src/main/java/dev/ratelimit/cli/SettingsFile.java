@@ -1,6 +1,7 @@
 package dev.ratelimit.cli;
 
 import dev.ratelimit.config.MicroProfileSettingsSource;
+import dev.ratelimit.config.SettingsSource;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -10,6 +11,8 @@ import java.net.URLClassLoader;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.Optional;
+import java.util.Set;
 
 /**
  * A settings file read as the filter reads its application's: the file stands in for the WAR's
@@ -28,7 +31,7 @@ final class SettingsFile {
      * @return the source the filter's reader reads
      * @throws IllegalArgumentException when the file cannot be read, naming it
      */
-    static MicroProfileSettingsSource read(Path file) {
+    static SettingsSource read(Path file) {
         if (!Files.isRegularFile(file) || !Files.isReadable(file)) {
             throw new IllegalArgumentException("cannot read the settings file " + file.toAbsolutePath());
         }
@@ -42,11 +45,39 @@ final class SettingsFile {
                     StandardCopyOption.REPLACE_EXISTING);
             copy.toFile().deleteOnExit();
             ClassLoader loader = new URLClassLoader(new URL[] {root.toUri().toURL()}, SettingsFile.class.getClassLoader());
-            return MicroProfileSettingsSource.forClassLoader(loader);
+            return named(MicroProfileSettingsSource.forClassLoader(loader), copy.toString(), file.toAbsolutePath().toString());
         } catch (MalformedURLException e) {
             throw new IllegalStateException(e);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot copy the settings file " + file.toAbsolutePath(), e);
         }
+    }
+
+    /**
+     * The source, where it says where it looked, naming the file given rather than the
+     * temporary copy read: an empty or misnamed file must point at the file the operator wrote.
+     */
+    private static SettingsSource named(SettingsSource source, String copy, String file) {
+        return new SettingsSource() {
+            @Override
+            public Optional<String> get(String name) {
+                return source.get(name);
+            }
+
+            @Override
+            public Set<String> names() {
+                return source.names();
+            }
+
+            @Override
+            public boolean fromEnvironment(String name) {
+                return source.fromEnvironment(name);
+            }
+
+            @Override
+            public String whereLooked() {
+                return source.whereLooked().replace("file:" + copy, file).replace(copy, file);
+            }
+        };
     }
 }

@@ -82,17 +82,115 @@ class CliCheckTest {
         assertThat(run.err().strip()).startsWith("ratelimit: cannot read the settings file").doesNotContain("\n");
     }
 
+    @Test
+    void aPasswordWithoutAUserNameIsNotPrintedEither() throws Exception {
+        // redis://PASSWORD@host: the whole user-info is the password (Jedis reads it so).
+        Run run = check(file(GOOD + "ratelimit.valkey.url=redis://s3cret@valkey.internal:6379\n"), Map.of());
+        assertThat(run.status()).as(run.err()).isZero();
+        assertThat(run.out()).contains("redis://***@valkey.internal:6379").doesNotContain("s3cret");
+    }
+
+    @Test
+    void theRulesAsUnderstoodSayWhatChangesWhatTheyRefuse() throws Exception {
+        Run run = check(file(GOOD.replace("ratelimit.rule.api.key=principal-or-ip\n", """
+                ratelimit.rule.api.key=header:X-Api-Key
+                ratelimit.rule.api.exclude=/api/health
+                ratelimit.rule.api.lowercase-key=true
+                ratelimit.rule.api.cost=2
+                ratelimit.rule.api.on-failure=local
+                ratelimit.rule.api.local-limit=4
+                ratelimit.rule.api.local-lease=1
+                ratelimit.rule.api.local-lease-time=10ms
+                ratelimit.rule.api.plan=header:X-Plan
+                ratelimit.rule.api.plan.pro.limit=100
+                ratelimit.rule.api.plan.pro.burst=50
+                """) + """
+                ratelimit.rule.login.count-when=status:401,429
+                ratelimit.rule.login.count-rejected=true
+                ratelimit.rule.login.shadow=true
+                """), Map.of());
+        assertThat(run.status()).as(run.err()).isZero();
+        assertThat(run.out())
+                .contains("api: any method [/api/*] except [/api/health], key header:X-Api-Key (lower-cased), cost 2, "
+                        + "token-bucket 10 per PT1M (burst 5), on-failure local (in-process token-bucket 4 per PT1M (burst 2)), "
+                        + "local lease 1 for PT0.01S; plan from header:X-Plan; plan pro: token-bucket 100 per PT1M (burst 50)")
+                .contains("login: POST [/login], key param:username, sliding-log 5 per PT15M, count-when=status:401,429, "
+                        + "count-rejected, shadow (observes, never refuses), on-failure closed");
+    }
+
+    @Test
+    void methodsAndPlansAreSaidInOneOrderEveryRun() throws Exception {
+        Run run = check(file(GOOD.replace("methods=POST", "methods=PUT,POST,GET,DELETE") + """
+                ratelimit.rule.api.plan=role:gold,silver,bronze
+                ratelimit.rule.api.plan.gold.limit=30
+                ratelimit.rule.api.plan.silver.limit=20
+                ratelimit.rule.api.plan.bronze.limit=15
+                """), Map.of());
+        assertThat(run.status()).as(run.err()).isZero();
+        assertThat(run.out()).contains("login: DELETE,GET,POST,PUT [/login]")
+                .contains("; plan bronze: token-bucket 15 per PT1M (burst 8); plan gold: token-bucket 30 per PT1M (burst 15); "
+                        + "plan silver: token-bucket 20 per PT1M (burst 10)");
+    }
+
+    @Test
+    void aConcurrencyRuleIsSaidInFlightWithItsLeaseTimeoutNotPerWindow() throws Exception {
+        Run run = check(file(GOOD.replace("ratelimit.rules=api,login", "ratelimit.rules=api,login,upload") + """
+                ratelimit.rule.upload.match=/upload
+                ratelimit.rule.upload.algorithm=concurrency
+                ratelimit.rule.upload.limit=3
+                ratelimit.rule.upload.key=ip
+                ratelimit.rule.upload.lease-timeout=30s
+                """), Map.of());
+        assertThat(run.status()).as(run.err()).isZero();
+        assertThat(run.out()).contains("upload: any method [/upload], key ip, concurrency 3 at once (lease timeout PT30S)")
+                .doesNotContain("per PT30S");
+    }
+
+    @Test
+    void aFileTooLargeForTheHeapIsOneLineNotAStackTrace() throws Exception {
+        StringBuilder text = new StringBuilder(GOOD);
+        for (int i = 0; i < 300_000; i++) {
+            text.append("ratelimit.rule.api.x").append(i).append("=1\n");
+        }
+        Run run = check(file(text.toString()), Map.of(), "-Xmx32m");
+        assertThat(run.status()).isEqualTo(1);
+        assertThat(run.err()).doesNotContain("\tat ").doesNotContain("Exception in thread");
+        assertThat(run.err().strip()).startsWith("ratelimit: the settings file").doesNotContain("\n");
+    }
+
+    @Test
+    void aClusterAndASentinelPrimaryAreSaidAsSuchNotAsThePlainUrl() throws Exception {
+        Run sentinel = check(file(GOOD), Map.of("RATELIMIT_VALKEY_URL", "redis://app:s3cret@valkey:6379",
+                "RATELIMIT_VALKEY_SENTINEL_MASTER", "mymaster", "RATELIMIT_VALKEY_SENTINEL_NODES", "s1:26379,s2:26379"));
+        assertThat(sentinel.status()).as(sentinel.err()).isZero();
+        assertThat(sentinel.out()).contains("Valkey Sentinel primary 'mymaster' via s1:26379,s2:26379 (redis://app:***@valkey:6379)")
+                .doesNotContain("s3cret");
+        Run cluster = check(file(GOOD), Map.of("RATELIMIT_VALKEY_URL", "redis://valkey:6379", "RATELIMIT_VALKEY_CLUSTER", "true"));
+        assertThat(cluster.status()).as(cluster.err()).isZero();
+        assertThat(cluster.out()).contains("Valkey Cluster at redis://valkey:6379");
+    }
+
+    @Test
+    void anEmptyFileIsSaidByItsOwnNameNotByATemporaryCopy() throws Exception {
+        Path file = file("");
+        Run run = check(file, Map.of());
+        assertThat(run.status()).isEqualTo(1);
+        assertThat(run.err()).contains("no ratelimit.* property was found at all").contains(file.toAbsolutePath().toString())
+                .doesNotContain("ratelimit-settings");
+    }
+
     private Path file(String text) throws IOException {
         Path file = dir.resolve("microprofile-config.properties");
         Files.writeString(file, text, StandardCharsets.UTF_8);
         return file;
     }
 
-    private Run check(Path file, Map<String, String> environment) throws Exception {
+    private Run check(Path file, Map<String, String> environment, String... jvmOptions) throws Exception {
         Path jar = Path.of(System.getProperty("cli.jar", "../cli/target/ratelimit-cli.jar"));
         assertThat(jar).as("the command's JAR, built before these tests").isRegularFile();
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-jar", jar.toString(), "check", file.toString()));
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        command.addAll(List.of(jvmOptions));
+        command.addAll(List.of("-jar", jar.toString(), "check", file.toString()));
         ProcessBuilder builder = new ProcessBuilder(command);
         builder.environment().keySet().removeIf(name -> name.startsWith("RATELIMIT_"));
         builder.environment().putAll(environment);
