@@ -18,7 +18,6 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -109,23 +108,7 @@ class LocalLeaseTest {
         int threads = 8;
         int each = 1_000;
         try (ValkeyRateLimiter limiter = leasing("api", 64)) {
-            ExecutorService pool = Executors.newFixedThreadPool(threads);
-            List<Future<Long>> allowed = new ArrayList<>();
-            for (int t = 0; t < threads; t++) {
-                allowed.add(pool.submit(() -> {
-                    long n = 0;
-                    for (int i = 0; i < each; i++) {
-                        n += limiter.acquire(rule, "hot").allowed() ? 1 : 0;
-                    }
-                    return n;
-                }));
-            }
-            long total = 0;
-            for (Future<Long> future : allowed) {
-                total += future.get(60, TimeUnit.SECONDS);
-            }
-            pool.shutdown();
-            assertThat(total).isEqualTo((long) threads * each);
+            assertThat(hammer(List.of(limiter), rule, threads, each)).isEqualTo((long) threads * each);
         }
         assertThat(functionCalls()).as("function calls for %d decisions on one key", threads * each)
                 .isLessThan(threads * each / 16);
