@@ -33,6 +33,20 @@ public final class KeyValues {
         return isSafe(value) ? value : "#" + sha256(value);
     }
 
+    /**
+     * The Valkey key holding a rule's state for a key: one format for the limiter and the tools
+     * that explain or inspect it.
+     *
+     * @param prefix    the key prefix ({@code ratelimit.key-prefix})
+     * @param rule      the rule's name
+     * @param algorithm the algorithm's id
+     * @param key       what is limited, as a rule's key builds it
+     * @return {@code <prefix>:<rule>:<algorithm>:{<safe key>}}
+     */
+    public static String stateKey(String prefix, String rule, String algorithm, String key) {
+        return prefix + ':' + rule + ':' + algorithm + ":{" + safe(key) + '}';
+    }
+
     private static boolean isSafe(String value) {
         if (value.isEmpty() || value.length() > MAX_LITERAL_LENGTH) {
             return false;

@@ -102,7 +102,7 @@ public final class ValkeyRateLimiter implements RateLimiter {
      * @return {@code <prefix>:<rule>:<algorithm>:{<safe key>}}
      */
     public String stateKey(Rule rule, String key) {
-        return keyPrefix + ':' + rule.name() + ':' + rule.algorithm().id() + ":{" + KeyValues.safe(key) + '}';
+        return KeyValues.stateKey(keyPrefix, rule.name(), rule.algorithm().id(), key);
     }
 
     /**
