@@ -9,7 +9,7 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "ratelimit", mixinStandardHelpOptions = true, version = "ratelimit 0.3.0",
         description = "Operates the rate-limiting filter from the command line.",
-        subcommands = CheckCommand.class)
+        subcommands = {CheckCommand.class, InspectCommand.class, ResetCommand.class, TopCommand.class})
 public final class Main implements Runnable {
 
     /** What picocli builds; use {@link #main}. */
@@ -38,6 +38,6 @@ public final class Main implements Runnable {
     /** Without a subcommand: the usage, and status 2. */
     @Override
     public void run() {
-        throw new CommandLine.ParameterException(new CommandLine(this), "a command is needed: check");
+        throw new CommandLine.ParameterException(new CommandLine(this), "a command is needed: check, inspect, reset or top");
     }
 }

@@ -26,6 +26,7 @@ final class LimiterCalls {
     private static final long MAX_CALL_NUMBER = 1L << 53;
 
     private final LimiterClient client;
+    private final CircuitBreaker breaker;
     private final LimiterScript script = LimiterScript.load();
     private final GuardedCalls calls;
     private final LostLeases lostLeases = new LostLeases(System::nanoTime);
@@ -36,6 +37,7 @@ final class LimiterCalls {
     LimiterCalls(LimiterClient client, CircuitBreaker breaker, LongSupplier clientClock,
                  Function<Claim, String> stateKey) {
         this.client = client;
+        this.breaker = breaker;
         this.calls = new GuardedCalls(client.endpoint(), breaker, client.tryAgainFor(), stateKey);
         this.stateKey = stateKey;
         this.clientClock = clientClock;
@@ -54,6 +56,16 @@ final class LimiterCalls {
     /** The claims' slot groups on a cluster (see {@link SlotGroups#of}). */
     List<List<Integer>> slotGroups(List<Claim> claims) {
         return SlotGroups.of(claims, stateKey);
+    }
+
+    /** Calls like these on the same connections whose claims' keys are state keys (found by {@code SCAN}). */
+    LimiterCalls byStateKey() {
+        return new LimiterCalls(client, breaker, clientClock, Claim::key);
+    }
+
+    /** One read for operators (raw state, {@code SCAN}), through the breaker like every call. */
+    <T> T read(String operation, java.util.function.Supplier<T> call) {
+        return calls.run(operation, List.of(), call);
     }
 
     /** Deletes a claim's state: one {@code DEL}, through the breaker like every call. */

@@ -17,6 +17,8 @@ final class LimiterOptions {
 
     ValkeySettings settings;
     UnifiedJedis client;
+    private static final java.util.regex.Pattern PREFIX = java.util.regex.Pattern.compile("[A-Za-z0-9:._-]{1,64}");
+
     String keyPrefix = ValkeyRateLimiter.DEFAULT_KEY_PREFIX;
     LongSupplier clientClock;
     int breakerFailures = ValkeyRateLimiter.DEFAULT_BREAKER_FAILURES;
@@ -41,9 +43,14 @@ final class LimiterOptions {
         this.breakerOpenFor = openFor;
     }
 
+    /** See {@link ValkeyRateLimiter#isValidKeyPrefix}. */
+    static boolean isValidKeyPrefix(String keyPrefix) {
+        return keyPrefix != null && PREFIX.matcher(keyPrefix).matches();
+    }
+
     void keyPrefix(String keyPrefix) {
         Objects.requireNonNull(keyPrefix, "keyPrefix");
-        if (!ValkeyRateLimiter.isValidKeyPrefix(keyPrefix)) {
+        if (!isValidKeyPrefix(keyPrefix)) {
             throw new IllegalArgumentException("key prefix '" + keyPrefix
                     + "' is invalid: use 1 to 64 letters, digits, ':', '.', '_' or '-'");
         }

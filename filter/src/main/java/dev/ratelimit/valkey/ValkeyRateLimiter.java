@@ -16,7 +16,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.LongSupplier;
-import java.util.regex.Pattern;
 
 /**
  * The shared limiter: every decision is one atomic function call on Valkey (Lua, run as one step), so every process pointed
@@ -55,8 +54,6 @@ public final class ValkeyRateLimiter implements RateLimiter {
      */
     public static final int DEFAULT_PIPELINES = 2;
 
-    private static final Pattern PREFIX = Pattern.compile("[A-Za-z0-9:._-]{1,64}");
-
     // Rooms: the client (LimiterClient), function calls and lost leases (LimiterCalls), giving back (Acquisitions).
     private final LimiterClient client;
     private final String keyPrefix;
@@ -91,7 +88,7 @@ public final class ValkeyRateLimiter implements RateLimiter {
      * @return true for 1 to 64 letters, digits, {@code :}, {@code .}, {@code _} or {@code -}
      */
     public static boolean isValidKeyPrefix(String keyPrefix) {
-        return keyPrefix != null && PREFIX.matcher(keyPrefix).matches();
+        return LimiterOptions.isValidKeyPrefix(keyPrefix);
     }
 
     /**
@@ -151,10 +148,15 @@ public final class ValkeyRateLimiter implements RateLimiter {
     }
 
     /**
-     * Whether the circuit breaker is open: calls are refused at once until a probe succeeds.
+     * Reads, scans and forgets state by key for operators, through this limiter's connections.
      *
-     * @return true while open
+     * @return this limiter's inspector
      */
+    public KeyInspector inspector() {
+        return new KeyInspector(this, client, calls, leases, keyPrefix);
+    }
+
+    /** {@return whether the circuit breaker is open: calls are refused at once until a probe succeeds} */
     public boolean isBreakerOpen() {
         return breaker.isOpen();
     }
@@ -174,18 +176,15 @@ public final class ValkeyRateLimiter implements RateLimiter {
         }
 
         /**
-         * Sending concurrent decisions together. At most {@code pipelines} calls or pipelines are
-         * on the wire at once; a thread that arrives while they all are queues its call, and the
-         * next free thread sends every queued call in one pipeline on one connection. One round
-         * trip then carries many decisions, which is most of the cost of each on both the client
-         * and the server. A call that is alone is sent on its own, as without pipelining. A
-         * queued call waits at most the connect timeout, the pool wait and the socket timeout
-         * of the settings together (120 ms by default, and for a {@link #client given client}),
-         * in the queue and on the wire together, and then fails like a timeout; so does the
-         * thread that sends its pipeline, unless the given client is neither a
-         * {@code RedisClient} nor a {@code RedisSentinelClient}: that thread then waits for
-         * the replies as the client's own timeouts say. Not used on a cluster, where every call
-         * is sent on its own. Default {@value #DEFAULT_PIPELINES}.
+         * Sending concurrent decisions together: at most {@code pipelines} calls or pipelines are
+         * on the wire at once; a thread arriving while they all are queues its call, and the next
+         * free thread sends every queued call in one pipeline, one round trip for many decisions.
+         * A call alone is sent on its own. A queued call waits at most the connect timeout, pool
+         * wait and socket timeout of the settings together (120 ms by default, and for a
+         * {@link #client given client}), queued and on the wire, then fails like a timeout; so
+         * does the thread sending its pipeline, unless the given client is neither a
+         * {@code RedisClient} nor a {@code RedisSentinelClient} (its own timeouts then). Not used
+         * on a cluster. Default {@value #DEFAULT_PIPELINES}.
          *
          * @param pipelines at most this many on the wire at once, 1 to 64; 0 sends every call
          *                  on its own pooled connection

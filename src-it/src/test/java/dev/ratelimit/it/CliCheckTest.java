@@ -7,10 +7,8 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -40,12 +38,9 @@ class CliCheckTest {
     @TempDir
     Path dir;
 
-    private record Run(int status, String out, String err) {
-    }
-
     @Test
     void aGoodFileIsValidAndItsRulesAreSaidAsUnderstood() throws Exception {
-        Run run = check(file(GOOD), Map.of());
+        CliProcess.Run run = check(file(GOOD), Map.of());
         assertThat(run.status()).as(run.err()).isZero();
         assertThat(run.out()).contains("valid; 2 rule(s)")
                 .contains("api: any method [/api/*], key principal-or-ip, token-bucket 10 per PT1M (burst 5), on-failure open")
@@ -54,7 +49,7 @@ class CliCheckTest {
 
     @Test
     void everyProblemIsReportedNamingThePropertyAndItsValueWithStatus1() throws Exception {
-        Run run = check(file(GOOD.replace("limit=10", "limit=-3").replace("algorithm=sliding-log", "algorithm=sliding-logg")),
+        CliProcess.Run run = check(file(GOOD.replace("limit=10", "limit=-3").replace("algorithm=sliding-log", "algorithm=sliding-logg")),
                 Map.of());
         assertThat(run.status()).isEqualTo(1);
         assertThat(run.err()).contains("ratelimit.rule.api.limit='-3'").contains("ratelimit.rule.login.algorithm='sliding-logg'")
@@ -63,21 +58,21 @@ class CliCheckTest {
 
     @Test
     void anEnvironmentVariableOverridesTheFileAsInTheContainer() throws Exception {
-        Run run = check(file(GOOD), Map.of("RATELIMIT_RULE_API_LIMIT", "lots"));
+        CliProcess.Run run = check(file(GOOD), Map.of("RATELIMIT_RULE_API_LIMIT", "lots"));
         assertThat(run.status()).isEqualTo(1);
         assertThat(run.err()).contains("ratelimit.rule.api.limit").contains("lots");
     }
 
     @Test
     void theValkeyPasswordIsNotPrinted() throws Exception {
-        Run run = check(file(GOOD + "ratelimit.valkey.url=redis://app:s3cret@valkey.internal:6379\n"), Map.of());
+        CliProcess.Run run = check(file(GOOD + "ratelimit.valkey.url=redis://app:s3cret@valkey.internal:6379\n"), Map.of());
         assertThat(run.status()).as(run.err()).isZero();
         assertThat(run.out()).contains("redis://app:***@valkey.internal:6379").doesNotContain("s3cret");
     }
 
     @Test
     void aMissingFileIsOneLineAndStatus1() throws Exception {
-        Run run = check(dir.resolve("nowhere.properties"), Map.of());
+        CliProcess.Run run = check(dir.resolve("nowhere.properties"), Map.of());
         assertThat(run.status()).isEqualTo(1);
         assertThat(run.err().strip()).startsWith("ratelimit: cannot read the settings file").doesNotContain("\n");
     }
@@ -85,14 +80,14 @@ class CliCheckTest {
     @Test
     void aPasswordWithoutAUserNameIsNotPrintedEither() throws Exception {
         // redis://PASSWORD@host: the whole user-info is the password (Jedis reads it so).
-        Run run = check(file(GOOD + "ratelimit.valkey.url=redis://s3cret@valkey.internal:6379\n"), Map.of());
+        CliProcess.Run run = check(file(GOOD + "ratelimit.valkey.url=redis://s3cret@valkey.internal:6379\n"), Map.of());
         assertThat(run.status()).as(run.err()).isZero();
         assertThat(run.out()).contains("redis://***@valkey.internal:6379").doesNotContain("s3cret");
     }
 
     @Test
     void theRulesAsUnderstoodSayWhatChangesWhatTheyRefuse() throws Exception {
-        Run run = check(file(GOOD.replace("ratelimit.rule.api.key=principal-or-ip\n", """
+        CliProcess.Run run = check(file(GOOD.replace("ratelimit.rule.api.key=principal-or-ip\n", """
                 ratelimit.rule.api.key=header:X-Api-Key
                 ratelimit.rule.api.exclude=/api/health
                 ratelimit.rule.api.lowercase-key=true
@@ -120,7 +115,7 @@ class CliCheckTest {
 
     @Test
     void methodsAndPlansAreSaidInOneOrderEveryRun() throws Exception {
-        Run run = check(file(GOOD.replace("methods=POST", "methods=PUT,POST,GET,DELETE") + """
+        CliProcess.Run run = check(file(GOOD.replace("methods=POST", "methods=PUT,POST,GET,DELETE") + """
                 ratelimit.rule.api.plan=role:gold,silver,bronze
                 ratelimit.rule.api.plan.gold.limit=30
                 ratelimit.rule.api.plan.silver.limit=20
@@ -134,7 +129,7 @@ class CliCheckTest {
 
     @Test
     void aConcurrencyRuleIsSaidInFlightWithItsLeaseTimeoutNotPerWindow() throws Exception {
-        Run run = check(file(GOOD.replace("ratelimit.rules=api,login", "ratelimit.rules=api,login,upload") + """
+        CliProcess.Run run = check(file(GOOD.replace("ratelimit.rules=api,login", "ratelimit.rules=api,login,upload") + """
                 ratelimit.rule.upload.match=/upload
                 ratelimit.rule.upload.algorithm=concurrency
                 ratelimit.rule.upload.limit=3
@@ -152,7 +147,7 @@ class CliCheckTest {
         for (int i = 0; i < 300_000; i++) {
             text.append("ratelimit.rule.api.x").append(i).append("=1\n");
         }
-        Run run = check(file(text.toString()), Map.of(), "-Xmx32m");
+        CliProcess.Run run = check(file(text.toString()), Map.of(), "-Xmx32m");
         assertThat(run.status()).isEqualTo(1);
         assertThat(run.err()).doesNotContain("\tat ").doesNotContain("Exception in thread");
         assertThat(run.err().strip()).startsWith("ratelimit: the settings file").doesNotContain("\n");
@@ -160,12 +155,12 @@ class CliCheckTest {
 
     @Test
     void aClusterAndASentinelPrimaryAreSaidAsSuchNotAsThePlainUrl() throws Exception {
-        Run sentinel = check(file(GOOD), Map.of("RATELIMIT_VALKEY_URL", "redis://app:s3cret@valkey:6379",
+        CliProcess.Run sentinel = check(file(GOOD), Map.of("RATELIMIT_VALKEY_URL", "redis://app:s3cret@valkey:6379",
                 "RATELIMIT_VALKEY_SENTINEL_MASTER", "mymaster", "RATELIMIT_VALKEY_SENTINEL_NODES", "s1:26379,s2:26379"));
         assertThat(sentinel.status()).as(sentinel.err()).isZero();
         assertThat(sentinel.out()).contains("Valkey Sentinel primary 'mymaster' via s1:26379,s2:26379 (redis://app:***@valkey:6379)")
                 .doesNotContain("s3cret");
-        Run cluster = check(file(GOOD), Map.of("RATELIMIT_VALKEY_URL", "redis://valkey:6379", "RATELIMIT_VALKEY_CLUSTER", "true"));
+        CliProcess.Run cluster = check(file(GOOD), Map.of("RATELIMIT_VALKEY_URL", "redis://valkey:6379", "RATELIMIT_VALKEY_CLUSTER", "true"));
         assertThat(cluster.status()).as(cluster.err()).isZero();
         assertThat(cluster.out()).contains("Valkey Cluster at redis://valkey:6379");
     }
@@ -173,7 +168,7 @@ class CliCheckTest {
     @Test
     void anEmptyFileIsSaidByItsOwnNameNotByATemporaryCopy() throws Exception {
         Path file = file("");
-        Run run = check(file, Map.of());
+        CliProcess.Run run = check(file, Map.of());
         assertThat(run.status()).isEqualTo(1);
         assertThat(run.err()).contains("no ratelimit.* property was found at all").contains(file.toAbsolutePath().toString())
                 .doesNotContain("ratelimit-settings");
@@ -185,19 +180,7 @@ class CliCheckTest {
         return file;
     }
 
-    private Run check(Path file, Map<String, String> environment, String... jvmOptions) throws Exception {
-        Path jar = Path.of(System.getProperty("cli.jar", "../cli/target/ratelimit-cli.jar"));
-        assertThat(jar).as("the command's JAR, built before these tests").isRegularFile();
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
-        command.addAll(List.of(jvmOptions));
-        command.addAll(List.of("-jar", jar.toString(), "check", file.toString()));
-        ProcessBuilder builder = new ProcessBuilder(command);
-        builder.environment().keySet().removeIf(name -> name.startsWith("RATELIMIT_"));
-        builder.environment().putAll(environment);
-        Path out = dir.resolve("out.txt");
-        Path err = dir.resolve("err.txt");
-        Process process = builder.redirectOutput(out.toFile()).redirectError(err.toFile()).start();
-        assertThat(process.waitFor(60, TimeUnit.SECONDS)).as("the command ended").isTrue();
-        return new Run(process.exitValue(), Files.readString(out), Files.readString(err));
+    private CliProcess.Run check(Path file, Map<String, String> environment, String... jvmOptions) throws Exception {
+        return CliProcess.run(dir, environment, List.of(jvmOptions), "check", file.toString());
     }
 }

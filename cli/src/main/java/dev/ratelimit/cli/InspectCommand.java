@@ -1,0 +1,44 @@
+package dev.ratelimit.cli;
+
+import dev.ratelimit.config.RuleSettings;
+import dev.ratelimit.valkey.KeyState;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Parameters;
+
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * {@code ratelimit inspect RULE KEY-VALUE...}: a key's state in words, consuming nothing: what a
+ * request would get now, when the next unit comes, when the quota is full again, the raw state
+ * and its TTL.
+ */
+@Command(name = "inspect", mixinStandardHelpOptions = true,
+        description = "Shows a key's state as the limiter would decide it now, consuming nothing.")
+final class InspectCommand extends StoreCommand {
+
+    @Mixin
+    private StoreOptions options;
+
+    @Parameters(index = "0", paramLabel = "RULE", description = "the rule's name")
+    private String rule;
+
+    @Parameters(index = "1..*", paramLabel = "KEY-VALUE", arity = "0..*",
+            description = "one value per part of the rule's key (none for global), e.g. a user name, an address")
+    private List<String> values = List.of();
+
+    @Override
+    StoreOptions options() {
+        return options;
+    }
+
+    @Override
+    int run(Store store) {
+        RuleSettings settings = store.rule(rule);
+        KeyState state = store.inspector().inspect(Store.planRule(settings, Optional.ofNullable(options.plan)),
+                store.key(settings, values), settings.cost());
+        out().println(options.json ? StateJson.write(StateJson.of(state)) : state.describe());
+        return 0;
+    }
+}

@@ -1,0 +1,49 @@
+package dev.ratelimit.cli;
+
+import dev.ratelimit.config.RuleSettings;
+import dev.ratelimit.valkey.KeyState;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Parameters;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * {@code ratelimit reset RULE KEY-VALUE...}: forgets a key's state, so that its next request has
+ * the whole quota, and says what it removed.
+ */
+@Command(name = "reset", mixinStandardHelpOptions = true,
+        description = "Forgets a key's state (unblocks it) and says what was removed.")
+final class ResetCommand extends StoreCommand {
+
+    @Mixin
+    private StoreOptions options;
+
+    @Parameters(index = "0", paramLabel = "RULE", description = "the rule's name")
+    private String rule;
+
+    @Parameters(index = "1..*", paramLabel = "KEY-VALUE", arity = "0..*",
+            description = "one value per part of the rule's key (none for global)")
+    private List<String> values = List.of();
+
+    @Override
+    StoreOptions options() {
+        return options;
+    }
+
+    @Override
+    int run(Store store) {
+        RuleSettings settings = store.rule(rule);
+        KeyState removed = store.inspector().reset(settings.rule(), store.key(settings, values));
+        if (options.json) {
+            out().println(StateJson.write(Map.of("removed", StateJson.of(removed))));
+        } else if (removed.exists()) {
+            out().println("removed " + removed.stateKey() + "; its state just before:");
+            out().println(removed.describe());
+        } else {
+            out().println("nothing to remove: " + removed.stateKey() + " holds no state (the key has its whole quota)");
+        }
+        return 0;
+    }
+}

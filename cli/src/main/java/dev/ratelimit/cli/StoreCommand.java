@@ -1,0 +1,53 @@
+package dev.ratelimit.cli;
+
+import dev.ratelimit.RateLimitException;
+import dev.ratelimit.config.InvalidSettingsException;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
+
+import java.io.PrintWriter;
+import java.util.concurrent.Callable;
+
+/**
+ * A command that talks to Valkey: opens the settings and the store, runs, closes, and turns
+ * every failure into one line on standard error and status 1, never a stack trace.
+ */
+abstract class StoreCommand implements Callable<Integer> {
+
+    @Spec
+    private CommandSpec spec;
+
+    /** The command's store options. */
+    abstract StoreOptions options();
+
+    /** The command's work; its exit status. */
+    abstract int run(Store store);
+
+    /** The command as picocli sees it. */
+    final CommandSpec spec() {
+        return spec;
+    }
+
+    /** Standard output. */
+    final PrintWriter out() {
+        return spec.commandLine().getOut();
+    }
+
+    @Override
+    public final Integer call() {
+        PrintWriter err = spec.commandLine().getErr();
+        try (Store store = Store.open(options())) {
+            return run(store);
+        } catch (InvalidSettingsException e) {
+            err.println(e.getMessage());
+        } catch (Store.Problem e) {
+            err.println("ratelimit " + spec.name() + ": " + e.getMessage());
+        } catch (RateLimitException e) {
+            err.println("ratelimit " + spec.name() + ": Valkey did not answer as needed: " + e.getMessage());
+        } catch (RuntimeException e) {
+            err.println("ratelimit " + spec.name() + ": " + e);
+        }
+        err.flush();
+        return 1;
+    }
+}

@@ -1,0 +1,96 @@
+package dev.ratelimit.cli;
+
+import dev.ratelimit.Decision;
+import dev.ratelimit.config.RuleSettings;
+import dev.ratelimit.valkey.KeyScan;
+import dev.ratelimit.valkey.KeyState;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * {@code ratelimit top RULE}: the rule's keys nearest their limit, found with {@code SCAN}
+ * (never {@code KEYS}), bounded in keys and time, with a progress line on standard error.
+ */
+@Command(name = "top", mixinStandardHelpOptions = true,
+        description = "Lists a rule's keys nearest their limit (SCAN, bounded in keys and time).")
+final class TopCommand extends StoreCommand {
+
+    @Mixin
+    private StoreOptions options;
+
+    @Parameters(index = "0", paramLabel = "RULE", description = "the rule's name")
+    private String rule;
+
+    @Option(names = "--limit", paramLabel = "N", defaultValue = "10", description = "keys to list (default ${DEFAULT-VALUE})")
+    private int limit;
+
+    @Option(names = "--max-keys", paramLabel = "N", defaultValue = "100000",
+            description = "the most keys to look at (default ${DEFAULT-VALUE})")
+    private int maxKeys;
+
+    @Option(names = "--max-seconds", paramLabel = "S", defaultValue = "30",
+            description = "the most seconds to scan (default ${DEFAULT-VALUE})")
+    private int maxSeconds;
+
+    @Override
+    StoreOptions options() {
+        return options;
+    }
+
+    @Override
+    int run(Store store) {
+        if (limit < 1 || maxKeys < 1 || maxSeconds < 1) {
+            throw new Store.Problem("--limit, --max-keys and --max-seconds must be at least 1 (given " + limit + ", "
+                    + maxKeys + ", " + maxSeconds + ")");
+        }
+        RuleSettings settings = store.rule(rule);
+        PrintWriter err = spec().commandLine().getErr();
+        KeyScan scan = store.inspector().scan(Store.planRule(settings, Optional.ofNullable(options.plan)),
+                settings.cost(), limit, maxKeys, Duration.ofSeconds(maxSeconds), seen -> {
+                    err.print("\rscanned " + seen + " key(s) of rule " + rule + " ...");
+                    err.flush();
+                });
+        err.print("\r");
+        err.flush();
+        String coverage = scan.keysSeen() + " key(s) looked at" + (scan.complete() ? ", all of the rule's"
+                : ", stopped by --max-keys or --max-seconds: there are more");
+        if (options.json) {
+            Map<String, Object> json = new LinkedHashMap<>();
+            json.put("rule", rule);
+            json.put("keysSeen", scan.keysSeen());
+            json.put("complete", scan.complete());
+            json.put("nearest", scan.nearest().stream().map(StateJson::of).toList());
+            out().println(StateJson.write(json));
+            return 0;
+        }
+        out().println("rule " + rule + ": " + coverage);
+        out().println(String.format(Locale.ROOT, "%-9s %9s %7s %10s %10s  %s", "verdict", "remaining", "limit",
+                "next unit", "full in", "Valkey key"));
+        for (KeyState state : scan.nearest()) {
+            out().println(row(state));
+        }
+        return 0;
+    }
+
+    private static String row(KeyState state) {
+        if (state.decision().isEmpty()) {
+            return String.format(Locale.ROOT, "%-9s %9s %7s %10s %10s  %s", "unreadab.", "-", "-", "-", "-", state.stateKey());
+        }
+        Decision d = state.decision().get();
+        return String.format(Locale.ROOT, "%-9s %9d %7d %10s %10s  %s", d.allowed() ? "allowed" : "REJECTED",
+                d.remaining(), d.limit(), millis(state.nextUnit()), millis(d.resetAfter()), state.stateKey());
+    }
+
+    private static String millis(Duration d) {
+        return d.isZero() ? "-" : d.toMillis() + " ms";
+    }
+}

@@ -1,0 +1,103 @@
+package dev.ratelimit.config;
+
+import dev.ratelimit.internal.KeyValues;
+import dev.ratelimit.net.IpAddress;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * The key a rule builds, from values an operator types: one value per part of the rule's key
+ * ({@code global} takes none), in the order the key names them, made exactly as the filter makes
+ * them from a request (lower-cased when the rule says so, IPv6 addresses counted per network,
+ * unusual values hashed). For {@code inspect} and {@code reset} on the command line and on a
+ * rule's MBean.
+ */
+public final class OperatorKeys {
+
+    private OperatorKeys() {
+    }
+
+    /**
+     * The key for these values.
+     *
+     * @param rule       the rule
+     * @param values     one per part of its key but {@code global}: an address for {@code ip}, a
+     *                   user name for {@code principal}; for {@code principal-or-ip}
+     *                   {@code user:NAME} or {@code ip:ADDRESS} (a bare value is an address when
+     *                   it reads as one, a user name otherwise); the value itself for the others
+     * @param ipv6Prefix the bits an IPv6 address is counted by ({@code ratelimit.ipv6-prefix})
+     * @return the key, e.g. {@code param.username:alice}
+     * @throws IllegalArgumentException naming the rule, its key and the value, for a wrong number
+     *                                  of values or a value that is not what its part needs
+     */
+    public static String keyOf(RuleSettings rule, List<String> values, int ipv6Prefix) {
+        List<KeySpec.Part> parts = rule.key().parts().stream().filter(p -> p.kind() != KeySpec.Kind.GLOBAL).toList();
+        if (values.size() != parts.size()) {
+            throw new IllegalArgumentException("rule '" + rule.rule().name() + "' has key " + rule.key() + ": give "
+                    + parts.size() + " value(s) (" + String.join(", ", parts.stream().map(OperatorKeys::label).toList())
+                    + "), not " + values.size());
+        }
+        List<String> key = new ArrayList<>();
+        int next = 0;
+        for (KeySpec.Part part : rule.key().parts()) {
+            if (part.kind() == KeySpec.Kind.GLOBAL) {
+                key.add("global");
+            } else {
+                key.add(value(rule, part, values.get(next++), ipv6Prefix));
+            }
+        }
+        return String.join("+", key);
+    }
+
+    private static String value(RuleSettings rule, KeySpec.Part part, String value, int ipv6Prefix) {
+        String cased = rule.lowercaseKey() ? value.toLowerCase(Locale.ROOT) : value;
+        return switch (part.kind()) {
+            case IP -> "ip:" + KeyValues.safe(address(rule, value, ipv6Prefix));
+            case PRINCIPAL -> "user:" + present(rule, part, cased);
+            case PRINCIPAL_OR_IP -> principalOrIp(rule, value, ipv6Prefix);
+            case PATH -> "path:" + present(rule, part, value);
+            case HEADER -> "header." + part.name().toLowerCase(Locale.ROOT) + ":" + present(rule, part, cased);
+            case PARAM -> "param." + part.name() + ":" + present(rule, part, cased);
+            case GLOBAL -> "global";
+        };
+    }
+
+    private static String principalOrIp(RuleSettings rule, String value, int ipv6Prefix) {
+        if (value.startsWith("user:")) {
+            String name = value.substring("user:".length());
+            return "user:" + present(rule, new KeySpec.Part(KeySpec.Kind.PRINCIPAL, ""),
+                    rule.lowercaseKey() ? name.toLowerCase(Locale.ROOT) : name);
+        }
+        String address = value.startsWith("ip:") ? value.substring("ip:".length()) : value;
+        if (value.startsWith("ip:") || IpAddress.parse(address).isPresent()) {
+            return "ip:" + KeyValues.safe(address(rule, address, ipv6Prefix));
+        }
+        return principalOrIp(rule, "user:" + value, ipv6Prefix);
+    }
+
+    /** An address as the filter counts it: IPv6 per network, in canonical form. */
+    private static String address(RuleSettings rule, String value, int ipv6Prefix) {
+        Optional<IpAddress> address = IpAddress.parse(value);
+        if (address.isEmpty()) {
+            throw new IllegalArgumentException("rule '" + rule.rule().name() + "' has key " + rule.key() + ": '" + value
+                    + "' is not an IP address");
+        }
+        IpAddress ip = address.get();
+        return ip.isIpv6() && ipv6Prefix < 128 ? ip.mask(ipv6Prefix) + "/" + ipv6Prefix : ip.toString();
+    }
+
+    private static String present(RuleSettings rule, KeySpec.Part part, String value) {
+        if (value.isEmpty()) {
+            throw new IllegalArgumentException("rule '" + rule.rule().name() + "' has key " + rule.key() + ": the value for "
+                    + label(part) + " is empty (a request without one is not counted)");
+        }
+        return KeyValues.safe(value);
+    }
+
+    private static String label(KeySpec.Part part) {
+        return part.name().isEmpty() ? part.kind().id() : part.kind().id() + ":" + part.name();
+    }
+}

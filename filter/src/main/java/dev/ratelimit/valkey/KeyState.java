@@ -1,0 +1,111 @@
+package dev.ratelimit.valkey;
+
+import dev.ratelimit.Decision;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * A rule's state for one key as Valkey holds it, read without consuming anything: what the
+ * limiter would decide now, and the raw state under it. See {@link KeyInspector}.
+ *
+ * @param rule       the rule's name
+ * @param stateKey   the Valkey key
+ * @param decision   what a request of the given cost would get now (a peek); empty when the
+ *                   state cannot be read by the rule's algorithm ({@code unreadable} says why)
+ * @param nextUnit   time until more quota is made available; zero when the quota is full
+ * @param leaseUnits units this limiter holds in local leases for the key (0 for a limiter of
+ *                   its own, such as the command line's)
+ * @param type       the Valkey type of the key: {@code string}, {@code hash}, {@code zset} ...,
+ *                   or {@code none} when there is no state (the key is full)
+ * @param raw        the raw state, one entry per line: {@code field=value} of a hash, {@code
+ *                   member score} of a sorted set (the first {@value KeyInspector#RAW_ENTRIES}
+ *                   and a count), the value of a string
+ * @param ttlMillis  the key's time to live in milliseconds, -1 without one, -2 without a key
+ * @param unreadable why the algorithm cannot read the state, or empty
+ */
+public record KeyState(String rule, String stateKey, Optional<Decision> decision, Duration nextUnit, long leaseUnits,
+                       String type, List<String> raw, long ttlMillis, Optional<String> unreadable) {
+
+    /**
+     * Checks and copies the parts.
+     *
+     * @throws NullPointerException for a missing part
+     */
+    public KeyState {
+        Objects.requireNonNull(rule, "rule");
+        Objects.requireNonNull(stateKey, "stateKey");
+        Objects.requireNonNull(decision, "decision");
+        Objects.requireNonNull(nextUnit, "nextUnit");
+        Objects.requireNonNull(type, "type");
+        raw = List.copyOf(raw);
+        Objects.requireNonNull(unreadable, "unreadable");
+    }
+
+    /** A state the algorithm read: its peek and raw state. */
+    static KeyState read(String rule, String stateKey, Decision decision, Duration nextUnit, long leaseUnits,
+                         RawState raw) {
+        return new KeyState(rule, stateKey, Optional.of(decision), nextUnit, leaseUnits, raw.type(), raw.entries(),
+                raw.ttlMillis(), Optional.empty());
+    }
+
+    /** A state the algorithm cannot read (another writer's value): only the raw state. */
+    static KeyState unreadable(String rule, String stateKey, String why, RawState raw) {
+        return new KeyState(rule, stateKey, Optional.empty(), Duration.ZERO, 0, raw.type(), raw.entries(),
+                raw.ttlMillis(), Optional.of(why));
+    }
+
+    /**
+     * Whether Valkey holds state for the key; without it the key has its whole quota.
+     *
+     * @return false for type {@code none}
+     */
+    public boolean exists() {
+        return !type.equals("none");
+    }
+
+    /**
+     * The state in words, one fact per line, as the command line and the rule's MBean print it.
+     *
+     * @return lines without a trailing line break
+     */
+    public String describe() {
+        StringBuilder text = new StringBuilder();
+        text.append("rule ").append(rule).append(", Valkey key ").append(stateKey).append('\n');
+        decision.ifPresent(d -> {
+            text.append("  ").append(d.allowed() ? "allowed now" : "rejected now, retry after " + words(d.retryAfter()))
+                    .append(": ").append(d.remaining()).append(" of ").append(d.limit()).append(" remaining\n");
+            text.append("  next unit ").append(nextUnit.isZero() ? "none due (full)" : "in " + words(nextUnit))
+                    .append(", full again ").append(d.resetAfter().isZero() ? "now" : "in " + words(d.resetAfter()))
+                    .append('\n');
+        });
+        unreadable.ifPresent(why -> text.append("  unreadable by the rule's algorithm: ").append(why).append('\n'));
+        if (leaseUnits > 0) {
+            text.append("  local leases of this instance hold ").append(leaseUnits).append(" unit(s)\n");
+        }
+        text.append("  state: ").append(exists() ? type : "none (the key is full)");
+        text.append(ttlMillis >= 0 ? ", expires in " + words(Duration.ofMillis(ttlMillis))
+                : ttlMillis == -1 ? ", no expiry" : "");
+        raw.forEach(entry -> text.append("\n    ").append(entry));
+        return text.toString();
+    }
+
+    /** A duration as people read it: {@code 850 ms}, {@code 12.4 s}, {@code 3 min 20 s}. */
+    static String words(Duration d) {
+        long ms = d.toMillis();
+        if (ms < 1_000) {
+            return ms + " ms";
+        }
+        if (ms < 60_000) {
+            return String.format(java.util.Locale.ROOT, "%.1f s", ms / 1000.0);
+        }
+        long s = (ms + 999) / 1000;
+        return s < 3600 ? s / 60 + " min " + s % 60 + " s" : s / 3600 + " h " + s % 3600 / 60 + " min";
+    }
+
+    /** The raw state of a key as read by {@code TYPE}, a read of its value and {@code PTTL}. */
+    record RawState(String type, List<String> entries, long ttlMillis) {
+    }
+}
