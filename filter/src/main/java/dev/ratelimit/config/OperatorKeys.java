@@ -52,6 +52,23 @@ public final class OperatorKeys {
         return String.join("+", key);
     }
 
+    /**
+     * The key for values typed in one text, as a JMX console takes them: a key of one part takes
+     * the whole text (a name with spaces included), a key of several parts one value per word.
+     *
+     * @param rule       the rule
+     * @param text       the values
+     * @param ipv6Prefix the bits an IPv6 address is counted by
+     * @return the key
+     * @throws IllegalArgumentException as {@link #keyOf(RuleSettings, List, int)}
+     */
+    public static String keyOf(RuleSettings rule, String text, int ipv6Prefix) {
+        long parts = rule.key().parts().stream().filter(p -> p.kind() != KeySpec.Kind.GLOBAL).count();
+        String trimmed = text == null ? "" : text.strip();
+        List<String> values = parts == 1 ? List.of(trimmed) : trimmed.isEmpty() ? List.of() : List.of(trimmed.split("\\s+"));
+        return keyOf(rule, values, ipv6Prefix);
+    }
+
     private static String value(RuleSettings rule, KeySpec.Part part, String value, int ipv6Prefix) {
         String cased = rule.lowercaseKey() ? value.toLowerCase(Locale.ROOT) : value;
         return switch (part.kind()) {

@@ -32,6 +32,7 @@ public final class Metrics implements RateLimitListener {
             new java.util.concurrent.atomic.AtomicLong(System.nanoTime());
     private final String deployment;
     private final long registration = REGISTRATIONS.incrementAndGet();
+    private volatile KeyOperations keyOperations = KeyOperations.NONE;
 
     /**
      * Counters for the given rules.
@@ -48,13 +49,22 @@ public final class Metrics implements RateLimitListener {
         this.breakerOpen = breakerOpen;
         this.deployment = deployment;
         for (String name : ruleNames) {
-            rules.put(name, newRule());
+            rules.put(name, newRule(name));
         }
         this.application = GuardedListener.of(application);
     }
 
-    private RuleMetrics newRule() {
-        return new RuleMetrics(breakerOpen, deployment, registration);
+    private RuleMetrics newRule(String name) {
+        return new RuleMetrics(breakerOpen, deployment, registration, name, () -> keyOperations);
+    }
+
+    /**
+     * What the rules' MBeans do for their {@code inspect} and {@code reset} operations.
+     *
+     * @param operations the filter's
+     */
+    public void keyOperations(KeyOperations operations) {
+        this.keyOperations = java.util.Objects.requireNonNull(operations, "operations");
     }
 
     /**
@@ -103,7 +113,7 @@ public final class Metrics implements RateLimitListener {
     public synchronized void addRules(List<String> ruleNames) {
         for (String name : ruleNames) {
             if (!rules.containsKey(name)) {
-                RuleMetrics metrics = newRule();
+                RuleMetrics metrics = newRule(name);
                 rules.put(name, metrics);
                 register(name, metrics);
             }

@@ -24,6 +24,8 @@ public final class RuleMetrics implements RuleMetricsMBean {
     private final BooleanSupplier breakerOpen;
     private final String deployment;
     private final long registration;
+    private final String rule;
+    private final java.util.function.Supplier<KeyOperations> keys;
 
     /**
      * Counters for one rule.
@@ -42,9 +44,35 @@ public final class RuleMetrics implements RuleMetricsMBean {
      * @param registration a number unique to the registering {@code Metrics} in the JVM
      */
     public RuleMetrics(BooleanSupplier breakerOpen, String deployment, long registration) {
+        this(breakerOpen, deployment, registration, "", () -> KeyOperations.NONE);
+    }
+
+    /**
+     * A rule's metrics in a deployment, with the operations of its MBean.
+     *
+     * @param breakerOpen  whether the store's circuit breaker is open
+     * @param deployment   the deployment's name
+     * @param registration this registration's number
+     * @param rule         the rule's name
+     * @param keys         the filter's key operations as they are when an operation is called
+     */
+    public RuleMetrics(BooleanSupplier breakerOpen, String deployment, long registration, String rule,
+                       java.util.function.Supplier<KeyOperations> keys) {
         this.breakerOpen = breakerOpen;
         this.deployment = deployment;
         this.registration = registration;
+        this.rule = rule;
+        this.keys = keys;
+    }
+
+    @Override
+    public String inspect(String keyValues) {
+        return keys.get().inspect(rule, keyValues);
+    }
+
+    @Override
+    public String reset(String keyValues) {
+        return keys.get().reset(rule, keyValues);
     }
 
     @Override

@@ -105,4 +105,27 @@ public interface RuleMetricsMBean {
      * @return the number
      */
     long getRegistration();
+
+    /**
+     * The state of one key of this rule in words, as the filter would decide a request now,
+     * consuming nothing: remaining, when the next unit comes, when the quota is full again, the
+     * units this instance holds in local leases, and the raw state in Valkey with its TTL (the
+     * same as {@code ratelimit inspect}). An operation.
+     *
+     * @param keyValues the key's values, one per part of the rule's key ({@code global} takes
+     *                  none), e.g. a user name or an address; for a key of several parts,
+     *                  separated by spaces (a key of one part takes the whole text)
+     * @return the state, one fact per line
+     */
+    String inspect(String keyValues);
+
+    /**
+     * Forgets the state of one key of this rule, in Valkey, in this instance's fallback, deny
+     * cache and local leases, so that its next request has the whole quota; says what it was
+     * just before (the same as {@code ratelimit reset}). An operation.
+     *
+     * @param keyValues the key's values, as for {@link #inspect}
+     * @return what was removed
+     */
+    String reset(String keyValues);
 }

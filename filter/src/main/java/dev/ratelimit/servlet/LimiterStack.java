@@ -122,6 +122,16 @@ final class LimiterStack {
         }
     }
 
+    /**
+     * Gives the rules' MBeans their {@code inspect} and {@code reset} operations.
+     *
+     * @param active the settings requests are decided by now
+     */
+    void keyOperations(java.util.function.Supplier<RunningFilter.Active> active) {
+        metrics.keyOperations(new OperatorConsole(active,
+                shared instanceof ValkeyRateLimiter valkey ? valkey.inspector() : null));
+    }
+
     /** The decision path for the settings the stack was started with. */
     ResilientRateLimiter limiter() {
         return limiter;

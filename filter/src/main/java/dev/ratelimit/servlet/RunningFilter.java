@@ -61,6 +61,7 @@ final class RunningFilter {
         }
         this.stack = LimiterStack.start(read, listener, deployment);
         this.active = new Active(read, keysFor(read), stack.limiter());
+        stack.keyOperations(this::active);
         if (read.enabled() && read.refresh().isPresent()) {
             this.refresh = SettingsRefresh.start(source, read,
                     settings -> active = new Active(settings, keysFor(settings), stack.limiterFor(settings)));
