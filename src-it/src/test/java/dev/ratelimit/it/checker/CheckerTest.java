@@ -108,6 +108,25 @@ class CheckerTest {
     }
 
     /**
+     * The fixed seeds' Valkey and cluster workloads call what operators call: {@code ratelimit
+     * reset} and {@code inspect} from a limiter of their own, between the instances' calls.
+     */
+    @Test
+    void theFixedSeedsResetAndInspectAsOperatorsDo() {
+        for (Workload.Target target : List.of(Workload.Target.VALKEY, Workload.Target.VALKEY_RESILIENT,
+                Workload.Target.CLUSTER)) {
+            List<Op> steps = new ArrayList<>();
+            for (long seed : target == Workload.Target.CLUSTER ? CLUSTER_SEEDS : SEEDS) {
+                steps.addAll(Workload.generate(seed, target, STEPS, Known.avoided()).steps());
+            }
+            assertThat(steps.stream().filter(Op.OperatorReset.class::isInstance).count()).as(target + " resets")
+                    .isPositive();
+            assertThat(steps.stream().filter(Op.Inspect.class::isInstance).count()).as(target + " inspects")
+                    .isPositive();
+        }
+    }
+
+    /**
      * The open defects ({@link Known}) are still there: each one's seed, with that defect alone
      * exposed, still breaks an invariant. When this fails for one, it was fixed: delete its entry
      * in {@link Known}, and the workload exercises it from then on.

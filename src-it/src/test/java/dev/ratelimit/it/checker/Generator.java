@@ -53,7 +53,9 @@ final class Generator {
             return edit();
         }
         if (roll < 40) {
-            return new Op.Reset(claim());
+            // Half the resets on Valkey are an operator's (no draw of their own: the seeds'
+            // other steps stay as they were).
+            return valkey && roll % 2 == 1 ? new Op.OperatorReset(claim()) : new Op.Reset(claim());
         }
         if (roll < 70) {
             return new Op.Retry();
@@ -62,7 +64,7 @@ final class Generator {
             return advance();
         }
         if (roll < 400) {
-            return new Op.Peek(claim());
+            return valkey && roll % 8 == 0 ? new Op.Inspect(claim()) : new Op.Peek(claim());
         }
         if (roll < 540) {
             return settle();

@@ -428,9 +428,10 @@ final class Invariants {
         boolean answered = events.stream().anyMatch(e -> e instanceof Event.StoreCall s && s.kind().equals("reset")
                 && s.answered());
         // Another instance's deny cache still remembers rejections from before: for it, the
-        // state was deleted behind its back.
-        ledger(STORE, name, claim.key()).wipe(call.at(), answered, instances > 1);
-        if (localRules.containsKey(name)) {
+        // state was deleted behind its back. An operator's reset is behind every instance's.
+        boolean operator = call.instance() == Target.OPERATOR;
+        ledger(STORE, name, claim.key()).wipe(call.at(), answered, instances > 1 || operator);
+        if (localRules.containsKey(name) && !operator) {
             // The fallback is reset first, in process: it cannot fail.
             ledger(local(call.instance()), name, claim.key()).wipe(call.at(), true, false);
         }

@@ -54,6 +54,17 @@ sealed interface Op {
     }
 
     /**
+     * An operator's {@code reset} of one rule and key, as {@code ratelimit reset} does it: from a
+     * limiter of its own on the same store (no leases, no deny cache, no fallback).
+     */
+    record OperatorReset(ClaimSpec claim) implements Op {
+    }
+
+    /** An operator's {@code inspect}, as {@code ratelimit inspect} does it: a peek from outside. */
+    record Inspect(ClaimSpec claim) implements Op {
+    }
+
+    /**
      * Valkey stalled ({@code DEBUG SLEEP}) for {@code millis} on another thread while the
      * {@code during} steps are sent with a short socket timeout: their replies are lost. Then the
      * {@code after} steps, each {@value Runner#AFTER_STALL_PAUSE_MILLIS} ms of real time after

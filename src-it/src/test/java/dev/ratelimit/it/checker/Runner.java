@@ -7,6 +7,7 @@ import dev.ratelimit.Decisions;
 import dev.ratelimit.Reservation;
 import dev.ratelimit.Rule;
 import dev.ratelimit.UnreadableStateException;
+import dev.ratelimit.valkey.KeyState;
 import dev.ratelimit.it.ValkeyServer;
 import redis.clients.jedis.Jedis;
 
@@ -131,6 +132,10 @@ final class Runner {
             edit(edit);
         } else if (step instanceof Op.Reset reset) {
             reset(resolve(List.of(reset.claim())).get(0));
+        } else if (step instanceof Op.OperatorReset reset) {
+            operatorReset(resolve(List.of(reset.claim())).get(0));
+        } else if (step instanceof Op.Inspect inspect) {
+            inspect(resolve(List.of(inspect.claim())).get(0));
         } else if (step instanceof Op.Stall stall) {
             stall(stall);
         } else if (step instanceof Op.Probe probe) {
@@ -314,6 +319,43 @@ final class Runner {
         history.add(new Event.Call(op, now(), history.real(), Event.Kind.RESET, List.of(claim), target.instance()));
         try {
             target.limiter().reset(claim.rule(), claim.key());
+        } catch (RuntimeException | Error e) {
+            failed(op, e);
+        }
+    }
+
+    /**
+     * An operator's reset ({@code ratelimit reset}): from a limiter of its own, recorded as a
+     * store call of instance {@value Target#OPERATOR}, whose fallback and deny cache are nobody's.
+     */
+    private void operatorReset(Claim claim) {
+        long op = begin();
+        history.add(new Event.Call(op, now(), history.real(), Event.Kind.RESET, List.of(claim), Target.OPERATOR));
+        long began = history.real();
+        try {
+            target.operator().reset(claim.rule(), claim.key());
+            history.add(new Event.StoreCall(op, now(), history.real(), "reset", List.of(claim), null, null, null, began,
+                    Target.OPERATOR));
+        } catch (RuntimeException | Error e) {
+            history.add(new Event.StoreCall(op, now(), history.real(), "reset", List.of(claim), null,
+                    RecordingStore.describe(e), null, began, Target.OPERATOR));
+            failed(op, e);
+        }
+    }
+
+    /** An operator's inspect ({@code ratelimit inspect}): its decision judged as a peek's. */
+    private void inspect(Claim claim) {
+        long op = begin();
+        history.add(new Event.Call(op, now(), history.real(), Event.Kind.PEEK, List.of(claim), Target.OPERATOR));
+        try {
+            KeyState state = target.operator().inspect(claim.rule(), claim.key(), claim.cost());
+            if (state.decision().isPresent()) {
+                history.add(new Event.Decided(op, now(), history.real(),
+                        Decisions.of(List.of(claim), List.of(state.decision().get()))));
+            } else {
+                // What a peek throws for such a state: the inspector says it instead.
+                failed(op, new UnreadableStateException(claim.rule().name(), state.unreadable().orElse("")));
+            }
         } catch (RuntimeException | Error e) {
             failed(op, e);
         }

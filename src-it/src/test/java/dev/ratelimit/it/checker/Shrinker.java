@@ -124,10 +124,11 @@ final class Shrinker {
                     break;
                 }
             }
-            cut(s -> s instanceof Op.Peek);
+            cut(s -> s instanceof Op.Peek || s instanceof Op.Inspect);
             cut(s -> s instanceof Op.Advance advance && advance.how().equals("zero"));
             cut(s -> s instanceof Op.Edit edit && edit.rule() != rule);
             cut(s -> s instanceof Op.Reset reset && reset.claim().rule() != rule);
+            cut(s -> s instanceof Op.OperatorReset reset && reset.claim().rule() != rule);
         }
 
         /** Tries without every step that matches, if that leaves any. */
@@ -239,6 +240,10 @@ final class Shrinker {
             return names(peek.claim(), rule, key);
         } else if (step instanceof Op.Reset reset) {
             return names(reset.claim(), rule, key);
+        } else if (step instanceof Op.OperatorReset reset) {
+            return names(reset.claim(), rule, key);
+        } else if (step instanceof Op.Inspect inspect) {
+            return names(inspect.claim(), rule, key);
         } else if (step instanceof Op.Probe probe) {
             return names(probe.claim(), rule, key);
         } else if (step instanceof Op.Edit edit) {

@@ -36,6 +36,10 @@ final class Steps {
                     .with("burst", edit.burst());
         } else if (op instanceof Op.Reset reset) {
             return step("reset").with("claim", claim(reset.claim()));
+        } else if (op instanceof Op.OperatorReset reset) {
+            return step("operator-reset").with("claim", claim(reset.claim()));
+        } else if (op instanceof Op.Inspect inspect) {
+            return step("inspect").with("claim", claim(inspect.claim()));
         } else if (op instanceof Op.Stall stall) {
             return step("stall").with("millis", stall.millis()).with("during", stall.during().stream().map(Steps::json).toList())
                     .with("after", stall.after().stream().map(Steps::json).toList());
@@ -80,6 +84,8 @@ final class Steps {
             case "edit" -> new Op.Edit((int) number(fields, "rule"), number(fields, "limit"), number(fields, "windowMs"),
                     number(fields, "burst"));
             case "reset" -> new Op.Reset(claim(get(fields, "claim")));
+            case "operator-reset" -> new Op.OperatorReset(claim(get(fields, "claim")));
+            case "inspect" -> new Op.Inspect(claim(get(fields, "claim")));
             case "stall" -> new Op.Stall(number(fields, "millis"), steps(list(fields, "during")), steps(list(fields, "after")));
             case "probe" -> new Op.Probe(claim(get(fields, "claim")));
             case "flush" -> new Op.Flush();
@@ -145,6 +151,10 @@ final class Steps {
             return "edit r" + e.rule() + ": limit " + e.limit() + ", window " + e.windowMs() + " ms, burst " + e.burst();
         } else if (op instanceof Op.Reset reset) {
             return "reset " + words(reset.claim());
+        } else if (op instanceof Op.OperatorReset reset) {
+            return "an operator resets " + words(reset.claim()) + " (ratelimit reset)";
+        } else if (op instanceof Op.Inspect inspect) {
+            return "an operator inspects " + words(inspect.claim()) + " (ratelimit inspect)";
         } else if (op instanceof Op.Probe probe) {
             return "probe " + words(probe.claim()) + " (reserve, cancel at once)";
         } else if (op instanceof Op.Flush) {

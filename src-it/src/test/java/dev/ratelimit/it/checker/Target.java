@@ -9,6 +9,7 @@ import dev.ratelimit.Rule;
 import dev.ratelimit.it.ValkeyCluster;
 import dev.ratelimit.it.ValkeyServer;
 import dev.ratelimit.local.LocalRateLimiter;
+import dev.ratelimit.valkey.KeyInspector;
 import dev.ratelimit.valkey.ValkeyRateLimiter;
 import dev.ratelimit.valkey.ValkeySettings;
 import redis.clients.jedis.RedisClient;
@@ -45,6 +46,10 @@ final class Target implements AutoCloseable {
     private final List<Instance> instances = new ArrayList<>();
     /** The operation each thread is running, for the events recorded beneath it. */
     private final ThreadLocal<Long> op = ThreadLocal.withInitial(() -> 0L);
+    /** The instance number of an operator's calls ({@link #operator()}). */
+    static final int OPERATOR = -1;
+    /** The operator's limiter, made when first asked for. */
+    private ValkeyRateLimiter operator;
     /** The instance every call goes to for now, or -1: calls alternate. */
     private volatile int pinned = -1;
 
@@ -161,6 +166,24 @@ final class Target implements AutoCloseable {
      */
     RateLimiter limiter() {
         return instances.get(instance()).top;
+    }
+
+    /**
+     * What an operator's command line uses: a limiter of its own on the same store (same key
+     * prefix and clock; no leases, no deny cache, no fallback, no breaker), on its own connection.
+     *
+     * @return its inspector
+     */
+    KeyInspector operator() {
+        if (operator == null) {
+            ValkeyRateLimiter.Builder builder = ValkeyRateLimiter.builder()
+                    .keyPrefix("ck:" + workload.seed() + ":" + workload.target().ordinal())
+                    .clientClock(clock).circuitBreaker(0, Duration.ofSeconds(1)).pipelines(0);
+            builder.settings(cluster != null ? ValkeySettings.of(cluster.seedUrl()).withCluster(true)
+                    : ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(2)));
+            operator = builder.build();
+        }
+        return operator.inspector();
     }
 
     /**
@@ -291,6 +314,9 @@ final class Target implements AutoCloseable {
     public void close() {
         for (Instance instance : instances) {
             instance.close();
+        }
+        if (operator != null) {
+            operator.close();
         }
     }
 }
