@@ -42,9 +42,10 @@ record Explanation(ArgumentRequest request, boolean trustedPeer, String clientAd
      *                     when the rule does not count it
      * @param plan         where the rule reads the plan, its value and what came of it; null
      *                     for a rule without plans or one that does not count the request
+     * @param cost         the units the request takes ({@code cost})
      */
     record RuleResult(String name, String reason, String address, String key, String valkeyKey, Rule rule,
-                      Plan plan) {
+                      Plan plan, long cost) {
 
         /** Whether the rule counts the request. */
         boolean matches() {
@@ -94,7 +95,7 @@ record Explanation(ArgumentRequest request, boolean trustedPeer, String clientAd
                                       ArgumentRequest request) {
         String misfit = misfit(rule, request);
         if (misfit != null) {
-            return new RuleResult(rule.rule().name(), misfit, null, null, null, null, null);
+            return new RuleResult(rule.rule().name(), misfit, null, null, null, null, null, rule.cost());
         }
         // The address only if the key asks for it, exactly as the filter resolves it.
         Supplier<String> resolve = matcher.lazyClientAddress(request);
@@ -102,13 +103,14 @@ record Explanation(ArgumentRequest request, boolean trustedPeer, String clientAd
         Optional<String> key = matcher.key(rule, request, () -> used[0] = resolve.get());
         if (key.isEmpty()) {
             KeySpec.Part missing = matcher.missingPart(rule, request).orElseThrow();
-            return new RuleResult(rule.rule().name(), "no key: " + missing(missing, rule), null, null, null, null, null);
+            return new RuleResult(rule.rule().name(), "no key: " + missing(missing, rule), null, null, null, null, null,
+                    rule.cost());
         }
         Rule applied = matcher.planRule(rule, request);
         Plan plan = plan(matcher, rule, request);
         String valkeyKey = settings.valkeyUrl().isEmpty() ? null
                 : KeyValues.stateKey(settings.keyPrefix(), applied.name(), applied.algorithm().id(), key.get());
-        return new RuleResult(rule.rule().name(), null, used[0], key.get(), valkeyKey, applied, plan);
+        return new RuleResult(rule.rule().name(), null, used[0], key.get(), valkeyKey, applied, plan, rule.cost());
     }
 
     /** Why the rule does not apply to the method and path, as the filter tests it; null when it does. */
@@ -116,7 +118,8 @@ record Explanation(ArgumentRequest request, boolean trustedPeer, String clientAd
         String path = request.path();
         return switch (rule.fit(request.method(), path)) {
             case APPLIES -> null;
-            case OTHER_METHOD -> "method " + request.method() + " is not one of " + String.join(",", new TreeSet<>(rule.methods()));
+            case OTHER_METHOD -> "method " + request.method() + " is not one of "
+                    + String.join(",", new TreeSet<>(rule.methods()));
             case EXCLUDED -> "path " + path + " is excluded by " + rule.exclude().stream()
                     .filter(p -> p.matches(path)).map(UrlPattern::text).findFirst().orElse("an exclude pattern");
             case OTHER_PATH -> "path " + path + " matches none of " + rule.match().stream().map(UrlPattern::text).toList();

@@ -39,7 +39,7 @@ final class ExplanationJson {
         return object("rule", rule.name(), "matches", rule.matches(), "reason", rule.reason(),
                 "clientAddress", rule.address(), "key", rule.key(), "valueHashed", rule.valueHashed(),
                 "valkeyKey", rule.valkeyKey(), "keyHashed", rule.keyHashed(),
-                "limit", rule.rule() == null ? null : limit(rule.rule()),
+                "limit", rule.rule() == null ? null : limit(rule.rule()), "cost", rule.cost(),
                 "plan", plan == null ? null : object("source", plan.source(), "value", plan.value(),
                         "applied", plan.applied(), "note", plan.note()));
     }

@@ -39,11 +39,13 @@ final class ExplanationText {
             if (rule.address() != null) {
                 out.println("  client address  " + rule.address());
             }
-            out.println("  key             " + rule.key() + (rule.valueHashed() ? "  (a value hashed: '#' and its SHA-256)" : ""));
+            out.println("  key             " + rule.key()
+                    + (rule.valueHashed() ? "  (a value hashed: '#' and its SHA-256)" : ""));
             if (rule.valkeyKey() != null) {
                 out.println("  Valkey key      " + rule.valkeyKey() + (rule.keyHashed() ? "  (the key hashed)" : ""));
             }
-            out.println("  limit           " + RuleDescription.limits(rule.rule()));
+            out.println("  limit           " + RuleDescription.limits(rule.rule())
+                    + (rule.cost() != 1 ? ", this request costs " + rule.cost() : ""));
             Explanation.Plan plan = rule.plan();
             if (plan != null) {
                 out.println("  plan            " + (plan.applied() != null ? plan.applied() : plan.note())
