@@ -69,8 +69,8 @@ class ArchitectureTest {
         table.put("dev.ratelimit.valkey", Set.of("dev.ratelimit", "dev.ratelimit.internal"));
         table.put("dev.ratelimit.metrics", Set.of("dev.ratelimit", "dev.ratelimit.internal"));
         table.put("dev.ratelimit.resilient", Set.of("dev.ratelimit", "dev.ratelimit.internal", "dev.ratelimit.local"));
-        table.put("dev.ratelimit.config", Set.of("dev.ratelimit", "dev.ratelimit.net", "dev.ratelimit.internal", "dev.ratelimit.local",
-                "dev.ratelimit.valkey", "dev.ratelimit.resilient"));
+        table.put("dev.ratelimit.config", Set.of("dev.ratelimit", "dev.ratelimit.net", "dev.ratelimit.internal",
+                "dev.ratelimit.local", "dev.ratelimit.valkey", "dev.ratelimit.resilient"));
         table.put("dev.ratelimit.servlet", Set.copyOf(table.keySet()));
         return Collections.unmodifiableMap(table);
     }

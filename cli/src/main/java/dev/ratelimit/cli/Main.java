@@ -4,12 +4,12 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /**
- * The {@code ratelimit} command: {@code java -jar ratelimit-cli.jar check FILE}. Exit status 0
+ * The {@code ratelimit} command: {@code java -jar ratelimit-cli.jar check FILE}, {@code explain FILE METHOD PATH}. Exit status 0
  * when all is well, 1 when the settings have problems, 2 for bad usage.
  */
 @Command(name = "ratelimit", mixinStandardHelpOptions = true, version = "ratelimit 0.3.0",
         description = "Operates the rate-limiting filter from the command line.",
-        subcommands = {CheckCommand.class, InspectCommand.class, ResetCommand.class, TopCommand.class})
+        subcommands = {CheckCommand.class, ExplainCommand.class, InspectCommand.class, ResetCommand.class, TopCommand.class})
 public final class Main implements Runnable {
 
     /** What picocli builds; use {@link #main}. */
@@ -38,6 +38,6 @@ public final class Main implements Runnable {
     /** Without a subcommand: the usage, and status 2. */
     @Override
     public void run() {
-        throw new CommandLine.ParameterException(new CommandLine(this), "a command is needed: check, inspect, reset or top");
+        throw new CommandLine.ParameterException(new CommandLine(this), "a command is needed: check, explain, inspect, reset or top");
     }
 }

@@ -65,7 +65,7 @@ final class RuleDescription {
     }
 
     /** Where the plan is read, as it is written in the settings. */
-    private static String source(PlanSpec plan) {
+    static String source(PlanSpec plan) {
         return switch (plan.kind()) {
             case HEADER -> "header:" + plan.name();
             case ATTRIBUTE -> "attribute:" + plan.name();
@@ -74,7 +74,7 @@ final class RuleDescription {
     }
 
     /** The limit; a concurrency rule's window is its lease timeout, not a period. */
-    private static String limits(Rule rule) {
+    static String limits(Rule rule) {
         if (rule.algorithm() == Algorithm.CONCURRENCY) {
             return rule.algorithm().id() + " " + rule.limit() + " at once (lease timeout " + rule.window() + ")";
         }

@@ -1,12 +1,12 @@
 package dev.ratelimit.config;
 
 import dev.ratelimit.internal.KeyValues;
+import dev.ratelimit.net.ClientAddressResolver;
 import dev.ratelimit.net.IpAddress;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Optional;
 
 /**
  * The key a rule builds, from values an operator types: one value per part of the rule's key
@@ -95,15 +95,13 @@ public final class OperatorKeys {
         return principalOrIp(rule, "user:" + value, ipv6Prefix);
     }
 
-    /** An address as the filter counts it: IPv6 per network, in canonical form. */
+    /** An address as the filter counts it: the client address resolver's own form of a peer. */
     private static String address(RuleSettings rule, String value, int ipv6Prefix) {
-        Optional<IpAddress> address = IpAddress.parse(value);
-        if (address.isEmpty()) {
+        if (IpAddress.parse(value).isEmpty()) {
             throw new IllegalArgumentException("rule '" + rule.rule().name() + "' has key " + rule.key() + ": '" + value
                     + "' is not an IP address");
         }
-        IpAddress ip = address.get();
-        return ip.isIpv6() && ipv6Prefix < 128 ? ip.mask(ipv6Prefix) + "/" + ipv6Prefix : ip.toString();
+        return new ClientAddressResolver(List.of(), "X-Forwarded-For", ipv6Prefix).resolve(value, null);
     }
 
     private static String present(RuleSettings rule, KeySpec.Part part, String value) {

@@ -64,6 +64,18 @@ public record RuleSettings(Rule rule, List<UrlPattern> match, List<UrlPattern> e
     }
 
 
+    /** Whether a rule applies to a request's method and path, and if not, why not. */
+    public enum Fit {
+        /** The rule applies. */
+        APPLIES,
+        /** The method is not one of the rule's. */
+        OTHER_METHOD,
+        /** An exclude pattern matches the path. */
+        EXCLUDED,
+        /** No match pattern matches the path. */
+        OTHER_PATH
+    }
+
     /**
      * Whether the rule applies to a request.
      *
@@ -73,20 +85,32 @@ public record RuleSettings(Rule rule, List<UrlPattern> match, List<UrlPattern> e
      *         exclude pattern does
      */
     public boolean appliesTo(String method, String path) {
+        return fit(method, path) == Fit.APPLIES;
+    }
+
+    /**
+     * Whether the rule applies to a request, and if not, the first reason in the order the
+     * filter tests them: the method, then the exclude patterns, then the match patterns.
+     *
+     * @param method the HTTP method
+     * @param path   the path within the application
+     * @return {@link Fit#APPLIES}, or why not
+     */
+    public Fit fit(String method, String path) {
         if (!methods.isEmpty() && !methods.contains(method)) {
-            return false;
+            return Fit.OTHER_METHOD;
         }
         for (UrlPattern pattern : exclude) {
             if (pattern.matches(path)) {
-                return false;
+                return Fit.EXCLUDED;
             }
         }
         for (UrlPattern pattern : match) {
             if (pattern.matches(path)) {
-                return true;
+                return Fit.APPLIES;
             }
         }
-        return false;
+        return Fit.OTHER_PATH;
     }
 
     /**

@@ -4,6 +4,7 @@ import dev.ratelimit.RateLimitListener;
 import dev.ratelimit.resilient.ResilientRateLimiter;
 import dev.ratelimit.config.FilterSettings;
 import dev.ratelimit.config.InvalidSettingsException;
+import dev.ratelimit.config.RequestMatcher;
 import dev.ratelimit.config.SettingsReader;
 import dev.ratelimit.config.SettingsSource;
 import jakarta.servlet.ServletException;
@@ -69,8 +70,7 @@ final class RunningFilter {
     }
 
     private RequestKeys keysFor(FilterSettings settings) {
-        return new RequestKeys(new ClientAddressResolver(settings.trustedProxies(), settings.clientIpHeader(),
-                settings.ipv6Prefix()), settings.clientIpHeader(), provided);
+        return new RequestKeys(RequestMatcher.of(settings), provided);
     }
 
     /** Whether the filter started enabled; false before a start, so an unstarted filter passes requests. */

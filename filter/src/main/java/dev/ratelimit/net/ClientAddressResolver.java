@@ -1,7 +1,4 @@
-package dev.ratelimit.servlet;
-
-import dev.ratelimit.net.Cidr;
-import dev.ratelimit.net.IpAddress;
+package dev.ratelimit.net;
 
 import java.util.ArrayList;
 import java.util.Collections;
@@ -19,8 +16,11 @@ import java.util.Optional;
  * <p>Parsing is linear in the header's length and never throws: a hop that is not an address
  * (garbage, {@code unknown}, an obfuscated RFC 7239 node) ends the walk, and the last trusted
  * hop, the proxy that passed it on, stands for the client.
+ *
+ * <p>It works on the request's peer address and header lines alone, so that the filter and the
+ * command line's {@code explain} resolve a client by the same code.
  */
-final class ClientAddressResolver {
+public final class ClientAddressResolver {
 
     /** Hops examined at most: more trusted proxies than this in a row is not a real network. */
     private static final int MAX_HOPS = 64;
@@ -30,7 +30,15 @@ final class ClientAddressResolver {
     private final boolean rfc7239;
     private final int ipv6Prefix;
 
-    ClientAddressResolver(List<Cidr> trustedProxies, String header, int ipv6Prefix) {
+    /**
+     * A resolver for one reading of the settings.
+     *
+     * @param trustedProxies peers whose forwarding headers are believed ({@code ratelimit.trusted-proxies})
+     * @param header         the forwarding header ({@code ratelimit.client-ip-header}); {@code Forwarded}
+     *                       is read as RFC 7239, any other as one address per hop
+     * @param ipv6Prefix     IPv6 clients are counted per network of this many bits
+     */
+    public ClientAddressResolver(List<Cidr> trustedProxies, String header, int ipv6Prefix) {
         this.trustedProxies = List.copyOf(trustedProxies);
         this.header = header;
         this.rfc7239 = header.equalsIgnoreCase("Forwarded");
@@ -45,7 +53,7 @@ final class ClientAddressResolver {
      * @param headers    the values of every line of the forwarding header, in order
      * @return the client's address; the peer's text as-is if it is not an IP (a Unix socket)
      */
-    String resolve(String remoteAddr, Enumeration<String> headers) {
+    public String resolve(String remoteAddr, Enumeration<String> headers) {
         Optional<IpAddress> peer = IpAddress.parse(remoteAddr);
         if (peer.isEmpty()) {
             return remoteAddr == null || remoteAddr.isEmpty() ? "unknown" : remoteAddr;
@@ -74,7 +82,7 @@ final class ClientAddressResolver {
      * @param remoteAddr the peer's address ({@code getRemoteAddr()})
      * @return true for an address in {@code ratelimit.trusted-proxies}
      */
-    boolean isTrustedPeer(String remoteAddr) {
+    public boolean isTrustedPeer(String remoteAddr) {
         Optional<IpAddress> peer = IpAddress.parse(remoteAddr);
         return peer.isPresent() && trusted(peer.get());
     }

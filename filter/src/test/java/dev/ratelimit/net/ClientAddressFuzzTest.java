@@ -1,7 +1,5 @@
-package dev.ratelimit.servlet;
+package dev.ratelimit.net;
 
-import dev.ratelimit.net.Cidr;
-import dev.ratelimit.net.IpAddress;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;

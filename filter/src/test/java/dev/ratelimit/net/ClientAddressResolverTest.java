@@ -1,6 +1,5 @@
-package dev.ratelimit.servlet;
+package dev.ratelimit.net;
 
-import dev.ratelimit.net.Cidr;
 import org.junit.jupiter.api.Test;
 
 import java.util.Collections;
