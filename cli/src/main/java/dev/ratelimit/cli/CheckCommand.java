@@ -1,9 +1,7 @@
 package dev.ratelimit.cli;
 
 import dev.ratelimit.config.FilterSettings;
-import dev.ratelimit.config.InvalidSettingsException;
 import dev.ratelimit.config.RuleSettings;
-import dev.ratelimit.config.SettingsReader;
 import dev.ratelimit.valkey.ValkeySettings;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
@@ -12,6 +10,7 @@ import picocli.CommandLine.Model.CommandSpec;
 
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 
 /**
@@ -33,21 +32,11 @@ final class CheckCommand implements Callable<Integer> {
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        FilterSettings settings;
-        try {
-            settings = SettingsReader.read(SettingsFile.read(file));
-        } catch (InvalidSettingsException e) {
-            err.println(e.getMessage());
-            return 1;
-        } catch (RuntimeException e) {
-            err.println("ratelimit: " + e.getMessage());
-            return 1;
-        } catch (OutOfMemoryError e) {
-            // A file too large for the heap: one line, as for any unreadable file.
-            err.println("ratelimit: the settings file " + file.toAbsolutePath() + " is too large to read (" + e.getMessage()
-                    + "); give java more memory (-Xmx)");
+        Optional<FilterSettings> read = SettingsFile.settings(file, err);
+        if (read.isEmpty()) {
             return 1;
         }
+        FilterSettings settings = read.get();
         if (!settings.enabled()) {
             out.println(file + ": valid; rate limiting is off (ratelimit.enabled=false)");
             return 0;

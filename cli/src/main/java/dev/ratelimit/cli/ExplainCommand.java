@@ -1,8 +1,6 @@
 package dev.ratelimit.cli;
 
 import dev.ratelimit.config.FilterSettings;
-import dev.ratelimit.config.InvalidSettingsException;
-import dev.ratelimit.config.SettingsReader;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -17,6 +15,7 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 
 /**
@@ -71,20 +70,11 @@ final class ExplainCommand implements Callable<Integer> {
         ArgumentRequest request = request();
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        FilterSettings settings;
-        try {
-            settings = SettingsReader.read(SettingsFile.read(file));
-        } catch (InvalidSettingsException e) {
-            err.println(e.getMessage());
-            return 1;
-        } catch (RuntimeException e) {
-            err.println("ratelimit: " + e.getMessage());
-            return 1;
-        } catch (OutOfMemoryError e) {
-            err.println("ratelimit: the settings file " + file.toAbsolutePath() + " is too large to read (" + e.getMessage()
-                    + "); give java more memory (-Xmx)");
+        Optional<FilterSettings> read = SettingsFile.settings(file, err);
+        if (read.isEmpty()) {
             return 1;
         }
+        FilterSettings settings = read.get();
         Explanation explained = Explanation.of(settings, request);
         if (json) {
             out.println(ExplanationJson.of(explained));

@@ -1,9 +1,13 @@
 package dev.ratelimit.cli;
 
+import dev.ratelimit.config.FilterSettings;
+import dev.ratelimit.config.InvalidSettingsException;
 import dev.ratelimit.config.MicroProfileSettingsSource;
+import dev.ratelimit.config.SettingsReader;
 import dev.ratelimit.config.SettingsSource;
 
 import java.io.IOException;
+import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.net.MalformedURLException;
 import java.net.URL;
@@ -51,6 +55,29 @@ final class SettingsFile {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot copy the settings file " + file.toAbsolutePath(), e);
         }
+    }
+
+    /**
+     * The settings of a file, read and validated exactly as the filter does at deployment; what
+     * is wrong said on {@code err}, each problem in one line (an unreadable file, or one too
+     * large for the heap, too), never a stack trace.
+     *
+     * @param file a {@code microprofile-config.properties} file
+     * @param err  where problems are said
+     * @return the settings, or empty when something was said
+     */
+    static Optional<FilterSettings> settings(Path file, PrintWriter err) {
+        try {
+            return Optional.of(SettingsReader.read(read(file)));
+        } catch (InvalidSettingsException e) {
+            err.println(e.getMessage());
+        } catch (RuntimeException e) {
+            err.println("ratelimit: " + e.getMessage());
+        } catch (OutOfMemoryError e) {
+            err.println("ratelimit: the settings file " + file.toAbsolutePath() + " is too large to read (" + e.getMessage()
+                    + "); give java more memory (-Xmx)");
+        }
+        return Optional.empty();
     }
 
     /**
