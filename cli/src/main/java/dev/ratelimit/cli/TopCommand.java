@@ -55,11 +55,9 @@ final class TopCommand extends StoreCommand {
         RuleSettings settings = store.rule(rule);
         PrintWriter err = spec().commandLine().getErr();
         KeyScan scan = store.inspector().scan(Store.planRule(settings, Optional.ofNullable(options.plan)),
-                settings.cost(), limit, maxKeys, Duration.ofSeconds(maxSeconds), seen -> {
-                    err.print("\rscanned " + seen + " key(s) of rule " + rule + " ...");
-                    err.flush();
-                });
-        err.print("\r");
+                settings.cost(), limit, maxKeys, Duration.ofSeconds(maxSeconds), seen -> progress(err, seen));
+        // The progress line is written over, then wiped, so that the table starts clean.
+        err.print("\r" + " ".repeat(progress(0).length()) + "\r");
         err.flush();
         String coverage = scan.keysSeen() + " key(s) looked at" + (scan.complete() ? ", all of the rule's"
                 : ", stopped by --max-keys or --max-seconds: there are more");
@@ -73,7 +71,7 @@ final class TopCommand extends StoreCommand {
             return 0;
         }
         out().println("rule " + rule + ": " + coverage);
-        out().println(String.format(Locale.ROOT, "%-9s %9s %7s %10s %10s  %s", "verdict", "remaining", "limit",
+        out().println(String.format(Locale.ROOT, "%-10s %9s %7s %13s %13s  %s", "verdict", "remaining", "limit",
                 "next unit", "full in", "Valkey key"));
         for (KeyState state : scan.nearest()) {
             out().println(row(state));
@@ -81,16 +79,26 @@ final class TopCommand extends StoreCommand {
         return 0;
     }
 
+    private void progress(PrintWriter err, int seen) {
+        err.print("\r" + progress(seen));
+        err.flush();
+    }
+
+    /** One length whatever the count, so that each line covers the one before. */
+    private String progress(int seen) {
+        return String.format(Locale.ROOT, "scanned %,11d key(s) of rule %s ...", seen, rule);
+    }
+
     private static String row(KeyState state) {
         if (state.decision().isEmpty()) {
-            return String.format(Locale.ROOT, "%-9s %9s %7s %10s %10s  %s", "unreadab.", "-", "-", "-", "-", state.stateKey());
+            return String.format(Locale.ROOT, "%-10s %9s %7s %13s %13s  %s", "UNREADABLE", "-", "-", "-", "-", state.stateKey());
         }
         Decision d = state.decision().get();
-        return String.format(Locale.ROOT, "%-9s %9d %7d %10s %10s  %s", d.allowed() ? "allowed" : "REJECTED",
+        return String.format(Locale.ROOT, "%-10s %9d %7d %13s %13s  %s", d.allowed() ? "allowed" : "REJECTED",
                 d.remaining(), d.limit(), millis(state.nextUnit()), millis(d.resetAfter()), state.stateKey());
     }
 
     private static String millis(Duration d) {
-        return d.isZero() ? "-" : d.toMillis() + " ms";
+        return d.isZero() ? "-" : KeyState.words(d);
     }
 }

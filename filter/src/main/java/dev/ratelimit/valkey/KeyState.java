@@ -92,8 +92,13 @@ public record KeyState(String rule, String stateKey, Optional<Decision> decision
         return text.toString();
     }
 
-    /** A duration as people read it: {@code 850 ms}, {@code 12.4 s}, {@code 3 min 20 s}. */
-    static String words(Duration d) {
+    /**
+     * A duration as people read it, as {@link #describe()} writes them.
+     *
+     * @param d a duration
+     * @return e.g. {@code 850 ms}, {@code 12.4 s}, {@code 3 min 20 s}, {@code 2 h 5 min}
+     */
+    public static String words(Duration d) {
         long ms = d.toMillis();
         if (ms < 1_000) {
             return ms + " ms";
