@@ -4,9 +4,7 @@ import dev.ratelimit.config.RuleSettings;
 import dev.ratelimit.valkey.KeyState;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Parameters;
 
-import java.util.List;
 import java.util.Optional;
 
 /**
@@ -21,12 +19,8 @@ final class InspectCommand extends StoreCommand {
     @Mixin
     private StoreOptions options;
 
-    @Parameters(index = "0", paramLabel = "RULE", description = "the rule's name")
-    private String rule;
-
-    @Parameters(index = "1..*", paramLabel = "KEY-VALUE", arity = "0..*",
-            description = "one value per part of the rule's key (none for global), e.g. a user name, an address")
-    private List<String> values = List.of();
+    @Mixin
+    private KeyArguments key;
 
     @Override
     StoreOptions options() {
@@ -35,9 +29,9 @@ final class InspectCommand extends StoreCommand {
 
     @Override
     int run(Store store) {
-        RuleSettings settings = store.rule(rule);
+        RuleSettings settings = store.rule(key.rule);
         KeyState state = store.inspector().inspect(Store.planRule(settings, Optional.ofNullable(options.plan)),
-                store.key(settings, values), settings.cost());
+                store.key(settings, key.values), settings.cost());
         out().println(options.json ? StateJson.write(StateJson.of(state)) : state.describe());
         return 0;
     }

@@ -4,9 +4,7 @@ import dev.ratelimit.config.RuleSettings;
 import dev.ratelimit.valkey.KeyState;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Parameters;
 
-import java.util.List;
 import java.util.Map;
 
 /**
@@ -20,12 +18,8 @@ final class ResetCommand extends StoreCommand {
     @Mixin
     private StoreOptions options;
 
-    @Parameters(index = "0", paramLabel = "RULE", description = "the rule's name")
-    private String rule;
-
-    @Parameters(index = "1..*", paramLabel = "KEY-VALUE", arity = "0..*",
-            description = "one value per part of the rule's key (none for global)")
-    private List<String> values = List.of();
+    @Mixin
+    private KeyArguments key;
 
     @Override
     StoreOptions options() {
@@ -34,8 +28,8 @@ final class ResetCommand extends StoreCommand {
 
     @Override
     int run(Store store) {
-        RuleSettings settings = store.rule(rule);
-        KeyState removed = store.inspector().reset(settings.rule(), store.key(settings, values));
+        RuleSettings settings = store.rule(key.rule);
+        KeyState removed = store.inspector().reset(settings.rule(), store.key(settings, key.values));
         if (options.json) {
             out().println(StateJson.write(Map.of("removed", StateJson.of(removed))));
         } else if (removed.exists()) {
