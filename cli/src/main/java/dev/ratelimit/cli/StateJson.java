@@ -19,6 +19,7 @@ final class StateJson {
     static Map<String, Object> of(KeyState state) {
         Map<String, Object> json = new LinkedHashMap<>();
         json.put("rule", state.rule());
+        json.put("algorithm", state.algorithm());
         json.put("valkeyKey", state.stateKey());
         json.put("exists", state.exists());
         state.decision().ifPresent(d -> {
@@ -31,6 +32,7 @@ final class StateJson {
         });
         state.unreadable().ifPresent(why -> json.put("unreadable", why));
         json.put("leaseUnits", state.leaseUnits());
+        json.put("leaseTimeMs", state.leaseTime().toMillis());
         json.put("type", state.type());
         json.put("ttlMs", state.ttlMillis());
         json.put("raw", state.raw());

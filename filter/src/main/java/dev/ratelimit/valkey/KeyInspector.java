@@ -62,8 +62,8 @@ public final class KeyInspector {
      */
     public KeyState inspect(Rule rule, String key, long cost) {
         Claim claim = Claim.of(rule, key, cost);
-        long held = leases.policy(claim) == null ? 0 : leases.held(rule, key);
-        return state(claim, limiter.stateKey(rule, key), calls, held);
+        LeasePolicy policy = leases.policy(claim);
+        return state(claim, limiter.stateKey(rule, key), calls, policy);
     }
 
     /**
@@ -120,7 +120,7 @@ public final class KeyInspector {
                         .thenComparing(e -> e.getValue().resetAfter(), Comparator.reverseOrder()))
                 .forEach(e -> nearest.add(e.getKey()));
         List<KeyState> states = nearest.stream().limit(top)
-                .map(stateKey -> state(Claim.of(rule, stateKey, cost), stateKey, byStateKey, 0)).toList();
+                .map(stateKey -> state(Claim.of(rule, stateKey, cost), stateKey, byStateKey, null)).toList();
         return new KeyScan(states, seen.size() + unreadable.size(), complete);
     }
 
@@ -153,9 +153,11 @@ public final class KeyInspector {
                 .decisions();
     }
 
-    private KeyState state(Claim claim, String stateKey, LimiterCalls via, long held) {
+    /** A state peeked through {@code via}, with the local leases of {@code policy} (null: none). */
+    private KeyState state(Claim claim, String stateKey, LimiterCalls via, LeasePolicy policy) {
         List<Claim> claims = List.of(claim);
-        String rule = claim.rule().name();
+        Rule rule = claim.rule();
+        long held = policy == null ? 0 : leases.held(rule, claim.key());
         try {
             List<Verdicts.Answer> answers = via.answers(claims, ScriptMode.PEEK, via.now());
             if (via == calls) {
@@ -163,7 +165,7 @@ public final class KeyInspector {
             }
             Decision decision = Verdicts.combine(claims, answers, false).decisions().get(0);
             return KeyState.read(rule, stateKey, decision, Duration.ofMillis(answers.get(0).nextMillis()), held,
-                    raw(stateKey));
+                    policy == null ? Duration.ZERO : policy.time(), raw(stateKey));
         } catch (UnreadableStateException e) {
             return KeyState.unreadable(rule, stateKey, e.getMessage(), raw(stateKey));
         }

@@ -1,6 +1,8 @@
 package dev.ratelimit.valkey;
 
+import dev.ratelimit.Algorithm;
 import dev.ratelimit.Decision;
+import dev.ratelimit.Rule;
 
 import java.time.Duration;
 import java.util.List;
@@ -12,12 +14,16 @@ import java.util.Optional;
  * limiter would decide now, and the raw state under it. See {@link KeyInspector}.
  *
  * @param rule       the rule's name
+ * @param algorithm  the rule's algorithm ({@code concurrency}: the units are leases of requests in
+ *                   progress, and the raw state lists them by when each times out)
  * @param stateKey   the Valkey key
  * @param decision   what a request of the given cost would get now (a peek); empty when the
  *                   state cannot be read by the rule's algorithm ({@code unreadable} says why)
  * @param nextUnit   time until more quota is made available; zero when the quota is full
  * @param leaseUnits units this limiter holds in local leases for the key (0 for a limiter of
  *                   its own, such as the command line's)
+ * @param leaseTime  the longest those units are held before what is unused goes back (the
+ *                   rule's {@code local-lease-time}); zero without local leases
  * @param type       the Valkey type of the key: {@code string}, {@code hash}, {@code zset} ...,
  *                   or {@code none} when there is no state (the key is full)
  * @param raw        the raw state, one entry per line: {@code field=value} of a hash, {@code
@@ -26,8 +32,9 @@ import java.util.Optional;
  * @param ttlMillis  the key's time to live in milliseconds, -1 without one, -2 without a key
  * @param unreadable why the algorithm cannot read the state, or empty
  */
-public record KeyState(String rule, String stateKey, Optional<Decision> decision, Duration nextUnit, long leaseUnits,
-                       String type, List<String> raw, long ttlMillis, Optional<String> unreadable) {
+public record KeyState(String rule, String algorithm, String stateKey, Optional<Decision> decision, Duration nextUnit,
+                       long leaseUnits, Duration leaseTime, String type, List<String> raw, long ttlMillis,
+                       Optional<String> unreadable) {
 
     /**
      * Checks and copies the parts.
@@ -36,6 +43,8 @@ public record KeyState(String rule, String stateKey, Optional<Decision> decision
      */
     public KeyState {
         Objects.requireNonNull(rule, "rule");
+        Objects.requireNonNull(algorithm, "algorithm");
+        Objects.requireNonNull(leaseTime, "leaseTime");
         Objects.requireNonNull(stateKey, "stateKey");
         Objects.requireNonNull(decision, "decision");
         Objects.requireNonNull(nextUnit, "nextUnit");
@@ -44,17 +53,17 @@ public record KeyState(String rule, String stateKey, Optional<Decision> decision
         Objects.requireNonNull(unreadable, "unreadable");
     }
 
-    /** A state the algorithm read: its peek and raw state. */
-    static KeyState read(String rule, String stateKey, Decision decision, Duration nextUnit, long leaseUnits,
-                         RawState raw) {
-        return new KeyState(rule, stateKey, Optional.of(decision), nextUnit, leaseUnits, raw.type(), raw.entries(),
-                raw.ttlMillis(), Optional.empty());
+    /** A state the algorithm read: its peek, the local leases held, and the raw state. */
+    static KeyState read(Rule rule, String stateKey, Decision decision, Duration nextUnit, long leaseUnits,
+                         Duration leaseTime, RawState raw) {
+        return new KeyState(rule.name(), rule.algorithm().id(), stateKey, Optional.of(decision), nextUnit, leaseUnits,
+                leaseTime, raw.type(), raw.entries(), raw.ttlMillis(), Optional.empty());
     }
 
     /** A state the algorithm cannot read (another writer's value): only the raw state. */
-    static KeyState unreadable(String rule, String stateKey, String why, RawState raw) {
-        return new KeyState(rule, stateKey, Optional.empty(), Duration.ZERO, 0, raw.type(), raw.entries(),
-                raw.ttlMillis(), Optional.of(why));
+    static KeyState unreadable(Rule rule, String stateKey, String why, RawState raw) {
+        return new KeyState(rule.name(), rule.algorithm().id(), stateKey, Optional.empty(), Duration.ZERO, 0,
+                Duration.ZERO, raw.type(), raw.entries(), raw.ttlMillis(), Optional.of(why));
     }
 
     /**
@@ -77,13 +86,21 @@ public record KeyState(String rule, String stateKey, Optional<Decision> decision
         decision.ifPresent(d -> {
             text.append("  ").append(d.allowed() ? "allowed now" : "rejected now, retry after " + words(d.retryAfter()))
                     .append(": ").append(d.remaining()).append(" of ").append(d.limit()).append(" remaining\n");
-            text.append("  next unit ").append(nextUnit.isZero() ? "none due (full)" : "in " + words(nextUnit))
-                    .append(", full again ").append(d.resetAfter().isZero() ? "now" : "in " + words(d.resetAfter()))
-                    .append('\n');
+            if (algorithm.equals(Algorithm.CONCURRENCY.id())) {
+                long held = d.limit() - d.remaining();
+                text.append("  ").append(held).append(" lease(s) of requests in progress")
+                        .append(held == 0 ? "" : ": the first times out in " + words(nextUnit) + ", the last in "
+                                + words(d.resetAfter()) + " (sooner when released)").append('\n');
+            } else {
+                text.append("  next unit ").append(nextUnit.isZero() ? "none due (full)" : "in " + words(nextUnit))
+                        .append(", full again ").append(d.resetAfter().isZero() ? "now" : "in " + words(d.resetAfter()))
+                        .append('\n');
+            }
         });
         unreadable.ifPresent(why -> text.append("  unreadable by the rule's algorithm: ").append(why).append('\n'));
         if (leaseUnits > 0) {
-            text.append("  local leases of this instance hold ").append(leaseUnits).append(" unit(s)\n");
+            text.append("  local leases of this instance hold ").append(leaseUnits)
+                    .append(" unit(s), the unused ones given back within ").append(words(leaseTime)).append('\n');
         }
         text.append("  state: ").append(exists() ? type : "none (the key is full)");
         text.append(ttlMillis >= 0 ? ", expires in " + words(Duration.ofMillis(ttlMillis))

@@ -150,6 +150,9 @@ class CliInspectResetTest {
                 assertThat(json.get("raw").getAsJsonArray()).as(algorithm).isNotEmpty();
                 assertThat(limiter.peek(rule, key, 1).remaining()).as("inspect took nothing").isEqualTo(2);
             }
+            CliProcess.Run leases = CliProcess.run(dir, "inspect", "-s", file.toString(), "r-concurrency", "acme");
+            assertThat(leases.out()).as(leases.err()).contains("3 lease(s) of requests in progress: the first times out in")
+                    .contains("2 of 5 remaining");
         }
     }
 

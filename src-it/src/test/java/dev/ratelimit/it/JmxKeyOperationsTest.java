@@ -89,7 +89,8 @@ class JmxKeyOperationsTest {
                 assertThat(app.get("/api/x", "X-Tenant", "acme").statusCode()).isEqualTo(200);
             }
             String state = (String) call("jmx-api", "inspect", "127.0.0.1 acme");
-            assertThat(state).contains("rl:v1:jmx-api:token-bucket:{").contains("local leases of this instance hold");
+            assertThat(state).contains("rl:v1:jmx-api:token-bucket:{").contains("local leases of this instance hold")
+                    .contains("the unused ones given back within 100 ms");
             call("jmx-api", "reset", "127.0.0.1 acme");
             String after = (String) call("jmx-api", "inspect", "127.0.0.1 acme");
             assertThat(after).contains("1000 of 1000 remaining").doesNotContain("local leases");
