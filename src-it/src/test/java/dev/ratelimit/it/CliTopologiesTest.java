@@ -20,11 +20,12 @@ import java.util.Set;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@code ratelimit inspect}, {@code reset} and {@code top} on a three-node Valkey Cluster, the
- * real JAR: {@code top} scans every primary, {@code inspect} and {@code reset} reach the node of
- * the key, with the settings from environment variables alone (no file), as in a container.
+ * {@code ratelimit inspect}, {@code reset} and {@code top} on the topologies beyond one server,
+ * the real JAR, with the settings from environment variables alone (no file), as in a container:
+ * a three-node Valkey Cluster ({@code top} scans every primary, {@code inspect} and {@code reset}
+ * reach the node of the key) and a Sentinel-managed primary.
  */
-class CliClusterTest {
+class CliTopologiesTest {
 
     @TempDir
     Path dir;
@@ -67,6 +68,28 @@ class CliClusterTest {
             CliProcess.Run inspect = CliProcess.run(dir, environment, java.util.List.of(), "inspect", "api", "u3");
             assertThat(inspect.status()).as(inspect.err()).isZero();
             assertThat(inspect.out()).contains("allowed now: 1 of 5 remaining");
+        }
+    }
+
+    @Test
+    void theSentinelsNameThePrimaryInspectedAndReset() throws Exception {
+        try (ValkeySentinels topology = ValkeySentinels.start();
+             ValkeyRateLimiter limiter = ValkeyRateLimiter.builder().settings(ValkeySettings.of(topology.primary().url())).build()) {
+            Rule rule = Rule.of("api", Algorithm.GCRA, 3, Duration.ofHours(1));
+            limiter.acquire(rule, "user:alice");
+            limiter.acquire(rule, "user:alice");
+            Map<String, String> environment = Map.of("RATELIMIT_VALKEY_URL", "redis://ignored:1",
+                    "RATELIMIT_VALKEY_SENTINEL_MASTER", ValkeySentinels.MASTER,
+                    "RATELIMIT_VALKEY_SENTINEL_NODES", String.join(",", topology.sentinelNodes()),
+                    "RATELIMIT_RULES", "api", "RATELIMIT_RULE_API_MATCH", "/api/*",
+                    "RATELIMIT_RULE_API_ALGORITHM", "gcra", "RATELIMIT_RULE_API_LIMIT", "3",
+                    "RATELIMIT_RULE_API_WINDOW", "1h", "RATELIMIT_RULE_API_KEY", "principal");
+            CliProcess.Run inspect = CliProcess.run(dir, environment, java.util.List.of(), "inspect", "api", "alice");
+            assertThat(inspect.status()).as(inspect.err()).isZero();
+            assertThat(inspect.out()).contains(limiter.stateKey(rule, "user:alice")).contains("1 of 3 remaining");
+            CliProcess.Run reset = CliProcess.run(dir, environment, java.util.List.of(), "reset", "api", "alice");
+            assertThat(reset.status()).as(reset.err()).isZero();
+            assertThat(limiter.peek(rule, "user:alice", 1).remaining()).isEqualTo(3);
         }
     }
 }
