@@ -8,6 +8,7 @@ import picocli.CommandLine.Parameters;
 
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * {@code ratelimit reset RULE KEY-VALUE...}: forgets a key's state, so that its next request has
@@ -35,7 +36,8 @@ final class ResetCommand extends StoreCommand {
     @Override
     int run(Store store) {
         RuleSettings settings = store.rule(rule);
-        KeyState removed = store.inspector().reset(settings.rule(), store.key(settings, values));
+        KeyState removed = store.inspector().reset(Store.planRule(settings, Optional.ofNullable(options.plan)),
+                store.key(settings, values), settings.cost());
         if (options.json) {
             out().println(StateJson.write(Map.of("removed", StateJson.of(removed))));
         } else if (removed.exists()) {

@@ -73,7 +73,7 @@ final class TopCommand extends StoreCommand {
             return 0;
         }
         out().println("rule " + rule + ": " + coverage);
-        out().println(String.format(Locale.ROOT, "%-9s %9s %7s %10s %10s  %s", "verdict", "remaining", "limit",
+        out().println(String.format(Locale.ROOT, "%-13s %9s %7s %10s %10s  %s", "verdict", "remaining", "limit",
                 "next unit", "full in", "Valkey key"));
         for (KeyState state : scan.nearest()) {
             out().println(row(state));
@@ -83,10 +83,10 @@ final class TopCommand extends StoreCommand {
 
     private static String row(KeyState state) {
         if (state.decision().isEmpty()) {
-            return String.format(Locale.ROOT, "%-9s %9s %7s %10s %10s  %s", "unreadab.", "-", "-", "-", "-", state.stateKey());
+            return String.format(Locale.ROOT, "%-13s %9s %7s %10s %10s  %s", "unreadable", "-", "-", "-", "-", state.stateKey());
         }
         Decision d = state.decision().get();
-        return String.format(Locale.ROOT, "%-9s %9d %7d %10s %10s  %s", d.allowed() ? "allowed" : "REJECTED",
+        return String.format(Locale.ROOT, "%-13s %9d %7d %10s %10s  %s", d.allowed() ? "allowed" : state.shadow() ? "over (shadow)" : "REJECTED",
                 d.remaining(), d.limit(), millis(state.nextUnit()), millis(d.resetAfter()), state.stateKey());
     }
 

@@ -62,7 +62,9 @@ final class OperatorConsole implements KeyOperations {
         }
         Decision d = target.active().limiter().peek(target.rule().rule(), target.key(), target.rule().cost());
         return "rule " + d.rule() + ", key " + target.key() + " (kept in this process: no Valkey)\n  "
-                + (d.allowed() ? "allowed now" : "rejected now, retry after " + d.retryAfter().toMillis() + " ms") + ": "
+                + (d.allowed() ? "allowed now" : target.rule().rule().shadow()
+                        ? "over the limit now, yet allowed: a shadow rule only counts"
+                        : "rejected now, retry after " + d.retryAfter().toMillis() + " ms") + ": "
                 + d.remaining() + " of " + d.limit() + " remaining, full again in " + d.resetAfter().toMillis() + " ms";
     }
 

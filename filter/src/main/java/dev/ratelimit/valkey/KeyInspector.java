@@ -67,15 +67,18 @@ public final class KeyInspector {
     }
 
     /**
-     * Forgets a key's state (the limiter's {@code reset}), and says what it was just before.
+     * Forgets a key's state (the limiter's {@code reset}), and says what it was just before, as
+     * {@link #inspect} says it: for a request of the rule's cost, with the plan's limits asked
+     * for (one state is kept per key whatever the plan, so any plan's rule forgets it).
      *
-     * @param rule the rule
+     * @param rule the rule, or the plan's rule a request is decided by
      * @param key  the key as the rule builds it
+     * @param cost the units a request takes
      * @return the state removed; {@link KeyState#exists()} false when there was none
      * @throws dev.ratelimit.RateLimitException when Valkey cannot be asked
      */
-    public KeyState reset(Rule rule, String key) {
-        KeyState before = inspect(rule, key, 1);
+    public KeyState reset(Rule rule, String key, long cost) {
+        KeyState before = inspect(rule, key, cost);
         limiter.reset(rule, key);
         return before;
     }
@@ -162,10 +165,12 @@ public final class KeyInspector {
                 answers = LeasePeeks.withHeld(leases, claims, answers);
             }
             Decision decision = Verdicts.combine(claims, answers, false).decisions().get(0);
-            return KeyState.read(rule, stateKey, decision, Duration.ofMillis(answers.get(0).nextMillis()), held,
-                    raw(stateKey));
+            // A fixed window answers its current window's end as the next unit even with the
+            // quota full (the effective window of the header fields); nothing is due then.
+            Duration next = decision.resetAfter().isZero() ? Duration.ZERO : Duration.ofMillis(answers.get(0).nextMillis());
+            return KeyState.read(rule, stateKey, decision, next, held, raw(stateKey), claim.rule().shadow());
         } catch (UnreadableStateException e) {
-            return KeyState.unreadable(rule, stateKey, e.getMessage(), raw(stateKey));
+            return KeyState.unreadable(rule, stateKey, e.getMessage(), raw(stateKey), claim.rule().shadow());
         }
     }
 

@@ -25,9 +25,12 @@ import java.util.Optional;
  *                   and a count), the value of a string
  * @param ttlMillis  the key's time to live in milliseconds, -1 without one, -2 without a key
  * @param unreadable why the algorithm cannot read the state, or empty
+ * @param shadow     whether the rule is a shadow rule: it counts but never refuses, so a key
+ *                   over its limit is not "rejected"
  */
 public record KeyState(String rule, String stateKey, Optional<Decision> decision, Duration nextUnit, long leaseUnits,
-                       String type, List<String> raw, long ttlMillis, Optional<String> unreadable) {
+                       String type, List<String> raw, long ttlMillis, Optional<String> unreadable,
+                       boolean shadow) {
 
     /**
      * Checks and copies the parts.
@@ -46,15 +49,15 @@ public record KeyState(String rule, String stateKey, Optional<Decision> decision
 
     /** A state the algorithm read: its peek and raw state. */
     static KeyState read(String rule, String stateKey, Decision decision, Duration nextUnit, long leaseUnits,
-                         RawState raw) {
+                         RawState raw, boolean shadow) {
         return new KeyState(rule, stateKey, Optional.of(decision), nextUnit, leaseUnits, raw.type(), raw.entries(),
-                raw.ttlMillis(), Optional.empty());
+                raw.ttlMillis(), Optional.empty(), shadow);
     }
 
     /** A state the algorithm cannot read (another writer's value): only the raw state. */
-    static KeyState unreadable(String rule, String stateKey, String why, RawState raw) {
+    static KeyState unreadable(String rule, String stateKey, String why, RawState raw, boolean shadow) {
         return new KeyState(rule, stateKey, Optional.empty(), Duration.ZERO, 0, raw.type(), raw.entries(),
-                raw.ttlMillis(), Optional.of(why));
+                raw.ttlMillis(), Optional.of(why), shadow);
     }
 
     /**
@@ -75,7 +78,7 @@ public record KeyState(String rule, String stateKey, Optional<Decision> decision
         StringBuilder text = new StringBuilder();
         text.append("rule ").append(rule).append(", Valkey key ").append(stateKey).append('\n');
         decision.ifPresent(d -> {
-            text.append("  ").append(d.allowed() ? "allowed now" : "rejected now, retry after " + words(d.retryAfter()))
+            text.append("  ").append(d.allowed() ? "allowed now" : verdict(d.retryAfter()))
                     .append(": ").append(d.remaining()).append(" of ").append(d.limit()).append(" remaining\n");
             text.append("  next unit ").append(nextUnit.isZero() ? "none due (full)" : "in " + words(nextUnit))
                     .append(", full again ").append(d.resetAfter().isZero() ? "now" : "in " + words(d.resetAfter()))
@@ -90,6 +93,12 @@ public record KeyState(String rule, String stateKey, Optional<Decision> decision
                 : ttlMillis == -1 ? ", no expiry" : "");
         raw.forEach(entry -> text.append("\n    ").append(entry));
         return text.toString();
+    }
+
+    /** A refusal in words: a shadow rule's requests pass, so it is said as over the limit. */
+    private String verdict(Duration retryAfter) {
+        return shadow ? "over the limit now, yet allowed: a shadow rule only counts (it would say retry after "
+                + words(retryAfter) + ")" : "rejected now, retry after " + words(retryAfter);
     }
 
     /** A duration as people read it: {@code 850 ms}, {@code 12.4 s}, {@code 3 min 20 s}. */
