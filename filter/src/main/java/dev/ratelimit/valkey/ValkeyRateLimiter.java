@@ -143,8 +143,12 @@ public final class ValkeyRateLimiter implements RateLimiter {
 
     @Override
     public void reset(Rule rule, String key) {
-        calls.reset(Claim.of(rule, key)); // the same argument checks as every other call
-        leases.forget(rule, key);
+        try {
+            calls.reset(Claim.of(rule, key)); // the same argument checks as every other call
+        } finally {
+            // Even when Valkey cannot be reached: units held here are only ever given up.
+            leases.forget(rule, key);
+        }
     }
 
     /**
