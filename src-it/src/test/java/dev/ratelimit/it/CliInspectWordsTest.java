@@ -159,6 +159,29 @@ class CliInspectWordsTest {
                 .contains("shadow");
     }
 
+    /**
+     * A user name that is not ASCII, typed where the locale is {@code C} (a container, cron, an
+     * ssh session without a locale): the JVM decodes the argument to replacement characters,
+     * whose key is another user's. Saying "nothing to remove" of a locked-out user would be a lie.
+     */
+    @Test
+    void aValueTheLocaleCannotDecodeIsRefusedNotTakenForAnotherKey() throws Exception {
+        Map<String, String> settings = settings();
+        settings.put("ratelimit.rules", "window");
+        settings.put("ratelimit.rule.window.key", "param:username");
+        Path file = file(settings);
+        Rule window = rule(settings, "window").rule();
+        try (ValkeyRateLimiter limiter = ValkeyRateLimiter.builder().settings(ValkeySettings.of(valkey.url())).build()) {
+            limiter.acquire(window, "param.username:" + dev.ratelimit.internal.KeyValues.safe("J\u00f6rg"));
+        }
+        CliProcess.Run run = CliProcess.run(dir, Map.of("LC_ALL", "C", "LANG", "C"), java.util.List.of(),
+                "reset", "-s", file.toString(), "window", "J\u00f6rg");
+        assertThat(run.out()).as("not another key's 'nothing to remove'").doesNotContain("nothing to remove");
+        assertThat(run.status()).as(run.out()).isEqualTo(1);
+        assertThat(run.err().lines().count()).as(run.err()).isEqualTo(1);
+        assertThat(run.err()).contains("UTF-8");
+    }
+
     @Test
     void aMissingSettingsFileIsOnePlainLine() throws Exception {
         CliProcess.Run run = CliProcess.run(dir, "inspect", "-s", dir.resolve("missing.properties").toString(), "login", "a");
