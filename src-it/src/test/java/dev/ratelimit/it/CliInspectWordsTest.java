@@ -168,6 +168,7 @@ class CliInspectWordsTest {
     void aValueTheLocaleCannotDecodeIsRefusedNotTakenForAnotherKey() throws Exception {
         Map<String, String> settings = settings();
         settings.put("ratelimit.rules", "window");
+        settings.keySet().removeIf(name -> name.startsWith("ratelimit.rule.") && !name.startsWith("ratelimit.rule.window."));
         settings.put("ratelimit.rule.window.key", "param:username");
         Path file = file(settings);
         Rule window = rule(settings, "window").rule();
