@@ -183,6 +183,27 @@ class CliInspectWordsTest {
         assertThat(run.err()).contains("UTF-8");
     }
 
+    /**
+     * The library's warnings (a rule configured but not listed, a state the algorithm cannot
+     * read) reach a support engineer's terminal as lines of the tool, not as a logger's two-line
+     * records with a timestamp and a Java method name.
+     */
+    @Test
+    void theLibrarysWarningsAreLinesOfTheToolNotLoggerRecords() throws Exception {
+        Map<String, String> settings = settings();
+        settings.put("ratelimit.rules", "window"); // costly, planned and shadowed configured but not listed
+        Path file = file(settings);
+        try (redis.clients.jedis.Jedis jedis = valkey.connect()) {
+            jedis.set("rl:v1:window:fixed-window:{ip:203.0.113.12}", "not a count");
+        }
+        CliProcess.Run run = CliProcess.run(dir, "inspect", "-s", file.toString(), "window", "203.0.113.12");
+        assertThat(run.status()).as(run.err()).isZero();
+        assertThat(run.out()).contains("unreadable by the rule's algorithm");
+        assertThat(run.err()).contains("Rule 'costly' is configured").doesNotContain("GuardedCalls")
+                .doesNotContain("UnreadSettings");
+        assertThat(run.err().lines()).isNotEmpty().allSatisfy(line -> assertThat(line).startsWith("ratelimit: "));
+    }
+
     @Test
     void aMissingSettingsFileIsOnePlainLine() throws Exception {
         CliProcess.Run run = CliProcess.run(dir, "inspect", "-s", dir.resolve("missing.properties").toString(), "login", "a");
