@@ -146,16 +146,11 @@ public final class ValkeyRateLimiter implements RateLimiter {
         try {
             calls.reset(Claim.of(rule, key)); // the same argument checks as every other call
         } finally {
-            // Even when Valkey cannot be reached: units held here are only ever given up.
-            leases.forget(rule, key);
+            leases.forget(rule, key); // even when Valkey failed: units held here are only given up
         }
     }
 
-    /**
-     * Reads, scans and forgets state by key for operators, through this limiter's connections.
-     *
-     * @return this limiter's inspector
-     */
+    /** {@return an inspector that reads, scans and forgets state by key for operators, on this limiter's connections} */
     public KeyInspector inspector() {
         return new KeyInspector(this, client, calls, leases, keyPrefix);
     }
