@@ -101,8 +101,14 @@ public record KeyState(String rule, String stateKey, Optional<Decision> decision
                 + words(retryAfter) + ")" : "rejected now, retry after " + words(retryAfter);
     }
 
-    /** A duration as people read it: {@code 850 ms}, {@code 12.4 s}, {@code 3 min 20 s}. */
-    static String words(Duration d) {
+    /**
+     * A duration as people read it: {@code 850 ms}, {@code 12.4 s}, {@code 3 min 20 s}, as
+     * {@link #describe()} and the command line's tables say durations.
+     *
+     * @param d the duration
+     * @return the words
+     */
+    public static String words(Duration d) {
         long ms = d.toMillis();
         if (ms < 1_000) {
             return ms + " ms";
