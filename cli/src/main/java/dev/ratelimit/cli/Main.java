@@ -12,6 +12,9 @@ import picocli.CommandLine.Command;
         subcommands = {CheckCommand.class, ExplainCommand.class, InspectCommand.class, ResetCommand.class, TopCommand.class})
 public final class Main implements Runnable {
 
+    /** The JDK's property for the format of a log record on standard error. */
+    private static final String LOG_FORMAT = "java.util.logging.SimpleFormatter.format";
+
     /** What picocli builds; use {@link #main}. */
     public Main() {
     }
@@ -22,6 +25,12 @@ public final class Main implements Runnable {
      * @param args the command line
      */
     public static void main(String[] args) {
+        // The library logs its warnings (a rule configured but not listed, a state it cannot
+        // read) through java.util.logging, whose default record is two lines with a timestamp
+        // and a Java method: on an operator's terminal each is one line of the tool instead.
+        if (System.getProperty(LOG_FORMAT) == null) {
+            System.setProperty(LOG_FORMAT, "ratelimit: %4$s: %5$s%n");
+        }
         System.exit(run(args));
     }
 

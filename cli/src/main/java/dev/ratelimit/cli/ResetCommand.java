@@ -6,6 +6,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * {@code ratelimit reset RULE KEY-VALUE...}: forgets a key's state, so that its next request has
@@ -29,7 +30,8 @@ final class ResetCommand extends StoreCommand {
     @Override
     int run(Store store) {
         RuleSettings settings = store.rule(key.rule);
-        KeyState removed = store.inspector().reset(settings.rule(), store.key(settings, key.values));
+        KeyState removed = store.inspector().reset(Store.planRule(settings, Optional.ofNullable(options.plan)),
+                store.key(settings, key.values), settings.cost());
         if (options.json) {
             out().println(StateJson.write(Map.of("removed", StateJson.of(removed))));
         } else if (removed.exists()) {

@@ -24,6 +24,7 @@ final class StateJson {
         json.put("exists", state.exists());
         state.decision().ifPresent(d -> {
             json.put("allowed", d.allowed());
+            json.put("shadow", state.shadow());
             json.put("limit", d.limit());
             json.put("remaining", d.remaining());
             json.put("retryAfterMs", d.retryAfter().toMillis());

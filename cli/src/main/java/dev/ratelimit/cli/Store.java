@@ -105,9 +105,19 @@ final class Store implements AutoCloseable {
     /**
      * The key the filter builds for these values.
      *
-     * @throws Problem for a wrong number of values or a value its part cannot be
+     * @throws Problem for a wrong number of values, a value its part cannot be, or one the
+     *                 locale could not decode
      */
     String key(RuleSettings rule, List<String> values) {
+        for (String value : values) {
+            // The JVM decodes arguments by the locale: under LANG=C a non-ASCII name arrives as
+            // U+FFFD, whose hash is another key; "nothing to remove" would then be a lie.
+            if (value.indexOf('\uFFFD') >= 0) {
+                throw new Problem("the key value '" + value + "' holds characters the locale ("
+                        + System.getProperty("sun.jnu.encoding") + ") could not decode; run with a UTF-8 locale,"
+                        + " e.g. LC_ALL=C.UTF-8");
+            }
+        }
         try {
             return OperatorKeys.keyOf(rule, values, settings.ipv6Prefix());
         } catch (IllegalArgumentException e) {

@@ -42,6 +42,9 @@ abstract class StoreCommand implements Callable<Integer> {
             err.println(e.getMessage());
         } catch (Store.Problem e) {
             err.println("ratelimit " + spec.name() + ": " + e.getMessage());
+        } catch (IllegalArgumentException e) {
+            // An unreadable settings file: its message names the file; the type says nothing more.
+            err.println("ratelimit " + spec.name() + ": " + e.getMessage());
         } catch (RateLimitException e) {
             err.println("ratelimit " + spec.name() + ": Valkey did not answer as needed: " + e.getMessage());
         } catch (RuntimeException e) {

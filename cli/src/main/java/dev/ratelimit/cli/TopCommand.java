@@ -60,7 +60,7 @@ final class TopCommand extends StoreCommand {
         err.print("\r" + " ".repeat(progress(0).length()) + "\r");
         err.flush();
         String coverage = scan.keysSeen() + " key(s) looked at" + (scan.complete() ? ", all of the rule's"
-                : ", stopped by --max-keys or --max-seconds: there are more");
+                : ", stopped by --max-keys or --max-seconds: there may be more");
         if (options.json) {
             Map<String, Object> json = new LinkedHashMap<>();
             json.put("rule", rule);
@@ -71,7 +71,7 @@ final class TopCommand extends StoreCommand {
             return 0;
         }
         out().println("rule " + rule + ": " + coverage);
-        out().println(String.format(Locale.ROOT, "%-10s %9s %7s %13s %13s  %s", "verdict", "remaining", "limit",
+        out().println(String.format(Locale.ROOT, "%-13s %9s %7s %13s %13s  %s", "verdict", "remaining", "limit",
                 "next unit", "full in", "Valkey key"));
         for (KeyState state : scan.nearest()) {
             out().println(row(state));
@@ -91,14 +91,15 @@ final class TopCommand extends StoreCommand {
 
     private static String row(KeyState state) {
         if (state.decision().isEmpty()) {
-            return String.format(Locale.ROOT, "%-10s %9s %7s %13s %13s  %s", "UNREADABLE", "-", "-", "-", "-", state.stateKey());
+            return String.format(Locale.ROOT, "%-13s %9s %7s %13s %13s  %s", "UNREADABLE", "-", "-", "-", "-", state.stateKey());
         }
         Decision d = state.decision().get();
-        return String.format(Locale.ROOT, "%-10s %9d %7d %13s %13s  %s", d.allowed() ? "allowed" : "REJECTED",
-                d.remaining(), d.limit(), millis(state.nextUnit()), millis(d.resetAfter()), state.stateKey());
+        return String.format(Locale.ROOT, "%-13s %9d %7d %13s %13s  %s", d.allowed() ? "allowed" : state.shadow() ? "over (shadow)" : "REJECTED",
+                d.remaining(), d.limit(), inWords(state.nextUnit()), inWords(d.resetAfter()), state.stateKey());
     }
 
-    private static String millis(Duration d) {
+    /** In the words {@code inspect} uses: a support engineer compares the two. */
+    private static String inWords(Duration d) {
         return d.isZero() ? "-" : KeyState.words(d);
     }
 }

@@ -1,6 +1,7 @@
 package dev.ratelimit.servlet;
 
 import dev.ratelimit.Decision;
+import dev.ratelimit.RateLimitException;
 import dev.ratelimit.config.OperatorKeys;
 import dev.ratelimit.config.RuleSettings;
 import dev.ratelimit.metrics.KeyOperations;
@@ -39,8 +40,21 @@ final class OperatorConsole implements KeyOperations {
     public String reset(String rule, String keyValues) {
         return answered(() -> {
             Target target = target(rule, keyValues);
-            String before = describe(target);
-            target.active().limiter().reset(target.rule().rule(), target.key());
+            // Valkey down is when this instance's fallback decides: its state must be forgotten
+            // then too, so neither failing to read nor failing to remove stops the reset.
+            String before;
+            try {
+                before = describe(target);
+            } catch (RateLimitException e) {
+                before = "  (could not be read: " + e.getMessage() + ")";
+            }
+            try {
+                target.active().limiter().reset(target.rule().rule(), target.key());
+            } catch (RateLimitException e) {
+                return "forgot key " + target.key() + " of rule " + rule + " in this instance (its fallback, deny cache"
+                        + " and local leases), but not in Valkey, which did not answer: " + e.getMessage()
+                        + "; reset again once Valkey answers";
+            }
             return "removed the state of rule " + rule + " for key " + target.key() + "; just before:\n" + before;
         });
     }
@@ -62,7 +76,9 @@ final class OperatorConsole implements KeyOperations {
         }
         Decision d = target.active().limiter().peek(target.rule().rule(), target.key(), target.rule().cost());
         return "rule " + d.rule() + ", key " + target.key() + " (kept in this process: no Valkey)\n  "
-                + (d.allowed() ? "allowed now" : "rejected now, retry after " + d.retryAfter().toMillis() + " ms") + ": "
+                + (d.allowed() ? "allowed now" : target.rule().rule().shadow()
+                        ? "over the limit now, yet allowed: a shadow rule only counts"
+                        : "rejected now, retry after " + d.retryAfter().toMillis() + " ms") + ": "
                 + d.remaining() + " of " + d.limit() + " remaining, full again in " + d.resetAfter().toMillis() + " ms";
     }
 

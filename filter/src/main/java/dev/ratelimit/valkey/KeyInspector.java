@@ -12,9 +12,7 @@ import redis.clients.jedis.resps.Tuple;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Comparator;
 import java.util.List;
-import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.IntConsumer;
 
@@ -67,15 +65,18 @@ public final class KeyInspector {
     }
 
     /**
-     * Forgets a key's state (the limiter's {@code reset}), and says what it was just before.
+     * Forgets a key's state (the limiter's {@code reset}), and says what it was just before, as
+     * {@link #inspect} says it: for a request of the rule's cost, with the plan's limits asked
+     * for (one state is kept per key whatever the plan, so any plan's rule forgets it).
      *
-     * @param rule the rule
+     * @param rule the rule, or the plan's rule a request is decided by
      * @param key  the key as the rule builds it
+     * @param cost the units a request takes
      * @return the state removed; {@link KeyState#exists()} false when there was none
      * @throws dev.ratelimit.RateLimitException when Valkey cannot be asked
      */
-    public KeyState reset(Rule rule, String key) {
-        KeyState before = inspect(rule, key, 1);
+    public KeyState reset(Rule rule, String key, long cost) {
+        KeyState before = inspect(rule, key, cost);
         limiter.reset(rule, key);
         return before;
     }
@@ -97,35 +98,27 @@ public final class KeyInspector {
     public KeyScan scan(Rule rule, long cost, int top, int maxKeys, Duration maxTime, IntConsumer progress) {
         String match = glob(keyPrefix + ':' + rule.name() + ':' + rule.algorithm().id() + ":{") + '*';
         long deadline = System.nanoTime() + maxTime.toNanos();
-        Map<String, Decision> seen = new TreeMap<>();
-        List<String> unreadable = new ArrayList<>();
+        NearestKeys nearest = new NearestKeys(top);
         ScanIteration keys = calls.read("scan", () -> client.client().scanIteration(SCAN_BATCH, match));
         boolean complete = true;
         while (!keys.isIterationCompleted()) {
-            if (seen.size() + unreadable.size() >= maxKeys || System.nanoTime() - deadline > 0) {
+            if (nearest.seen() >= maxKeys || System.nanoTime() - deadline > 0) {
                 complete = false;
                 break;
             }
             Collection<String> batch = calls.read("scan", keys::nextBatchList);
-            List<String> room = new ArrayList<>(batch).subList(0, Math.min(batch.size(),
-                    maxKeys - seen.size() - unreadable.size()));
+            List<String> room = new ArrayList<>(batch).subList(0, Math.min(batch.size(), maxKeys - nearest.seen()));
             complete &= room.size() == batch.size();
-            peekAll(rule, cost, room, seen, unreadable);
-            progress.accept(seen.size() + unreadable.size());
+            peekAll(rule, cost, room, nearest);
+            progress.accept(nearest.seen());
         }
-        List<String> nearest = new ArrayList<>(unreadable);
-        seen.entrySet().stream()
-                .sorted(Comparator.comparing((Map.Entry<String, Decision> e) -> e.getValue().allowed())
-                        .thenComparingLong(e -> e.getValue().remaining())
-                        .thenComparing(e -> e.getValue().resetAfter(), Comparator.reverseOrder()))
-                .forEach(e -> nearest.add(e.getKey()));
-        List<KeyState> states = nearest.stream().limit(top)
+        List<KeyState> states = nearest.keys().stream()
                 .map(stateKey -> state(Claim.of(rule, stateKey, cost), stateKey, byStateKey, null)).toList();
-        return new KeyScan(states, seen.size() + unreadable.size(), complete);
+        return new KeyScan(states, nearest.seen(), complete);
     }
 
     /** Peeks at a batch in one call (one per slot on a cluster); a batch with an unreadable state, key by key. */
-    private void peekAll(Rule rule, long cost, List<String> stateKeys, Map<String, Decision> seen, List<String> unreadable) {
+    private void peekAll(Rule rule, long cost, List<String> stateKeys, NearestKeys nearest) {
         List<Claim> claims = stateKeys.stream().map(k -> Claim.of(rule, k, cost)).toList();
         List<List<Integer>> groups = calls.cluster() ? byStateKey.slotGroups(claims)
                 : claims.isEmpty() ? List.of() : List.of(java.util.stream.IntStream.range(0, claims.size()).boxed().toList());
@@ -134,14 +127,14 @@ public final class KeyInspector {
             try {
                 List<Decision> decisions = peek(ofGroup);
                 for (int i = 0; i < ofGroup.size(); i++) {
-                    seen.put(ofGroup.get(i).key(), decisions.get(i));
+                    nearest.add(ofGroup.get(i).key(), decisions.get(i));
                 }
             } catch (UnreadableStateException e) {
                 for (Claim claim : ofGroup) {
                     try {
-                        seen.put(claim.key(), peek(List.of(claim)).get(0));
+                        nearest.add(claim.key(), peek(List.of(claim)).get(0));
                     } catch (UnreadableStateException one) {
-                        unreadable.add(claim.key());
+                        nearest.addUnreadable(claim.key());
                     }
                 }
             }
@@ -164,8 +157,11 @@ public final class KeyInspector {
                 answers = LeasePeeks.withHeld(leases, claims, answers);
             }
             Decision decision = Verdicts.combine(claims, answers, false).decisions().get(0);
-            return KeyState.read(rule, stateKey, decision, Duration.ofMillis(answers.get(0).nextMillis()), held,
-                    policy == null ? Duration.ZERO : policy.time(), raw(stateKey));
+            // A fixed window answers its current window's end as the next unit even with the
+            // quota full (the effective window of the header fields); nothing is due then.
+            Duration next = decision.resetAfter().isZero() ? Duration.ZERO : Duration.ofMillis(answers.get(0).nextMillis());
+            return KeyState.read(rule, stateKey, decision, next, held, policy == null ? Duration.ZERO : policy.time(),
+                    raw(stateKey));
         } catch (UnreadableStateException e) {
             return KeyState.unreadable(rule, stateKey, e.getMessage(), raw(stateKey));
         }

@@ -31,10 +31,12 @@ import java.util.Optional;
  *                   and a count), the value of a string
  * @param ttlMillis  the key's time to live in milliseconds, -1 without one, -2 without a key
  * @param unreadable why the algorithm cannot read the state, or empty
+ * @param shadow     whether the rule is a shadow rule: it counts but never refuses, so a key
+ *                   over its limit is not "rejected"
  */
 public record KeyState(String rule, String algorithm, String stateKey, Optional<Decision> decision, Duration nextUnit,
                        long leaseUnits, Duration leaseTime, String type, List<String> raw, long ttlMillis,
-                       Optional<String> unreadable) {
+                       Optional<String> unreadable, boolean shadow) {
 
     /**
      * Checks and copies the parts.
@@ -57,13 +59,13 @@ public record KeyState(String rule, String algorithm, String stateKey, Optional<
     static KeyState read(Rule rule, String stateKey, Decision decision, Duration nextUnit, long leaseUnits,
                          Duration leaseTime, RawState raw) {
         return new KeyState(rule.name(), rule.algorithm().id(), stateKey, Optional.of(decision), nextUnit, leaseUnits,
-                leaseTime, raw.type(), raw.entries(), raw.ttlMillis(), Optional.empty());
+                leaseTime, raw.type(), raw.entries(), raw.ttlMillis(), Optional.empty(), rule.shadow());
     }
 
     /** A state the algorithm cannot read (another writer's value): only the raw state. */
     static KeyState unreadable(Rule rule, String stateKey, String why, RawState raw) {
         return new KeyState(rule.name(), rule.algorithm().id(), stateKey, Optional.empty(), Duration.ZERO, 0,
-                Duration.ZERO, raw.type(), raw.entries(), raw.ttlMillis(), Optional.of(why));
+                Duration.ZERO, raw.type(), raw.entries(), raw.ttlMillis(), Optional.of(why), rule.shadow());
     }
 
     /**
@@ -84,7 +86,7 @@ public record KeyState(String rule, String algorithm, String stateKey, Optional<
         StringBuilder text = new StringBuilder();
         text.append("rule ").append(rule).append(", Valkey key ").append(stateKey).append('\n');
         decision.ifPresent(d -> {
-            text.append("  ").append(d.allowed() ? "allowed now" : "rejected now, retry after " + words(d.retryAfter()))
+            text.append("  ").append(d.allowed() ? "allowed now" : verdict(d.retryAfter()))
                     .append(": ").append(d.remaining()).append(" of ").append(d.limit()).append(" remaining\n");
             if (algorithm.equals(Algorithm.CONCURRENCY.id())) {
                 long held = d.limit() - d.remaining();
@@ -109,8 +111,14 @@ public record KeyState(String rule, String algorithm, String stateKey, Optional<
         return text.toString();
     }
 
+    /** A refusal in words: a shadow rule's requests pass, so it is said as over the limit. */
+    private String verdict(Duration retryAfter) {
+        return shadow ? "over the limit now, yet allowed: a shadow rule only counts (it would say retry after "
+                + words(retryAfter) + ")" : "rejected now, retry after " + words(retryAfter);
+    }
+
     /**
-     * A duration as people read it, as {@link #describe()} writes them.
+     * A duration as people read it, as {@link #describe()} and the command line's tables say them.
      *
      * @param d a duration
      * @return e.g. {@code 850 ms}, {@code 12.4 s}, {@code 3 min 20 s}, {@code 2 h 5 min}

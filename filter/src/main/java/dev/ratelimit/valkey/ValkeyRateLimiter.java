@@ -143,15 +143,14 @@ public final class ValkeyRateLimiter implements RateLimiter {
 
     @Override
     public void reset(Rule rule, String key) {
-        calls.reset(Claim.of(rule, key)); // the same argument checks as every other call
-        leases.forget(rule, key);
+        try {
+            calls.reset(Claim.of(rule, key)); // the same argument checks as every other call
+        } finally {
+            leases.forget(rule, key); // even when Valkey failed: units held here are only given up
+        }
     }
 
-    /**
-     * Reads, scans and forgets state by key for operators, through this limiter's connections.
-     *
-     * @return this limiter's inspector
-     */
+    /** {@return an inspector that reads, scans and forgets state by key for operators, on this limiter's connections} */
     public KeyInspector inspector() {
         return new KeyInspector(this, client, calls, leases, keyPrefix);
     }

@@ -333,7 +333,7 @@ final class Runner {
         history.add(new Event.Call(op, now(), history.real(), Event.Kind.RESET, List.of(claim), Target.OPERATOR));
         long began = history.real();
         try {
-            target.operator().reset(claim.rule(), claim.key());
+            target.operator().reset(claim.rule(), claim.key(), claim.cost());
             history.add(new Event.StoreCall(op, now(), history.real(), "reset", List.of(claim), null, null, null, began,
                     Target.OPERATOR));
         } catch (RuntimeException | Error e) {
