@@ -33,6 +33,12 @@ final class InspectCommand extends StoreCommand {
         KeyState state = store.inspector().inspect(Store.planRule(settings, Optional.ofNullable(options.plan)),
                 store.key(settings, key.values), settings.cost());
         out().println(options.json ? StateJson.write(StateJson.of(state)) : state.describe());
+        if (!options.json && options.plan == null && !settings.plans().isEmpty()) {
+            // The state is one per key whatever the plan; the verdict and limit depend on it.
+            out().println("  (decided with the rule's own limit; its plans "
+                    + String.join(", ", settings.plans().keySet().stream().sorted().toList())
+                    + " decide with theirs: --plan P)");
+        }
         return 0;
     }
 }

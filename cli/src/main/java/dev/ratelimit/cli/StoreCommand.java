@@ -46,9 +46,12 @@ abstract class StoreCommand implements Callable<Integer> {
             // An unreadable settings file: its message names the file; the type says nothing more.
             err.println("ratelimit " + spec.name() + ": " + e.getMessage());
         } catch (RateLimitException e) {
-            err.println("ratelimit " + spec.name() + ": Valkey did not answer as needed: " + e.getMessage());
+            err.println("ratelimit " + spec.name() + ": Valkey could not be asked: " + e.getMessage());
         } catch (RuntimeException e) {
             err.println("ratelimit " + spec.name() + ": " + e);
+        } catch (OutOfMemoryError e) {
+            // A settings file or a reply too large for the heap: one line, as every failure.
+            err.println("ratelimit " + spec.name() + ": out of memory (" + e.getMessage() + "); give java more (-Xmx)");
         }
         err.flush();
         return 1;

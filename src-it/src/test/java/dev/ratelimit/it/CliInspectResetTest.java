@@ -221,7 +221,7 @@ class CliInspectResetTest {
         CliProcess.Run unreachable = CliProcess.run(dir, "reset", "-s", file(down).toString(), "login", "alice");
         assertThat(unreachable.status()).isEqualTo(1);
         assertThat(unreachable.err().lines().count()).as(unreachable.err()).isEqualTo(1);
-        assertThat(unreachable.err()).contains("ratelimit reset: Valkey did not answer").doesNotContain("s3cret")
+        assertThat(unreachable.err()).contains("ratelimit reset: Valkey could not be asked").doesNotContain("s3cret")
                 .doesNotContain("\tat ");
 
         CliProcess.Run usage = CliProcess.run(dir, "top", "-s", file.toString());

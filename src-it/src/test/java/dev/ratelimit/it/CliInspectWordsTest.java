@@ -129,6 +129,9 @@ class CliInspectWordsTest {
                     "planned", "bob")).getAsJsonObject("removed");
             assertThat(reset.get("limit").getAsLong()).as("reset --plan pro decides with pro's limit").isEqualTo(100);
             assertThat(reset.get("allowed").getAsBoolean()).as("bob was not refused on pro").isTrue();
+            CliProcess.Run own = CliProcess.run(dir, "inspect", "-s", file.toString(), "planned", "bob");
+            assertThat(own.out()).as(own.err()).contains("(decided with the rule's own limit; its plans pro decide with "
+                    + "theirs: --plan P)");
         }
     }
 
