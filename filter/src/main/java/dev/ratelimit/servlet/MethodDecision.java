@@ -108,6 +108,14 @@ public final class MethodDecision {
     }
 
     /**
+     * Keeps the call's units: it counts (a CDI method that returned, or threw an exception not
+     * listed as not counting). Releases its leases.
+     */
+    public void keep() {
+        reservation.commit();
+    }
+
+    /**
      * Gives back every unit the call took (a CDI method that threw an exception listed as not
      * counting) and releases its leases.
      */

@@ -9,6 +9,7 @@ import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -22,8 +23,9 @@ import java.util.Set;
  * limited by the same settings, decision path (policies, deny cache, metrics, leases), headers
  * and problem bodies as one with it.
  *
- * <p>A rule is decided once per request: the rules the filter decided for a request are named in
- * its attribute {@link #DECIDED_RULES}, and {@link #decide} leaves them out.
+ * <p>A rule is decided once per request: the rules the filter, or an annotated method, decided for
+ * a request are named in its attribute {@link #DECIDED_RULES}, and {@link #decide} leaves them
+ * out (a resource method that is a CDI bean too is seen by the REST filter and the interceptor).
  */
 public final class RateLimits {
 
@@ -152,6 +154,12 @@ public final class RateLimits {
         RequestKeys.Matched matched = now.keys().named(new MethodRequestView(request, parameters), named);
         if (matched.claims().isEmpty()) {
             return MethodDecision.none();
+        }
+        if (request != null) {
+            // A CDI interceptor on the same resource method then skips them: one decision per rule.
+            Set<Object> decidedNow = new HashSet<>(decided);
+            matched.rules().forEach(r -> decidedNow.add(r.rule().name()));
+            request.setAttribute(DECIDED_RULES, Set.copyOf(decidedNow));
         }
         boolean byOutcome = OutcomeCounting.applies(matched.rules());
         Reservation reservation = byOutcome ? now.limiter().reserveAll(matched.claims())
