@@ -139,6 +139,22 @@ public final class RateLimits {
      * @return the decision; {@link MethodDecision#allowed()} when no rule was left to decide
      */
     public MethodDecision decide(HttpServletRequest request, List<String> rules, Map<String, String> parameters) {
+        return decide(request, rules, parameters, false);
+    }
+
+    /**
+     * Decides one call as {@link #decide(HttpServletRequest, List, Map)} does, reserving its units
+     * whatever its rules say when asked: a CDI method whose annotations list exceptions after
+     * which the call is given back ({@link MethodDecision#giveBack}).
+     *
+     * @param request    the HTTP request the call serves, or null
+     * @param rules      the rules the method names
+     * @param parameters the method's parameters by the names the rules' {@code param:} parts use
+     * @param reserve    whether the units are reserved, to be kept or given back after the call
+     * @return the decision
+     */
+    public MethodDecision decide(HttpServletRequest request, List<String> rules, Map<String, String> parameters,
+                                 boolean reserve) {
         if (!running.enabled()) {
             return MethodDecision.none();
         }
@@ -161,7 +177,7 @@ public final class RateLimits {
             matched.rules().forEach(r -> decidedNow.add(r.rule().name()));
             request.setAttribute(DECIDED_RULES, Set.copyOf(decidedNow));
         }
-        boolean byOutcome = OutcomeCounting.applies(matched.rules());
+        boolean byOutcome = reserve || OutcomeCounting.applies(matched.rules());
         Reservation reservation = byOutcome ? now.limiter().reserveAll(matched.claims())
                 : Reservation.kept(now.limiter().acquireAll(matched.claims()));
         Decisions decisions = reservation.decisions();

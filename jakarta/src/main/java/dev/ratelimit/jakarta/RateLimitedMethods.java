@@ -86,7 +86,7 @@ public class RateLimitedMethods {
                     + "limits started: no servlet context was given (RateLimitedMethods.start)");
         }
         MethodDecision decision = running.decide(currentRequest(), annotated.rules(),
-                annotated.parameters().values(call.getParameters()));
+                annotated.parameters().values(call.getParameters()), !annotated.giveBackOn().isEmpty());
         if (!decision.allowed()) {
             throw new RateLimitExceededException(annotated.name(), decision);
         }
