@@ -3,6 +3,7 @@ package dev.ratelimit.jakarta;
 import dev.ratelimit.servlet.RateLimits;
 import jakarta.servlet.ServletContext;
 import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
 import jakarta.ws.rs.Priorities;
 import jakarta.ws.rs.container.DynamicFeature;
 import jakarta.ws.rs.container.ResourceInfo;
@@ -34,6 +35,10 @@ public class RateLimitedFeature implements DynamicFeature {
     @Context
     private ServletContext servletContext;
 
+    /** The request in progress, a proxy Jakarta REST resolves at each call; null where there is none. */
+    @Context
+    private HttpServletRequest request;
+
     /** A feature; Jakarta REST makes it and gives it the servlet context. */
     public RateLimitedFeature() {
     }
@@ -42,9 +47,12 @@ public class RateLimitedFeature implements DynamicFeature {
      * A feature for one servlet context, for an application that registers instances.
      *
      * @param servletContext the application's servlet context
+     * @param request        a proxy of the request in progress (as the container injects one),
+     *                       or null: then only the methods' parameters key the rules
      */
-    public RateLimitedFeature(ServletContext servletContext) {
+    public RateLimitedFeature(ServletContext servletContext, HttpServletRequest request) {
         this.servletContext = servletContext;
+        this.request = request;
     }
 
     @Override
@@ -65,6 +73,6 @@ public class RateLimitedFeature implements DynamicFeature {
             throw new IllegalStateException("@RateLimited on " + annotated.name() + ": " + e.getMessage(), e);
         }
         annotated.check(limits);
-        context.register(new RateLimitedFilter(limits, annotated), PRIORITY);
+        context.register(new RateLimitedFilter(limits, annotated, request), PRIORITY);
     }
 }

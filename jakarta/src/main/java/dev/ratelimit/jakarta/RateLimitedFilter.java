@@ -7,7 +7,6 @@ import jakarta.ws.rs.container.ContainerRequestContext;
 import jakarta.ws.rs.container.ContainerRequestFilter;
 import jakarta.ws.rs.container.ContainerResponseContext;
 import jakarta.ws.rs.container.ContainerResponseFilter;
-import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.MultivaluedMap;
 
 import java.io.IOException;
@@ -33,13 +32,17 @@ final class RateLimitedFilter implements ContainerRequestFilter, ContainerRespon
     private final RateLimits limits;
     private final AnnotatedMethod method;
 
-    /** The servlet request being served (a proxy, per request); null outside a servlet container. */
-    @Context
-    private HttpServletRequest request;
+    /**
+     * The servlet request being served: the feature's proxy, which stands for the request in
+     * progress (Jakarta REST injects no context into a filter instance a feature registers);
+     * null outside a servlet container.
+     */
+    private final HttpServletRequest request;
 
-    RateLimitedFilter(RateLimits limits, AnnotatedMethod method) {
+    RateLimitedFilter(RateLimits limits, AnnotatedMethod method, HttpServletRequest request) {
         this.limits = limits;
         this.method = method;
+        this.request = request;
     }
 
     @Override

@@ -96,6 +96,18 @@ class RestAnnotationTest {
     }
 
     @Test
+    void theRulesOwnKeyKindsReadTheRequestTheMethodServes() throws Exception {
+        // key=ip by default, and no servlet filter: the client address comes from the request itself.
+        try (JakartaApp app = JakartaApp.start(JakartaApp.settings(valkey.url(), "ratelimit.rules", "api",
+                "ratelimit.rule.api.limit", "2", "ratelimit.rule.api.window", "1h"), false, Resources.Search.class)) {
+            assertThat(app.get("/search").statusCode()).isEqualTo(200);
+            assertThat(app.get("/search").statusCode()).isEqualTo(200);
+            assertThat(app.get("/search").statusCode()).isEqualTo(429);
+            assertThat(valkey.connect().keys("*ip:127.0.0.1*")).isNotEmpty();
+        }
+    }
+
+    @Test
     void aRuleTheServletFilterDecidedForTheRequestIsNotCountedAgain() throws Exception {
         try (JakartaApp app = JakartaApp.start(JakartaApp.settings(valkey.url(), "ratelimit.rules", "api",
                 "ratelimit.rule.api.limit", "3", "ratelimit.rule.api.window", "1h"), true, Resources.Search.class)) {
