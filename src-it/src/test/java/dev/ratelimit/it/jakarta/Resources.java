@@ -53,6 +53,18 @@ final class Resources {
         }
     }
 
+    /** One search in progress at a time: a {@code concurrency} rule, its lease released after each response. */
+    @Path("export")
+    public static class Export {
+
+        /** Exports nothing, or fails with 500 for {@code ?fail=1}. */
+        @GET
+        @RateLimited("exports")
+        public Response export(@jakarta.ws.rs.QueryParam("fail") String fail) {
+            return "1".equals(fail) ? Response.serverError().build() : Response.ok("exported").build();
+        }
+    }
+
     /** Names a rule the settings do not have. */
     @Path("typo")
     public static class UnknownRule {

@@ -84,6 +84,18 @@ class RestAnnotationTest {
     }
 
     @Test
+    void aConcurrencyLeaseIsReleasedAfterEachResponse() throws Exception {
+        try (JakartaApp app = JakartaApp.start(JakartaApp.settings(valkey.url(), "ratelimit.rules", "exports",
+                "ratelimit.rule.exports.algorithm", "concurrency", "ratelimit.rule.exports.limit", "1"), false,
+                Resources.Export.class)) {
+            // One at a time, one after another: each gets the one slot the one before released.
+            for (int i = 0; i < 5; i++) {
+                assertThat(app.get("/export" + (i % 2 == 0 ? "" : "?fail=1")).statusCode()).isEqualTo(i % 2 == 0 ? 200 : 500);
+            }
+        }
+    }
+
+    @Test
     void aPathParameterKeysTheRule() throws Exception {
         try (JakartaApp app = JakartaApp.start(JakartaApp.settings(valkey.url(), "ratelimit.rules", "account",
                 "ratelimit.rule.account.limit", "2", "ratelimit.rule.account.window", "1h",
