@@ -61,19 +61,21 @@ record AnnotatedMethod(Method method, List<String> rules, MethodParameters param
      * part of its key names a parameter of the method.
      *
      * @param limits the application's limits
+     * @param rest   whether the method is checked as a Jakarta REST one: its entity parameter
+     *               cannot key a rule (it is read after the decision)
      * @throws IllegalStateException naming the method and the value, for the deployment's failure
      */
-    void check(RateLimits limits) {
+    void check(RateLimits limits, boolean rest) {
         for (String rule : rules) {
             if (!limits.rules().contains(rule)) {
                 throw new IllegalStateException("@RateLimited(\"" + rule + "\") on " + name()
                         + " names no rule of ratelimit.rules " + limits.rules());
             }
             for (String part : limits.keyParts(rule)) {
-                if (part.startsWith("param:") && !parameters.has(part.substring("param:".length()))) {
+                if (part.startsWith("param:") && !parameters.has(part.substring("param:".length()), rest)) {
                     throw new IllegalStateException("@RateLimited(\"" + rule + "\") on " + name() + ": the rule's key "
                             + "part " + part + " (ratelimit.rule." + rule + ".key) names no parameter of the method; "
-                            + "it has " + parameters.names());
+                            + "it has " + parameters.names(rest));
                 }
             }
         }

@@ -99,19 +99,26 @@ record MethodParameters(List<Named> parameters) {
      * Whether some parameter answers to a name.
      *
      * @param name a {@code param:} part's name
+     * @param rest whether the method is a Jakarta REST one, whose values are read from the
+     *             request before it runs: only its path, query and form parameters have one then
      * @return true when one does
      */
-    boolean has(String name) {
-        return parameters.stream().anyMatch(p -> p.names().contains(name));
+    boolean has(String name, boolean rest) {
+        return usable(rest).anyMatch(p -> p.names().contains(name));
     }
 
     /**
-     * Every name of every parameter, for a message.
+     * Every name of every parameter a key may use, for a message.
      *
+     * @param rest whether the method is a Jakarta REST one
      * @return the names, in order
      */
-    List<String> names() {
-        return parameters.stream().flatMap(p -> p.names().stream()).toList();
+    List<String> names(boolean rest) {
+        return usable(rest).flatMap(p -> p.names().stream()).toList();
+    }
+
+    private java.util.stream.Stream<Named> usable(boolean rest) {
+        return parameters.stream().filter(p -> !rest || p.source() != Source.ARGUMENT);
     }
 
     /**

@@ -72,7 +72,7 @@ public class RateLimitedFeature implements DynamicFeature {
         } catch (ServletException e) {
             throw new IllegalStateException("@RateLimited on " + annotated.name() + ": " + e.getMessage(), e);
         }
-        annotated.check(limits);
+        annotated.check(limits, true);
         context.register(new RateLimitedFilter(limits, annotated, request), PRIORITY);
     }
 }

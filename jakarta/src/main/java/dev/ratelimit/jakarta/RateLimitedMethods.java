@@ -65,7 +65,7 @@ public class RateLimitedMethods {
     public void start(ServletContext context) throws ServletException {
         RateLimits started = RateLimits.of(context);
         for (Method method : extension.methods()) {
-            annotated(method).check(started);
+            annotated(method).check(started, false);
         }
         this.limits = started;
     }
