@@ -42,7 +42,9 @@ class CdiAnnotationTest {
     }
 
     private Map<String, String> settings() {
-        return JakartaApp.settings(valkey.url(), "ratelimit.rules", "reset,daily",
+        return JakartaApp.settings(valkey.url(), "ratelimit.rules", "reset,daily,welcome",
+                "ratelimit.rule.welcome.limit", "1", "ratelimit.rule.welcome.window", "1h",
+                "ratelimit.rule.welcome.key", "param:0",
                 "ratelimit.rule.reset.limit", "3", "ratelimit.rule.reset.window", "1h",
                 "ratelimit.rule.reset.key", "param:accountId",
                 "ratelimit.rule.daily.limit", "4", "ratelimit.rule.daily.window", "1d",
@@ -86,6 +88,17 @@ class CdiAnnotationTest {
             mails.sendReset(43);
             assertThat(mails.sent()).containsExactly("reset:42", "reset:42", "reset:42", "reset:43");
             assertThat(valkey.connect().keys("*param.accountId:42*")).isNotEmpty();
+        }
+    }
+
+    @Test
+    void aParameterByItsPosition() throws Exception {
+        try (JakartaApp app = JakartaApp.start(settings(), false); WeldContainer weld = weld(app, MailService.class)) {
+            MailService mails = weld.select(MailService.class).get();
+            mails.sendWelcome(5);
+            assertThatThrownBy(() -> mails.sendWelcome(5)).isInstanceOf(RateLimitExceededException.class);
+            mails.sendWelcome(6);
+            assertThat(mails.sent()).containsExactly("welcome:5", "welcome:6");
         }
     }
 

@@ -56,6 +56,17 @@ public class MailService {
         sent.add("newsletter:" + accountId);
     }
 
+    /**
+     * Sends a welcome mail: once per account, by the parameter's position
+     * ({@code ratelimit.rule.welcome.key=param:0}).
+     *
+     * @param account the account
+     */
+    @RateLimited("welcome")
+    public void sendWelcome(long account) {
+        sent.add("welcome:" + account);
+    }
+
     /** The mail server refused a mail. */
     public static class MailRefused extends RuntimeException {
         private static final long serialVersionUID = 1L;
