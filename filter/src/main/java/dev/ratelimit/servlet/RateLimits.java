@@ -13,6 +13,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * An application's running rate limits, for the ways in other than the filter: annotated Jakarta
@@ -36,7 +37,12 @@ public final class RateLimits {
     public static final String DECIDED_RULES = RateLimits.class.getName() + ".decidedRules";
     private static final String ATTRIBUTE = RateLimits.class.getName();
 
+    // The filter's own logger name: operators configure the filter's logging by its class.
+    private static final System.Logger LOG = System.getLogger(RateLimitFilter.class.getName());
+
     private final RunningFilter running;
+    /** Whether a failure of the limiter itself was logged: once per application, not once per call. */
+    private final AtomicBoolean unexpectedLogged = new AtomicBoolean();
 
     private RateLimits(RunningFilter running) {
         this.running = running;
@@ -178,8 +184,18 @@ public final class RateLimits {
             request.setAttribute(DECIDED_RULES, Set.copyOf(decidedNow));
         }
         boolean byOutcome = reserve || OutcomeCounting.applies(matched.rules());
-        Reservation reservation = byOutcome ? now.limiter().reserveAll(matched.claims())
-                : Reservation.kept(now.limiter().acquireAll(matched.claims()));
+        Reservation reservation;
+        try {
+            reservation = byOutcome ? now.limiter().reserveAll(matched.claims())
+                    : Reservation.kept(now.limiter().acquireAll(matched.claims()));
+        } catch (RuntimeException | Error e) {
+            // As the filter: the limiter applies every policy itself; this is a bug, and no failure for it.
+            if (unexpectedLogged.compareAndSet(false, true)) {
+                LOG.log(System.Logger.Level.ERROR, "RateLimits could not decide a call of an annotated method; "
+                        + "letting calls through that fail so (logged once)", e);
+            }
+            return MethodDecision.none();
+        }
         Decisions decisions = reservation.decisions();
         ProblemDetails problem = null;
         List<RateLimitHeaders.Entry> entries = List.of();
