@@ -45,7 +45,7 @@ class ArchitectureTest {
     static final Path CLASSES = Path.of("target/classes");
     static final Path SOURCES = Path.of("src/main/java");
     /** The main sources and resources of the published modules, from this module's directory. */
-    static final Path[] MAIN_ROOTS = {Path.of("src/main"), Path.of("../micrometer/src/main")};
+    static final Path[] MAIN_ROOTS = {Path.of("src/main"), Path.of("../micrometer/src/main"), Path.of("../jakarta/src/main")};
     static final Path README = Path.of("../README.md");
 
     static final JavaClasses MAIN = new ClassFileImporter().importPath(CLASSES);
@@ -122,7 +122,7 @@ class ArchitectureTest {
 
     /**
      * Every file under the main sources of the published modules (this one and
-     * {@code micrometer}): Java sources, and the resources beside them such as the Lua, which
+     * {@code micrometer}, {@code jakarta}): Java sources, and the resources beside them such as the Lua, which
      * the class files do not show (a file of no class, or of classes that name another file).
      */
     static List<Path> mainFiles() {
@@ -170,7 +170,8 @@ class ArchitectureTest {
         List<Path> files = mainFiles();
         // The walk starts where the tests run: a wrong directory would find nothing and pass.
         assertThat(files).as("main source files").contains(SOURCES.resolve("dev/ratelimit/Rule.java"),
-                Path.of("../micrometer/src/main/java/dev/ratelimit/micrometer/MicrometerListener.java"));
+                Path.of("../micrometer/src/main/java/dev/ratelimit/micrometer/MicrometerListener.java"),
+                Path.of("../jakarta/src/main/java/dev/ratelimit/jakarta/RateLimited.java"));
         assertThat(files.stream().filter(file -> lines(file) > MAX_LINES)
                 .map(file -> file + " has " + lines(file) + " lines")).as("files over " + MAX_LINES + " lines").isEmpty();
     }

@@ -3,7 +3,6 @@ package dev.ratelimit.servlet;
 import dev.ratelimit.RateLimitListener;
 import dev.ratelimit.config.MicroProfileSettingsSource;
 import dev.ratelimit.config.SettingsSource;
-import jakarta.servlet.FilterConfig;
 import jakarta.servlet.ServletContext;
 import jakarta.servlet.ServletException;
 
@@ -17,8 +16,8 @@ import java.util.ServiceLoader;
 /**
  * What the filter finds at start-up in the application it runs in: the {@link RateLimitListener}
  * and {@link LimitProvider} it offers (in the servlet context, else as services), the deployment's
- * name for the MBeans, and the settings through MicroProfile Config. Looked up once, by
- * {@link RateLimitFilter#init}.
+ * name for the MBeans, and the settings through MicroProfile Config. Looked up once per
+ * application, by {@link RateLimits#of} (which {@link RateLimitFilter#init} calls too).
  *
  * @param listener   where rate-limit events go, {@link RateLimitListener#NONE} when nowhere
  * @param provider   the application's own limits, or null
@@ -33,17 +32,16 @@ record ApplicationServices(RateLimitListener listener, LimitProvider provider, S
      * Finds what the application offers. The servlet context's attributes win over services: an
      * application that sets one means that one.
      *
-     * @param filterConfig the container's filter configuration, or null (then only services count)
+     * @param context the application's servlet context, or null (then only services count)
      */
-    static ApplicationServices of(FilterConfig filterConfig) {
+    static ApplicationServices of(ServletContext context) {
         RateLimitListener listener = RateLimitListener.NONE;
         LimitProvider provider = null;
-        if (filterConfig != null && filterConfig.getServletContext() != null) {
-            if (filterConfig.getServletContext().getAttribute(RateLimitListener.class.getName())
-                    instanceof RateLimitListener found) {
+        if (context != null) {
+            if (context.getAttribute(RateLimitListener.class.getName()) instanceof RateLimitListener found) {
                 listener = found;
             }
-            if (filterConfig.getServletContext().getAttribute(LimitProvider.class.getName())
+            if (context.getAttribute(LimitProvider.class.getName())
                     instanceof LimitProvider found) {
                 provider = found;
             }
@@ -51,10 +49,10 @@ record ApplicationServices(RateLimitListener listener, LimitProvider provider, S
         if (provider == null) {
             provider = services(LimitProvider.class).stream().findFirst().orElse(null);
         }
-        if (listener == RateLimitListener.NONE && filterConfig != null && filterConfig.getServletContext() != null) {
+        if (listener == RateLimitListener.NONE && context != null) {
             // A metrics library on the class path, e.g. ratelimit-micrometer: no code needed.
             for (ListenerProvider found : services(ListenerProvider.class)) {
-                Optional<RateLimitListener> offered = found.listenerFor(filterConfig.getServletContext());
+                Optional<RateLimitListener> offered = found.listenerFor(context);
                 if (offered.isPresent()) {
                     listener = offered.get();
                     LOG.log(System.Logger.Level.INFO, "Rate-limit events go to {0}", listener.getClass().getName());
@@ -62,18 +60,17 @@ record ApplicationServices(RateLimitListener listener, LimitProvider provider, S
                 }
             }
         }
-        return new ApplicationServices(listener, provider, deploymentOf(filterConfig));
+        return new ApplicationServices(listener, provider, deploymentOf(context));
     }
 
     /**
      * The deployment, as its MBeans name it: the virtual server and the context path, so that the
      * same application redeployed takes over its names and another keeps its own.
      */
-    private static String deploymentOf(FilterConfig filterConfig) {
-        if (filterConfig == null || filterConfig.getServletContext() == null) {
+    private static String deploymentOf(ServletContext context) {
+        if (context == null) {
             return "";
         }
-        ServletContext context = filterConfig.getServletContext();
         String server;
         try {
             server = context.getVirtualServerName();

@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Collectors;
 
 /**
  * How the filter handles each dispatch of a request: the first decides it against its rules and
@@ -56,6 +57,9 @@ final class Dispatches {
             chain.doFilter(request, response);
             return;
         }
+        // An annotated method of the same request (RateLimits) skips these: one decision per rule.
+        request.setAttribute(RateLimits.DECIDED_RULES,
+                matched.rules().stream().map(r -> r.rule().name()).collect(Collectors.toUnmodifiableSet()));
         boolean byOutcome = OutcomeCounting.applies(matched.rules());
         Reservation reservation = decide(now, request, response, matched, byOutcome);
         if (reservation == null) {
@@ -99,6 +103,20 @@ final class Dispatches {
             Rejections.unavailable(response, decisions, settings.failureRetryAfter());
             return null;
         }
+        List<RateLimitHeaders.Entry> entries = entries(matched, decisions);
+        request.setAttribute(DECIDED, RateLimitHeaders.write(response, settings.headers(), entries));
+        if (decisions.allowed()) {
+            return reservation;
+        }
+        Rejections.tooManyRequests(response, entries, decisions.retryAfter());
+        return null;
+    }
+
+    /**
+     * The decided rules of a request as its headers announce them: a plan's rule as the caller's
+     * limit, a local decision with the limit it enforces; a rule not decided is left out.
+     */
+    static List<RateLimitHeaders.Entry> entries(RequestKeys.Matched matched, Decisions decisions) {
         List<RateLimitHeaders.Entry> entries = new ArrayList<>(matched.rules().size());
         for (int i = 0; i < matched.rules().size(); i++) {
             RuleSettings rule = matched.rules().get(i);
@@ -113,11 +131,6 @@ final class Dispatches {
                 }
             }
         }
-        request.setAttribute(DECIDED, RateLimitHeaders.write(response, settings.headers(), entries));
-        if (decisions.allowed()) {
-            return reservation;
-        }
-        Rejections.tooManyRequests(response, entries, decisions.retryAfter());
-        return null;
+        return entries;
     }
 }

@@ -5,6 +5,7 @@ import dev.ratelimit.config.SettingsSource;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.FilterConfig;
+import jakarta.servlet.ServletContext;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
@@ -174,7 +175,9 @@ public final class RateLimitFilter implements Filter {
     // The filter's rooms: ApplicationServices (what init finds in the application),
     // RunningFilter (what the settings start, and their teardown), Dispatches (each request).
     /** What the filter runs on once started; an unstarted one passes every request through. */
-    private final RunningFilter running = new RunningFilter();
+    private RunningFilter running = new RunningFilter();
+    /** The servlet context whose {@link RateLimits} the filter shares, or null when started apart. */
+    private ServletContext shared;
     /** How each dispatch of a request is handled. */
     private final Dispatches dispatches = new Dispatches();
 
@@ -192,7 +195,13 @@ public final class RateLimitFilter implements Filter {
      */
     @Override
     public void init(FilterConfig filterConfig) throws ServletException {
-        ApplicationServices found = ApplicationServices.of(filterConfig);
+        if (filterConfig != null && filterConfig.getServletContext() != null) {
+            // The application's one stack, which annotated methods decide by as well.
+            shared = filterConfig.getServletContext();
+            running = RateLimits.of(shared).running();
+            return;
+        }
+        ApplicationServices found = ApplicationServices.of((ServletContext) null);
         running.start(ApplicationServices.settings(), found.listener(), found.provider(), found.deployment());
     }
 
@@ -222,6 +231,10 @@ public final class RateLimitFilter implements Filter {
      */
     @Override
     public void destroy() {
-        running.stop();
+        if (shared != null) {
+            RateLimits.stop(shared);
+        } else {
+            running.stop();
+        }
     }
 }

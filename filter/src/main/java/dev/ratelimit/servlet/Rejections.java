@@ -34,7 +34,7 @@ final class Rejections {
      */
     static void tooManyRequests(HttpServletResponse response, List<RateLimitHeaders.Entry> entries,
                                 Duration retryAfter) throws IOException {
-        tooManyRequests(response, violated(entries), rejectingRule(entries, retryAfter), retryAfter);
+        write(response, quotaExceeded(entries, retryAfter));
     }
 
     /**
@@ -45,7 +45,29 @@ final class Rejections {
      */
     static void unavailable(HttpServletResponse response, Decisions decisions, Duration retryAfter)
             throws IOException {
-        unavailable(response, refused(decisions), retryAfter);
+        write(response, reducedCapacity(decisions, retryAfter));
+    }
+
+    /**
+     * The 429's problem: the enforcing rules that rejected the request, and the one waited for.
+     * Also what {@link MethodDecision} answers for an annotated method.
+     */
+    static ProblemDetails quotaExceeded(List<RateLimitHeaders.Entry> entries, Duration retryAfter) {
+        String rule = rejectingRule(entries, retryAfter);
+        long seconds = Math.max(1, RateLimitHeaders.seconds(retryAfter));
+        return new ProblemDetails(QUOTA_EXCEEDED, "Too Many Requests", 429,
+                "The rate limit '" + rule + "' is exhausted; retry in " + seconds + " s.", violated(entries), rule,
+                seconds);
+    }
+
+    /** The 503's problem: the rules whose {@code closed} policy refused the request, at least one. */
+    static ProblemDetails reducedCapacity(Decisions decisions, Duration retryAfter) {
+        List<String> refused = refused(decisions);
+        long seconds = Math.max(1, RateLimitHeaders.seconds(retryAfter));
+        String rule = refused.get(0);
+        return new ProblemDetails(REDUCED_CAPACITY, "Service Unavailable", 503,
+                "The rate limit '" + rule + "' cannot be checked right now; retry in " + seconds + " s.", refused, rule,
+                seconds);
     }
 
     /** The rules whose failure policy refused the request, in order: the 503's violated policies. */
@@ -78,39 +100,9 @@ final class Rejections {
         return first != null ? first : entries.get(0).rule().name();
     }
 
-    /**
-     * Answers 429.
-     *
-     * @param violated   every enforcing rule that rejected the request
-     * @param rule       the one of them the client must wait for longest
-     * @param retryAfter how long that is
-     */
-    private static void tooManyRequests(HttpServletResponse response, List<String> violated, String rule,
-                                        Duration retryAfter) throws IOException {
-        long seconds = Math.max(1, RateLimitHeaders.seconds(retryAfter));
-        write(response, seconds, new ProblemDetails(QUOTA_EXCEEDED, "Too Many Requests", 429,
-                "The rate limit '" + rule + "' is exhausted; retry in " + seconds + " s.", violated, rule, seconds));
-    }
-
-    /**
-     * Answers 503.
-     *
-     * @param refused    every rule whose {@code closed} policy refused the request, at least one
-     * @param retryAfter the {@code ratelimit.failure-retry-after}
-     */
-    private static void unavailable(HttpServletResponse response, List<String> refused, Duration retryAfter)
-            throws IOException {
-        long seconds = Math.max(1, RateLimitHeaders.seconds(retryAfter));
-        String rule = refused.get(0);
-        write(response, seconds, new ProblemDetails(REDUCED_CAPACITY, "Service Unavailable", 503,
-                "The rate limit '" + rule + "' cannot be checked right now; retry in " + seconds + " s.", refused, rule,
-                seconds));
-    }
-
-    private static void write(HttpServletResponse response, long retryAfterSeconds, ProblemDetails problem)
-            throws IOException {
+    private static void write(HttpServletResponse response, ProblemDetails problem) throws IOException {
         response.setStatus(problem.status());
-        response.setHeader("Retry-After", Long.toString(retryAfterSeconds));
+        response.setHeader("Retry-After", Long.toString(problem.retryAfter()));
         response.setHeader("Cache-Control", "no-store");
         response.setContentType("application/problem+json");
         response.setCharacterEncoding("UTF-8");

@@ -3,11 +3,14 @@ package dev.ratelimit.servlet;
 import dev.ratelimit.Claim;
 import dev.ratelimit.Rule;
 import dev.ratelimit.config.RequestMatcher;
+import dev.ratelimit.config.RequestView;
 import dev.ratelimit.config.RuleSettings;
 import jakarta.servlet.http.HttpServletRequest;
 
+import java.security.Principal;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
 
 /**
  * The claims a request makes: the rules it falls under, their keys and plans as
@@ -43,14 +46,35 @@ final class RequestKeys {
      * @return the rules that apply and their claims
      */
     Matched match(HttpServletRequest request, List<RuleSettings> rules) {
-        List<RequestMatcher.Match> found = matcher.match(new ServletRequestView(request), rules);
+        return claims(matcher.match(new ServletRequestView(request), rules), request.getUserPrincipal());
+    }
+
+    /**
+     * The claims of an annotated method's call on the rules it names, whatever their URL patterns
+     * and methods (the annotation says they apply): each rule that has a key for the call.
+     *
+     * @param call  the call as the rules see it: its request, if any, and its parameters
+     * @param rules the rules the method names
+     * @return the rules that have a key and their claims, in the order given
+     */
+    Matched named(RequestView call, List<RuleSettings> rules) {
+        Supplier<String> address = matcher.lazyClientAddress(call);
+        List<RequestMatcher.Match> found = new ArrayList<>(rules.size());
+        for (RuleSettings rule : rules) {
+            matcher.key(rule, call, address).ifPresent(key -> found.add(
+                    new RequestMatcher.Match(rule, key, matcher.planRule(rule, call))));
+        }
+        return claims(found, call.principal() == null ? null : call::principal);
+    }
+
+    private Matched claims(List<RequestMatcher.Match> found, Principal principal) {
         List<RuleSettings> matched = new ArrayList<>(found.size());
         List<Claim> claims = new ArrayList<>(found.size());
         for (RequestMatcher.Match match : found) {
             RuleSettings rule = match.settings();
             Rule applied = match.rule();
             if (provided != null) {
-                applied = provided.apply(applied, match.key(), request.getUserPrincipal(), rule.cost());
+                applied = provided.apply(applied, match.key(), principal, rule.cost());
             }
             matched.add(rule);
             claims.add(Claim.of(applied, match.key(), rule.cost()));

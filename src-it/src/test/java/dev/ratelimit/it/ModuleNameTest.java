@@ -30,6 +30,11 @@ class ModuleNameTest {
         assertAutomaticModule(jarOf(MicrometerListener.class), "dev.ratelimit.micrometer");
     }
 
+    @Test
+    void theJakartaJarIsTheAutomaticModuleDevRatelimitJakarta() throws URISyntaxException {
+        assertAutomaticModule(jarOf(dev.ratelimit.jakarta.RateLimited.class), "dev.ratelimit.jakarta");
+    }
+
     /**
      * Each JAR alone is a module; a user's module path holds both, and two modules may not share
      * a package: resolved and loaded together, as the module system loads an application.

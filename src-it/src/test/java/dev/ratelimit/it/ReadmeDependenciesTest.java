@@ -72,7 +72,8 @@ class ReadmeDependenciesTest {
                 managed(Files.readString(ROOT.resolve("bom/pom.xml"))), "bom/pom.xml");
         assertThat(bom.dependencies()).containsExactly(
                 new Dependency("dev.ratelimit", "ratelimit-filter", projectVersion(), "compile"),
-                new Dependency("dev.ratelimit", "ratelimit-micrometer", projectVersion(), "compile"));
+                new Dependency("dev.ratelimit", "ratelimit-micrometer", projectVersion(), "compile"),
+                new Dependency("dev.ratelimit", "ratelimit-jakarta", projectVersion(), "compile"));
     }
 
     @Test

@@ -1,0 +1,219 @@
+package dev.ratelimit.servlet;
+
+import dev.ratelimit.Decisions;
+import dev.ratelimit.Reservation;
+import dev.ratelimit.config.KeySpec;
+import dev.ratelimit.config.RuleSettings;
+import jakarta.servlet.ServletContext;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * An application's running rate limits, for the ways in other than the filter: annotated Jakarta
+ * REST resource methods and CDI bean methods ({@code ratelimit-jakarta}). One per servlet
+ * context, kept in its attribute {@code dev.ratelimit.servlet.RateLimits}: started from the
+ * application's MicroProfile Config by whichever asks first, the filter's {@code init} or an
+ * annotated method's deployment, so that an application with no filter registered at all is
+ * limited by the same settings, decision path (policies, deny cache, metrics, leases), headers
+ * and problem bodies as one with it.
+ *
+ * <p>A rule is decided once per request: the rules the filter, or an annotated method, decided for
+ * a request are named in its attribute {@link #DECIDED_RULES}, and {@link #decide} leaves them
+ * out (a resource method that is a CDI bean too is seen by the REST filter and the interceptor).
+ */
+public final class RateLimits {
+
+    /**
+     * The request attribute naming the rules the filter decided for a request (a
+     * {@code Set<String>}): an annotated method serving the same request does not count them again.
+     */
+    public static final String DECIDED_RULES = RateLimits.class.getName() + ".decidedRules";
+    private static final String ATTRIBUTE = RateLimits.class.getName();
+
+    // The filter's own logger name: operators configure the filter's logging by its class.
+    private static final System.Logger LOG = System.getLogger(RateLimitFilter.class.getName());
+
+    private final RunningFilter running;
+    /** Whether a failure of the limiter itself was logged: once per application, not once per call. */
+    private final AtomicBoolean unexpectedLogged = new AtomicBoolean();
+
+    private RateLimits(RunningFilter running) {
+        this.running = running;
+    }
+
+    /**
+     * The application's running limits, started now from its MicroProfile Config unless the
+     * filter or an earlier call started them.
+     *
+     * @param context the application's servlet context
+     * @return its limits
+     * @throws ServletException when no MicroProfile Config implementation is present, or the
+     *                          settings are invalid (the message lists every problem)
+     */
+    public static RateLimits of(ServletContext context) throws ServletException {
+        synchronized (RateLimits.class) {
+            if (context.getAttribute(ATTRIBUTE) instanceof RateLimits started) {
+                return started;
+            }
+            ApplicationServices found = ApplicationServices.of(context);
+            RunningFilter running = new RunningFilter();
+            try {
+                running.start(ApplicationServices.settings(), found.listener(), found.provider(), found.deployment());
+            } catch (ServletException | RuntimeException e) {
+                running.stop();
+                throw e;
+            }
+            RateLimits limits = new RateLimits(running);
+            context.setAttribute(ATTRIBUTE, limits);
+            return limits;
+        }
+    }
+
+    /**
+     * Stops the application's limits, if started (connections, MBeans, refresh); never throws.
+     *
+     * @param context the application's servlet context
+     */
+    public static void stop(ServletContext context) {
+        synchronized (RateLimits.class) {
+            if (context.getAttribute(ATTRIBUTE) instanceof RateLimits started) {
+                context.removeAttribute(ATTRIBUTE);
+                started.running.stop();
+            }
+        }
+    }
+
+    /** What the filter runs on, when it shares the application's limits. */
+    RunningFilter running() {
+        return running;
+    }
+
+    /**
+     * Whether the limits are on ({@code ratelimit.enabled}); when not, {@link #decide} decides nothing.
+     *
+     * @return true when enabled
+     */
+    public boolean enabled() {
+        return running.enabled();
+    }
+
+    /**
+     * The configured rules' names, in the order of {@code ratelimit.rules}.
+     *
+     * @return the names
+     */
+    public List<String> rules() {
+        return running.active().settings().rules().stream().map(r -> r.rule().name()).toList();
+    }
+
+    /**
+     * A rule's key, part by part as written in its {@code key} setting, e.g. {@code ip},
+     * {@code param:username}: an annotated method must have a parameter of each {@code param:} name.
+     *
+     * @param rule a rule's name
+     * @return the parts
+     * @throws IllegalArgumentException naming the rule when no rule has that name
+     */
+    public List<String> keyParts(String rule) {
+        return settings(rule).key().parts().stream()
+                .map(p -> p.name().isEmpty() ? p.kind().id() : p.kind().id() + ":" + p.name()).toList();
+    }
+
+    private RuleSettings settings(String rule) {
+        return running.active().settings().rules().stream().filter(r -> r.rule().name().equals(rule)).findFirst()
+                .orElseThrow(() -> new IllegalArgumentException("no rule '" + rule + "' in ratelimit.rules "
+                        + rules()));
+    }
+
+    /**
+     * Decides one call of an annotated method on the rules it names, all or nothing, as the filter
+     * decides a request: the units of rules that count by outcome ({@code count-when},
+     * {@code refund-when}) or hold a lease ({@code concurrency}) are reserved, to be settled by
+     * {@link MethodDecision#settle} once the call's outcome is known.
+     *
+     * @param request    the HTTP request the call serves, or null (a CDI method called outside
+     *                   one): then rules whose key needs the client address are left out
+     * @param rules      the rules the method names
+     * @param parameters the method's parameters by the names the rules' {@code param:} parts use
+     * @return the decision; {@link MethodDecision#allowed()} when no rule was left to decide
+     */
+    public MethodDecision decide(HttpServletRequest request, List<String> rules, Map<String, String> parameters) {
+        return decide(request, rules, parameters, false);
+    }
+
+    /**
+     * Decides one call as {@link #decide(HttpServletRequest, List, Map)} does, reserving its units
+     * whatever its rules say when asked: a CDI method whose annotations list exceptions after
+     * which the call is given back ({@link MethodDecision#giveBack}).
+     *
+     * @param request    the HTTP request the call serves, or null
+     * @param rules      the rules the method names
+     * @param parameters the method's parameters by the names the rules' {@code param:} parts use
+     * @param reserve    whether the units are reserved, to be kept or given back after the call
+     * @return the decision
+     */
+    public MethodDecision decide(HttpServletRequest request, List<String> rules, Map<String, String> parameters,
+                                 boolean reserve) {
+        if (!running.enabled()) {
+            return MethodDecision.none();
+        }
+        RunningFilter.Active now = running.active();
+        Set<?> decided = request != null && request.getAttribute(DECIDED_RULES) instanceof Set<?> names ? names : Set.of();
+        List<RuleSettings> named = new ArrayList<>(rules.size());
+        for (RuleSettings rule : now.settings().rules()) {
+            if (rules.contains(rule.rule().name()) && !decided.contains(rule.rule().name())
+                    && (request != null || !needsAddress(rule))) {
+                named.add(rule);
+            }
+        }
+        RequestKeys.Matched matched = now.keys().named(new MethodRequestView(request, parameters), named);
+        if (matched.claims().isEmpty()) {
+            return MethodDecision.none();
+        }
+        if (request != null) {
+            // A CDI interceptor on the same resource method then skips them: one decision per rule.
+            Set<Object> decidedNow = new HashSet<>(decided);
+            matched.rules().forEach(r -> decidedNow.add(r.rule().name()));
+            request.setAttribute(DECIDED_RULES, Set.copyOf(decidedNow));
+        }
+        boolean byOutcome = reserve || OutcomeCounting.applies(matched.rules());
+        Reservation reservation;
+        try {
+            reservation = byOutcome ? now.limiter().reserveAll(matched.claims())
+                    : Reservation.kept(now.limiter().acquireAll(matched.claims()));
+        } catch (RuntimeException | Error e) {
+            // As the filter: the limiter applies every policy itself; this is a bug, and no failure for it.
+            if (unexpectedLogged.compareAndSet(false, true)) {
+                LOG.log(System.Logger.Level.ERROR, "RateLimits could not decide a call of an annotated method; "
+                        + "letting calls through that fail so (logged once)", e);
+            }
+            return MethodDecision.none();
+        }
+        Decisions decisions = reservation.decisions();
+        ProblemDetails problem = null;
+        List<RateLimitHeaders.Entry> entries = List.of();
+        if (decisions.unavailable()) {
+            problem = Rejections.reducedCapacity(decisions, now.settings().failureRetryAfter());
+        } else {
+            entries = Dispatches.entries(matched, decisions);
+            if (!decisions.allowed()) {
+                problem = Rejections.quotaExceeded(entries, decisions.retryAfter());
+            }
+        }
+        return new MethodDecision(reservation, matched.rules(), RateLimitHeaders.fields(now.settings().headers(), entries),
+                now.settings().headersOnRedirects(), problem);
+    }
+
+    /** Whether a rule's key needs the client's address, which a call outside a request has not. */
+    private static boolean needsAddress(RuleSettings rule) {
+        return rule.key().parts().stream().anyMatch(p -> p.kind() == KeySpec.Kind.IP
+                || p.kind() == KeySpec.Kind.PRINCIPAL_OR_IP);
+    }
+}

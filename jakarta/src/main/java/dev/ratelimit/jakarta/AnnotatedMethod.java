@@ -1,0 +1,98 @@
+package dev.ratelimit.jakarta;
+
+import dev.ratelimit.servlet.RateLimits;
+
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * A method's {@link RateLimited} annotations, read once: the rules it names, its parameters'
+ * names, and the exceptions after which a CDI call is given back.
+ *
+ * @param method     the method
+ * @param rules      the rules' names, in the order written
+ * @param parameters its parameters
+ * @param giveBackOn the exception types after which a CDI call does not count
+ */
+record AnnotatedMethod(Method method, List<String> rules, MethodParameters parameters,
+                       List<Class<? extends Throwable>> giveBackOn) {
+
+    /** Copies the lists. */
+    AnnotatedMethod {
+        rules = List.copyOf(rules);
+        giveBackOn = List.copyOf(giveBackOn);
+    }
+
+    /**
+     * Reads a method's annotations.
+     *
+     * @param method a method with at least one {@link RateLimited}, or of a class with one
+     * @return what they say
+     */
+    static AnnotatedMethod of(Method method) {
+        List<String> rules = new ArrayList<>();
+        List<Class<? extends Throwable>> giveBackOn = new ArrayList<>();
+        RateLimited[] annotations = method.getAnnotationsByType(RateLimited.class);
+        if (annotations.length == 0) {
+            annotations = method.getDeclaringClass().getAnnotationsByType(RateLimited.class);
+        }
+        for (RateLimited limited : annotations) {
+            rules.add(limited.value());
+            giveBackOn.addAll(Arrays.asList(limited.giveBackOn()));
+        }
+        return new AnnotatedMethod(method, rules, MethodParameters.of(method), giveBackOn);
+    }
+
+    /**
+     * Whether the method is annotated at all.
+     *
+     * @param method any method
+     * @return true with one {@link RateLimited} or more, its own or its class's
+     */
+    static boolean isAnnotated(Method method) {
+        return method.getAnnotationsByType(RateLimited.class).length > 0
+                || method.getDeclaringClass().getAnnotationsByType(RateLimited.class).length > 0;
+    }
+
+    /**
+     * Checks the annotations against the settings: each rule exists, and each {@code param:}
+     * part of its key names a parameter of the method.
+     *
+     * @param limits the application's limits
+     * @param rest   whether the method is checked as a Jakarta REST one: its entity parameter
+     *               cannot key a rule (it is read after the decision)
+     * @throws IllegalStateException naming the method and the value, for the deployment's failure
+     */
+    void check(RateLimits limits, boolean rest) {
+        for (String rule : rules) {
+            if (!limits.rules().contains(rule)) {
+                throw new IllegalStateException("@RateLimited(\"" + rule + "\") on " + name()
+                        + " names no rule of ratelimit.rules " + limits.rules());
+            }
+            for (String part : limits.keyParts(rule)) {
+                if (part.startsWith("param:") && !parameters.has(part.substring("param:".length()), rest)) {
+                    throw new IllegalStateException("@RateLimited(\"" + rule + "\") on " + name() + ": the rule's key "
+                            + "part " + part + " (ratelimit.rule." + rule + ".key) names no parameter of the method; "
+                            + "it has " + parameters.names(rest));
+                }
+            }
+        }
+    }
+
+    /**
+     * Whether a CDI call that threw this is given back.
+     *
+     * @param thrown what the method threw
+     * @return true when it is one of {@link RateLimited#giveBackOn()}
+     */
+    boolean givesBack(Throwable thrown) {
+        return giveBackOn.stream().anyMatch(type -> type.isInstance(thrown));
+    }
+
+    /** The method as a message names it: {@code Class.method}. */
+    String name() {
+        return method.getDeclaringClass().getName() + "." + method.getName();
+    }
+}

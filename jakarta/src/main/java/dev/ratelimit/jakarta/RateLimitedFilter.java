@@ -1,0 +1,109 @@
+package dev.ratelimit.jakarta;
+
+import dev.ratelimit.servlet.MethodDecision;
+import dev.ratelimit.servlet.RateLimits;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.ws.rs.container.ContainerRequestContext;
+import jakarta.ws.rs.container.ContainerRequestFilter;
+import jakarta.ws.rs.container.ContainerResponseContext;
+import jakarta.ws.rs.container.ContainerResponseFilter;
+import jakarta.ws.rs.core.MultivaluedMap;
+
+import java.io.IOException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * Decides each request of one {@link RateLimited} resource method before it runs, as the servlet
+ * filter decides a request: one all-or-nothing decision on the method's rules (less those the
+ * servlet filter already decided for the request), a refusal answered with the filter's 429 or
+ * 503; an allowed request's response gets the rate-limit fields, and its units are settled by
+ * the response's status ({@code count-when}, {@code refund-when}, leases of {@code concurrency}).
+ *
+ * <p>A response Jakarta REST never writes (an exception no mapper maps, rethrown to the
+ * container) runs no response filter: its reserved units stay counted, and a concurrency lease
+ * is held until its {@code lease-timeout}.
+ */
+final class RateLimitedFilter implements ContainerRequestFilter, ContainerResponseFilter {
+
+    /** The request property holding the request's decision, for the response filter. */
+    private static final String DECISION = RateLimitedFilter.class.getName() + ".decision";
+
+    private final RateLimits limits;
+    private final AnnotatedMethod method;
+
+    /**
+     * The servlet request being served: the feature's proxy, which stands for the request in
+     * progress (Jakarta REST injects no context into a filter instance a feature registers);
+     * null outside a servlet container.
+     */
+    private final HttpServletRequest request;
+
+    RateLimitedFilter(RateLimits limits, AnnotatedMethod method, HttpServletRequest request) {
+        this.limits = limits;
+        this.method = method;
+        this.request = request;
+    }
+
+    @Override
+    public void filter(ContainerRequestContext context) throws IOException {
+        HttpServletRequest servlet = servletRequest();
+        MethodDecision decision = limits.decide(servlet, method.rules(), values(context, servlet));
+        if (!decision.allowed()) {
+            context.abortWith(Refusals.of(decision));
+            return;
+        }
+        context.setProperty(DECISION, decision);
+    }
+
+    @Override
+    public void filter(ContainerRequestContext request, ContainerResponseContext response) {
+        if (!(request.getProperty(DECISION) instanceof MethodDecision decision)) {
+            return;
+        }
+        request.removeProperty(DECISION);
+        decision.headers(response.getStatus()).forEach((name, value) -> {
+            if (!response.getHeaders().containsKey(name)) {
+                response.getHeaders().putSingle(name, value);
+            }
+        });
+        decision.settle(response.getStatus());
+    }
+
+    /** The servlet request, or null where there is none (the proxy then fails on use). */
+    private HttpServletRequest servletRequest() {
+        try {
+            return request == null || request.getMethod() == null ? null : request;
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
+
+    /**
+     * The method's parameters as this request gives them, by every name they answer to: path
+     * and query parameters from the URI, form parameters from the body (read, then put back for
+     * the method), falling back to the servlet request's parameters when the body was read
+     * before (by the servlet filter's {@code param:} key).
+     */
+    private Map<String, String> values(ContainerRequestContext context, HttpServletRequest servlet)
+            throws IOException {
+        Map<String, String> values = new LinkedHashMap<>();
+        MultivaluedMap<String, String> form = null;
+        for (MethodParameters.Named parameter : method.parameters().parameters()) {
+            String value = switch (parameter.source()) {
+                case PATH -> context.getUriInfo().getPathParameters().getFirst(parameter.rest());
+                case QUERY -> context.getUriInfo().getQueryParameters().getFirst(parameter.rest());
+                case FORM -> {
+                    form = form != null ? form : FormBodies.read(context);
+                    String sent = form.getFirst(parameter.rest());
+                    yield sent == null && servlet != null ? servlet.getParameter(parameter.rest()) : sent;
+                }
+                case ARGUMENT -> null;
+            };
+            if (value != null) {
+                parameter.names().forEach(name -> values.put(name, value));
+            }
+        }
+        return values;
+    }
+}

@@ -1,0 +1,125 @@
+package dev.ratelimit.jakarta;
+
+import dev.ratelimit.servlet.MethodDecision;
+import dev.ratelimit.servlet.RateLimits;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.context.Initialized;
+import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.inject.Instance;
+import jakarta.inject.Inject;
+import jakarta.interceptor.InvocationContext;
+import jakarta.servlet.ServletContext;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
+
+import java.lang.reflect.Method;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The {@link RateLimited} CDI methods of one application: started with its servlet context (which
+ * a Jakarta EE server gives as the payload of the {@code @Initialized(ApplicationScoped.class)}
+ * event of a web application, or the application by {@link #start}), each call decided by the
+ * application's {@link RateLimits} before the method runs.
+ */
+@ApplicationScoped
+public class RateLimitedMethods {
+
+    /** The invocation's context data key marking it decided: one decision for a chain of interceptors. */
+    private static final String DECIDED = RateLimitedMethods.class.getName() + ".decided";
+
+    private final Map<Method, AnnotatedMethod> methods = new ConcurrentHashMap<>();
+    private volatile RateLimits limits;
+
+    @Inject
+    RateLimitedExtension extension;
+
+    @Inject
+    Instance<HttpServletRequest> requests;
+
+    /** A bean; the container makes it. */
+    public RateLimitedMethods() {
+    }
+
+    /**
+     * Starts with a web application's servlet context; any other payload is not one.
+     *
+     * @param payload the event's payload
+     * @throws ServletException when the settings are invalid or the annotations name an unknown
+     *                          rule or parameter
+     */
+    void started(@Observes @Initialized(ApplicationScoped.class) Object payload) throws ServletException {
+        if (payload instanceof ServletContext context) {
+            start(context);
+        }
+    }
+
+    /**
+     * Starts the application's limits (or joins those the filter or the Jakarta REST feature
+     * started) and checks every annotated method found against them.
+     *
+     * @param context the application's servlet context
+     * @throws ServletException when the settings are invalid
+     * @throws IllegalStateException naming the method and the value, for an unknown rule or parameter
+     */
+    public void start(ServletContext context) throws ServletException {
+        RateLimits started = RateLimits.of(context);
+        for (Method method : extension.methods()) {
+            annotated(method).check(started, false);
+        }
+        this.limits = started;
+    }
+
+    /**
+     * Decides a call, then runs it: a refused one throws {@link RateLimitExceededException}; an
+     * allowed one's units are kept, or given back when it throws one of the exceptions its
+     * annotations list.
+     */
+    Object call(InvocationContext call) throws Exception {
+        if (call.getContextData().putIfAbsent(DECIDED, Boolean.TRUE) != null) {
+            return call.proceed();
+        }
+        AnnotatedMethod annotated = annotated(call.getMethod());
+        RateLimits running = limits;
+        if (running == null) {
+            throw new IllegalStateException("@RateLimited on " + annotated.name() + " called before the application's "
+                    + "limits started: no servlet context was given (RateLimitedMethods.start)");
+        }
+        MethodDecision decision = running.decide(currentRequest(), annotated.rules(),
+                annotated.parameters().values(call.getParameters()), !annotated.giveBackOn().isEmpty());
+        if (!decision.allowed()) {
+            throw new RateLimitExceededException(annotated.name(), decision);
+        }
+        Object result;
+        try {
+            result = call.proceed();
+        } catch (Exception | Error e) {
+            if (annotated.givesBack(e)) {
+                decision.giveBack();
+            } else {
+                decision.keep();
+            }
+            throw e;
+        }
+        decision.keep();
+        return result;
+    }
+
+    private AnnotatedMethod annotated(Method method) {
+        return methods.computeIfAbsent(method, AnnotatedMethod::of);
+    }
+
+    /** The HTTP request the call serves, or null: none in progress, or no servlet container. */
+    private HttpServletRequest currentRequest() {
+        try {
+            if (requests == null || !requests.isResolvable()) {
+                return null;
+            }
+            HttpServletRequest request = requests.get();
+            return request.getMethod() == null ? null : request;
+        } catch (RuntimeException e) {
+            // No request context active: a call from a timer, a message, a thread of the application's.
+            return null;
+        }
+    }
+}
