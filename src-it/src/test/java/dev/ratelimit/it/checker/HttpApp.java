@@ -2,6 +2,9 @@ package dev.ratelimit.it.checker;
 
 import dev.ratelimit.it.EditableConfigSource;
 import dev.ratelimit.RateLimitListener;
+import dev.ratelimit.jakarta.RateLimitExceededMapper;
+import dev.ratelimit.jakarta.RateLimitedFeature;
+import dev.ratelimit.jakarta.RateLimitsInitializer;
 import dev.ratelimit.servlet.LimitProvider;
 import dev.ratelimit.servlet.RateLimitFilter;
 import io.smallrye.config.SmallRyeConfigBuilder;
@@ -24,6 +27,8 @@ import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.microprofile.config.spi.ConfigProviderResolver;
+import org.glassfish.jersey.server.ResourceConfig;
+import org.glassfish.jersey.servlet.ServletContainer;
 
 import java.io.IOException;
 import java.net.URL;
@@ -42,7 +47,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * context with {@code ?async=1}, throwing with {@code ?throw=1}, writing a long body with
  * {@code ?stream=1}), settings from a source the checker changes while the app runs
  * ({@code ratelimit.refresh}), the checker's {@link LimitProvider}, and a listener that hands
- * each request's per-rule decisions to the checker.
+ * each request's per-rule decisions to the checker. Jersey serves the {@code @RateLimited}
+ * resource methods of {@link HttpMethods} under {@code /j/*} and {@code /s<mask>/j/*}
+ * ({@code RateLimitedFeature}, deciding by the same {@code RateLimits} as the filter).
  *
  * <p>A first filter, before the rate-limit filter, tags the request thread with the request's
  * {@code X-Check-Id} (so the listener's events are the request's), notes when the request reached
@@ -120,6 +127,17 @@ final class HttpApp implements AutoCloseable {
         ServletHolder answers = new ServletHolder(app.new Answering());
         answers.setAsyncSupported(true);
         context.addServlet(answers, "/");
+        context.addServletContainerInitializer(new RateLimitsInitializer());
+        ResourceConfig rest = new ResourceConfig(RateLimitedFeature.class, RateLimitExceededMapper.class)
+                .register(new HttpMethods.Resource(id -> app.trace(id).reached = System.currentTimeMillis()));
+        ServletHolder jersey = new ServletHolder(new ServletContainer(rest));
+        // Started with the app: an annotation the settings do not satisfy fails the start.
+        jersey.setInitOrder(1);
+        context.addServlet(jersey, "/j/*");
+        for (int mask = 1; mask < 1 << HttpWorkload.MAX_RULES; mask++) {
+            // The filter's rules match /s<mask>/*: these requests are decided by both.
+            context.addServlet(jersey, "/s" + mask + "/j/*");
+        }
         server.setHandler(context);
         try {
             server.start();

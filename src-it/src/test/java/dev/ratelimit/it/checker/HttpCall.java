@@ -119,8 +119,9 @@ final class HttpCall {
         for (int i = 1; i < lines.length; i++) {
             int colon = lines[i].indexOf(':');
             if (colon > 0) {
-                fields.put(lines[i].substring(0, colon).trim().toLowerCase(Locale.ROOT),
-                        lines[i].substring(colon + 1).trim());
+                // A field sent twice (the filter's and an annotated method's) is one list, joined.
+                fields.merge(lines[i].substring(0, colon).trim().toLowerCase(Locale.ROOT),
+                        lines[i].substring(colon + 1).trim(), (first, then) -> first + ", " + then);
             }
         }
         return new Seen(status, fields);

@@ -71,15 +71,20 @@ final class HttpChecker {
             new HttpRunner(workload, apps.app(workload.pipelines()), history).run();
             List<Event> events = history.events();
             List<Violation> violations = Invariants.check(events);
+            Map<String, Integer> stats = new java.util.LinkedHashMap<>(Checker.stats(events));
+            // The calls of annotated methods the method itself answered (not refused by the filter first), by status.
+            events.stream().filter(e -> e instanceof Event.Response r && r.how().startsWith("method ")
+                    && !r.how().contains("refused by the filter")).forEach(e -> stats.merge(
+                            ((Event.Response) e).status() == 429 ? "method429" : "methodRan", 1, Integer::sum));
             long millis = (System.nanoTime() - began) / 1_000_000;
             if (violations.isEmpty()) {
                 history.discard();
-                return new Result(workload, violations, history.file(), List.of(), Checker.stats(events), millis);
+                return new Result(workload, violations, history.file(), List.of(), stats, millis);
             }
             history.close();
             return new Result(workload, violations, history.file(),
                     history.excerpt(Checker.shows(events, violations.get(0)), Checker.EXCERPT_LINES),
-                    Checker.stats(events), millis);
+                    stats, millis);
         } catch (RuntimeException | Error e) {
             history.close();
             throw new AssertionError("seed " + seed + " over HTTP could not run; history kept in "

@@ -52,7 +52,8 @@ final class HttpRunner {
     /** Applies the workload's settings, then runs every step. */
     void run() {
         for (int i = 0; i < workload.keys().size(); i++) {
-            app.provider().answers.remove(key(i));
+            app.provider().answers.remove(key(i, false));
+            app.provider().answers.remove(key(i, true));
         }
         app.settings().putAll(HttpWorkload.settings(rules, workload.denyCache()));
         awaitSettings();
@@ -76,33 +77,32 @@ final class HttpRunner {
             } else if (step instanceof HttpWorkload.Edit edit) {
                 edit(edit);
             } else if (step instanceof HttpWorkload.Answer answer) {
-                app.provider().answers.put(key(answer.key()), answer.answer());
+                app.provider().answers.put(key(answer.key(), false), answer.answer());
+                app.provider().answers.put(key(answer.key(), true), answer.answer());
             }
         }
     }
 
-    /** The key a caller is counted under, as the filter builds it from X-Caller. */
-    private String key(int index) {
-        return "header.x-caller:" + workload.keys().get(index);
+    /** The key a caller is counted under, as the filter builds it from X-Caller or the caller parameter. */
+    private String key(int index, boolean byParam) {
+        return (byParam ? "param.caller:" : "header.x-caller:") + workload.keys().get(index);
     }
 
     private void request(HttpWorkload.Request request) {
-        List<Integer> matched = new ArrayList<>();
-        for (int i = 0; i < rules.size(); i++) {
-            if ((request.mask() & 1 << i) != 0) {
-                matched.add(i);
-            }
-        }
         awaitBoundaries();
         String id = UUID.randomUUID().toString();
         HttpApp.Trace trace = app.trace(id);
         Map<String, String> headers = new LinkedHashMap<>();
         headers.put("X-Check-Id", id);
-        headers.put("X-Caller", workload.keys().get(request.key()));
+        String caller = workload.keys().get(request.key());
+        headers.put("X-Caller", caller);
         if (request.plan() != null) {
             headers.put("X-Plan", request.plan());
         }
-        String target = "/s" + request.mask() + "/o?status=" + request.status() + switch (request.app()) {
+        String path = request.method() < 0 ? "/s" + request.mask() + "/o"
+                : HttpMethods.METHODS.get(request.method()).target(request.mask() == 0 ? "/j/"
+                : "/s" + request.mask() + "/j/", caller);
+        String target = path + "?caller=" + caller + "&status=" + request.status() + switch (request.app()) {
             case "slow" -> "&sleep=" + (request.client() == HttpCall.Client.READS ? 30 : 150);
             case "async" -> "&async=1&sleep=" + (request.status() % 3) * 10;
             case "throw" -> "&throw=1";
@@ -115,18 +115,44 @@ final class HttpRunner {
         awaitFinished(trace, id);
         long latest = trace.reached >= 0 ? Math.min(trace.reached, trace.finished) : trace.finished;
         app.forget(id);
-        record(request, matched, sent, latest, seen, trace);
+        int methodRules = request.method() < 0 ? 0 : HttpMethods.METHODS.get(request.method()).rules();
+        // The filter decides the mask's rules; an annotated method then only those it did not.
+        List<Integer> byFilter = indices(request.mask());
+        List<Integer> byMethod = indices(methodRules & ~request.mask());
+        Decisions filter = byFilter.isEmpty() ? null
+                : record(request, byFilter, sent, latest, seen, trace, !byMethod.isEmpty());
+        if (!byMethod.isEmpty() && (filter == null || filter.allowed())) {
+            record(request, byMethod, sent, latest, seen, trace, false);
+        }
     }
 
-    private void record(HttpWorkload.Request request, List<Integer> matched, long sent, long latest,
-                        HttpCall.Seen seen, HttpApp.Trace trace) {
+    /** The rules of a mask, by index. */
+    private List<Integer> indices(int mask) {
+        List<Integer> matched = new ArrayList<>();
+        for (int i = 0; i < rules.size(); i++) {
+            if ((mask & 1 << i) != 0) {
+                matched.add(i);
+            }
+        }
+        return matched;
+    }
+
+    /**
+     * Records one decision of the request (the filter's or the annotated method's) on its
+     * rules, and the response with it unless the method's decision follows (the filter let the
+     * request through to it); its settling by the response's status.
+     *
+     * @return the decisions read back, or null when nothing was decided
+     */
+    private Decisions record(HttpWorkload.Request request, List<Integer> matched, long sent, long latest,
+                             HttpCall.Seen seen, HttpApp.Trace trace, boolean methodFollows) {
         long op = nextOp++;
-        String key = key(request.key());
         boolean trusted = request.from().equals("trusted");
         List<Claim> claims = new ArrayList<>();
         boolean reserve = false;
         for (int i : matched) {
             HttpWorkload.Spec spec = rules.get(i);
+            String key = key(request.key(), spec.byParam());
             Rule plan = trusted && request.plan() != null ? spec.plan(request.plan()) : spec.rule();
             Rule rule = HttpDecisions.provided(app.provider(), plan, key, spec.cost());
             Rule before = held.put(rule.name() + "/" + key, rule);
@@ -149,15 +175,24 @@ final class HttpRunner {
         } else {
             history.add(new Event.Decided(op, latest, history.real(), decisions));
         }
+        if (methodFollows && (decisions == null || decisions.allowed())) {
+            if (reserve && decisions != null && decisions.allowed()) {
+                settle(op, matched, claims, seen, request);
+            }
+            return decisions;
+        }
         int expected = request.client() == HttpCall.Client.READS || request.client() == HttpCall.Client.HANGS_UP_MID_BODY
                 ? (request.app().equals("throw") ? 500 : request.status()) : -1;
         history.add(new Event.Response(op, latest, history.real(), seen.status(), expected,
                 seen.headers().get("ratelimit"), seen.headers().get("retry-after"),
-                request.app() + " " + request.client().name().toLowerCase() + " from " + request.from()
+                (request.method() < 0 ? "" : "method " + (request.mask() == 0 ? "" : "under filter ")
+                        + (methodFollows ? "refused by the filter " : "") + HttpMethods.METHODS.get(request.method()).path()
+                        + " ") + request.app() + " " + request.client().name().toLowerCase() + " from " + request.from()
                         + (request.plan() == null ? "" : " plan " + request.plan())));
         if (reserve && decisions != null && decisions.allowed()) {
             settle(op, matched, claims, seen, request);
         }
+        return decisions;
     }
 
     /**
@@ -213,8 +248,9 @@ final class HttpRunner {
         }
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
         while (true) {
-            HttpCall.Seen seen = HttpCall.get(app.port(), "127.0.0.1", "/s" + all + "/o",
-                    Map.of("X-Caller", "probe-" + workload.seed() + "-" + probes++), HttpCall.Client.READS);
+            String probe = "probe-" + workload.seed() + "-" + probes++;
+            HttpCall.Seen seen = HttpCall.get(app.port(), "127.0.0.1", "/s" + all + "/o?caller=" + probe,
+                    Map.of("X-Caller", probe), HttpCall.Client.READS);
             if (expected.toString().equals(seen.headers().get("ratelimit-policy"))) {
                 return;
             }

@@ -21,6 +21,11 @@ import java.util.Set;
  * kind (statuses, slow, async, thrown, a long body the client hangs up on, a client that resets
  * early or gives up); rule edits applied by {@code ratelimit.refresh}; the application's
  * {@code LimitProvider} changing its answers (limits, none, one below the cost, a failure).
+ * A rule counts per the {@code X-Caller} header or per the {@code caller} parameter. About one
+ * request in five calls a {@code @RateLimited} Jakarta REST method ({@link HttpMethods}: one to
+ * three annotations, the caller a path or query parameter, the status asked for) instead of the
+ * plain servlet, half of them through a path where the filter decides a subset of the rules
+ * first (the method must then decide only the others).
  *
  * <p>The filter runs on the wall clock ({@code ratelimit.clock=client}: its clock cannot be set
  * from outside), so a decision's time is known only as an interval of a few ms. Windows are
@@ -57,8 +62,9 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
      * @param statuses their statuses, e.g. {@code status:401,403} or {@code status:5xx}
      * @param basic   the plan with a lower limit (and a window of its own)
      * @param pro     the plan with a higher one
+     * @param byParam whether the caller is read from the {@code caller} parameter (else the X-Caller header)
      */
-    record Spec(Rule rule, long cost, String outcome, String statuses, Rule basic, Rule pro) {
+    record Spec(Rule rule, long cost, String outcome, String statuses, Rule basic, Rule pro, boolean byParam) {
 
         /** The rule a plan named by a believed header holds its callers to. */
         Rule plan(String name) {
@@ -82,7 +88,7 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
         }
 
         Spec withRule(Rule edited) {
-            return new Spec(edited, cost, outcome, statuses, basic, pro);
+            return new Spec(edited, cost, outcome, statuses, basic, pro, byParam);
         }
     }
 
@@ -93,7 +99,8 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
     /**
      * A request.
      *
-     * @param mask    the rules whose paths it takes (bit i: rule i)
+     * @param mask    the rules whose paths it takes (bit i: rule i), 0 for none
+     * @param method  the annotated method it calls ({@link HttpMethods#METHODS}), or -1 for the plain servlet
      * @param key     the caller's index
      * @param from    "trusted" (127.0.0.1, the trusted proxy) or "untrusted" (127.0.0.2)
      * @param plan    the X-Plan header, or null
@@ -101,7 +108,8 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
      * @param app     plain, slow, async, throw or stream
      * @param client  what the client does
      */
-    record Request(int mask, int key, String from, String plan, int status, String app, HttpCall.Client client)
+    record Request(int mask, int method, int key, String from, String plan, int status, String app,
+                   HttpCall.Client client)
             implements Step {
     }
 
@@ -181,7 +189,7 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
             basic = basic.withBurst(basicLimit);
             pro = pro.withBurst(proLimit);
         }
-        return new Spec(rule, cost, outcome, statuses, basic, pro);
+        return new Spec(rule, cost, outcome, statuses, basic, pro, random.nextInt(3) == 0);
     }
 
     /** New limit, window and burst, never below the cost (a refresh would refuse them whole). */
@@ -232,7 +240,15 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
             app = "slow";
             client = HttpCall.Client.GIVES_UP;
         }
-        return new Request(mask, random.nextInt(3), from, plan, status, app, client);
+        if (random.nextInt(4) == 0) {
+            int method = HttpMethods.draw(random, count);
+            if (method >= 0) {
+                // An annotated method: a plain answer, read whole, under the filter's rules of the mask or none.
+                return new Request(random.nextBoolean() ? 0 : mask, method, random.nextInt(3), from, plan, status,
+                        "plain", HttpCall.Client.READS);
+            }
+        }
+        return new Request(mask, -1, random.nextInt(3), from, plan, status, app, client);
     }
 
     private static long pick(Random random, long[] values) {
@@ -273,7 +289,7 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
             m.put(p + "limit", Long.toString(rule.limit()));
             m.put(p + "window", rule.window().toMillis() + "ms");
             m.put(p + "burst", burst ? Long.toString(rule.burst()) : "");
-            m.put(p + "key", "header:X-Caller");
+            m.put(p + "key", spec.byParam() ? "param:caller" : "header:X-Caller");
             m.put(p + "cost", Long.toString(spec.cost()));
             m.put(p + "count-rejected", Boolean.toString(rule.countRejected()));
             m.put(p + "count-when", "count-when".equals(spec.outcome()) ? spec.statuses() : "");
@@ -294,6 +310,6 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
     /** A rule no request of a run asks: it keeps the property names set. */
     private static Spec placeholder(String name) {
         Rule rule = Rule.of(name, Algorithm.FIXED_WINDOW, 1, Duration.ofMillis(WINDOWS[0]));
-        return new Spec(rule, 1, null, null, rule, rule);
+        return new Spec(rule, 1, null, null, rule, rule, false);
     }
 }
