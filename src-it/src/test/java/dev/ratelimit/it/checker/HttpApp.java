@@ -29,6 +29,7 @@ import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.microprofile.config.spi.ConfigProviderResolver;
 import org.glassfish.jersey.server.ResourceConfig;
 import org.glassfish.jersey.servlet.ServletContainer;
+import org.jboss.weld.environment.se.WeldContainer;
 
 import java.io.IOException;
 import java.net.URL;
@@ -49,7 +50,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * ({@code ratelimit.refresh}), the checker's {@link LimitProvider}, and a listener that hands
  * each request's per-rule decisions to the checker. Jersey serves the {@code @RateLimited}
  * resource methods of {@link HttpMethods} under {@code /j/*} and {@code /s<mask>/j/*}
- * ({@code RateLimitedFeature}, deciding by the same {@code RateLimits} as the filter).
+ * ({@code RateLimitedFeature}, deciding by the same {@code RateLimits} as the filter), one of
+ * which calls the CDI bean {@link HttpBean} (Weld SE, its interceptor started with the context).
  *
  * <p>A first filter, before the rate-limit filter, tags the request thread with the request's
  * {@code X-Check-Id} (so the listener's events are the request's), notes when the request reached
@@ -78,6 +80,9 @@ final class HttpApp implements AutoCloseable {
     private final EditableConfigSource settings;
     private final HttpProvider provider;
     private final Map<String, Trace> traces = new ConcurrentHashMap<>();
+    /** The CDI container of the app's bean, started once the servlet context is. */
+    private volatile WeldContainer weld;
+    private volatile HttpBean bean;
 
     private HttpApp(Server server, ClassLoader loader, EditableConfigSource settings, HttpProvider provider) {
         this.server = server;
@@ -129,7 +134,8 @@ final class HttpApp implements AutoCloseable {
         context.addServlet(answers, "/");
         context.addServletContainerInitializer(new RateLimitsInitializer());
         ResourceConfig rest = new ResourceConfig(RateLimitedFeature.class, RateLimitExceededMapper.class)
-                .register(new HttpMethods.Resource(id -> app.trace(id).reached = System.currentTimeMillis()));
+                .register(new HttpMethods.Resource(id -> app.trace(id).reached = System.currentTimeMillis(),
+                        () -> app.bean));
         ServletHolder jersey = new ServletHolder(new ServletContainer(rest));
         // Started with the app: an annotation the settings do not satisfy fails the start.
         jersey.setInitOrder(1);
@@ -148,6 +154,13 @@ final class HttpApp implements AutoCloseable {
         if (!context.isAvailable()) {
             server.stop();
             throw new IllegalStateException("the checker's app did not become available");
+        }
+        try {
+            app.weld = HttpCdi.start(loader, context.getServletContext());
+            app.bean = app.weld.select(HttpBean.class).get();
+        } catch (RuntimeException | Error e) {
+            server.stop();
+            throw e;
         }
         return app;
     }
@@ -184,6 +197,9 @@ final class HttpApp implements AutoCloseable {
 
     @Override
     public void close() throws Exception {
+        if (weld != null) {
+            weld.shutdown();
+        }
         server.stop();
         ConfigProviderResolver.instance().releaseConfig(ConfigProviderResolver.instance().getConfig(loader));
     }

@@ -72,10 +72,11 @@ final class HttpChecker {
             List<Event> events = history.events();
             List<Violation> violations = Invariants.check(events);
             Map<String, Integer> stats = new java.util.LinkedHashMap<>(Checker.stats(events));
-            // The calls of annotated methods the method itself answered (not refused by the filter first), by status.
+            // The calls of annotated methods (REST or CDI) the method itself decided (not refused by the filter first).
             events.stream().filter(e -> e instanceof Event.Response r && r.how().startsWith("method ")
                     && !r.how().contains("refused by the filter")).forEach(e -> stats.merge(
-                            ((Event.Response) e).status() == 429 ? "method429" : "methodRan", 1, Integer::sum));
+                            (((Event.Response) e).how().startsWith("method cdi ") ? "cdi" : "method")
+                                    + (((Event.Response) e).status() == 429 ? "429" : "Ran"), 1, Integer::sum));
             long millis = (System.nanoTime() - began) / 1_000_000;
             if (violations.isEmpty()) {
                 history.discard();

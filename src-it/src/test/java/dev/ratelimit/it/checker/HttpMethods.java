@@ -11,6 +11,7 @@ import jakarta.ws.rs.core.Response;
 import java.util.List;
 import java.util.Random;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
  * The Jakarta REST resource methods of the checker's app, annotated with {@link RateLimited}
@@ -31,8 +32,10 @@ final class HttpMethods {
      * @param path      its path under {@code j/}, {@code {caller}} standing for the caller
      * @param rules     the rules it names (bit i: rule {@code ri})
      * @param pathParam whether the caller is a path parameter (else a query parameter)
+     * @param cdi       whether the resource method is plain and calls {@link HttpBean#work} (the
+     *                  rules are the bean's), refused there for a status of 400 or more
      */
-    record Method(String path, int rules, boolean pathParam) {
+    record Method(String path, int rules, boolean pathParam, boolean cdi) {
 
         /** Its path for a caller, under a prefix ({@code /j/} or {@code /s<mask>/j/}). */
         String target(String prefix, String caller) {
@@ -42,12 +45,13 @@ final class HttpMethods {
 
     /** The methods of {@link Resource}, in its order. */
     static final List<Method> METHODS = List.of(
-            new Method("a/{caller}", 0b0001, true),
-            new Method("b", 0b0010, false),
-            new Method("ab/{caller}", 0b0011, true),
-            new Method("bc", 0b0110, false),
-            new Method("acd/{caller}", 0b1101, true),
-            new Method("d", 0b1000, false));
+            new Method("a/{caller}", 0b0001, true, false),
+            new Method("b", 0b0010, false, false),
+            new Method("ab/{caller}", 0b0011, true, false),
+            new Method("bc", 0b0110, false, false),
+            new Method("acd/{caller}", 0b1101, true, false),
+            new Method("d", 0b1000, false, false),
+            new Method("cdi", 0b0011, false, true));
 
     private HttpMethods() {
     }
@@ -71,9 +75,11 @@ final class HttpMethods {
     @Path("/")
     public static final class Resource {
         private final Consumer<String> reached;
+        private final Supplier<HttpBean> bean;
 
-        Resource(Consumer<String> reached) {
+        Resource(Consumer<String> reached, Supplier<HttpBean> bean) {
             this.reached = reached;
+            this.bean = bean;
         }
 
         private Response answer(String id, int status) {
@@ -129,6 +135,19 @@ final class HttpMethods {
         @RateLimited("r3")
         public Response acd(@PathParam("caller") String caller, @QueryParam("status") int status,
                             @HeaderParam("X-Check-Id") String id) {
+            return answer(id, status);
+        }
+
+        /** No rule of its own: the CDI bean's method decides (a refusal mapped to the filter's 429). */
+        @GET
+        @Path("cdi")
+        public Response cdi(@QueryParam("caller") String caller, @QueryParam("status") int status,
+                            @HeaderParam("X-Check-Id") String id) {
+            try {
+                bean.get().work(caller, status >= 400);
+            } catch (HttpBean.Refused e) {
+                // given back; the status asked for all the same
+            }
             return answer(id, status);
         }
 

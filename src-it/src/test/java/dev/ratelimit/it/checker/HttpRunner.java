@@ -146,10 +146,18 @@ final class HttpRunner {
      */
     private Decisions record(HttpWorkload.Request request, List<Integer> matched, long sent, long latest,
                              HttpCall.Seen seen, HttpApp.Trace trace, boolean methodFollows) {
+        // A CDI bean's call is given no HTTP request: no header key, no plan; a refused call given back.
+        boolean cdi = !methodFollows && request.method() >= 0 && HttpMethods.METHODS.get(request.method()).cdi();
+        if (cdi) {
+            matched = matched.stream().filter(i -> rules.get(i).byParam()).toList();
+            if (matched.isEmpty()) {
+                return null;
+            }
+        }
         long op = nextOp++;
-        boolean trusted = request.from().equals("trusted");
+        boolean trusted = request.from().equals("trusted") && !cdi;
         List<Claim> claims = new ArrayList<>();
-        boolean reserve = false;
+        boolean reserve = cdi;
         for (int i : matched) {
             HttpWorkload.Spec spec = rules.get(i);
             String key = key(request.key(), spec.byParam());
@@ -189,7 +197,11 @@ final class HttpRunner {
                         + (methodFollows ? "refused by the filter " : "") + HttpMethods.METHODS.get(request.method()).path()
                         + " ") + request.app() + " " + request.client().name().toLowerCase() + " from " + request.from()
                         + (request.plan() == null ? "" : " plan " + request.plan())));
-        if (reserve && decisions != null && decisions.allowed()) {
+        if (cdi && decisions != null && decisions.allowed() && request.status() >= 400) {
+            List<String> names = claims.stream().map(c -> c.rule().name()).toList();
+            history.add(new Event.Settled(nextOp++, System.currentTimeMillis(), history.real(), op, "refused",
+                    names, names, null));
+        } else if (!cdi && reserve && decisions != null && decisions.allowed()) {
             settle(op, matched, claims, seen, request);
         }
         return decisions;

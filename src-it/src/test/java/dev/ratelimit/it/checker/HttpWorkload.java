@@ -22,7 +22,7 @@ import java.util.Set;
  * early or gives up); rule edits applied by {@code ratelimit.refresh}; the application's
  * {@code LimitProvider} changing its answers (limits, none, one below the cost, a failure).
  * A rule counts per the {@code X-Caller} header or per the {@code caller} parameter. About one
- * request in five calls a {@code @RateLimited} Jakarta REST method ({@link HttpMethods}: one to
+ * request in six calls a {@code @RateLimited} Jakarta REST method ({@link HttpMethods}: one to
  * three annotations, the caller a path or query parameter, the status asked for) instead of the
  * plain servlet, half of them through a path where the filter decides a subset of the rules
  * first (the method must then decide only the others).
@@ -244,7 +244,9 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
             int method = HttpMethods.draw(random, count);
             if (method >= 0) {
                 // An annotated method: a plain answer, read whole, under the filter's rules of the mask or none.
-                return new Request(random.nextBoolean() ? 0 : mask, method, random.nextInt(3), from, plan, status,
+                // The CDI bean is given no HTTP request, so no rules the filter decided: never under the filter.
+                boolean alone = HttpMethods.METHODS.get(method).cdi() || random.nextBoolean();
+                return new Request(alone ? 0 : mask, method, random.nextInt(3), from, plan, status,
                         "plain", HttpCall.Client.READS);
             }
         }
