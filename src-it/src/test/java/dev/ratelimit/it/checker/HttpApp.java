@@ -2,8 +2,6 @@ package dev.ratelimit.it.checker;
 
 import dev.ratelimit.it.EditableConfigSource;
 import dev.ratelimit.RateLimitListener;
-import dev.ratelimit.jakarta.RateLimitExceededMapper;
-import dev.ratelimit.jakarta.RateLimitedFeature;
 import dev.ratelimit.jakarta.RateLimitsInitializer;
 import dev.ratelimit.servlet.LimitProvider;
 import dev.ratelimit.servlet.RateLimitFilter;
@@ -27,8 +25,6 @@ import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.microprofile.config.spi.ConfigProviderResolver;
-import org.glassfish.jersey.server.ResourceConfig;
-import org.glassfish.jersey.servlet.ServletContainer;
 import org.jboss.weld.environment.se.WeldContainer;
 
 import java.io.IOException;
@@ -133,12 +129,8 @@ final class HttpApp implements AutoCloseable {
         answers.setAsyncSupported(true);
         context.addServlet(answers, "/");
         context.addServletContainerInitializer(new RateLimitsInitializer());
-        ResourceConfig rest = new ResourceConfig(RateLimitedFeature.class, RateLimitExceededMapper.class)
-                .register(new HttpMethods.Resource(id -> app.trace(id).reached = System.currentTimeMillis(),
-                        () -> app.bean));
-        ServletHolder jersey = new ServletHolder(new ServletContainer(rest));
-        // Started with the app: an annotation the settings do not satisfy fails the start.
-        jersey.setInitOrder(1);
+        ServletHolder jersey = HttpMethods.servlet(id -> app.trace(id).reached = System.currentTimeMillis(),
+                () -> app.bean);
         context.addServlet(jersey, "/j/*");
         for (int mask = 1; mask < 1 << HttpWorkload.MAX_RULES; mask++) {
             // The filter's rules match /s<mask>/*: these requests are decided by both.

@@ -119,7 +119,7 @@ final class HttpChecker {
         /**
          * What every run shares: the wall clock of this JVM as the limiter's clock, generous
          * timeouts (a busy machine must not turn a decision into a policy's), the trusted proxy
-         * 127.0.0.1, a refresh every 100 ms; every property name a run sets (see {@link HttpWorkload#settings}).
+         * 127.0.0.1, a refresh every 100 ms; every property name a run sets (see {@link HttpSettings#of}).
          */
         private Map<String, String> settings(boolean pipelines) {
             Map<String, String> m = new HashMap<>();
@@ -133,7 +133,7 @@ final class HttpChecker {
             m.put("ratelimit.trusted-proxies", "127.0.0.1/32");
             m.put("ratelimit.refresh", "100ms");
             m.put("ratelimit.limit-provider.timeout", "2s");
-            m.putAll(HttpWorkload.settings(List.of(), true));
+            m.putAll(HttpSettings.of(List.of(), true));
             return m;
         }
 

@@ -1,12 +1,17 @@
 package dev.ratelimit.it.checker;
 
+import dev.ratelimit.jakarta.RateLimitExceededMapper;
 import dev.ratelimit.jakarta.RateLimited;
+import dev.ratelimit.jakarta.RateLimitedFeature;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.HeaderParam;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.Response;
+import org.eclipse.jetty.ee10.servlet.ServletHolder;
+import org.glassfish.jersey.server.ResourceConfig;
+import org.glassfish.jersey.servlet.ServletContainer;
 
 import java.util.List;
 import java.util.Random;
@@ -54,6 +59,22 @@ final class HttpMethods {
             new Method("cdi", 0b0011, false, true));
 
     private HttpMethods() {
+    }
+
+    /**
+     * Jersey serving {@link Resource} with {@code RateLimitedFeature}, started with the app (an
+     * annotation the settings do not satisfy fails the start).
+     *
+     * @param reached called with a request's {@code X-Check-Id} when a method runs
+     * @param bean    the CDI bean, once started
+     * @return the servlet, to map
+     */
+    static ServletHolder servlet(Consumer<String> reached, Supplier<HttpBean> bean) {
+        ResourceConfig rest = new ResourceConfig(RateLimitedFeature.class, RateLimitExceededMapper.class)
+                .register(new Resource(reached, bean));
+        ServletHolder jersey = new ServletHolder(new ServletContainer(rest));
+        jersey.setInitOrder(1);
+        return jersey;
     }
 
     /**

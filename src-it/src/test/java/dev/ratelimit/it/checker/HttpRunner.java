@@ -30,9 +30,6 @@ import java.util.UUID;
  */
 final class HttpRunner {
 
-    /** Before an aligned window starts, requests wait this long for it, so decisions do not straddle it. */
-    private static final long BOUNDARY_GUARD_MILLIS = 2_000;
-
     private final HttpWorkload workload;
     private final HttpApp app;
     private final History history;
@@ -55,7 +52,7 @@ final class HttpRunner {
             app.provider().answers.remove(key(i, false));
             app.provider().answers.remove(key(i, true));
         }
-        app.settings().putAll(HttpWorkload.settings(rules, workload.denyCache()));
+        app.settings().putAll(HttpSettings.of(rules, workload.denyCache()));
         awaitSettings();
         Map<String, Object> options = new LinkedHashMap<>();
         options.put("denyCache", workload.denyCache());
@@ -89,7 +86,7 @@ final class HttpRunner {
     }
 
     private void request(HttpWorkload.Request request) {
-        awaitBoundaries();
+        AlignedWindows.await(rules);
         String id = UUID.randomUUID().toString();
         HttpApp.Trace trace = app.trace(id);
         Map<String, String> headers = new LinkedHashMap<>();
@@ -171,7 +168,7 @@ final class HttpRunner {
             claims.add(Claim.of(rule, key, spec.cost()));
             reserve |= spec.outcome() != null;
         }
-        if (straddles(sent, latest)) {
+        if (AlignedWindows.straddles(rules, sent, latest)) {
             history.add(new Event.Fault(op, sent, history.real(), "time-uncertain", null, null,
                     "decided in [" + sent + ", " + latest + "], across an aligned window's start"));
         }
@@ -242,7 +239,7 @@ final class HttpRunner {
             rule = rule.withBurst(edit.burst());
         }
         rules.set(edit.rule(), spec.withRule(rule));
-        app.settings().putAll(HttpWorkload.settings(rules, workload.denyCache()));
+        app.settings().putAll(HttpSettings.of(rules, workload.denyCache()));
         awaitSettings();
         // Recorded per key at each key's next request (the rule it is held to changed).
     }
@@ -282,48 +279,6 @@ final class HttpRunner {
             }
             pause(1);
         }
-    }
-
-    /** The windows whose aligned starts matter: fixed windows and sliding window counters, own and plans. */
-    private List<Long> alignedWindows() {
-        List<Long> windows = new ArrayList<>();
-        for (HttpWorkload.Spec spec : rules) {
-            switch (spec.rule().algorithm()) {
-                case FIXED_WINDOW, SLIDING_WINDOW_COUNTER -> {
-                    for (Rule rule : List.of(spec.rule(), spec.basic(), spec.pro())) {
-                        windows.add(rule.window().toMillis());
-                    }
-                }
-                default -> {
-                    // a sliding log or a bucket has no aligned windows
-                }
-            }
-        }
-        return windows;
-    }
-
-    /** Sleeps past an aligned window's start that is due within the guard. */
-    private void awaitBoundaries() {
-        long now = System.currentTimeMillis();
-        long until = now;
-        for (long window : alignedWindows()) {
-            long next = now - Math.floorMod(now, window) + window;
-            if (next - now < BOUNDARY_GUARD_MILLIS) {
-                until = Math.max(until, next + 5);
-            }
-        }
-        if (until > now) {
-            pause(until - now);
-        }
-    }
-
-    private boolean straddles(long from, long to) {
-        for (long window : alignedWindows()) {
-            if (from - Math.floorMod(from, window) != to - Math.floorMod(to, window)) {
-                return true;
-            }
-        }
-        return false;
     }
 
     private static void pause(long millis) {

@@ -5,9 +5,7 @@ import dev.ratelimit.Rule;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 
@@ -46,7 +44,7 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
                     Set<Known> avoided, List<Step> steps) {
 
     private static final long[] LIMITS = {1, 2, 3, 5, 10, 20};
-    private static final long[] WINDOWS = {3_600_000, 7_200_000, 86_400_000};
+    static final long[] WINDOWS = {3_600_000, 7_200_000, 86_400_000};
     private static final Algorithm[] ALGORITHMS = {Algorithm.FIXED_WINDOW, Algorithm.SLIDING_LOG,
         Algorithm.SLIDING_WINDOW_COUNTER, Algorithm.TOKEN_BUCKET, Algorithm.GCRA};
     private static final int[] STATUSES = {200, 200, 200, 200, 201, 401, 403, 404, 500, 503};
@@ -259,59 +257,4 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
 
     /** Most rules a workload has: every run configures this many, the ones it does not use on a path never asked. */
     static final int MAX_RULES = 4;
-
-    /**
-     * The settings of these rules as the filter reads them: what the checker's config source
-     * holds. Every run sets the same property names ({@value #MAX_RULES} rules, each with every
-     * property, empty where unset): MicroProfile Config learns the names once, when the app
-     * starts, and a refresh reads values only.
-     *
-     * @param rules     the rules as they are now (the others are placeholders)
-     * @param denyCache whether the deny cache is on
-     * @return property to value
-     */
-    static Map<String, String> settings(List<Spec> rules, boolean denyCache) {
-        Map<String, String> m = new LinkedHashMap<>();
-        List<String> names = new ArrayList<>();
-        for (int i = 0; i < MAX_RULES; i++) {
-            boolean used = i < rules.size();
-            Spec spec = used ? rules.get(i) : placeholder("r" + i);
-            Rule rule = spec.rule();
-            String p = "ratelimit.rule." + rule.name() + ".";
-            names.add(rule.name());
-            List<String> paths = new ArrayList<>();
-            for (int mask = 1; used && mask < 1 << rules.size(); mask++) {
-                if ((mask & 1 << i) != 0) {
-                    paths.add("/s" + mask + "/*");
-                }
-            }
-            boolean burst = rule.algorithm().hasBurst();
-            m.put(p + "match", used ? String.join(",", paths) : "/unused/*");
-            m.put(p + "algorithm", rule.algorithm().id());
-            m.put(p + "limit", Long.toString(rule.limit()));
-            m.put(p + "window", rule.window().toMillis() + "ms");
-            m.put(p + "burst", burst ? Long.toString(rule.burst()) : "");
-            m.put(p + "key", spec.byParam() ? "param:caller" : "header:X-Caller");
-            m.put(p + "cost", Long.toString(spec.cost()));
-            m.put(p + "count-rejected", Boolean.toString(rule.countRejected()));
-            m.put(p + "count-when", "count-when".equals(spec.outcome()) ? spec.statuses() : "");
-            m.put(p + "refund-when", "refund-when".equals(spec.outcome()) ? spec.statuses() : "");
-            m.put(p + "plan", "header:X-Plan");
-            for (String plan : List.of("basic", "pro")) {
-                Rule planRule = spec.plan(plan);
-                m.put(p + "plan." + plan + ".limit", Long.toString(planRule.limit()));
-                m.put(p + "plan." + plan + ".window", planRule.window().toMillis() + "ms");
-                m.put(p + "plan." + plan + ".burst", burst ? Long.toString(planRule.burst()) : "");
-            }
-        }
-        m.put("ratelimit.rules", String.join(",", names));
-        m.put("ratelimit.deny-cache.enabled", Boolean.toString(denyCache));
-        return m;
-    }
-
-    /** A rule no request of a run asks: it keeps the property names set. */
-    private static Spec placeholder(String name) {
-        Rule rule = Rule.of(name, Algorithm.FIXED_WINDOW, 1, Duration.ofMillis(WINDOWS[0]));
-        return new Spec(rule, 1, null, null, rule, rule, false);
-    }
 }

@@ -1,0 +1,68 @@
+package dev.ratelimit.it.checker;
+
+import dev.ratelimit.Rule;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The aligned windows of an HTTP run (fixed windows and sliding window counters, own and plans):
+ * the filter decides on the wall clock, known only as an interval, so requests keep clear of a
+ * window's start and a decision that still straddles one is said so in the history.
+ */
+final class AlignedWindows {
+
+    /** Before an aligned window starts, requests wait this long for it, so decisions do not straddle it. */
+    private static final long BOUNDARY_GUARD_MILLIS = 2_000;
+
+    private AlignedWindows() {
+    }
+
+    /** The windows whose aligned starts matter: fixed windows and sliding window counters, own and plans. */
+    private static List<Long> of(List<HttpWorkload.Spec> rules) {
+        List<Long> windows = new ArrayList<>();
+        for (HttpWorkload.Spec spec : rules) {
+            switch (spec.rule().algorithm()) {
+                case FIXED_WINDOW, SLIDING_WINDOW_COUNTER -> {
+                    for (Rule rule : List.of(spec.rule(), spec.basic(), spec.pro())) {
+                        windows.add(rule.window().toMillis());
+                    }
+                }
+                default -> {
+                    // a sliding log or a bucket has no aligned windows
+                }
+            }
+        }
+        return windows;
+    }
+
+    /** Sleeps past an aligned window's start that is due within the guard. */
+    static void await(List<HttpWorkload.Spec> rules) {
+        long now = System.currentTimeMillis();
+        long until = now;
+        for (long window : of(rules)) {
+            long next = now - Math.floorMod(now, window) + window;
+            if (next - now < BOUNDARY_GUARD_MILLIS) {
+                until = Math.max(until, next + 5);
+            }
+        }
+        if (until > now) {
+            try {
+                Thread.sleep(until - now);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted", e);
+            }
+        }
+    }
+
+    /** Whether a decision made in [from, to] may fall on either side of an aligned window's start. */
+    static boolean straddles(List<HttpWorkload.Spec> rules, long from, long to) {
+        for (long window : of(rules)) {
+            if (from - Math.floorMod(from, window) != to - Math.floorMod(to, window)) {
+                return true;
+            }
+        }
+        return false;
+    }
+}
