@@ -145,13 +145,16 @@ public final class RateLimits {
      * @return the decision; {@link MethodDecision#allowed()} when no rule was left to decide
      */
     public MethodDecision decide(HttpServletRequest request, List<String> rules, Map<String, String> parameters) {
-        return decide(request, rules, parameters, false);
+        return decide(request, rules, parameters, false, true);
     }
 
     /**
-     * Decides one call as {@link #decide(HttpServletRequest, List, Map)} does, reserving its units
-     * whatever its rules say when asked: a CDI method whose annotations list exceptions after
-     * which the call is given back ({@link MethodDecision#giveBack}).
+     * Decides one call of a CDI method as {@link #decide(HttpServletRequest, List, Map)} decides a
+     * resource method's request, reserving its units whatever its rules say when asked: a CDI
+     * method whose annotations list exceptions after which the call is given back
+     * ({@link MethodDecision#giveBack}). It leaves out the rules the filter or the resource method
+     * decided for the request, but names none itself in {@link #DECIDED_RULES}: a request may call
+     * a CDI method many times (a batch, a loop), and each call counts.
      *
      * @param request    the HTTP request the call serves, or null
      * @param rules      the rules the method names
@@ -161,6 +164,16 @@ public final class RateLimits {
      */
     public MethodDecision decide(HttpServletRequest request, List<String> rules, Map<String, String> parameters,
                                  boolean reserve) {
+        return decide(request, rules, parameters, reserve, false);
+    }
+
+    /**
+     * Decides a call; {@code record} names its rules in the request's {@link #DECIDED_RULES}, for a
+     * decision once per request (a resource method's, which a CDI interceptor on the same method
+     * must not repeat), not once per call.
+     */
+    private MethodDecision decide(HttpServletRequest request, List<String> rules, Map<String, String> parameters,
+                                  boolean reserve, boolean record) {
         if (!running.enabled()) {
             return MethodDecision.none();
         }
@@ -177,7 +190,7 @@ public final class RateLimits {
         if (matched.claims().isEmpty()) {
             return MethodDecision.none();
         }
-        if (request != null) {
+        if (request != null && record) {
             // A CDI interceptor on the same resource method then skips them: one decision per rule.
             Set<Object> decidedNow = new HashSet<>(decided);
             matched.rules().forEach(r -> decidedNow.add(r.rule().name()));
