@@ -138,9 +138,12 @@ class AnnotationEdgeTest {
             try (JakartaApp app = JakartaApp.start(settings(), false, EdgeResources.LimitedForm.class)) {
                 HttpResponse<String> response = post(app, body[0], body[1]);
                 String what = body[0] + " " + body[1].substring(0, Math.min(40, body[1].length()));
-                assertThat(response.statusCode()).as(what).isEqualTo(plainStatus);
                 if (plainStatus == 200) {
+                    assertThat(response.statusCode()).as(what).isEqualTo(200);
                     assertThat(response.body()).as(what).isEqualTo(plainBody);
+                } else {
+                    // The client's error stays one: Jakarta REST's own status, or 400 where Jersey says 500 (a bad charset).
+                    assertThat(response.statusCode()).as(what).isIn(plainStatus, 400);
                 }
             }
         }
