@@ -2,6 +2,7 @@ package dev.ratelimit.servlet;
 
 import dev.ratelimit.Decisions;
 import dev.ratelimit.Reservation;
+import dev.ratelimit.config.FilterSettings;
 import dev.ratelimit.config.KeySpec;
 import dev.ratelimit.config.RuleSettings;
 import jakarta.servlet.ServletContext;
@@ -14,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 
 /**
  * An application's running rate limits, for the ways in other than the filter: annotated Jakarta
@@ -110,7 +112,66 @@ public final class RateLimits {
      * @return the names
      */
     public List<String> rules() {
-        return running.active().settings().rules().stream().map(r -> r.rule().name()).toList();
+        return reading(running.active().settings()).rules();
+    }
+
+    /**
+     * The rules of one reading of the settings, as an annotated method's check sees them.
+     */
+    public interface Reading {
+
+        /**
+         * The configured rules' names, in the order of {@code ratelimit.rules}.
+         *
+         * @return the names
+         */
+        List<String> rules();
+
+        /**
+         * A rule's key, part by part as written in its {@code key} setting.
+         *
+         * @param rule a rule's name, one of {@link #rules()}
+         * @return the parts, e.g. {@code ip}, {@code param:username}
+         */
+        List<String> keyParts(String rule);
+    }
+
+    /**
+     * The running settings' rules, for an annotated method's check at the application's start.
+     *
+     * @return the reading requests are decided by now
+     */
+    public Reading reading() {
+        return reading(running.active().settings());
+    }
+
+    /**
+     * Checks each reading a refresh ({@code ratelimit.refresh}) makes before it applies: one that
+     * fails, such as a reading without a rule an annotated method names, is refused whole and the
+     * running settings kept, as the application would have failed to start with it.
+     *
+     * @param check throws {@link IllegalStateException} naming the problem
+     */
+    public void checkReadings(Consumer<Reading> check) {
+        running.checkReadings(settings -> check.accept(reading(settings)));
+    }
+
+    private static Reading reading(FilterSettings settings) {
+        return new Reading() {
+            @Override
+            public List<String> rules() {
+                return settings.rules().stream().map(r -> r.rule().name()).toList();
+            }
+
+            @Override
+            public List<String> keyParts(String rule) {
+                return settings.rules().stream().filter(r -> r.rule().name().equals(rule)).findFirst()
+                        .orElseThrow(() -> new IllegalArgumentException("no rule '" + rule + "' in ratelimit.rules "
+                                + rules()))
+                        .key().parts().stream()
+                        .map(p -> p.name().isEmpty() ? p.kind().id() : p.kind().id() + ":" + p.name()).toList();
+            }
+        };
     }
 
     /**
@@ -122,14 +183,7 @@ public final class RateLimits {
      * @throws IllegalArgumentException naming the rule when no rule has that name
      */
     public List<String> keyParts(String rule) {
-        return settings(rule).key().parts().stream()
-                .map(p -> p.name().isEmpty() ? p.kind().id() : p.kind().id() + ":" + p.name()).toList();
-    }
-
-    private RuleSettings settings(String rule) {
-        return running.active().settings().rules().stream().filter(r -> r.rule().name().equals(rule)).findFirst()
-                .orElseThrow(() -> new IllegalArgumentException("no rule '" + rule + "' in ratelimit.rules "
-                        + rules()));
+        return reading(running.active().settings()).keyParts(rule);
     }
 
     /**

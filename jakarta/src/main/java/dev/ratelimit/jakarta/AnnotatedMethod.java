@@ -60,12 +60,12 @@ record AnnotatedMethod(Method method, List<String> rules, MethodParameters param
      * Checks the annotations against the settings: each rule exists, and each {@code param:}
      * part of its key names a parameter of the method.
      *
-     * @param limits the application's limits
+     * @param limits the application's limits, or a reading of its settings a refresh made
      * @param rest   whether the method is checked as a Jakarta REST one: its entity parameter
      *               cannot key a rule (it is read after the decision)
      * @throws IllegalStateException naming the method and the value, for the deployment's failure
      */
-    void check(RateLimits limits, boolean rest) {
+    void check(RateLimits.Reading limits, boolean rest) {
         for (String rule : rules) {
             if (!limits.rules().contains(rule)) {
                 throw new IllegalStateException("@RateLimited(\"" + rule + "\") on " + name()

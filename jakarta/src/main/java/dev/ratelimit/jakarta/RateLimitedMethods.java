@@ -67,7 +67,10 @@ public class RateLimitedMethods {
     public void start(ServletContext context) throws ServletException {
         RateLimits started = RateLimits.of(context);
         for (Method method : extension.methods()) {
-            annotated(method).check(started, false);
+            AnnotatedMethod annotated = annotated(method);
+            annotated.check(started.reading(), false);
+            // A refresh that drops or re-keys the method's rules is refused, as the start would have failed.
+            started.checkReadings(reading -> annotated.check(reading, false));
         }
         this.limits = started;
     }
