@@ -3,8 +3,10 @@ package dev.ratelimit.jakarta;
 import dev.ratelimit.servlet.RateLimits;
 
 import java.lang.reflect.Method;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Deque;
 import java.util.List;
 
 /**
@@ -54,6 +56,40 @@ record AnnotatedMethod(Method method, List<String> rules, MethodParameters param
     static boolean isAnnotated(Method method) {
         return method.getAnnotationsByType(RateLimited.class).length > 0
                 || method.getDeclaringClass().getAnnotationsByType(RateLimited.class).length > 0;
+    }
+
+    /**
+     * Where a resource method's {@link RateLimited} is written: on the method, or, as Jakarta REST
+     * inherits a method's annotations, on the method it overrides or implements (a generated API
+     * interface), the nearest superclass first, then the interfaces.
+     *
+     * @param method a resource method as Jakarta REST gives it
+     * @return the annotated declaration, or the method itself when none is
+     */
+    static Method restDeclaration(Method method) {
+        if (isAnnotated(method)) {
+            return method;
+        }
+        Deque<Class<?>> types = new ArrayDeque<>();
+        types.add(method.getDeclaringClass());
+        while (!types.isEmpty()) {
+            Class<?> type = types.poll();
+            if (type != method.getDeclaringClass()) {
+                try {
+                    Method declared = type.getDeclaredMethod(method.getName(), method.getParameterTypes());
+                    if (isAnnotated(declared)) {
+                        return declared;
+                    }
+                } catch (NoSuchMethodException e) {
+                    // not declared here: its supertypes may
+                }
+            }
+            if (type.getSuperclass() != null) {
+                types.add(type.getSuperclass());
+            }
+            types.addAll(Arrays.asList(type.getInterfaces()));
+        }
+        return method;
     }
 
     /**

@@ -58,6 +58,7 @@ public class RateLimitedFeature implements DynamicFeature {
     @Override
     public void configure(ResourceInfo resourceInfo, FeatureContext context) {
         Method method = resourceInfo.getResourceMethod();
+        method = method == null ? null : AnnotatedMethod.restDeclaration(method);
         if (method == null || !AnnotatedMethod.isAnnotated(method)) {
             return;
         }
