@@ -2,6 +2,7 @@ package dev.ratelimit.servlet;
 
 import dev.ratelimit.Decisions;
 import dev.ratelimit.Reservation;
+import dev.ratelimit.config.FilterSettings;
 import dev.ratelimit.config.KeySpec;
 import dev.ratelimit.config.RuleSettings;
 import jakarta.servlet.ServletContext;
@@ -14,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 
 /**
  * An application's running rate limits, for the ways in other than the filter: annotated Jakarta
@@ -110,7 +112,66 @@ public final class RateLimits {
      * @return the names
      */
     public List<String> rules() {
-        return running.active().settings().rules().stream().map(r -> r.rule().name()).toList();
+        return reading(running.active().settings()).rules();
+    }
+
+    /**
+     * The rules of one reading of the settings, as an annotated method's check sees them.
+     */
+    public interface Reading {
+
+        /**
+         * The configured rules' names, in the order of {@code ratelimit.rules}.
+         *
+         * @return the names
+         */
+        List<String> rules();
+
+        /**
+         * A rule's key, part by part as written in its {@code key} setting.
+         *
+         * @param rule a rule's name, one of {@link #rules()}
+         * @return the parts, e.g. {@code ip}, {@code param:username}
+         */
+        List<String> keyParts(String rule);
+    }
+
+    /**
+     * The running settings' rules, for an annotated method's check at the application's start.
+     *
+     * @return the reading requests are decided by now
+     */
+    public Reading reading() {
+        return reading(running.active().settings());
+    }
+
+    /**
+     * Checks each reading a refresh ({@code ratelimit.refresh}) makes before it applies: one that
+     * fails, such as a reading without a rule an annotated method names, is refused whole and the
+     * running settings kept, as the application would have failed to start with it.
+     *
+     * @param check throws {@link IllegalStateException} naming the problem
+     */
+    public void checkReadings(Consumer<Reading> check) {
+        running.checkReadings(settings -> check.accept(reading(settings)));
+    }
+
+    private static Reading reading(FilterSettings settings) {
+        return new Reading() {
+            @Override
+            public List<String> rules() {
+                return settings.rules().stream().map(r -> r.rule().name()).toList();
+            }
+
+            @Override
+            public List<String> keyParts(String rule) {
+                return settings.rules().stream().filter(r -> r.rule().name().equals(rule)).findFirst()
+                        .orElseThrow(() -> new IllegalArgumentException("no rule '" + rule + "' in ratelimit.rules "
+                                + rules()))
+                        .key().parts().stream()
+                        .map(p -> p.name().isEmpty() ? p.kind().id() : p.kind().id() + ":" + p.name()).toList();
+            }
+        };
     }
 
     /**
@@ -122,14 +183,7 @@ public final class RateLimits {
      * @throws IllegalArgumentException naming the rule when no rule has that name
      */
     public List<String> keyParts(String rule) {
-        return settings(rule).key().parts().stream()
-                .map(p -> p.name().isEmpty() ? p.kind().id() : p.kind().id() + ":" + p.name()).toList();
-    }
-
-    private RuleSettings settings(String rule) {
-        return running.active().settings().rules().stream().filter(r -> r.rule().name().equals(rule)).findFirst()
-                .orElseThrow(() -> new IllegalArgumentException("no rule '" + rule + "' in ratelimit.rules "
-                        + rules()));
+        return reading(running.active().settings()).keyParts(rule);
     }
 
     /**
@@ -145,13 +199,16 @@ public final class RateLimits {
      * @return the decision; {@link MethodDecision#allowed()} when no rule was left to decide
      */
     public MethodDecision decide(HttpServletRequest request, List<String> rules, Map<String, String> parameters) {
-        return decide(request, rules, parameters, false);
+        return decide(request, rules, parameters, false, true);
     }
 
     /**
-     * Decides one call as {@link #decide(HttpServletRequest, List, Map)} does, reserving its units
-     * whatever its rules say when asked: a CDI method whose annotations list exceptions after
-     * which the call is given back ({@link MethodDecision#giveBack}).
+     * Decides one call of a CDI method as {@link #decide(HttpServletRequest, List, Map)} decides a
+     * resource method's request, reserving its units whatever its rules say when asked: a CDI
+     * method whose annotations list exceptions after which the call is given back
+     * ({@link MethodDecision#giveBack}). It leaves out the rules the filter or the resource method
+     * decided for the request, but names none itself in {@link #DECIDED_RULES}: a request may call
+     * a CDI method many times (a batch, a loop), and each call counts.
      *
      * @param request    the HTTP request the call serves, or null
      * @param rules      the rules the method names
@@ -161,6 +218,16 @@ public final class RateLimits {
      */
     public MethodDecision decide(HttpServletRequest request, List<String> rules, Map<String, String> parameters,
                                  boolean reserve) {
+        return decide(request, rules, parameters, reserve, false);
+    }
+
+    /**
+     * Decides a call; {@code record} names its rules in the request's {@link #DECIDED_RULES}, for a
+     * decision once per request (a resource method's, which a CDI interceptor on the same method
+     * must not repeat), not once per call.
+     */
+    private MethodDecision decide(HttpServletRequest request, List<String> rules, Map<String, String> parameters,
+                                  boolean reserve, boolean record) {
         if (!running.enabled()) {
             return MethodDecision.none();
         }
@@ -177,7 +244,7 @@ public final class RateLimits {
         if (matched.claims().isEmpty()) {
             return MethodDecision.none();
         }
-        if (request != null) {
+        if (request != null && record) {
             // A CDI interceptor on the same resource method then skips them: one decision per rule.
             Set<Object> decidedNow = new HashSet<>(decided);
             matched.rules().forEach(r -> decidedNow.add(r.rule().name()));

@@ -9,6 +9,10 @@ import dev.ratelimit.config.SettingsReader;
 import dev.ratelimit.config.SettingsSource;
 import jakarta.servlet.ServletException;
 
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
+
 /**
  * What a started filter runs on: the reading of the settings requests are decided by (replaced
  * whole by a refresh), the limiter stack built from it, the application's own limits, and the
@@ -30,6 +34,11 @@ final class RunningFilter {
     private SettingsRefresh refresh;
     /** The application's own limits ({@link LimitProvider}), or null. */
     private ProvidedLimits provided;
+    /**
+     * What a refreshed reading must also pass before it applies (annotated methods' rules and
+     * parameters); each throws {@link IllegalStateException} naming the problem.
+     */
+    private final List<Consumer<FilterSettings>> readingChecks = new CopyOnWriteArrayList<>();
 
     /** What one request is decided by: one reading of the settings, taken whole. */
     record Active(FilterSettings settings, RequestKeys keys, ResilientRateLimiter limiter) {
@@ -65,8 +74,21 @@ final class RunningFilter {
         stack.keyOperations(this::active);
         if (read.enabled() && read.refresh().isPresent()) {
             this.refresh = SettingsRefresh.start(source, read,
-                    settings -> active = new Active(settings, keysFor(settings), stack.limiterFor(settings)));
+                    settings -> {
+                        readingChecks.forEach(check -> check.accept(settings));
+                        active = new Active(settings, keysFor(settings), stack.limiterFor(settings));
+                    });
         }
+    }
+
+    /**
+     * Adds a check every refreshed reading must pass to apply: one that fails it is refused whole
+     * and the running settings kept, as a reading with an invalid setting is.
+     *
+     * @param check throws {@link IllegalStateException} naming the problem
+     */
+    void checkReadings(Consumer<FilterSettings> check) {
+        readingChecks.add(check);
     }
 
     private RequestKeys keysFor(FilterSettings settings) {

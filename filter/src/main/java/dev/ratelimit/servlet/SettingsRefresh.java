@@ -84,8 +84,15 @@ final class SettingsRefresh implements AutoCloseable {
                 ignored.add(name);
             }
         });
+        try {
+            apply.accept(read);
+        } catch (IllegalStateException e) {
+            // A reading the application could not start with (an annotated method's rule gone): refused whole.
+            logOnce(System.Logger.Level.WARNING, "The rate-limit settings read again are refused and the running ones "
+                    + "kept: " + e.getMessage());
+            return;
+        }
         current = read;
-        apply.accept(read);
         String notice = "Rate-limit settings refreshed: rules " + read.rules().stream().map(r -> r.rule().name()).toList()
                 + " apply from now on" + (ignored.isEmpty() ? "" : "; " + String.join(", ", ignored)
                 + " changed too, and take effect only when the application restarts");

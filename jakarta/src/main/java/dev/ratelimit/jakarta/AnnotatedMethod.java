@@ -3,8 +3,10 @@ package dev.ratelimit.jakarta;
 import dev.ratelimit.servlet.RateLimits;
 
 import java.lang.reflect.Method;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Deque;
 import java.util.List;
 
 /**
@@ -57,15 +59,49 @@ record AnnotatedMethod(Method method, List<String> rules, MethodParameters param
     }
 
     /**
+     * Where a resource method's {@link RateLimited} is written: on the method, or, as Jakarta REST
+     * inherits a method's annotations, on the method it overrides or implements (a generated API
+     * interface), the nearest superclass first, then the interfaces.
+     *
+     * @param method a resource method as Jakarta REST gives it
+     * @return the annotated declaration, or the method itself when none is
+     */
+    static Method restDeclaration(Method method) {
+        if (isAnnotated(method)) {
+            return method;
+        }
+        Deque<Class<?>> types = new ArrayDeque<>();
+        types.add(method.getDeclaringClass());
+        while (!types.isEmpty()) {
+            Class<?> type = types.poll();
+            if (type != method.getDeclaringClass()) {
+                try {
+                    Method declared = type.getDeclaredMethod(method.getName(), method.getParameterTypes());
+                    if (isAnnotated(declared)) {
+                        return declared;
+                    }
+                } catch (NoSuchMethodException e) {
+                    // not declared here: its supertypes may
+                }
+            }
+            if (type.getSuperclass() != null) {
+                types.add(type.getSuperclass());
+            }
+            types.addAll(Arrays.asList(type.getInterfaces()));
+        }
+        return method;
+    }
+
+    /**
      * Checks the annotations against the settings: each rule exists, and each {@code param:}
      * part of its key names a parameter of the method.
      *
-     * @param limits the application's limits
+     * @param limits the application's limits, or a reading of its settings a refresh made
      * @param rest   whether the method is checked as a Jakarta REST one: its entity parameter
      *               cannot key a rule (it is read after the decision)
      * @throws IllegalStateException naming the method and the value, for the deployment's failure
      */
-    void check(RateLimits limits, boolean rest) {
+    void check(RateLimits.Reading limits, boolean rest) {
         for (String rule : rules) {
             if (!limits.rules().contains(rule)) {
                 throw new IllegalStateException("@RateLimited(\"" + rule + "\") on " + name()

@@ -1,5 +1,6 @@
 package dev.ratelimit.jakarta;
 
+import jakarta.ws.rs.BadRequestException;
 import jakarta.ws.rs.container.ContainerRequestContext;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.MultivaluedHashMap;
@@ -26,7 +27,8 @@ final class FormBodies {
      *
      * @param context the request
      * @return the parameters; none when the body is not a form
-     * @throws IOException when the body cannot be read
+     * @throws IOException         when the body cannot be read
+     * @throws BadRequestException when it is not a form (a malformed escape, an unknown charset)
      */
     static MultivaluedMap<String, String> read(ContainerRequestContext context) throws IOException {
         MultivaluedMap<String, String> form = new MultivaluedHashMap<>();
@@ -37,15 +39,20 @@ final class FormBodies {
         byte[] body = context.getEntityStream().readAllBytes();
         context.setEntityStream(new ByteArrayInputStream(body));
         String charsetName = type.getParameters().get(MediaType.CHARSET_PARAMETER);
-        Charset charset = charsetName == null ? StandardCharsets.UTF_8 : Charset.forName(charsetName);
-        for (String pair : new String(body, charset).split("&")) {
-            if (pair.isEmpty()) {
-                continue;
+        try {
+            Charset charset = charsetName == null ? StandardCharsets.UTF_8 : Charset.forName(charsetName);
+            for (String pair : new String(body, charset).split("&")) {
+                if (pair.isEmpty()) {
+                    continue;
+                }
+                int equals = pair.indexOf('=');
+                String name = URLDecoder.decode(equals < 0 ? pair : pair.substring(0, equals), charset);
+                String value = equals < 0 ? "" : URLDecoder.decode(pair.substring(equals + 1), charset);
+                form.add(name, value);
             }
-            int equals = pair.indexOf('=');
-            String name = URLDecoder.decode(equals < 0 ? pair : pair.substring(0, equals), charset);
-            String value = equals < 0 ? "" : URLDecoder.decode(pair.substring(equals + 1), charset);
-            form.add(name, value);
+        } catch (IllegalArgumentException e) {
+            // A malformed escape or an unknown charset: the client's error, answered as Jakarta REST answers it.
+            throw new BadRequestException("the form body cannot be decoded: " + e.getMessage(), e);
         }
         return form;
     }

@@ -58,6 +58,7 @@ public class RateLimitedFeature implements DynamicFeature {
     @Override
     public void configure(ResourceInfo resourceInfo, FeatureContext context) {
         Method method = resourceInfo.getResourceMethod();
+        method = method == null ? null : AnnotatedMethod.restDeclaration(method);
         if (method == null || !AnnotatedMethod.isAnnotated(method)) {
             return;
         }
@@ -72,7 +73,9 @@ public class RateLimitedFeature implements DynamicFeature {
         } catch (ServletException e) {
             throw new IllegalStateException("@RateLimited on " + annotated.name() + ": " + e.getMessage(), e);
         }
-        annotated.check(limits, true);
+        annotated.check(limits.reading(), true);
+        // A refresh that drops or re-keys the method's rules is refused, as the start would have failed.
+        limits.checkReadings(reading -> annotated.check(reading, true));
         context.register(new RateLimitedFilter(limits, annotated, request), PRIORITY);
     }
 }

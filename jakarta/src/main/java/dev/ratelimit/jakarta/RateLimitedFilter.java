@@ -48,6 +48,10 @@ final class RateLimitedFilter implements ContainerRequestFilter, ContainerRespon
     @Override
     public void filter(ContainerRequestContext context) throws IOException {
         HttpServletRequest servlet = servletRequest();
+        if (servlet != null) {
+            // The user a Jakarta REST filter authenticated, for a principal key or a plan by role.
+            servlet = new AuthenticatedRequest(servlet, context.getSecurityContext());
+        }
         MethodDecision decision = limits.decide(servlet, method.rules(), values(context, servlet));
         if (!decision.allowed()) {
             context.abortWith(Refusals.of(decision));

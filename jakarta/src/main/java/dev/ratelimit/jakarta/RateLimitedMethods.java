@@ -14,6 +14,8 @@ import jakarta.servlet.http.HttpServletRequest;
 
 import java.lang.reflect.Method;
 import java.util.Map;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -65,7 +67,10 @@ public class RateLimitedMethods {
     public void start(ServletContext context) throws ServletException {
         RateLimits started = RateLimits.of(context);
         for (Method method : extension.methods()) {
-            annotated(method).check(started, false);
+            AnnotatedMethod annotated = annotated(method);
+            annotated.check(started.reading(), false);
+            // A refresh that drops or re-keys the method's rules is refused, as the start would have failed.
+            started.checkReadings(reading -> annotated.check(reading, false));
         }
         this.limits = started;
     }
@@ -73,7 +78,8 @@ public class RateLimitedMethods {
     /**
      * Decides a call, then runs it: a refused one throws {@link RateLimitExceededException}; an
      * allowed one's units are kept, or given back when it throws one of the exceptions its
-     * annotations list.
+     * annotations list; for a method returning a {@link CompletionStage}, when the stage completes
+     * (a {@code concurrency} lease is held while the work runs).
      */
     Object call(InvocationContext call) throws Exception {
         if (call.getContextData().putIfAbsent(DECIDED, Boolean.TRUE) != null) {
@@ -94,15 +100,30 @@ public class RateLimitedMethods {
         try {
             result = call.proceed();
         } catch (Exception | Error e) {
-            if (annotated.givesBack(e)) {
-                decision.giveBack();
-            } else {
-                decision.keep();
-            }
+            settle(annotated, decision, e);
             throw e;
         }
-        decision.keep();
+        if (result instanceof CompletionStage<?> stage) {
+            // The work runs on after the return: its units and leases are settled when it ends.
+            stage.whenComplete((value, failure) -> settle(annotated, decision, unwrapped(failure)));
+        } else {
+            decision.keep();
+        }
         return result;
+    }
+
+    /** Keeps a finished call's units, or gives them back after one of the listed exceptions. */
+    private static void settle(AnnotatedMethod annotated, MethodDecision decision, Throwable failure) {
+        if (failure != null && annotated.givesBack(failure)) {
+            decision.giveBack();
+        } else {
+            decision.keep();
+        }
+    }
+
+    /** What a stage failed with, without the wrapper a dependent stage adds. */
+    private static Throwable unwrapped(Throwable failure) {
+        return failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
     }
 
     private AnnotatedMethod annotated(Method method) {

@@ -24,7 +24,8 @@ final class Refusals {
         Response.ResponseBuilder response = Response.status(status)
                 .header("Retry-After", Long.toString(decision.retryAfterSeconds()))
                 .header("Cache-Control", "no-store")
-                .type("application/problem+json")
+                // As the filter's Content-Type: the servlet container adds the charset it was given.
+                .type("application/problem+json;charset=utf-8")
                 .entity(decision.problem().orElse(""));
         decision.headers(status).forEach(response::header);
         return response.build();

@@ -14,6 +14,7 @@ import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.microprofile.config.spi.ConfigProviderResolver;
+import org.eclipse.microprofile.config.spi.ConfigSource;
 import org.glassfish.jersey.server.ResourceConfig;
 import org.glassfish.jersey.servlet.ServletContainer;
 
@@ -59,9 +60,22 @@ final class JakartaApp implements AutoCloseable {
      * @throws Exception whatever Jetty throws, e.g. Jersey's start failing on a bad annotation
      */
     static JakartaApp start(Map<String, String> settings, boolean withFilter, Object... resources) throws Exception {
+        return start(new PropertiesConfigSource(settings, "test", 100), withFilter, resources);
+    }
+
+    /**
+     * Starts an app whose settings come from a source that may change while it runs
+     * ({@code ratelimit.refresh}).
+     *
+     * @param source     the MicroProfile Config source
+     * @param withFilter whether {@link RateLimitFilter} is registered for {@code /*} too
+     * @param resources  resource classes or instances
+     * @throws Exception whatever Jetty throws
+     */
+    static JakartaApp start(ConfigSource source, boolean withFilter, Object... resources) throws Exception {
         ClassLoader loader = new URLClassLoader(new URL[0], JakartaApp.class.getClassLoader());
         ConfigProviderResolver.instance().registerConfig(new SmallRyeConfigBuilder()
-                .withSources(new PropertiesConfigSource(settings, "test", 100)).build(), loader);
+                .withSources(source).build(), loader);
         Server server = new Server();
         ServerConnector connector = new ServerConnector(server);
         connector.setHost("127.0.0.1");

@@ -1,0 +1,75 @@
+package dev.ratelimit.it.jakarta;
+
+import dev.ratelimit.it.EditableConfigSource;
+import dev.ratelimit.it.ValkeyExtension;
+import dev.ratelimit.it.ValkeyServer;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code ratelimit.refresh} under {@code @RateLimited} methods, on Jersey, Jetty 12 and a real
+ * Valkey: a reading the application could not have started with (a rule an annotation names
+ * removed, or its key naming no parameter of the method) is a bad reading, refused whole as at
+ * start-up, not a silent end of the method's limit.
+ */
+@ExtendWith(ValkeyExtension.class)
+class AnnotationRefreshTest {
+
+    private static final long REFRESH_MILLIS = 200;
+
+    private final ValkeyServer valkey;
+
+    AnnotationRefreshTest(ValkeyServer valkey) {
+        this.valkey = valkey;
+    }
+
+    @BeforeEach
+    void empty() {
+        valkey.flushAll();
+    }
+
+    private EditableConfigSource source() {
+        EditableConfigSource source = new EditableConfigSource("dynamic", 100);
+        source.values.putAll(JakartaApp.settings(valkey.url(), "ratelimit.rules", "login,other",
+                "ratelimit.rule.login.limit", "2", "ratelimit.rule.login.window", "1h",
+                "ratelimit.rule.login.key", "param:username",
+                "ratelimit.rule.other.limit", "5", "ratelimit.rule.other.window", "1h",
+                "ratelimit.refresh", REFRESH_MILLIS + "ms", "ratelimit.deny-cache.enabled", "false"));
+        return source;
+    }
+
+    private static int allowedOf(JakartaApp app, String user, int tries) throws Exception {
+        int allowed = 0;
+        for (int i = 0; i < tries; i++) {
+            if (app.postForm("/login", "username=" + user + "&password=secret").statusCode() == 200) {
+                allowed++;
+            }
+        }
+        return allowed;
+    }
+
+    @Test
+    void aRefreshRemovingTheRuleAnAnnotationNamesIsRefused() throws Exception {
+        EditableConfigSource source = source();
+        try (JakartaApp app = JakartaApp.start(source, false, Resources.Login.class)) {
+            assertThat(allowedOf(app, "alice", 1)).isEqualTo(1);
+            source.values.put("ratelimit.rules", "other");
+            Thread.sleep(3 * REFRESH_MILLIS);
+            assertThat(allowedOf(app, "alice", 5)).as("login's limit of 2, one used").isEqualTo(1);
+        }
+    }
+
+    @Test
+    void aRefreshKeyingTheRuleByAParameterTheMethodLacksIsRefused() throws Exception {
+        EditableConfigSource source = source();
+        try (JakartaApp app = JakartaApp.start(source, false, Resources.Login.class)) {
+            assertThat(allowedOf(app, "bob", 1)).isEqualTo(1);
+            source.values.put("ratelimit.rule.login.key", "param:user");
+            Thread.sleep(3 * REFRESH_MILLIS);
+            assertThat(allowedOf(app, "bob", 5)).as("login's limit of 2, one used").isEqualTo(1);
+        }
+    }
+}
