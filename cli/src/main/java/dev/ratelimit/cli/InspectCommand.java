@@ -5,7 +5,6 @@ import dev.ratelimit.valkey.KeyState;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 
-import java.util.Optional;
 
 /**
  * {@code ratelimit inspect RULE KEY-VALUE...}: a key's state in words, consuming nothing: what a
@@ -17,20 +16,12 @@ import java.util.Optional;
 final class InspectCommand extends StoreCommand {
 
     @Mixin
-    private StoreOptions options;
-
-    @Mixin
     private KeyArguments key;
-
-    @Override
-    StoreOptions options() {
-        return options;
-    }
 
     @Override
     int run(Store store) {
         RuleSettings settings = store.rule(key.rule);
-        KeyState state = store.inspector().inspect(Store.planRule(settings, Optional.ofNullable(options.plan)),
+        KeyState state = store.inspector().inspect(decidingRule(settings),
                 store.key(settings, key.values), settings.cost());
         out().println(options.json ? StateJson.write(StateJson.of(state)) : state.describe());
         if (!options.json && options.plan == null && !settings.plans().isEmpty()) {

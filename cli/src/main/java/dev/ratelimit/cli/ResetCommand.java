@@ -6,7 +6,6 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 
 import java.util.Map;
-import java.util.Optional;
 
 /**
  * {@code ratelimit reset RULE KEY-VALUE...}: forgets a key's state, so that its next request has
@@ -17,20 +16,12 @@ import java.util.Optional;
 final class ResetCommand extends StoreCommand {
 
     @Mixin
-    private StoreOptions options;
-
-    @Mixin
     private KeyArguments key;
-
-    @Override
-    StoreOptions options() {
-        return options;
-    }
 
     @Override
     int run(Store store) {
         RuleSettings settings = store.rule(key.rule);
-        KeyState removed = store.inspector().reset(Store.planRule(settings, Optional.ofNullable(options.plan)),
+        KeyState removed = store.inspector().reset(decidingRule(settings),
                 store.key(settings, key.values), settings.cost());
         if (options.json) {
             out().println(StateJson.write(Map.of("removed", StateJson.of(removed))));

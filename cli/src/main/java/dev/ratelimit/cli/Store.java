@@ -80,9 +80,8 @@ final class Store implements AutoCloseable {
      * @throws Problem naming the rules there are
      */
     RuleSettings rule(String name) {
-        return settings.rules().stream().filter(r -> r.rule().name().equals(name)).findFirst()
-                .orElseThrow(() -> new Problem("no rule '" + name + "' in these settings; the rules are "
-                        + String.join(", ", settings.rules().stream().map(r -> r.rule().name()).toList())));
+        return settings.rule(name).orElseThrow(() -> new Problem("no rule '" + name + "' in these settings; the rules are "
+                + String.join(", ", settings.rules().stream().map(r -> r.rule().name()).toList())));
     }
 
     /**

@@ -1,11 +1,15 @@
 package dev.ratelimit.cli;
 
 import dev.ratelimit.RateLimitException;
+import dev.ratelimit.Rule;
 import dev.ratelimit.config.InvalidSettingsException;
+import dev.ratelimit.config.RuleSettings;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 
 /**
@@ -17,8 +21,9 @@ abstract class StoreCommand implements Callable<Integer> {
     @Spec
     private CommandSpec spec;
 
-    /** The command's store options. */
-    abstract StoreOptions options();
+    /** Where the settings are, the output's form, the plan: every such command's. */
+    @Mixin
+    StoreOptions options;
 
     /** The command's work; its exit status. */
     abstract int run(Store store);
@@ -26,6 +31,11 @@ abstract class StoreCommand implements Callable<Integer> {
     /** The command as picocli sees it. */
     final CommandSpec spec() {
         return spec;
+    }
+
+    /** The rule a request is decided by: the plan asked for with {@code --plan}, or the rule's own. */
+    final Rule decidingRule(RuleSettings rule) {
+        return Store.planRule(rule, Optional.ofNullable(options.plan));
     }
 
     /** Standard output. */
@@ -36,7 +46,7 @@ abstract class StoreCommand implements Callable<Integer> {
     @Override
     public final Integer call() {
         PrintWriter err = spec.commandLine().getErr();
-        try (Store store = Store.open(options())) {
+        try (Store store = Store.open(options)) {
             return run(store);
         } catch (InvalidSettingsException e) {
             err.println(e.getMessage());

@@ -5,7 +5,6 @@ import dev.ratelimit.config.RuleSettings;
 import dev.ratelimit.valkey.KeyScan;
 import dev.ratelimit.valkey.KeyState;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -14,7 +13,6 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Optional;
 
 /**
  * {@code ratelimit top RULE}: the rule's keys nearest their limit, found with {@code SCAN}
@@ -23,9 +21,6 @@ import java.util.Optional;
 @Command(name = "top", mixinStandardHelpOptions = true,
         description = "Lists a rule's keys nearest their limit (SCAN, bounded in keys and time).")
 final class TopCommand extends StoreCommand {
-
-    @Mixin
-    private StoreOptions options;
 
     @Parameters(index = "0", paramLabel = "RULE", description = "the rule's name")
     private String rule;
@@ -42,11 +37,6 @@ final class TopCommand extends StoreCommand {
     private int maxSeconds;
 
     @Override
-    StoreOptions options() {
-        return options;
-    }
-
-    @Override
     int run(Store store) {
         if (limit < 1 || maxKeys < 1 || maxSeconds < 1) {
             throw new Store.Problem("--limit, --max-keys and --max-seconds must be at least 1 (given " + limit + ", "
@@ -54,7 +44,7 @@ final class TopCommand extends StoreCommand {
         }
         RuleSettings settings = store.rule(rule);
         PrintWriter err = spec().commandLine().getErr();
-        KeyScan scan = store.inspector().scan(Store.planRule(settings, Optional.ofNullable(options.plan)),
+        KeyScan scan = store.inspector().scan(decidingRule(settings),
                 settings.cost(), limit, maxKeys, Duration.ofSeconds(maxSeconds), seen -> progress(err, seen));
         // The progress line is written over, then wiped, so that the table starts clean.
         err.print("\r" + " ".repeat(progress(0).length()) + "\r");

@@ -116,6 +116,16 @@ public record FilterSettings(boolean enabled, Optional<String> valkeyUrl, Durati
     }
 
     /**
+     * A rule by name.
+     *
+     * @param name the rule's name
+     * @return the rule, or empty when {@code ratelimit.rules} does not list it
+     */
+    public Optional<RuleSettings> rule(String name) {
+        return rules.stream().filter(r -> r.rule().name().equals(name)).findFirst();
+    }
+
+    /**
      * Shows everything but the Valkey password.
      *
      * @return the settings as text

@@ -61,6 +61,15 @@ public record KeySpec(List<Part> parts) {
      *             empty otherwise
      */
     public record Part(Kind kind, String name) {
+
+        /**
+         * The part as a {@code key} setting writes it.
+         *
+         * @return e.g. {@code ip}, {@code param:username}
+         */
+        public String text() {
+            return name.isEmpty() ? kind.id() : kind.id() + ":" + name;
+        }
     }
 
     /**
@@ -100,6 +109,6 @@ public record KeySpec(List<Part> parts) {
 
     @Override
     public String toString() {
-        return String.join("+", parts.stream().map(p -> p.name().isEmpty() ? p.kind().id() : p.kind().id() + ":" + p.name()).toList());
+        return String.join("+", parts.stream().map(Part::text).toList());
     }
 }

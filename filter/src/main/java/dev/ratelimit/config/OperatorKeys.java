@@ -37,7 +37,7 @@ public final class OperatorKeys {
         List<KeySpec.Part> parts = rule.key().parts().stream().filter(p -> p.kind() != KeySpec.Kind.GLOBAL).toList();
         if (values.size() != parts.size()) {
             throw new IllegalArgumentException("rule '" + rule.rule().name() + "' has key " + rule.key() + ": give "
-                    + parts.size() + " value(s) (" + String.join(", ", parts.stream().map(OperatorKeys::label).toList())
+                    + parts.size() + " value(s) (" + String.join(", ", parts.stream().map(KeySpec.Part::text).toList())
                     + "), not " + values.size());
         }
         List<String> key = new ArrayList<>();
@@ -107,12 +107,8 @@ public final class OperatorKeys {
     private static String present(RuleSettings rule, KeySpec.Part part, String value) {
         if (value.isEmpty()) {
             throw new IllegalArgumentException("rule '" + rule.rule().name() + "' has key " + rule.key() + ": the value for "
-                    + label(part) + " is empty (a request without one is not counted)");
+                    + part.text() + " is empty (a request without one is not counted)");
         }
         return KeyValues.safe(value);
-    }
-
-    private static String label(KeySpec.Part part) {
-        return part.name().isEmpty() ? part.kind().id() : part.kind().id() + ":" + part.name();
     }
 }

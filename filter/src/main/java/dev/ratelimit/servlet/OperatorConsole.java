@@ -64,7 +64,7 @@ final class OperatorConsole implements KeyOperations {
         if (now == null) {
             throw new IllegalStateException("the rate-limit filter has not started");
         }
-        RuleSettings settings = now.settings().rules().stream().filter(r -> r.rule().name().equals(rule)).findFirst()
+        RuleSettings settings = now.settings().rule(rule)
                 .orElseThrow(() -> new IllegalArgumentException("rule '" + rule + "' is no longer in the settings"));
         return new Target(now, settings, OperatorKeys.keyOf(settings, keyValues, now.settings().ipv6Prefix()));
     }

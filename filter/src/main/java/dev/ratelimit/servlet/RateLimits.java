@@ -165,11 +165,10 @@ public final class RateLimits {
 
             @Override
             public List<String> keyParts(String rule) {
-                return settings.rules().stream().filter(r -> r.rule().name().equals(rule)).findFirst()
+                return settings.rule(rule)
                         .orElseThrow(() -> new IllegalArgumentException("no rule '" + rule + "' in ratelimit.rules "
                                 + rules()))
-                        .key().parts().stream()
-                        .map(p -> p.name().isEmpty() ? p.kind().id() : p.kind().id() + ":" + p.name()).toList();
+                        .key().parts().stream().map(KeySpec.Part::text).toList();
             }
         };
     }
