@@ -4,7 +4,9 @@
 #   - /api/hello answers 200 with RateLimit-Policy and RateLimit,
 #   - /api/async (an async servlet behind the filter) answers 200,
 #   - the api rule's burst of 5 ends in a 429 with Retry-After,
-#   - /metrics (ratelimit-micrometer in the WAR) counts the rejections.
+#   - /metrics (ratelimit-micrometer in the WAR) counts the rejections,
+#   - /rest/greet/{name} (a Jakarta REST method with @RateLimited) refuses a name's fourth call
+#     in a minute, and not another name's.
 #
 # Usage: examples/containers/run.sh liberty|wildfly|payara
 #   VALKEY_URL  the Valkey to use (default: a throwaway valkey-server on a free port)
@@ -133,6 +135,13 @@ statuses=""
 for _ in $(seq 6); do statuses="$statuses $(curl -s -o /dev/null -w '%{http_code}' "$base/api/hello")"; done
 echo "six more requests:$statuses"
 case "$statuses" in *429*) echo "ok   the burst ends in 429" ;; *) echo "FAIL no 429"; fail=1 ;; esac
+# A Jakarta REST method limited by its argument (@RateLimited("greet"): three a minute per name).
+greets=""
+for _ in $(seq 4); do greets="$greets $(curl -s -o /dev/null -w '%{http_code}' "$base/rest/greet/ada")"; done
+check "/rest/greet/ada four times" "$greets" " 200 200 200 429"
+greeted=$(curl -s -D - -o /dev/null "$base/rest/greet/grace")
+check "/rest/greet/grace (another name)" "$(echo "$greeted" | head -1 | awk '{print $2}')" 200
+echo "$greeted" | grep -i '^ratelimit-policy: .*"greet"' || { echo "FAIL no RateLimit-Policy of greet"; fail=1; }
 # ratelimit-micrometer in the WAR reports to the example's registry with no code.
 rejected=$(curl -s "$base/metrics" | grep '^ratelimit_decisions_total{outcome="rejected",rule="api"}' || true)
 if [ -n "$rejected" ]; then echo "ok   /metrics: $rejected"; else echo "FAIL /metrics shows no rejection of api"; fail=1; fi

@@ -156,7 +156,13 @@ public final class RateLimits {
         running.checkReadings(settings -> check.accept(reading(settings)));
     }
 
-    private static Reading reading(FilterSettings settings) {
+    /**
+     * The rules of a reading of the settings not started, for a check made before the limits start.
+     *
+     * @param settings the settings read
+     * @return their rules
+     */
+    public static Reading reading(FilterSettings settings) {
         return new Reading() {
             @Override
             public List<String> rules() {

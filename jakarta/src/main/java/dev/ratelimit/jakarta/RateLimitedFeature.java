@@ -1,8 +1,7 @@
 package dev.ratelimit.jakarta;
 
-import dev.ratelimit.servlet.RateLimits;
+import dev.ratelimit.config.InvalidSettingsException;
 import jakarta.servlet.ServletContext;
-import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.ws.rs.Priorities;
 import jakarta.ws.rs.container.DynamicFeature;
@@ -17,8 +16,8 @@ import java.lang.reflect.Method;
  * Binds a {@link RateLimitedFilter} to each {@link RateLimited} resource method, checking its
  * annotations against the application's settings as it does: an unknown rule or parameter
  * fails the application's start, naming the method and the value. The application's
- * {@link RateLimits} are started here from its MicroProfile Config, unless the servlet filter
- * started them first: no {@code web.xml} entry is needed.
+ * {@code RateLimits} start from its MicroProfile Config at the first call, unless the servlet
+ * filter started them first ({@link LazyLimits}): no {@code web.xml} entry is needed.
  *
  * <p>Register it (with {@link RateLimitExceededMapper}) in the application, or let the server
  * find both by their {@link Provider} annotation.
@@ -67,15 +66,12 @@ public class RateLimitedFeature implements DynamicFeature {
             throw new IllegalStateException("@RateLimited on " + annotated.name() + " needs a servlet container: "
                     + "RateLimitedFeature was given no ServletContext");
         }
-        RateLimits limits;
+        LazyLimits limits;
         try {
-            limits = RateLimits.of(servletContext);
-        } catch (ServletException e) {
+            limits = LazyLimits.checked(servletContext, reading -> annotated.check(reading, true));
+        } catch (InvalidSettingsException e) {
             throw new IllegalStateException("@RateLimited on " + annotated.name() + ": " + e.getMessage(), e);
         }
-        annotated.check(limits.reading(), true);
-        // A refresh that drops or re-keys the method's rules is refused, as the start would have failed.
-        limits.checkReadings(reading -> annotated.check(reading, true));
         context.register(new RateLimitedFilter(limits, annotated, request), PRIORITY);
     }
 }

@@ -1,7 +1,6 @@
 package dev.ratelimit.jakarta;
 
 import dev.ratelimit.servlet.MethodDecision;
-import dev.ratelimit.servlet.RateLimits;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.ws.rs.container.ContainerRequestContext;
 import jakarta.ws.rs.container.ContainerRequestFilter;
@@ -29,7 +28,7 @@ final class RateLimitedFilter implements ContainerRequestFilter, ContainerRespon
     /** The request property holding the request's decision, for the response filter. */
     private static final String DECISION = RateLimitedFilter.class.getName() + ".decision";
 
-    private final RateLimits limits;
+    private final LazyLimits limits;
     private final AnnotatedMethod method;
 
     /**
@@ -39,7 +38,7 @@ final class RateLimitedFilter implements ContainerRequestFilter, ContainerRespon
      */
     private final HttpServletRequest request;
 
-    RateLimitedFilter(RateLimits limits, AnnotatedMethod method, HttpServletRequest request) {
+    RateLimitedFilter(LazyLimits limits, AnnotatedMethod method, HttpServletRequest request) {
         this.limits = limits;
         this.method = method;
         this.request = request;
@@ -52,7 +51,7 @@ final class RateLimitedFilter implements ContainerRequestFilter, ContainerRespon
             // The user a Jakarta REST filter authenticated, for a principal key or a plan by role.
             servlet = new AuthenticatedRequest(servlet, context.getSecurityContext());
         }
-        MethodDecision decision = limits.decide(servlet, method.rules(), values(context, servlet));
+        MethodDecision decision = limits.get().decide(servlet, method.rules(), values(context, servlet));
         if (!decision.allowed()) {
             context.abortWith(Refusals.of(decision));
             return;

@@ -51,7 +51,10 @@ public class RateLimitedMethods {
      *                          rule or parameter
      */
     void started(@Observes @Initialized(ApplicationScoped.class) Object payload) throws ServletException {
-        if (payload instanceof ServletContext context) {
+        // Without an annotated CDI method nothing here needs the limits: starting them this early
+        // (CDI starts before the application's listeners) would miss what those put in the
+        // servlet context for them, such as a metrics registry.
+        if (payload instanceof ServletContext context && !extension.methods().isEmpty()) {
             start(context);
         }
     }
