@@ -1,5 +1,6 @@
 package dev.ratelimit.jakarta;
 
+import dev.ratelimit.config.InvalidSettingsException;
 import dev.ratelimit.servlet.MethodDecision;
 import dev.ratelimit.servlet.RateLimits;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -13,6 +14,7 @@ import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 
 import java.lang.reflect.Method;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -31,7 +33,7 @@ public class RateLimitedMethods {
     private static final String DECIDED = RateLimitedMethods.class.getName() + ".decided";
 
     private final Map<Method, AnnotatedMethod> methods = new ConcurrentHashMap<>();
-    private volatile RateLimits limits;
+    private volatile LazyLimits limits;
 
     @Inject
     RateLimitedExtension extension;
@@ -68,14 +70,13 @@ public class RateLimitedMethods {
      * @throws IllegalStateException naming the method and the value, for an unknown rule or parameter
      */
     public void start(ServletContext context) throws ServletException {
-        RateLimits started = RateLimits.of(context);
-        for (Method method : extension.methods()) {
-            AnnotatedMethod annotated = annotated(method);
-            annotated.check(started.reading(), false);
-            // A refresh that drops or re-keys the method's rules is refused, as the start would have failed.
-            started.checkReadings(reading -> annotated.check(reading, false));
+        List<AnnotatedMethod> found = extension.methods().stream().map(this::annotated).toList();
+        try {
+            // Checked now against the settings; started at the first call (see LazyLimits).
+            this.limits = LazyLimits.checked(context, reading -> found.forEach(m -> m.check(reading, false)));
+        } catch (InvalidSettingsException e) {
+            throw new ServletException(e.getMessage(), e);
         }
-        this.limits = started;
     }
 
     /**
@@ -89,12 +90,12 @@ public class RateLimitedMethods {
             return call.proceed();
         }
         AnnotatedMethod annotated = annotated(call.getMethod());
-        RateLimits running = limits;
+        LazyLimits running = limits;
         if (running == null) {
             throw new IllegalStateException("@RateLimited on " + annotated.name() + " called before the application's "
                     + "limits started: no servlet context was given (RateLimitedMethods.start)");
         }
-        MethodDecision decision = running.decide(currentRequest(), annotated.rules(),
+        MethodDecision decision = running.get().decide(currentRequest(), annotated.rules(),
                 annotated.parameters().values(call.getParameters()), !annotated.giveBackOn().isEmpty());
         if (!decision.allowed()) {
             throw new RateLimitExceededException(annotated.name(), decision);
