@@ -5,6 +5,7 @@ import dev.ratelimit.Reservation;
 import dev.ratelimit.config.FilterSettings;
 import dev.ratelimit.config.KeySpec;
 import dev.ratelimit.config.RuleSettings;
+import dev.ratelimit.config.SettingsReader;
 import jakarta.servlet.ServletContext;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
@@ -157,12 +158,20 @@ public final class RateLimits {
     }
 
     /**
-     * The rules of a reading of the settings not started, for a check made before the limits start.
+     * The rules of the application's settings as they read now, through the MicroProfile Config
+     * the limits would start from: for a check made before the limits start (a server may
+     * configure an application's resources before its listeners run, and the limits should not
+     * start without what those give them).
      *
-     * @param settings the settings read
-     * @return their rules
+     * @return the rules read
+     * @throws ServletException when no MicroProfile Config is found, naming what to add
+     * @throws dev.ratelimit.config.InvalidSettingsException listing every problem of the settings
      */
-    public static Reading reading(FilterSettings settings) {
+    public static Reading configured() throws ServletException {
+        return reading(SettingsReader.read(ApplicationServices.settings()));
+    }
+
+    private static Reading reading(FilterSettings settings) {
         return new Reading() {
             @Override
             public List<String> rules() {

@@ -1,7 +1,5 @@
 package dev.ratelimit.jakarta;
 
-import dev.ratelimit.config.MicroProfileSettingsSource;
-import dev.ratelimit.config.SettingsReader;
 import dev.ratelimit.servlet.RateLimits;
 import jakarta.servlet.ServletContext;
 import jakarta.servlet.ServletException;
@@ -19,6 +17,12 @@ final class LazyLimits {
 
     private final ServletContext context;
     private final Consumer<RateLimits.Reading> check;
+
+    /**
+     * The application's class loader, as at the check: the first call may come on a thread of
+     * another (a test's, a pool's), whose MicroProfile Config would not be the application's.
+     */
+    private final ClassLoader application = Thread.currentThread().getContextClassLoader();
     private volatile RateLimits started;
 
     private LazyLimits(ServletContext context, Consumer<RateLimits.Reading> check) {
@@ -30,14 +34,14 @@ final class LazyLimits {
      * Checks a method's annotations against the settings now, and defers the start.
      *
      * @throws IllegalStateException naming the method and the value, for an unknown rule or parameter
+     * @throws ServletException when the settings cannot be read (no MicroProfile Config, invalid settings)
      */
-    static LazyLimits checked(ServletContext context, Consumer<RateLimits.Reading> check) {
+    static LazyLimits checked(ServletContext context, Consumer<RateLimits.Reading> check) throws ServletException {
         LazyLimits limits = new LazyLimits(context, check);
         if (context.getAttribute(RateLimits.class.getName()) instanceof RateLimits) {
             limits.get(); // started already (the filter's init): join and check them now
         } else {
-            ClassLoader loader = Thread.currentThread().getContextClassLoader();
-            check.accept(RateLimits.reading(SettingsReader.read(MicroProfileSettingsSource.forClassLoader(loader))));
+            check.accept(RateLimits.configured());
         }
         return limits;
     }
@@ -48,6 +52,9 @@ final class LazyLimits {
         if (limits == null) {
             synchronized (this) {
                 if (started == null) {
+                    Thread thread = Thread.currentThread();
+                    ClassLoader caller = thread.getContextClassLoader();
+                    thread.setContextClassLoader(application);
                     try {
                         RateLimits running = RateLimits.of(context);
                         check.accept(running.reading());
@@ -56,6 +63,8 @@ final class LazyLimits {
                         started = running;
                     } catch (ServletException e) {
                         throw new IllegalStateException(e.getMessage(), e);
+                    } finally {
+                        thread.setContextClassLoader(caller);
                     }
                 }
                 limits = started;

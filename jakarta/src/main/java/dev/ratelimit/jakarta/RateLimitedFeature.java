@@ -2,6 +2,7 @@ package dev.ratelimit.jakarta;
 
 import dev.ratelimit.config.InvalidSettingsException;
 import jakarta.servlet.ServletContext;
+import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.ws.rs.Priorities;
 import jakarta.ws.rs.container.DynamicFeature;
@@ -69,7 +70,7 @@ public class RateLimitedFeature implements DynamicFeature {
         LazyLimits limits;
         try {
             limits = LazyLimits.checked(servletContext, reading -> annotated.check(reading, true));
-        } catch (InvalidSettingsException e) {
+        } catch (InvalidSettingsException | ServletException e) {
             throw new IllegalStateException("@RateLimited on " + annotated.name() + ": " + e.getMessage(), e);
         }
         context.register(new RateLimitedFilter(limits, annotated, request), PRIORITY);

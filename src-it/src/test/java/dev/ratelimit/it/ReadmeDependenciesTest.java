@@ -35,13 +35,15 @@ class ReadmeDependenciesTest {
 
     /**
      * What the example WAR declares beyond the README's set, and why: its {@code /metrics}
-     * (see the README's Metrics), and the Servlet API it compiles against, which the container
-     * provides.
+     * (see the README's Metrics), the Servlet API it compiles against, which the container
+     * provides, and its annotated resource's module and Jakarta REST API (provided by the server).
      */
     private static final List<String> EXAMPLE_ONLY = List.of(
             "dev.ratelimit:ratelimit-micrometer",
             "io.micrometer:micrometer-registry-prometheus",
-            "jakarta.servlet:jakarta.servlet-api");
+            "jakarta.servlet:jakarta.servlet-api",
+            "dev.ratelimit:ratelimit-jakarta",
+            "jakarta.ws.rs:jakarta.ws.rs-api");
 
     /** The README's set for a MicroProfile server. */
     private static final Pattern MICROPROFILE_SNIPPET = Pattern.compile(
