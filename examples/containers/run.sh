@@ -101,7 +101,7 @@ CMD
     "$work/wlp/bin/server" create ratelimit >/dev/null
     cat >"$work/wlp/usr/servers/ratelimit/server.xml" <<XML
 <server>
-  <featureManager><feature>servlet-6.0</feature><feature>mpConfig-3.1</feature></featureManager>
+  <featureManager><feature>servlet-6.0</feature><feature>mpConfig-3.1</feature><feature>restfulWS-3.1</feature><feature>cdi-4.0</feature></featureManager>
   <httpEndpoint id="defaultHttpEndpoint" host="127.0.0.1" httpPort="$port" httpsPort="-1"/>
   <webApplication location="$war" contextRoot="/"/>
 </server>

@@ -17,12 +17,6 @@ final class LazyLimits {
 
     private final ServletContext context;
     private final Consumer<RateLimits.Reading> check;
-
-    /**
-     * The application's class loader, as at the check: the first call may come on a thread of
-     * another (a test's, a pool's), whose MicroProfile Config would not be the application's.
-     */
-    private final ClassLoader application = Thread.currentThread().getContextClassLoader();
     private volatile RateLimits started;
 
     private LazyLimits(ServletContext context, Consumer<RateLimits.Reading> check) {
@@ -41,7 +35,7 @@ final class LazyLimits {
         if (context.getAttribute(RateLimits.class.getName()) instanceof RateLimits) {
             limits.get(); // started already (the filter's init): join and check them now
         } else {
-            check.accept(RateLimits.configured());
+            check.accept(limits.inApplication(RateLimits::configured));
         }
         return limits;
     }
@@ -52,24 +46,41 @@ final class LazyLimits {
         if (limits == null) {
             synchronized (this) {
                 if (started == null) {
-                    Thread thread = Thread.currentThread();
-                    ClassLoader caller = thread.getContextClassLoader();
-                    thread.setContextClassLoader(application);
                     try {
-                        RateLimits running = RateLimits.of(context);
+                        RateLimits running = inApplication(() -> RateLimits.of(context));
                         check.accept(running.reading());
                         // A refresh that drops or re-keys the method's rules is refused, as the start would have failed.
                         running.checkReadings(check);
                         started = running;
                     } catch (ServletException e) {
                         throw new IllegalStateException(e.getMessage(), e);
-                    } finally {
-                        thread.setContextClassLoader(caller);
                     }
                 }
                 limits = started;
             }
         }
         return limits;
+    }
+
+    /** What reads the settings, as it must run. */
+    private interface SettingsCall<T> {
+        T call() throws ServletException;
+    }
+
+    /**
+     * Runs with the application's class loader as the thread's context loader: MicroProfile
+     * Config is found by it, and the first call, or the check, may come on a thread of another
+     * (a pool's, a test's, a CDI container's start).
+     */
+    private <T> T inApplication(SettingsCall<T> call) throws ServletException {
+        Thread thread = Thread.currentThread();
+        ClassLoader caller = thread.getContextClassLoader();
+        ClassLoader application = context.getClassLoader();
+        thread.setContextClassLoader(application != null ? application : caller);
+        try {
+            return call.call();
+        } finally {
+            thread.setContextClassLoader(caller);
+        }
     }
 }

@@ -16,6 +16,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import java.lang.reflect.Method;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
@@ -34,6 +35,12 @@ public class RateLimitedMethods {
 
     private final Map<Method, AnnotatedMethod> methods = new ConcurrentHashMap<>();
     private volatile LazyLimits limits;
+
+    /** The methods checked against the settings: those the extension found, then any seen late. */
+    private final Set<Method> checked = ConcurrentHashMap.newKeySet();
+
+    /** The servlet context of the start event, kept for a start at the first call. */
+    private volatile ServletContext application;
 
     @Inject
     RateLimitedExtension extension;
@@ -56,8 +63,11 @@ public class RateLimitedMethods {
         // Without an annotated CDI method nothing here needs the limits: starting them this early
         // (CDI starts before the application's listeners) would miss what those put in the
         // servlet context for them, such as a metrics registry.
-        if (payload instanceof ServletContext context && !extension.methods().isEmpty()) {
-            start(context);
+        if (payload instanceof ServletContext context) {
+            application = context;
+            if (!extension.methods().isEmpty()) {
+                start(context);
+            }
         }
     }
 
@@ -74,6 +84,7 @@ public class RateLimitedMethods {
         try {
             // Checked now against the settings; started at the first call (see LazyLimits).
             this.limits = LazyLimits.checked(context, reading -> found.forEach(m -> m.check(reading, false)));
+            checked.addAll(extension.methods());
         } catch (InvalidSettingsException e) {
             throw new ServletException(e.getMessage(), e);
         }
@@ -90,12 +101,7 @@ public class RateLimitedMethods {
             return call.proceed();
         }
         AnnotatedMethod annotated = annotated(call.getMethod());
-        LazyLimits running = limits;
-        if (running == null) {
-            throw new IllegalStateException("@RateLimited on " + annotated.name() + " called before the application's "
-                    + "limits started: no servlet context was given (RateLimitedMethods.start)");
-        }
-        MethodDecision decision = running.get().decide(currentRequest(), annotated.rules(),
+        MethodDecision decision = limits(annotated).get().decide(currentRequest(), annotated.rules(),
                 annotated.parameters().values(call.getParameters()), !annotated.giveBackOn().isEmpty());
         if (!decision.allowed()) {
             throw new RateLimitExceededException(annotated.name(), decision);
@@ -114,6 +120,38 @@ public class RateLimitedMethods {
             decision.keep();
         }
         return result;
+    }
+
+    /**
+     * The application's limits. A server may intercept a method its CDI extension never saw (a
+     * Jakarta REST resource its REST runtime makes, not CDI's discovery): such a method is
+     * checked at its first call, and the limits started then from the start event's servlet
+     * context or the request's.
+     */
+    private LazyLimits limits(AnnotatedMethod annotated) throws ServletException {
+        LazyLimits running = limits;
+        if (running != null && checked.contains(annotated.method())) {
+            return running;
+        }
+        synchronized (this) {
+            if (limits == null) {
+                HttpServletRequest request = currentRequest();
+                ServletContext context = application != null ? application
+                        : request != null ? request.getServletContext() : null;
+                if (context == null) {
+                    throw new IllegalStateException("@RateLimited on " + annotated.name() + " called before the "
+                            + "application's limits started: no servlet context was given (RateLimitedMethods.start)");
+                }
+                start(context);
+            }
+            if (!checked.contains(annotated.method())) {
+                annotated.check(limits.get().reading(), false);
+                // A refresh that drops or re-keys the method's rules is refused, as for the others.
+                limits.get().checkReadings(reading -> annotated.check(reading, false));
+                checked.add(annotated.method());
+            }
+            return limits;
+        }
     }
 
     /** Keeps a finished call's units, or gives them back after one of the listed exceptions. */

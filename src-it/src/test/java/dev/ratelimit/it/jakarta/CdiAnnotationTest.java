@@ -9,6 +9,7 @@ import dev.ratelimit.jakarta.RateLimitedListInterceptor;
 import dev.ratelimit.jakarta.RateLimitedMethods;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.context.Initialized;
+import jakarta.enterprise.inject.spi.Unmanaged;
 import org.jboss.weld.environment.se.Weld;
 import org.jboss.weld.environment.se.WeldContainer;
 import org.junit.jupiter.api.BeforeEach;
@@ -159,6 +160,32 @@ class CdiAnnotationTest {
             assertThatThrownBy(() -> weld(app, TypoMailService.class).close())
                     .satisfies(e -> assertThat(RestAnnotationTest.causes(e)).contains("@RateLimited(\"reset\") on "
                             + TypoMailService.class.getName() + ".sendReset: the rule's key part param:accountId"));
+        }
+    }
+
+    /**
+     * A server's REST runtime may make a resource through CDI without CDI's discovery having seen
+     * its class (Payara's Jersey does): the interceptor runs, the extension found nothing, and the
+     * start event found no annotated method to start for. The limits start, and the method is
+     * checked, at its first call.
+     */
+    @Test
+    void aMethodDiscoveryNeverSawIsCheckedAndLimitedAtItsFirstCall() throws Exception {
+        try (JakartaApp app = JakartaApp.start(settings(), false); WeldContainer weld = weld(app)) {
+            Unmanaged.UnmanagedInstance<MailService> made = new Unmanaged<>(weld.getBeanManager(), MailService.class)
+                    .newInstance().produce().inject().postConstruct();
+            MailService mails = made.get();
+            for (int i = 0; i < 3; i++) {
+                mails.sendReset(7);
+            }
+            assertThatThrownBy(() -> mails.sendReset(7)).isInstanceOf(RateLimitExceededException.class);
+            mails.sendReset(8);
+
+            TypoMailService typo = new Unmanaged<>(weld.getBeanManager(), TypoMailService.class)
+                    .newInstance().produce().inject().postConstruct().get();
+            assertThatThrownBy(() -> typo.sendReset(7)).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("@RateLimited(\"reset\") on " + TypoMailService.class.getName()
+                            + ".sendReset: the rule's key part param:accountId");
         }
     }
 }
