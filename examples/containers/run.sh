@@ -6,7 +6,9 @@
 #   - the api rule's burst of 5 ends in a 429 with Retry-After,
 #   - /metrics (ratelimit-micrometer in the WAR) counts the rejections,
 #   - /rest/greet/{name} (a Jakarta REST method with @RateLimited) refuses a name's fourth call
-#     in a minute, and not another name's.
+#     in a minute, and not another name's,
+#   - POST /rest/welcome/{address} (calling a CDI bean method with @RateLimited) refuses an
+#     address's third mail in an hour, and not another address's.
 #
 # Usage: examples/containers/run.sh liberty|wildfly|payara
 #   VALKEY_URL  the Valkey to use (default: a throwaway valkey-server on a free port)
@@ -142,6 +144,13 @@ check "/rest/greet/ada four times" "$greets" " 200 200 200 429"
 greeted=$(curl -s -D - -o /dev/null "$base/rest/greet/grace")
 check "/rest/greet/grace (another name)" "$(echo "$greeted" | head -1 | awk '{print $2}')" 200
 echo "$greeted" | grep -i '^ratelimit-policy: .*"greet"' || { echo "FAIL no RateLimit-Policy of greet"; fail=1; }
+# A CDI bean method limited by its argument (@RateLimited("welcome"): two an hour per address),
+# called by a resource: its refusal is the filter's 429.
+welcomes=""
+for _ in $(seq 3); do welcomes="$welcomes $(curl -s -o /dev/null -w '%{http_code}' -X POST "$base/rest/welcome/ada")"; done
+check "POST /rest/welcome/ada three times" "$welcomes" " 200 200 429"
+check "POST /rest/welcome/grace (another address)" \
+  "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$base/rest/welcome/grace")" 200
 # ratelimit-micrometer in the WAR reports to the example's registry with no code.
 rejected=$(curl -s "$base/metrics" | grep '^ratelimit_decisions_total{outcome="rejected",rule="api"}' || true)
 if [ -n "$rejected" ]; then echo "ok   /metrics: $rejected"; else echo "FAIL /metrics shows no rejection of api"; fail=1; fi

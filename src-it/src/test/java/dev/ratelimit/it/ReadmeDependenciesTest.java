@@ -36,14 +36,15 @@ class ReadmeDependenciesTest {
     /**
      * What the example WAR declares beyond the README's set, and why: its {@code /metrics}
      * (see the README's Metrics), the Servlet API it compiles against, which the container
-     * provides, and its annotated resource's module and Jakarta REST API (provided by the server).
+     * provides, and its annotated methods' module and the Jakarta REST and CDI APIs (provided by the server).
      */
     private static final List<String> EXAMPLE_ONLY = List.of(
             "dev.ratelimit:ratelimit-micrometer",
             "io.micrometer:micrometer-registry-prometheus",
             "jakarta.servlet:jakarta.servlet-api",
             "dev.ratelimit:ratelimit-jakarta",
-            "jakarta.ws.rs:jakarta.ws.rs-api");
+            "jakarta.ws.rs:jakarta.ws.rs-api",
+            "jakarta.enterprise:jakarta.enterprise.cdi-api");
 
     /** The README's set for a MicroProfile server. */
     private static final Pattern MICROPROFILE_SNIPPET = Pattern.compile(

@@ -13,6 +13,6 @@ public class RestApplication extends Application {
 
     @Override
     public Set<Class<?>> getClasses() {
-        return Set.of(GreetingResource.class, RateLimitedFeature.class, RateLimitExceededMapper.class);
+        return Set.of(GreetingResource.class, WelcomeResource.class, RateLimitedFeature.class, RateLimitExceededMapper.class);
     }
 }
