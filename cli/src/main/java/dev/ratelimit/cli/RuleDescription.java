@@ -79,7 +79,8 @@ final class RuleDescription {
             return rule.algorithm().id() + " " + rule.limit() + " at once (lease timeout " + rule.window() + ")";
         }
         // A calendar window is named with its zone: "per calendar-month in Europe/Berlin".
-        return rule.algorithm().id() + " " + rule.limit() + " per " + (rule.calendar() != null ? rule.calendar() : rule.window())
+        Object window = rule.calendar() != null ? rule.calendar() : rule.window();
+        return rule.algorithm().id() + " " + rule.limit() + " per " + window
                 + (rule.burst() != rule.limit() ? " (burst " + rule.burst() + ")" : "");
     }
 

@@ -127,6 +127,48 @@ class CheckerTest {
     }
 
     /**
+     * The fixed seeds hold calendar windows: fixed-window rules that are calendar periods, whose
+     * runs start shortly before a period end the steps cross, and edits between rolling and
+     * calendar windows, both ways.
+     */
+    @Test
+    void theFixedSeedsCrossCalendarPeriodEnds() {
+        int calendars = 0;
+        int toCalendar = 0;
+        int toRolling = 0;
+        for (long seed : SEEDS) {
+            for (Workload.Target target : Workload.Target.SINGLE) {
+                Workload workload = Workload.generate(seed, target, STEPS, Known.avoided());
+                dev.ratelimit.Rule calendar = workload.rules().stream().filter(r -> r.calendar() != null).findFirst()
+                        .orElse(null);
+                if (calendar == null) {
+                    continue;
+                }
+                calendars++;
+                System.out.println("checker: seed " + seed + " on " + target + ": " + calendar.name() + " per "
+                        + calendar.calendar());
+                assertThat(calendar.calendar().period(workload.clockStart()).end() - workload.clockStart())
+                        .as("seed %d on %s starts before a period end", seed, target).isBetween(1L, 120_000L);
+                for (Op step : workload.steps()) {
+                    if (step instanceof Op.Edit edit && workload.rules().get(edit.rule()).algorithm()
+                            == dev.ratelimit.Algorithm.FIXED_WINDOW) {
+                        if (edit.calendar() != null) {
+                            toCalendar++;
+                        } else {
+                            toRolling++;
+                        }
+                    }
+                }
+            }
+        }
+        System.out.println("checker: " + calendars + " fixed-seed runs with a calendar window, " + toCalendar
+                + " fixed-window edits to a calendar window, " + toRolling + " to a rolling one");
+        assertThat(calendars).as("runs with a calendar window").isGreaterThanOrEqualTo(3);
+        assertThat(toCalendar).as("edits to a calendar window").isPositive();
+        assertThat(toRolling).as("edits to a rolling window").isPositive();
+    }
+
+    /**
      * The open defects ({@link Known}) are still there: each one's seed, with that defect alone
      * exposed, still breaks an invariant. When this fails for one, it was fixed: delete its entry
      * in {@link Known}, and the workload exercises it from then on.
