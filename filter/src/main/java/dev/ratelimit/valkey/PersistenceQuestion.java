@@ -4,6 +4,7 @@ import redis.clients.jedis.Connection;
 import redis.clients.jedis.ConnectionPool;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.JedisCluster;
+import redis.clients.jedis.RedisClusterClient;
 import redis.clients.jedis.UnifiedJedis;
 
 import java.util.ArrayList;
@@ -31,8 +32,10 @@ final class PersistenceQuestion {
     static Persistence ask(UnifiedJedis client, String endpoint) {
         List<String> volatileServers = new ArrayList<>();
         try {
-            if (client instanceof JedisCluster cluster) {
-                for (Map.Entry<String, ConnectionPool> node : cluster.getClusterNodes().entrySet()) {
+            Map<String, ConnectionPool> nodes = client instanceof RedisClusterClient cluster ? cluster.getClusterNodes()
+                    : client instanceof JedisCluster given ? given.getClusterNodes() : null;
+            if (nodes != null) {
+                for (Map.Entry<String, ConnectionPool> node : nodes.entrySet()) {
                     try (Connection connection = node.getValue().getResource()) {
                         // Not closed itself: closing the connection gives it back to its pool.
                         Jedis jedis = new Jedis(connection);

@@ -120,6 +120,27 @@ class PersistenceWarningTest {
         }
     }
 
+    /**
+     * On a cluster every primary is asked: three that persist nothing are named, and one that
+     * turns its append-only file on drops out of the list.
+     */
+    @Test
+    void onAClusterEveryPrimaryIsAsked() {
+        try (ValkeyCluster cluster = ValkeyCluster.start(3);
+             dev.ratelimit.valkey.ValkeyRateLimiter limiter = dev.ratelimit.valkey.ValkeyRateLimiter.builder()
+                     .settings(dev.ratelimit.valkey.ValkeySettings.of(cluster.seedUrl()).withCluster(true)).build()) {
+            dev.ratelimit.valkey.Persistence none = limiter.inspector().persistence();
+            assertThat(none.known()).as(String.valueOf(none.unknown())).isTrue();
+            assertThat(none.volatileServers()).hasSize(3);
+            try (Jedis node = cluster.nodes().get(0).connect()) {
+                node.configSet("appendonly", "yes");
+            }
+            dev.ratelimit.valkey.Persistence one = limiter.inspector().persistence();
+            assertThat(one.volatileServers()).hasSize(2)
+                    .doesNotContain(cluster.nodes().get(0).url().substring("redis://".length()));
+        }
+    }
+
     /** No rule of an hour or more: nothing is asked, nothing said. */
     @Test
     void shortWindowsAskNothing() throws Exception {
