@@ -61,6 +61,9 @@ class CalendarServerClockTest {
             assertThat(refused.retryAfter().toMillis()).isBetween(end - after - 2_000, end - before + 2_000);
             long ttl = inspect.pttl(limiter.stateKey(rule, "k"));
             assertThat(ttl).as("the key lives until the period ends").isBetween(end - after - 2_000, end - before + 2_000);
+            // What an operator's inspect shows (the command line, the MBean): the state ends with the period.
+            String described = limiter.inspector().inspect(rule, "k", 1).describe();
+            assertThat(described).contains("rejected now").contains("0 of 2 remaining").contains("\n    " + end + ":2:");
         }
     }
 
