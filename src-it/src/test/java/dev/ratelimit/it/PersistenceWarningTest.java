@@ -141,6 +141,25 @@ class PersistenceWarningTest {
         }
     }
 
+    /**
+     * Behind Sentinel the primary the sentinels name is asked: it persists nothing until it turns
+     * its append-only file on (the replica's settings are not the question).
+     */
+    @Test
+    void behindSentinelThePrimaryIsAsked() {
+        try (ValkeySentinels topology = ValkeySentinels.start();
+             dev.ratelimit.valkey.ValkeyRateLimiter limiter = dev.ratelimit.valkey.ValkeyRateLimiter.builder()
+                     .settings(dev.ratelimit.valkey.ValkeySettings.of("redis://ignored:1")
+                             .withSentinel(ValkeySentinels.MASTER, topology.sentinelNodes())).build()) {
+            assertThat(limiter.inspector().persistence().volatileServers()).hasSize(1);
+            try (Jedis primary = topology.primary().connect()) {
+                primary.configSet("appendonly", "yes");
+            }
+            dev.ratelimit.valkey.Persistence after = limiter.inspector().persistence();
+            assertThat(after.persists()).as("%s", after).isTrue();
+        }
+    }
+
     /** No rule of an hour or more: nothing is asked, nothing said. */
     @Test
     void shortWindowsAskNothing() throws Exception {
