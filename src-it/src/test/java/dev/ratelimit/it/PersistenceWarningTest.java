@@ -122,7 +122,7 @@ class PersistenceWarningTest {
 
     /**
      * On a cluster every primary is asked: three that persist nothing are named, and one that
-     * turns its append-only file on drops out of the list.
+     * turns snapshots on drops out of the list.
      */
     @Test
     void onAClusterEveryPrimaryIsAsked() {
@@ -133,7 +133,8 @@ class PersistenceWarningTest {
             assertThat(none.known()).as(String.valueOf(none.unknown())).isTrue();
             assertThat(none.volatileServers()).hasSize(3);
             try (Jedis node = cluster.nodes().get(0).connect()) {
-                node.configSet("appendonly", "yes");
+                // Snapshots after an hour with a change: it persists, and writes no file during the test.
+                node.configSet("save", "3600 1");
             }
             dev.ratelimit.valkey.Persistence one = limiter.inspector().persistence();
             assertThat(one.volatileServers()).hasSize(2)
@@ -143,7 +144,7 @@ class PersistenceWarningTest {
 
     /**
      * Behind Sentinel the primary the sentinels name is asked: it persists nothing until it turns
-     * its append-only file on (the replica's settings are not the question).
+     * snapshots on (the replica's settings are not the question).
      */
     @Test
     void behindSentinelThePrimaryIsAsked() {
@@ -153,7 +154,7 @@ class PersistenceWarningTest {
                              .withSentinel(ValkeySentinels.MASTER, topology.sentinelNodes())).build()) {
             assertThat(limiter.inspector().persistence().volatileServers()).hasSize(1);
             try (Jedis primary = topology.primary().connect()) {
-                primary.configSet("appendonly", "yes");
+                primary.configSet("save", "3600 1");
             }
             dev.ratelimit.valkey.Persistence after = limiter.inspector().persistence();
             assertThat(after.persists()).as("%s", after).isTrue();

@@ -46,8 +46,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class CheckerTest {
 
     /** Steps per run in the build: a few seconds per run on a busy two-core machine. */
-    private static final int STEPS = Integer.getInteger("checker.steps", 1_500);
-    private static final long[] SEEDS = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+    static final int STEPS = Integer.getInteger("checker.steps", 1_500);
+    static final long[] SEEDS = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
     /** Seeds on each cluster target in the build: the cluster's share of its time is small. */
     private static final long[] CLUSTER_SEEDS = {1, 2};
 
@@ -124,48 +124,6 @@ class CheckerTest {
             assertThat(steps.stream().filter(Op.Inspect.class::isInstance).count()).as(target + " inspects")
                     .isPositive();
         }
-    }
-
-    /**
-     * The fixed seeds hold calendar windows: fixed-window rules that are calendar periods, whose
-     * runs start shortly before a period end the steps cross, and edits between rolling and
-     * calendar windows, both ways.
-     */
-    @Test
-    void theFixedSeedsCrossCalendarPeriodEnds() {
-        int calendars = 0;
-        int toCalendar = 0;
-        int toRolling = 0;
-        for (long seed : SEEDS) {
-            for (Workload.Target target : Workload.Target.SINGLE) {
-                Workload workload = Workload.generate(seed, target, STEPS, Known.avoided());
-                dev.ratelimit.Rule calendar = workload.rules().stream().filter(r -> r.calendar() != null).findFirst()
-                        .orElse(null);
-                if (calendar == null) {
-                    continue;
-                }
-                calendars++;
-                System.out.println("checker: seed " + seed + " on " + target + ": " + calendar.name() + " per "
-                        + calendar.calendar());
-                assertThat(calendar.calendar().period(workload.clockStart()).end() - workload.clockStart())
-                        .as("seed %d on %s starts before a period end", seed, target).isBetween(1L, 120_000L);
-                for (Op step : workload.steps()) {
-                    if (step instanceof Op.Edit edit && workload.rules().get(edit.rule()).algorithm()
-                            == dev.ratelimit.Algorithm.FIXED_WINDOW) {
-                        if (edit.calendar() != null) {
-                            toCalendar++;
-                        } else {
-                            toRolling++;
-                        }
-                    }
-                }
-            }
-        }
-        System.out.println("checker: " + calendars + " fixed-seed runs with a calendar window, " + toCalendar
-                + " fixed-window edits to a calendar window, " + toRolling + " to a rolling one");
-        assertThat(calendars).as("runs with a calendar window").isGreaterThanOrEqualTo(3);
-        assertThat(toCalendar).as("edits to a calendar window").isPositive();
-        assertThat(toRolling).as("edits to a rolling window").isPositive();
     }
 
     /**
