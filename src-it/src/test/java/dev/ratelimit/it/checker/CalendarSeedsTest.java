@@ -51,4 +51,22 @@ class CalendarSeedsTest {
         assertThat(toRolling).as("edits to a rolling window").isPositive();
     }
 
+
+    /** Over HTTP too: fixed seeds whose settings hold a calendar window (own or plan), or edits to one. */
+    @Test
+    void theHttpSeedsSetCalendarWindows() {
+        int calendars = 0;
+        int edits = 0;
+        // The fixed seeds of HttpCheckerTest#fixedSeedsKeepEveryPromise.
+        for (long seed : new long[] {1, 2, 3}) {
+            HttpWorkload workload = HttpWorkload.generate(seed, HttpCheckerTest.STEPS, Known.avoided());
+            calendars += (int) workload.rules().stream()
+                    .filter(spec -> spec.rule().calendar() != null || spec.pro().calendar() != null).count();
+            edits += (int) workload.steps().stream()
+                    .filter(step -> step instanceof HttpWorkload.Edit edit && edit.calendar() != null).count();
+        }
+        System.out.println("checker: HTTP fixed seeds: " + calendars + " rules with a calendar window, " + edits
+                + " edits to one");
+        assertThat(calendars + edits).as("calendar windows over HTTP").isPositive();
+    }
 }
