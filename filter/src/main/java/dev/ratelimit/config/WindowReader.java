@@ -13,8 +13,9 @@ import java.util.Optional;
  * Reads a rule's or a plan's {@code window}: a duration (windows aligned to the epoch) or a
  * calendar period, {@code calendar-day}, {@code calendar-week} or {@code calendar-month}, in the
  * zone of {@code time-zone} (an IANA id, default UTC). A calendar window is for fixed-window only
- * (see {@link CalendarWindow} why), and {@code time-zone} only for a calendar window. Problems go
- * to the shared {@link SettingsValues}.
+ * (see {@link CalendarWindow} why), and {@code time-zone} only for a calendar window; a plan's
+ * calendar window without a {@code time-zone} of its own is in its rule's zone (UTC when the
+ * rule's window is rolling). Problems go to the shared {@link SettingsValues}.
  */
 final class WindowReader {
 
@@ -76,7 +77,9 @@ final class WindowReader {
                     + "defined over periods of varying length");
             return Window.rolling(Duration.ofSeconds(1));
         }
-        ZoneId zone = zoneText.isEmpty() ? ZoneOffset.UTC : zone(p, zoneText.get()).orElse(ZoneOffset.UTC);
+        // A plan's calendar window without a zone of its own keeps its rule's zone.
+        ZoneId unset = inherited.map(Window::calendar).map(CalendarWindow::zone).orElse(ZoneOffset.UTC);
+        ZoneId zone = zoneText.isEmpty() ? unset : zone(p, zoneText.get()).orElse(unset);
         return Window.calendar(CalendarWindow.of(unit.get(), zone));
     }
 

@@ -52,14 +52,17 @@ class CalendarSettingsTest {
     @Test
     void aPlanTakesItsOwnCalendarWindowOrZoneUnderTheSameRules() {
         Map<String, String> m = monthly();
-        m.put("ratelimit.rule.messages.plan", "role:pro");
+        m.put("ratelimit.rule.messages.plan", "role:pro,basic");
         m.put("ratelimit.rule.messages.plan.pro.limit", "50000");
         m.put("ratelimit.rule.messages.plan.pro.time-zone", "America/New_York");
+        m.put("ratelimit.rule.messages.plan.basic.window", "calendar-week");
         m.put("ratelimit.rule.daily.plan", "role:pro");
         m.put("ratelimit.rule.daily.plan.pro.window", "1h");
         FilterSettings settings = read(m);
         Rule pro = settings.rule("messages").orElseThrow().plans().get("pro");
         assertThat(pro.calendar()).isEqualTo(CalendarWindow.of(CalendarWindow.Unit.MONTH, ZoneId.of("America/New_York")));
+        assertThat(settings.rule("messages").orElseThrow().plans().get("basic").calendar()).as("the rule's zone")
+                .isEqualTo(CalendarWindow.of(CalendarWindow.Unit.WEEK, ZoneId.of("Europe/Berlin")));
         Rule hourly = settings.rule("daily").orElseThrow().plans().get("pro");
         assertThat(hourly.calendar()).isNull();
         assertThat(hourly.window()).isEqualTo(Duration.ofHours(1));
