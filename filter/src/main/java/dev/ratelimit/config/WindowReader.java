@@ -6,7 +6,6 @@ import dev.ratelimit.CalendarWindow;
 import java.time.DateTimeException;
 import java.time.Duration;
 import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.Optional;
 
 /**
@@ -18,6 +17,9 @@ import java.util.Optional;
  * rule's window is rolling). Problems go to the shared {@link SettingsValues}.
  */
 final class WindowReader {
+
+    /** The default zone, by the name settings and messages use ({@code ZoneOffset.UTC} would say "Z"). */
+    private static final ZoneId UTC = ZoneId.of("UTC");
 
     private final SettingsValues values;
 
@@ -78,7 +80,7 @@ final class WindowReader {
             return Window.rolling(Duration.ofSeconds(1));
         }
         // A plan's calendar window without a zone of its own keeps its rule's zone.
-        ZoneId unset = inherited.map(Window::calendar).map(CalendarWindow::zone).orElse(ZoneOffset.UTC);
+        ZoneId unset = inherited.map(Window::calendar).map(CalendarWindow::zone).orElse(UTC);
         ZoneId zone = zoneText.isEmpty() ? unset : zone(p, zoneText.get()).orElse(unset);
         return Window.calendar(CalendarWindow.of(unit.get(), zone));
     }

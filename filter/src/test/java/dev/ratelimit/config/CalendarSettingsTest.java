@@ -6,7 +6,6 @@ import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
 import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -44,7 +43,8 @@ class CalendarSettingsTest {
         Rule messages = rule(settings, "messages");
         assertThat(messages.calendar()).isEqualTo(CalendarWindow.of(CalendarWindow.Unit.MONTH, ZoneId.of("Europe/Berlin")));
         assertThat(messages.window()).isEqualTo(Duration.ofDays(31));
-        assertThat(rule(settings, "daily").calendar()).isEqualTo(CalendarWindow.of(CalendarWindow.Unit.DAY, ZoneOffset.UTC));
+        assertThat(rule(settings, "daily").calendar()).isEqualTo(CalendarWindow.of(CalendarWindow.Unit.DAY, ZoneId.of("UTC")));
+        assertThat(rule(settings, "daily").calendar()).hasToString("calendar-day in UTC");
         assertThat(settings.rule("daily").orElseThrow().localRule().calendar()).as("the fallback's periods too")
                 .isNotNull();
     }
