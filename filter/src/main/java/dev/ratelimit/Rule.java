@@ -28,9 +28,14 @@ import java.util.regex.Pattern;
  * @param shadow        whether the rule only observes: it counts and reports as usual but its
  *                      rejections never reject a request nor stop other rules from consuming
  *                      (for a safe roll-out). Default: false
+ * @param calendar      for {@link Algorithm#FIXED_WINDOW} only: the calendar period the windows
+ *                      are (a day, week or month in a time zone), or null for windows of
+ *                      {@code window} aligned to the epoch. A calendar rule's {@code window} is
+ *                      its period's {@linkplain CalendarWindow#nominal() nominal length}; its
+ *                      decisions use the actual period. Default: null
  */
 public record Rule(String name, Algorithm algorithm, long limit, Duration window, long burst,
-                   boolean countRejected, boolean shadow) {
+                   boolean countRejected, boolean shadow, CalendarWindow calendar) {
 
     /** The rule names accepted: safe inside a Valkey key and a Structured Field string. */
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._-]{1,64}");
@@ -105,11 +110,29 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
                     + largest + " is too large: at most " + MAX_UNITS + ", the largest number a rate-limit "
                     + "header field carries (a Structured Field Integer has 15 digits)");
         }
+        if (calendar != null && algorithm != Algorithm.FIXED_WINDOW) {
+            throw new IllegalArgumentException("rule '" + name + "': window " + calendar.unit().id() + " applies only "
+                    + "to fixed-window, not to " + algorithm + ": its rate is not defined over periods of varying length");
+        }
+        if (calendar != null && !window.equals(calendar.nominal())) {
+            throw new IllegalArgumentException("rule '" + name + "': window " + window + " must be the nominal length "
+                    + calendar.nominal() + " of its " + calendar);
+        }
         if (largest > MAX_PRODUCT / window.toMillis()) {
             throw new IllegalArgumentException("rule '" + name + "': " + largest + " units per "
                     + window.toMillis() + " ms is too large: max(limit, burst) × window in ms must stay below 2^50 "
                     + "for the exact integer arithmetic of the scripts");
         }
+    }
+
+    /**
+     * A rule without a calendar window: windows of {@code window} aligned to the epoch.
+     *
+     * @throws IllegalArgumentException naming the rule, the bad value and the rule it breaks
+     */
+    public Rule(String name, Algorithm algorithm, long limit, Duration window, long burst, boolean countRejected,
+                boolean shadow) {
+        this(name, algorithm, limit, window, burst, countRejected, shadow, null);
     }
 
     /**
@@ -144,7 +167,20 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
      * @throws IllegalArgumentException if the algorithm has no burst or the value is below 1
      */
     public Rule withBurst(long burst) {
-        return new Rule(name, algorithm, limit, window, burst, countRejected, shadow);
+        return new Rule(name, algorithm, limit, window, burst, countRejected, shadow, calendar);
+    }
+
+    /**
+     * This rule with its windows the periods of a calendar, its window their nominal length;
+     * or, for null, windows of the nominal length aligned to the epoch.
+     *
+     * @param calendar the calendar window, or null
+     * @return a new rule
+     * @throws IllegalArgumentException if the algorithm is not {@link Algorithm#FIXED_WINDOW}
+     */
+    public Rule withCalendar(CalendarWindow calendar) {
+        return new Rule(name, algorithm, limit, calendar == null ? window : calendar.nominal(), burst, countRejected,
+                shadow, calendar);
     }
 
     /**
@@ -154,7 +190,7 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
      * @return a new rule
      */
     public Rule withCountRejected(boolean countRejected) {
-        return new Rule(name, algorithm, limit, window, burst, countRejected, shadow);
+        return new Rule(name, algorithm, limit, window, burst, countRejected, shadow, calendar);
     }
 
     /**
@@ -164,7 +200,7 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
      * @return a new rule
      */
     public Rule withShadow(boolean shadow) {
-        return new Rule(name, algorithm, limit, window, burst, countRejected, shadow);
+        return new Rule(name, algorithm, limit, window, burst, countRejected, shadow, calendar);
     }
 
     /**
@@ -178,14 +214,29 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
     }
 
     /**
-     * The time in which this rule restores its whole {@link #capacity()} at its rate: its window,
-     * or {@code burst × window / limit} (rounded up to the millisecond) for a token bucket or
+     * The time in which this rule restores its whole {@link #capacity()} at its rate: its window
+     * (for a calendar window the current period on this machine's clock, see
+     * {@link #quotaWindow(long)}), or {@code burst × window / limit} (rounded up to the millisecond) for a token bucket or
      * GCRA whose burst differs from its limit. The {@code w} of the {@code RateLimit-Policy}
      * field, and a full quota's effective window.
      *
      * @return the window of the whole quota
      */
     public Duration quotaWindow() {
+        return quotaWindow(System.currentTimeMillis());
+    }
+
+    /**
+     * {@link #quotaWindow()} at a given time: for a calendar window, the length of the period
+     * that contains it (a day of 23, 24 or 25 hours, a month of 28 to 31 days).
+     *
+     * @param nowMillis epoch milliseconds
+     * @return the window of the whole quota
+     */
+    public Duration quotaWindow(long nowMillis) {
+        if (calendar != null) {
+            return calendar.period(nowMillis).length();
+        }
         if (!algorithm.hasBurst() || burst == limit) {
             return window;
         }

@@ -45,6 +45,11 @@ final class ExplanationJson {
     }
 
     private static Map<String, Object> limit(Rule rule) {
+        if (rule.calendar() != null) {
+            // A calendar period has no one length: its name and zone say which period it is.
+            return object("algorithm", rule.algorithm().id(), "limit", rule.limit(), "window",
+                    rule.calendar().unit().id(), "timeZone", rule.calendar().zone().getId(), "burst", rule.burst());
+        }
         return object("algorithm", rule.algorithm().id(), "limit", rule.limit(), "window", rule.window().toString(),
                 "burst", rule.burst());
     }

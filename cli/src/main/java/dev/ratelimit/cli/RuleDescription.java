@@ -78,7 +78,9 @@ final class RuleDescription {
         if (rule.algorithm() == Algorithm.CONCURRENCY) {
             return rule.algorithm().id() + " " + rule.limit() + " at once (lease timeout " + rule.window() + ")";
         }
-        return rule.algorithm().id() + " " + rule.limit() + " per " + rule.window()
+        // A calendar window is named with its zone: "per calendar-month in Europe/Berlin".
+        Object window = rule.calendar() != null ? rule.calendar() : rule.window();
+        return rule.algorithm().id() + " " + rule.limit() + " per " + window
                 + (rule.burst() != rule.limit() ? " (burst " + rule.burst() + ")" : "");
     }
 

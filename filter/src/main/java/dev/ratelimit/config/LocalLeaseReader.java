@@ -70,7 +70,7 @@ final class LocalLeaseReader {
 
     /** Why a lease of {@code size} cannot be taken beside a request of the rule, or null. */
     private static String fits(Rule rule, long size, Duration time, long cost) {
-        String of = rule.limit() + " per " + Durations.format(rule.window());
+        String of = rule.limit() + " per " + (rule.calendar() != null ? rule.calendar() : Durations.format(rule.window()));
         if (rule.algorithm() == Algorithm.FIXED_WINDOW) {
             if (time.compareTo(rule.window()) >= 0) {
                 return "with local-lease-time " + Durations.format(time) + " must be shorter than the window ("

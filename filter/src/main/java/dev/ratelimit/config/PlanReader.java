@@ -17,10 +17,12 @@ import java.util.TreeSet;
 final class PlanReader {
 
     private final SettingsValues values;
+    private final WindowReader windows;
 
     /** A reader of plans whose reads and problems are recorded in {@code values}. */
     PlanReader(SettingsValues values) {
         this.values = values;
+        this.windows = new WindowReader(values);
     }
 
     /**
@@ -77,8 +79,11 @@ final class PlanReader {
             }
             int planBefore = values.problems().size();
             long limit = values.number(q + "limit", base.limit(), 1, Long.MAX_VALUE);
-            Duration window = base.algorithm().isConcurrency() ? base.window()
-                    : values.duration(q + "window", base.window(), Duration.ofMillis(1));
+            WindowReader.Window own = new WindowReader.Window(base.window(), base.calendar());
+            if (!base.algorithm().isConcurrency()) {
+                own = windows.read(q, base.algorithm(), Optional.of(own));
+            }
+            Duration window = own.window();
             // The plan keeps the rule's shape: its burst grows or shrinks with its limit.
             long defaultBurst = !base.algorithm().hasBurst() ? limit
                     : Math.max(1, (long) Math.ceil((double) base.burst() * limit / base.limit()));
@@ -113,7 +118,7 @@ final class PlanReader {
             }
             try {
                 plans.put(plan, new Rule(base.name(), base.algorithm(), limit, window, burst, base.countRejected(),
-                        base.shadow()));
+                        base.shadow(), own.calendar()));
             } catch (IllegalArgumentException e) {
                 values.problems().add(q + "*: " + e.getMessage());
             }

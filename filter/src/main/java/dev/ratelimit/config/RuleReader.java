@@ -29,12 +29,14 @@ final class RuleReader {
     private final SettingsValues values;
     private final PlanReader planReader;
     private final LocalLeaseReader localLeases;
+    private final WindowReader windows;
 
     /** A reader of rules whose reads and problems are recorded in {@code values}. */
     RuleReader(SettingsValues values) {
         this.values = values;
         this.planReader = new PlanReader(values);
         this.localLeases = new LocalLeaseReader(values);
+        this.windows = new WindowReader(values);
     }
 
     /**
@@ -48,7 +50,8 @@ final class RuleReader {
         int before = values.problems().size();
         Algorithm algorithm = values.choice(p + "algorithm", Algorithm.SLIDING_WINDOW_COUNTER, Algorithm.values(), Algorithm::id);
         long limit = values.required(p + "limit").map(v -> values.parseNumber(p + "limit", v, 1, Long.MAX_VALUE)).orElse(1L);
-        Duration window = window(p, algorithm);
+        WindowReader.Window read = window(p, algorithm);
+        Duration window = read.window();
         long burst = limit;
         Optional<String> burstText = values.raw(p + "burst");
         if (burstText.isPresent()) {
@@ -96,7 +99,7 @@ final class RuleReader {
             return Optional.empty();
         }
         try {
-            Rule rule = new Rule(name, algorithm, limit, window, burst, countRejected, shadow);
+            Rule rule = new Rule(name, algorithm, limit, window, burst, countRejected, shadow, read.calendar());
             if (cost > rule.capacity()) {
                 values.problem(p + "cost", Long.toString(cost), "must not exceed the rule's "
                         + (algorithm.hasBurst() ? "burst" : "limit") + " (" + rule.capacity() + "): it could never be allowed");
@@ -104,7 +107,7 @@ final class RuleReader {
             }
             // The local rule keeps the shape of the shared one: its burst shrinks with its limit.
             long localBurst = algorithm.hasBurst() ? Math.max(1, (long) Math.ceil((double) burst * localLimit / limit)) : localLimit;
-            Rule localRule = new Rule(name, algorithm, localLimit, window, localBurst, countRejected, shadow);
+            Rule localRule = new Rule(name, algorithm, localLimit, window, localBurst, countRejected, shadow, read.calendar());
             Optional<PlanSpec> plan = planReader.spec(p);
             Map<String, Rule> plans = planReader.plans(p, rule, plan, cost);
             if (values.problems().size() > before) {
@@ -124,18 +127,21 @@ final class RuleReader {
 
     /**
      * The window, or for a concurrency rule the lease timeout ({@code lease-timeout}, default
-     * {@link SettingsReader#DEFAULT_LEASE_TIMEOUT}), which the rule carries as its window.
+     * {@link SettingsReader#DEFAULT_LEASE_TIMEOUT}), which the rule carries as its window; a
+     * window may be a calendar period (see {@link WindowReader}).
      */
-    private Duration window(String p, Algorithm algorithm) {
+    private WindowReader.Window window(String p, Algorithm algorithm) {
         if (algorithm.isConcurrency()) {
             values.raw(p + "window").ifPresent(v -> values.problem(p + "window", v, "does not apply to concurrency, "
                     + "which limits requests in progress, not per window: set " + p + "lease-timeout"));
-            return values.duration(p + "lease-timeout", SettingsReader.DEFAULT_LEASE_TIMEOUT, Duration.ofMillis(1));
+            values.raw(p + "time-zone").ifPresent(v -> values.problem(p + "time-zone", v, "does not apply to "
+                    + "concurrency, which has no window"));
+            return WindowReader.Window.rolling(values.duration(p + "lease-timeout", SettingsReader.DEFAULT_LEASE_TIMEOUT,
+                    Duration.ofMillis(1)));
         }
         values.raw(p + "lease-timeout").ifPresent(v -> values.problem(p + "lease-timeout", v,
                 "applies only to algorithm=concurrency, not to " + algorithm.id()));
-        return values.required(p + "window").map(v -> values.parseDuration(p + "window", v, Duration.ofMillis(1)))
-                .orElse(Duration.ofSeconds(1));
+        return windows.read(p, algorithm, Optional.empty());
     }
 
     /**

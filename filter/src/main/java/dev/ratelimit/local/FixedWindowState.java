@@ -17,8 +17,11 @@ final class FixedWindowState implements KeyState {
     @Override
     public Outcome take(long now, Rule rule, long cost, boolean consumeIfAllowed, boolean consumeIfRejected,
                         long call) {
+        // The end of the window holding now: aligned to the epoch, or the calendar period's (as
+        // fixed-window.lua has it).
         long window = rule.window().toMillis();
-        long start = now - Math.floorMod(now, window);
+        long stop = rule.calendar() != null ? rule.calendar().period(now).end()
+                : now - Math.floorMod(now, window) + window;
         long current = 0;
         long end = 0;
         boolean live = now < ends;
@@ -33,7 +36,7 @@ final class FixedWindowState implements KeyState {
             // The count goes on whole (an edited window only moves its end), so its generation does.
             generation = live && current > 0 ? generation : call;
             current += cost;
-            end = start + window;
+            end = stop;
             count = current;
             ends = end;
         }
@@ -42,8 +45,8 @@ final class FixedWindowState implements KeyState {
         // A count kept from a rule of another window ends at its own end, unless a write moves
         // it to this window's end first: the sooner of the two while a unit can still be taken or
         // an attempt is recorded (see the Lua file); otherwise its own end.
-        long next = (current <= 0 ? start + window
-                : current >= rule.limit() && !rule.countRejected() ? end : Math.min(end, start + window)) - now;
+        long next = (current <= 0 ? stop
+                : current >= rule.limit() && !rule.countRejected() ? end : Math.min(end, stop)) - now;
         long wait = current + cost > rule.limit() ? end - now : 0;
         return new Outcome(allowed, Math.max(0, rule.limit() - current), resetAfter, next, wait, consume ? end : -1,
                 consume ? generation : 0);

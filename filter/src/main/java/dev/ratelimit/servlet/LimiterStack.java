@@ -60,6 +60,7 @@ final class LimiterStack {
         } else if (settings.valkeyUrl().isPresent()) {
             valkey.set(connect(settings, metrics, names));
             shared = valkey.get();
+            PersistenceWarning.check(settings, valkey.get());
         } else {
             shared = LocalRateLimiter.create(settings.localMaxKeys());
             LOG.log(System.Logger.Level.WARNING, "Rate limiting {0} IN THIS PROCESS ONLY: ratelimit.valkey.url is "

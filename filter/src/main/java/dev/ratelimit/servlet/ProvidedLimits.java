@@ -95,7 +95,7 @@ final class ProvidedLimits implements AutoCloseable {
      * @return the rule to apply
      */
     Rule apply(Rule rule, String key, java.security.Principal principal, long cost) {
-        String cacheKey = rule.name() + ' ' + rule.algorithm().id() + ' ' + rule.window().toMillis() + ' ' + key;
+        String cacheKey = rule.name() + ' ' + rule.algorithm().id() + ' ' + rule.window().toMillis() + ' ' + rule.calendar() + ' ' + key;
         long now = clock.getAsLong();
         Answer cached;
         synchronized (cache) {
@@ -172,7 +172,7 @@ final class ProvidedLimits implements AutoCloseable {
             long burst = !rule.algorithm().hasBurst() ? units
                     : Math.max(1, (long) Math.ceil((double) rule.burst() * units / rule.limit()));
             Rule provided = new Rule(rule.name(), rule.algorithm(), units, rule.window(), burst, rule.countRejected(),
-                    rule.shadow());
+                    rule.shadow(), rule.calendar());
             provided.checkCost(cost);
             return provided;
         } catch (IllegalArgumentException e) {

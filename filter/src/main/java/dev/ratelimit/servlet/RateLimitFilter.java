@@ -108,7 +108,11 @@ import java.io.IOException;
  *       progress at once); {@code limit} (or {@code burst}) × window in ms below 2^50; at most 10,000 for
  *       {@code sliding-log} and {@code concurrency}</td></tr>
  *   <tr><td>{@code window}</td><td>(required)</td><td>{@code 500ms}, {@code 30s}, {@code 15m}, {@code 1h},
- *       {@code 1d} or ISO-8601 ({@code PT15M}); not for {@code concurrency}</td></tr>
+ *       {@code 1d} or ISO-8601 ({@code PT15M}); for {@code fixed-window} also {@code calendar-day},
+ *       {@code calendar-week} or {@code calendar-month} in {@code time-zone}; not for
+ *       {@code concurrency}</td></tr>
+ *   <tr><td>{@code time-zone}</td><td>{@code UTC}</td><td>a calendar window only: the IANA zone of its
+ *       periods</td></tr>
  *   <tr><td>{@code algorithm}</td><td>{@code sliding-window-counter}</td><td>{@code fixed-window},
  *       {@code sliding-log}, {@code sliding-window-counter}, {@code token-bucket}, {@code gcra}, or
  *       {@code concurrency} (requests in progress, released after each response)</td></tr>

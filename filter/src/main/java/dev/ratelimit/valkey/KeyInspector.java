@@ -49,6 +49,17 @@ public final class KeyInspector {
     }
 
     /**
+     * Whether the primaries this limiter writes to persist their data ({@code CONFIG GET
+     * appendonly save}), so that counts of long windows survive a restart. Bypasses the
+     * circuit breaker: it is asked once, at start-up, and its failure is an answer, not an error.
+     *
+     * @return the answer; unknown when a server refuses ({@code NOPERM}) or cannot be reached
+     */
+    public Persistence persistence() {
+        return PersistenceQuestion.ask(client.client(), client.endpoint());
+    }
+
+    /**
      * A key's state: what a request of {@code cost} would get now (with the units this limiter
      * holds in local leases, as it would decide), and the raw state.
      *

@@ -87,7 +87,7 @@ final class LimiterCalls {
         for (Claim claim : claims) {
             Rule rule = claim.rule();
             keys.add(stateKey.apply(claim));
-            addRuleArgs(args, claim);
+            addRuleArgs(args, claim, callerNow(now));
             args.add(rule.countRejected() ? "1" : "0");
             args.add(rule.shadow() ? "1" : "0");
         }
@@ -126,7 +126,7 @@ final class LimiterCalls {
                 Claim claim = back.get(j);
                 claimsOfGroup.add(claim);
                 keys.add(stateKey.apply(claim));
-                addRuleArgs(args, claim);
+                addRuleArgs(args, claim, callerNow(now));
                 args.add(Long.toString(undo.get(j).undoA()));
                 args.add(Long.toString(undo.get(j).undoB()));
             }
@@ -179,12 +179,23 @@ final class LimiterCalls {
         return indexes;
     }
 
-    /** The five values every function call takes first for a rule: algorithm, limit, window, burst, cost. */
-    private static void addRuleArgs(List<String> args, Claim claim) {
+    /**
+     * The caller's now for a call's time argument: the client clock's, or this machine's when
+     * the server's clock decides (it only places a calendar window's periods around it).
+     */
+    private static long callerNow(String now) {
+        return SERVER_CLOCK.equals(now) ? System.currentTimeMillis() : Long.parseLong(now);
+    }
+
+    /**
+     * The five values every function call takes first for a rule: algorithm, limit, window (see
+     * {@link CalendarArgument}), burst, cost.
+     */
+    private static void addRuleArgs(List<String> args, Claim claim, long callerNow) {
         Rule rule = claim.rule();
         args.add(rule.algorithm().id());
         args.add(Long.toString(rule.limit()));
-        args.add(Long.toString(rule.window().toMillis()));
+        args.add(CalendarArgument.of(rule, callerNow));
         args.add(Long.toString(rule.burst()));
         args.add(Long.toString(claim.cost()));
     }

@@ -15,7 +15,9 @@
 --           the leases a concurrency rule takes are named after it, so that a caller whose
 --           reply was lost still knows what to release
 -- ARGV[4..] seven values per rule i, starting at ARGV[4 + 7 * (i - 1)]:
---           algorithm id, limit, window ms, burst, cost, count_rejected (1/0), shadow (1/0)
+--           algorithm id, limit, window ms, burst, cost, count_rejected (1/0), shadow (1/0);
+--           for a calendar window (fixed-window only) the window is the text "b0,b1,b2,b3" of
+--           four period starts in epoch ms (see fixed-window.lua)
 --
 -- Reply: { all_allowed (0/1), then for each rule i: allowed (0/1), remaining,
 --          reset_after_ms, next_ms, wait_ms, undo_a, undo_b }
@@ -40,7 +42,9 @@ local current = 0
 -- Rule i's algorithm and its numbers. ARGV of rule i start at 4 + 7 * (i - 1).
 local function rule(ARGV, i)
   local base = 4 + 7 * (i - 1)
-  return ALGORITHMS[ARGV[base]], tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]),
+  -- A calendar window (fixed-window only) comes as its period boundaries "b0,b1,b2,b3", which
+  -- are not a number: the algorithm reads the text (see fixed-window.lua).
+  return ALGORITHMS[ARGV[base]], tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]) or ARGV[base + 2],
     tonumber(ARGV[base + 3]), tonumber(ARGV[base + 4])
 end
 

@@ -1,4 +1,5 @@
--- fixed-window.lua: a counter per window aligned to the epoch (INCR + EXPIRE NX semantics).
+-- fixed-window.lua: a counter per window aligned to the epoch (INCR + EXPIRE NX semantics), or
+-- per calendar period (a day, week or month in a time zone; see period below).
 --
 -- A chunk of the limiter script: it returns the two functions the dispatcher calls for every
 -- rule of this algorithm. The prelude's helpers (idiv, cdiv, int, ttl, fields) are in scope.
@@ -6,7 +7,8 @@
 -- read(key, now, limit, window, burst, cost) -> allowed, count, ends, gen
 --   key      the state key (KEYS[i])
 --   now      the time in ms (server TIME or the client's clock)
---   limit    units per window; window in ms; burst is not used by this algorithm
+--   limit    units per window; window in ms, or a calendar window's boundaries (see period);
+--            burst is not used by this algorithm
 --   cost     units this request takes (1 <= cost <= limit, checked by the caller)
 -- reads the state and returns this rule's own verdict (a boolean) and what it read;
 -- finish(key, now, limit, window, burst, cost, consume, allowed, count, ends, gen, _, count_rejected)
@@ -32,6 +34,35 @@
 -- empty. Keeping the end rather than the start also survives an edit of the window: the
 -- count weighs until the window it was counted in ends, never longer, and then joins the
 -- new rule's window if more units are counted before that.
+
+-- The window containing `now`: its start and end. A rolling window (a number of ms) is aligned
+-- to the epoch, so every app instance agrees on where it starts. A calendar window (a day, week
+-- or month in a time zone, of varying length) comes as the text "b0,b1,b2,b3": the starts of
+-- four consecutive periods the client computed around its own now; the period is the one of
+-- the three that holds this call's now, on whichever clock the call runs. A now outside all of
+-- them (a clock off the client's by more than a period) is an error, a failure of the call,
+-- never a count in a period nobody named.
+local function period(now, window)
+  if type(window) == 'number' then
+    local start = now - now % window
+    return start, start + window
+  end
+  local b0, b1, b2, b3 = string.match(window, '^(%d+),(%d+),(%d+),(%d+)$')
+  if not b0 then
+    error('RATELIMIT_CALENDAR window is not four period boundaries: ' .. tostring(window), 0)
+  end
+  b0, b1, b2, b3 = tonumber(b0), tonumber(b1), tonumber(b2), tonumber(b3)
+  if now >= b1 and now < b2 then
+    return b1, b2
+  elseif now >= b0 and now < b1 then
+    return b0, b1
+  elseif now >= b2 and now < b3 then
+    return b2, b3
+  end
+  error('RATELIMIT_CALENDAR now ' .. int(now) .. ' is outside the calendar periods from ' .. int(b0) .. ' to '
+    .. int(b3) .. ': the clocks differ by more than a period', 0)
+end
+
 -- Writes count units in the window that ends at `ends`; the TTL is exactly what is left of the
 -- window, the state being worthless after it. An empty window (count = 0) is a missing key.
 local function store(key, now, ends, count, gen)
@@ -43,8 +74,8 @@ local function store(key, now, ends, count, gen)
 end
 
 local function read(key, now, limit, window, burst, cost)
-  -- Windows are aligned to the epoch, so every app instance agrees on where they start.
-  local start = now - now % window
+  -- Checked before anything is read: a now outside the calendar's periods decides nothing.
+  period(now, window)
 
   local count, ends, gen = 0, nil, nil
   local value = redis.call('GET', key)
@@ -60,12 +91,12 @@ local function read(key, now, limit, window, burst, cost)
 end
 
 local function finish(key, now, limit, window, burst, cost, consume, allowed, count, ends, gen, _, count_rejected)
-  local start = now - now % window
+  local start, stop = period(now, window)
   if consume then
     -- The count goes on whole (an edited window only moves its end), so its generation does.
     gen = generation(gen)
     count = count + cost
-    ends = start + window
+    ends = stop
     store(key, now, ends, count, gen)
   end
 
@@ -76,9 +107,9 @@ local function finish(key, now, limit, window, burst, cost, consume, allowed, co
   -- can still be taken (the client that takes it moves the end), or an attempt is recorded
   -- (count_rejected, the dispatcher's own flag of the rule). Otherwise nothing can move it, and
   -- more comes only at its own end.
-  local next_after = start + window - now
+  local next_after = stop - now
   if count > 0 then
-    next_after = math.min(ends, start + window) - now
+    next_after = math.min(ends, stop) - now
     if count >= limit and not count_rejected then
       next_after = ends - now
     end

@@ -142,6 +142,20 @@ class CliCheckTest {
     }
 
     @Test
+    void aCalendarWindowIsSaidWithItsZoneNotAsALength() throws Exception {
+        CliProcess.Run run = check(file(GOOD.replace("ratelimit.rules=api,login", "ratelimit.rules=api,login,messages") + """
+                ratelimit.rule.messages.algorithm=fixed-window
+                ratelimit.rule.messages.limit=10000
+                ratelimit.rule.messages.key=principal
+                ratelimit.rule.messages.window=calendar-month
+                ratelimit.rule.messages.time-zone=Europe/Berlin
+                """), Map.of());
+        assertThat(run.status()).as(run.err()).isZero();
+        assertThat(run.out()).contains("messages: any method [/*], key principal, fixed-window 10000 per calendar-month in "
+                + "Europe/Berlin, on-failure open").doesNotContain("per P31D").doesNotContain("PT744H");
+    }
+
+    @Test
     void aFileTooLargeForTheHeapIsOneLineNotAStackTrace() throws Exception {
         StringBuilder text = new StringBuilder(GOOD);
         for (int i = 0; i < 300_000; i++) {

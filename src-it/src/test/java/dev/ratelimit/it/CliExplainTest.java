@@ -54,7 +54,10 @@ class CliExplainTest {
     private record Run(int status, String out, String err) {
     }
 
-    /** Four algorithms, each key kind, a plan header; windows of hours, limits no test reaches. */
+    /**
+     * Four algorithms, each key kind, a plan header; windows of hours (one a calendar day), limits no
+     * test reaches.
+     */
     private Map<String, String> settings() {
         return JettyApp.settings(valkey.url(),
                 "ratelimit.trusted-proxies", "127.0.0.1/32",
@@ -66,7 +69,8 @@ class CliExplainTest {
                 "ratelimit.rule.api.plan", "header:X-Plan", "ratelimit.rule.api.plan.pro.limit", "500",
                 "ratelimit.rule.user.match", "/api/*", "ratelimit.rule.user.exclude", "/api/public/*",
                 "ratelimit.rule.user.algorithm", "fixed-window", "ratelimit.rule.user.limit", "100",
-                "ratelimit.rule.user.window", "1h", "ratelimit.rule.user.key", "principal",
+                "ratelimit.rule.user.window", "calendar-day", "ratelimit.rule.user.time-zone", "Europe/Berlin",
+                "ratelimit.rule.user.key", "principal",
                 "ratelimit.rule.combo.match", "/api/*",
                 "ratelimit.rule.combo.algorithm", "gcra", "ratelimit.rule.combo.limit", "100",
                 "ratelimit.rule.combo.window", "1h", "ratelimit.rule.combo.key", "ip+path",
@@ -112,6 +116,9 @@ class CliExplainTest {
             assertThat(rule(explained, "api").getString("key")).isEqualTo("user:alice");
             assertThat(rule(explained, "api").isNull("clientAddress")).as("its key did not use the address").isTrue();
             assertThat(rule(explained, "user").getString("valkeyKey")).isEqualTo("explain:user:fixed-window:{user:alice}");
+            JSONObject daily = rule(explained, "user").getJSONObject("limit");
+            assertThat(daily.getString("window")).as("a calendar window by its name and zone").isEqualTo("calendar-day");
+            assertThat(daily.getString("timeZone")).isEqualTo("Europe/Berlin");
             assertThat(rule(explained, "api").getJSONObject("plan").getString("note")).contains("none given");
 
             valkey.flushAll();

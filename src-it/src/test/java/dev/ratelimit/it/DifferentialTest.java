@@ -25,7 +25,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Random sequences of calls against Valkey and the in-process twin on one client clock: single
  * and several rules, shadow and count-rejected mixed, costs above 1, rules edited (limit,
- * window, burst, algorithm) between calls, windows from 1 ms to a day, and reservations kept or
+ * window, burst, algorithm) between calls, windows from 1 ms to a day (and calendar days, weeks
+ * and months in zones with daylight saving), and reservations kept or
  * given back (wholly or one rule) some steps later. After every call both
  * limiters must have answered the same, and every announced time must be exact: a rejected
  * request is allowed by every enforcing rule at its retry-after and not 1 ms before; a rule's
@@ -50,11 +51,31 @@ class DifferentialTest {
     @ParameterizedTest(name = "seed {0}")
     @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
     void valkeyAndTheTwinAgreeAndEveryAnnouncedTimeIsExact(long seed) {
+        run(seed, null);
+    }
+
+    /**
+     * The same with fixed windows that are often calendar periods (a day, week or month in a zone
+     * with daylight saving), the clock starting shortly before Berlin's clocks go back, and edits
+     * between rolling and calendar windows.
+     */
+    @ParameterizedTest(name = "seed {0}")
+    @ValueSource(longs = {1, 2, 3})
+    void onCalendarWindowsToo(long seed) {
+        run(seed, new Random(seed * 7 + 3));
+    }
+
+    /** One sequence; {@code calendars}, when not null, draws more fixed windows, mostly calendar periods. */
+    private void run(long seed, Random calendars) {
         Random random = new Random(seed);
         ManualClock clock = new ManualClock(T0 + random.nextInt(1_000_000));
+        if (calendars != null) {
+            clock.set(java.time.LocalDateTime.parse("2026-10-25T23:55").atZone(java.time.ZoneId.of("Europe/Berlin"))
+                    .toInstant().toEpochMilli() + calendars.nextInt(300_000));
+        }
         Rule[] rules = new Rule[NAMES.length];
         for (int i = 0; i < rules.length; i++) {
-            rules[i] = randomRule(random, NAMES[i], randomAlgorithm(random));
+            rules[i] = randomRule(random, NAMES[i], randomAlgorithm(random, calendars), calendars);
         }
         try (ValkeyRateLimiter valkeyLimiter = ClientClockLimiters.fresh(valkey, clock);
              LocalRateLimiter twin = LocalRateLimiter.withClock(clock, 10_000)) {
@@ -63,11 +84,13 @@ class DifferentialTest {
             int rejected = 0;
             int edits = 0;
             int refunds = 0;
+            int onCalendars = 0;
             for (int step = 0; step < STEPS; step++) {
                 if (random.nextInt(8) == 0) {
                     int edited = random.nextInt(rules.length);
-                    Algorithm algorithm = random.nextInt(4) == 0 ? randomAlgorithm(random) : rules[edited].algorithm();
-                    rules[edited] = randomRule(random, NAMES[edited], algorithm);
+                    Algorithm algorithm = random.nextInt(4) == 0 ? randomAlgorithm(random, calendars)
+                            : rules[edited].algorithm();
+                    rules[edited] = randomRule(random, NAMES[edited], algorithm, calendars);
                     trace.add("edit " + rules[edited]);
                     edits++;
                 }
@@ -87,6 +110,7 @@ class DifferentialTest {
                     refunds += fromValkey.size();
                 }
                 List<Claim> claims = randomClaims(random, rules);
+                onCalendars += claims.stream().anyMatch(c -> c.rule().calendar() != null) ? 1 : 0;
                 boolean reserve = random.nextBoolean();
                 Decisions fromValkey;
                 Decisions fromTwin;
@@ -115,6 +139,9 @@ class DifferentialTest {
             assertThat(edits).as("edits in seed %d", seed).isGreaterThan(STEPS / 20);
             // Buckets give back only what they cannot have refilled since: fewer refunds give anything.
             assertThat(refunds).as("rules given back in seed %d", seed).isGreaterThan(STEPS / 30);
+            if (calendars != null) {
+                assertThat(onCalendars).as("calls with a calendar window in seed %d", seed).isGreaterThan(STEPS / 10);
+            }
         }
     }
 
@@ -170,11 +197,13 @@ class DifferentialTest {
         return true;
     }
 
-    private static Algorithm randomAlgorithm(Random random) {
-        return Algorithm.values()[random.nextInt(Algorithm.values().length)];
+    /** Any algorithm; with calendars, a fixed window one time in two besides. */
+    private static Algorithm randomAlgorithm(Random random, Random calendars) {
+        Algorithm algorithm = Algorithm.values()[random.nextInt(Algorithm.values().length)];
+        return calendars != null && calendars.nextBoolean() ? Algorithm.FIXED_WINDOW : algorithm;
     }
 
-    private static Rule randomRule(Random random, String name, Algorithm algorithm) {
+    private static Rule randomRule(Random random, String name, Algorithm algorithm, Random calendars) {
         long limit = LIMITS[random.nextInt(LIMITS.length)];
         Duration window = Duration.ofMillis(WINDOWS[random.nextInt(WINDOWS.length)]);
         Rule rule = Rule.of(name, algorithm, limit, window)
@@ -182,6 +211,12 @@ class DifferentialTest {
                 .withShadow(random.nextInt(6) == 0);
         if (algorithm.hasBurst() && random.nextBoolean()) {
             rule = rule.withBurst(1 + random.nextInt((int) (2 * limit)));
+        }
+        if (calendars != null && algorithm == Algorithm.FIXED_WINDOW && calendars.nextInt(4) > 0) {
+            dev.ratelimit.CalendarWindow.Unit[] units = dev.ratelimit.CalendarWindow.Unit.values();
+            String[] zones = {"Europe/Berlin", "America/New_York", "UTC"};
+            rule = rule.withCalendar(dev.ratelimit.CalendarWindow.of(units[calendars.nextInt(units.length)],
+                    java.time.ZoneId.of(zones[calendars.nextInt(zones.length)])));
         }
         return rule;
     }

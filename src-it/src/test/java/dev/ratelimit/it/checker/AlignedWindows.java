@@ -6,7 +6,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The aligned windows of an HTTP run (fixed windows and sliding window counters, own and plans):
+ * The aligned windows of an HTTP run (fixed windows, calendar ones included, and sliding window
+ * counters, own and plans):
  * the filter decides on the wall clock, known only as an interval, so requests keep clear of a
  * window's start and a decision that still straddles one is said so in the history.
  */
@@ -18,15 +19,16 @@ final class AlignedWindows {
     private AlignedWindows() {
     }
 
-    /** The windows whose aligned starts matter: fixed windows and sliding window counters, own and plans. */
-    private static List<Long> of(List<HttpWorkload.Spec> rules) {
-        List<Long> windows = new ArrayList<>();
+    /**
+     * The rules whose aligned starts matter: fixed windows (aligned to the epoch, or calendar
+     * periods) and sliding window counters, own and plans.
+     */
+    private static List<Rule> of(List<HttpWorkload.Spec> rules) {
+        List<Rule> windows = new ArrayList<>();
         for (HttpWorkload.Spec spec : rules) {
             switch (spec.rule().algorithm()) {
                 case FIXED_WINDOW, SLIDING_WINDOW_COUNTER -> {
-                    for (Rule rule : List.of(spec.rule(), spec.basic(), spec.pro())) {
-                        windows.add(rule.window().toMillis());
-                    }
+                    windows.addAll(List.of(spec.rule(), spec.basic(), spec.pro()));
                 }
                 default -> {
                     // a sliding log or a bucket has no aligned windows
@@ -40,8 +42,8 @@ final class AlignedWindows {
     static void await(List<HttpWorkload.Spec> rules) {
         long now = System.currentTimeMillis();
         long until = now;
-        for (long window : of(rules)) {
-            long next = now - Math.floorMod(now, window) + window;
+        for (Rule rule : of(rules)) {
+            long next = Calendars.window(rule, now)[1];
             if (next - now < BOUNDARY_GUARD_MILLIS) {
                 until = Math.max(until, next + 5);
             }
@@ -58,8 +60,8 @@ final class AlignedWindows {
 
     /** Whether a decision made in [from, to] may fall on either side of an aligned window's start. */
     static boolean straddles(List<HttpWorkload.Spec> rules, long from, long to) {
-        for (long window : of(rules)) {
-            if (from - Math.floorMod(from, window) != to - Math.floorMod(to, window)) {
+        for (Rule rule : of(rules)) {
+            if (Calendars.window(rule, from)[0] != Calendars.window(rule, to)[0]) {
                 return true;
             }
         }

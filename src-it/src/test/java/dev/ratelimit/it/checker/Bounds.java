@@ -32,12 +32,13 @@ final class Bounds {
         long window = rule.window().toMillis();
         switch (rule.algorithm()) {
             case FIXED_WINDOW -> {
-                long start = t - Math.floorMod(t, window);
+                long[] fixed = Calendars.window(rule, t);
+                long start = fixed[0];
                 long counted = ledger.lbSum(start, t);
                 if (counted + cost > limit) {
-                    return new Finding("fixed-window: units in one aligned window <= limit",
-                            "allowed " + cost + " at " + t + " with " + counted + " already counted in the aligned window ["
-                                    + start + ", " + (start + window) + "): " + (counted + cost) + " > limit " + limit,
+                    return new Finding("fixed-window: units in one aligned window (or calendar period) <= limit",
+                            "allowed " + cost + " at " + t + " with " + counted + " already counted in the window ["
+                                    + start + ", " + fixed[1] + "): " + (counted + cost) + " > limit " + limit,
                             start, t);
                 }
             }
@@ -105,11 +106,12 @@ final class Bounds {
         String invariant = rule.algorithm().id() + ": not rejected while the history shows room";
         switch (rule.algorithm()) {
             case FIXED_WINDOW -> {
-                long start = t - Math.floorMod(t, window);
+                long[] fixed = Calendars.window(rule, t);
+                long start = fixed[0];
                 long counted = ledger.ubSum(start, t);
                 if (counted + cost <= limit) {
                     return new Finding(invariant, "rejected " + cost + " at " + t + " with at most " + counted
-                            + " counted in the aligned window [" + start + ", " + (start + window) + "), limit " + limit,
+                            + " counted in the window [" + start + ", " + fixed[1] + "), limit " + limit,
                             start, t);
                 }
             }
@@ -183,10 +185,11 @@ final class Bounds {
         String head = "rejected " + cost + " at " + t + " with retry-after " + retryAfter + " ms, but at " + at + " ";
         switch (rule.algorithm()) {
             case FIXED_WINDOW -> {
-                long start = t - Math.floorMod(t, window);
+                long[] fixed = Calendars.window(rule, t);
+                long start = fixed[0];
                 long counted = ledger.lbSum(start, t);
-                if (at < start + window && counted + cost > limit) {
-                    return new Finding(invariant, head + "the window [" + start + ", " + (start + window)
+                if (at < fixed[1] && counted + cost > limit) {
+                    return new Finding(invariant, head + "the window [" + start + ", " + fixed[1]
                             + ") still holds " + counted + " counted, limit " + limit, start, at);
                 }
             }

@@ -46,8 +46,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class CheckerTest {
 
     /** Steps per run in the build: a few seconds per run on a busy two-core machine. */
-    private static final int STEPS = Integer.getInteger("checker.steps", 1_500);
-    private static final long[] SEEDS = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+    static final int STEPS = Integer.getInteger("checker.steps", 1_500);
+    static final long[] SEEDS = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
     /** Seeds on each cluster target in the build: the cluster's share of its time is small. */
     private static final long[] CLUSTER_SEEDS = {1, 2};
 

@@ -255,7 +255,7 @@ sealed interface Event {
     static Json ruleJson(Rule rule) {
         return Json.object().with("name", rule.name()).with("algorithm", rule.algorithm().id())
                 .with("limit", rule.limit()).with("windowMs", rule.window().toMillis()).with("burst", rule.burst())
-                .with("countRejected", rule.countRejected()).with("shadow", rule.shadow());
+                .with("calendar", Calendars.text(rule.calendar())).with("countRejected", rule.countRejected()).with("shadow", rule.shadow());
     }
 
     private static List<Json> claimsJson(List<Claim> claims) {

@@ -19,11 +19,23 @@ final class Generator {
     private final boolean single;
     private final List<Op.Plant> planted = new ArrayList<>();
 
+    /** Draws whether a fixed window's edit makes it a calendar window, or null for never. */
+    private final Random calendars;
+
     Generator(Random random, List<Rule> rules, boolean valkey, boolean single) {
+        this(random, rules, valkey, single, null);
+    }
+
+    /**
+     * A generator whose fixed-window edits may also make or keep a calendar window, drawn from
+     * {@code calendars} (a stream of its own: the steps drawn from {@code random} stay as they were).
+     */
+    Generator(Random random, List<Rule> rules, boolean valkey, boolean single, Random calendars) {
         this.random = random;
         this.rules = rules;
         this.valkey = valkey;
         this.single = single;
+        this.calendars = calendars;
     }
 
     Op next() {
@@ -165,7 +177,12 @@ final class Generator {
     private Op edit() {
         int index = random.nextInt(rules.size());
         Rule edited = Workload.rule(random, "r" + index, rules.get(index).algorithm());
-        return new Op.Edit(index, edited.limit(), edited.window().toMillis(), edited.burst());
+        // In a run with a calendar window, a fixed window's edit is to a calendar window one time in
+        // two: edits both ways between rolling and calendar windows, and between calendars.
+        String calendar = calendars != null && edited.algorithm() == dev.ratelimit.Algorithm.FIXED_WINDOW
+                && rules.stream().anyMatch(r -> r.calendar() != null) && calendars.nextBoolean()
+                ? Calendars.text(Calendars.draw(calendars)) : null;
+        return new Op.Edit(index, edited.limit(), edited.window().toMillis(), edited.burst(), calendar);
     }
 
     private List<Op.ClaimSpec> claims() {

@@ -34,7 +34,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class HttpCheckerTest {
 
     /** Steps per run: a few seconds each on a busy two-core machine. */
-    private static final int STEPS = Integer.getInteger("checker.httpSteps", 300);
+    static final int STEPS = Integer.getInteger("checker.httpSteps", 300);
 
     private static HttpChecker.HttpApps apps;
     private final ValkeyServer valkey;

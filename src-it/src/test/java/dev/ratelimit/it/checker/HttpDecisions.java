@@ -77,7 +77,7 @@ final class HttpDecisions {
         long burst = !rule.algorithm().hasBurst() ? answer
                 : Math.max(1, (long) Math.ceil((double) rule.burst() * answer / rule.limit()));
         Rule result = new Rule(rule.name(), rule.algorithm(), answer, rule.window(), burst, rule.countRejected(),
-                rule.shadow());
+                rule.shadow(), rule.calendar());
         return cost > result.capacity() ? rule : result;
     }
 }

@@ -238,6 +238,9 @@ final class HttpRunner {
         if (old.algorithm().hasBurst()) {
             rule = rule.withBurst(edit.burst());
         }
+        if (edit.calendar() != null) {
+            rule = rule.withCalendar(Calendars.parse(edit.calendar()));
+        }
         rules.set(edit.rule(), spec.withRule(rule));
         app.settings().putAll(HttpSettings.of(rules, workload.denyCache()));
         awaitSettings();
@@ -250,7 +253,9 @@ final class HttpRunner {
         int all = (1 << rules.size()) - 1;
         for (HttpWorkload.Spec spec : rules) {
             Rule rule = spec.rule();
-            long quotaMillis = !rule.algorithm().hasBurst() || rule.burst() == rule.limit() ? rule.window().toMillis()
+            // A calendar window's w is its current period's length.
+            long quotaMillis = rule.calendar() != null ? rule.quotaWindow().toMillis()
+                    : !rule.algorithm().hasBurst() || rule.burst() == rule.limit() ? rule.window().toMillis()
                     : Ledger.ceilDiv(rule.burst() * rule.window().toMillis(), rule.limit());
             expected.append(expected.length() == 0 ? "" : ", ").append('"').append(rule.name()).append("\";q=")
                     .append(rule.capacity()).append(";w=").append(Ledger.ceilDiv(quotaMillis, 1000));

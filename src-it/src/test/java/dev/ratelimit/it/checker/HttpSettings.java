@@ -44,7 +44,8 @@ final class HttpSettings {
             m.put(p + "match", used ? String.join(",", paths) : "/unused/*");
             m.put(p + "algorithm", rule.algorithm().id());
             m.put(p + "limit", Long.toString(rule.limit()));
-            m.put(p + "window", rule.window().toMillis() + "ms");
+            m.put(p + "window", window(rule));
+            m.put(p + "time-zone", rule.calendar() == null ? "" : rule.calendar().zone().getId());
             m.put(p + "burst", burst ? Long.toString(rule.burst()) : "");
             m.put(p + "key", spec.byParam() ? "param:caller" : "header:X-Caller");
             m.put(p + "cost", Long.toString(spec.cost()));
@@ -55,13 +56,19 @@ final class HttpSettings {
             for (String plan : List.of("basic", "pro")) {
                 Rule planRule = spec.plan(plan);
                 m.put(p + "plan." + plan + ".limit", Long.toString(planRule.limit()));
-                m.put(p + "plan." + plan + ".window", planRule.window().toMillis() + "ms");
+                m.put(p + "plan." + plan + ".window", window(planRule));
+                m.put(p + "plan." + plan + ".time-zone", planRule.calendar() == null ? "" : planRule.calendar().zone().getId());
                 m.put(p + "plan." + plan + ".burst", burst ? Long.toString(planRule.burst()) : "");
             }
         }
         m.put("ratelimit.rules", String.join(",", names));
         m.put("ratelimit.deny-cache.enabled", Boolean.toString(denyCache));
         return m;
+    }
+
+    /** A window as settings write it: in ms, or a calendar window's name (its zone is {@code time-zone}). */
+    private static String window(Rule rule) {
+        return rule.calendar() == null ? rule.window().toMillis() + "ms" : rule.calendar().unit().id();
     }
 
     /** A rule no request of a run asks: it keeps the property names set. */

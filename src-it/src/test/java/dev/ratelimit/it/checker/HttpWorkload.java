@@ -111,8 +111,11 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
             implements Step {
     }
 
-    /** A rule's own limit, window and burst edited in the settings, applied by a refresh. */
-    record Edit(int rule, long limit, long windowMs, long burst) implements Step {
+    /**
+     * A rule's own limit, window and burst edited in the settings, applied by a refresh; a fixed
+     * window's calendar window ({@link Calendars#text}), or null for a rolling one.
+     */
+    record Edit(int rule, long limit, long windowMs, long burst, String calendar) implements Step {
     }
 
     /** The provider's answer for a caller from now on: a limit, none (0) or a failure (-1). */
@@ -134,6 +137,17 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
         for (int i = 0; i < count; i++) {
             rules.add(spec(random, "r" + i));
         }
+        // Calendar windows from a stream of their own (every other draw of a seed stays): half the
+        // fixed windows are a calendar period, their pro plan one time in two, and their edits too.
+        Random calendars = new Random(seed * 233 + 19);
+        for (int i = 0; i < count; i++) {
+            Spec spec = rules.get(i);
+            if (spec.rule().algorithm() == Algorithm.FIXED_WINDOW && calendars.nextBoolean()) {
+                Rule pro = calendars.nextBoolean() ? spec.pro().withCalendar(Calendars.draw(calendars)) : spec.pro();
+                rules.set(i, new Spec(spec.rule().withCalendar(Calendars.draw(calendars)), spec.cost(), spec.outcome(),
+                        spec.statuses(), spec.basic(), pro, spec.byParam()));
+            }
+        }
         List<String> keys = List.of("s" + seed + "-a", "s" + seed + "-b", "s" + seed + "-c");
         List<Step> list = new ArrayList<>(steps);
         while (list.size() < steps) {
@@ -142,7 +156,9 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
                 int index = random.nextInt(count);
                 Spec spec = rules.get(index);
                 Rule edited = edit(random, spec);
-                list.add(new Edit(index, edited.limit(), edited.window().toMillis(), edited.burst()));
+                String calendar = edited.algorithm() == Algorithm.FIXED_WINDOW && calendars.nextBoolean()
+                        ? Calendars.text(Calendars.draw(calendars)) : null;
+                list.add(new Edit(index, edited.limit(), edited.window().toMillis(), edited.burst(), calendar));
             } else if (roll < 6) {
                 list.add(new Answer(random.nextInt(keys.size()), answer(random)));
             } else {

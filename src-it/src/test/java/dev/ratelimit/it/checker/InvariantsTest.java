@@ -82,6 +82,46 @@ class InvariantsTest {
         assertThat(check()).singleElement().extracting(Violation::invariant).asString().startsWith("fixed-window");
     }
 
+    /**
+     * A calendar day in Berlin the day clocks go forward (23 hours): counted per local day, not
+     * per 24 hours since the epoch. A unit at 23:30 local and one at 00:30 local are in two
+     * days (both allowed, no breach), whereas a rolling 1d window would put them in one UTC day;
+     * a rejection at 00:30 with the day's unit taken before midnight is a lockout, and a second
+     * unit allowed at 23:59 the same local day a breach.
+     */
+    @Test
+    void aCalendarDayCountsPerLocalDayAcrossADaylightSavingChange() {
+        java.time.ZoneId berlin = java.time.ZoneId.of("Europe/Berlin");
+        Rule rule = Rule.of("day", Algorithm.FIXED_WINDOW, 1, Duration.ofDays(1))
+                .withCalendar(dev.ratelimit.CalendarWindow.of(dev.ratelimit.CalendarWindow.Unit.DAY, berlin));
+        long evening = java.time.LocalDateTime.parse("2026-03-28T23:30").atZone(berlin).toInstant().toEpochMilli();
+        long morning = java.time.LocalDateTime.parse("2026-03-29T00:30").atZone(berlin).toInstant().toEpochMilli();
+        events.add(new Event.RuleSet(0, evening - 1_000, 0, rule, null, null, "initial"));
+        call(Event.Kind.ACQUIRE, evening, rule, 1, true, 0);
+        call(Event.Kind.ACQUIRE, morning, rule, 1, true, 0);
+        assertThat(check()).as("one unit in each local day").isEmpty();
+        long late = java.time.LocalDateTime.parse("2026-03-29T23:59").atZone(berlin).toInstant().toEpochMilli();
+        call(Event.Kind.ACQUIRE, late, rule, 1, true, 0);
+        assertThat(check()).singleElement().extracting(Violation::message).asString()
+                .contains("[" + java.time.LocalDate.parse("2026-03-29").atStartOfDay(berlin).toInstant().toEpochMilli() + ", "
+                        + java.time.LocalDate.parse("2026-03-30").atStartOfDay(berlin).toInstant().toEpochMilli() + ")");
+    }
+
+    @Test
+    void aCalendarMonthRejectingOnTheFirstIsALockout() {
+        java.time.ZoneId berlin = java.time.ZoneId.of("Europe/Berlin");
+        Rule rule = Rule.of("month", Algorithm.FIXED_WINDOW, 1, Duration.ofDays(1))
+                .withCalendar(dev.ratelimit.CalendarWindow.of(dev.ratelimit.CalendarWindow.Unit.MONTH, berlin));
+        long february = java.time.LocalDateTime.parse("2026-02-28T23:59").atZone(berlin).toInstant().toEpochMilli();
+        long march = java.time.LocalDateTime.parse("2026-03-01T00:00").atZone(berlin).toInstant().toEpochMilli();
+        events.add(new Event.RuleSet(0, february - 1_000, 0, rule, null, null, "initial"));
+        call(Event.Kind.ACQUIRE, february, rule, 1, true, 0);
+        call(Event.Kind.ACQUIRE, march - 1, rule, 1, false, 1);
+        assertThat(check()).isEmpty();
+        call(Event.Kind.ACQUIRE, march, rule, 1, false, 1);
+        assertThat(check()).singleElement().extracting(Violation::invariant).asString().contains("room");
+    }
+
     @Test
     void aSlidingLogRejectingWithRoomIsALockoutUnlessALostReplyMayHaveFilledIt() {
         Rule rule = Rule.of("log", Algorithm.SLIDING_LOG, 1, Duration.ofSeconds(1));

@@ -147,7 +147,7 @@ final class Ledger {
             bucketFromDebt = 0;
         }
         if (behind) {
-            livenessFrom = Math.max(livenessFrom, at + Math.max(horizon(current), current.window().toMillis()));
+            livenessFrom = Math.max(livenessFrom, at + Math.max(horizon(current), Calendars.longest(current)));
         }
     }
 
@@ -160,7 +160,7 @@ final class Ledger {
     static long horizon(Rule rule) {
         long window = rule.window().toMillis();
         return switch (rule.algorithm()) {
-            case FIXED_WINDOW -> window;
+            case FIXED_WINDOW -> Calendars.longest(rule);
             case SLIDING_WINDOW_COUNTER -> 2 * window;
             case TOKEN_BUCKET, GCRA -> 2 * ceilDiv(rule.burst() * window, rule.limit()) + 1;
             case SLIDING_LOG, CONCURRENCY -> 0;

@@ -45,8 +45,16 @@ sealed interface Op {
     record Retry() implements Op {
     }
 
-    /** A rule edited: new limit, window and burst (burst ignored where it does not apply). */
-    record Edit(int rule, long limit, long windowMs, long burst) implements Op {
+    /**
+     * A rule edited: new limit, window and burst (burst ignored where it does not apply); a
+     * fixed window's new calendar window ({@link Calendars#text}) or null for a rolling one.
+     */
+    record Edit(int rule, long limit, long windowMs, long burst, String calendar) implements Op {
+
+        /** An edit to a rolling window. */
+        Edit(int rule, long limit, long windowMs, long burst) {
+            this(rule, limit, windowMs, burst, null);
+        }
     }
 
     /** {@code reset} of one rule and key. */

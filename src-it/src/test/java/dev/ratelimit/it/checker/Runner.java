@@ -307,6 +307,9 @@ final class Runner {
         if (old.algorithm().hasBurst()) {
             rule = rule.withBurst(edit.burst());
         }
+        if (edit.calendar() != null) {
+            rule = rule.withCalendar(Calendars.parse(edit.calendar()));
+        }
         rules.set(edit.rule(), rule);
         long op = begin();
         history.add(new Event.RuleSet(op, now(), history.real(), rule, target.policy(rule.name()),

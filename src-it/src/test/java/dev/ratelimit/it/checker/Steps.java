@@ -33,7 +33,7 @@ final class Steps {
             return step("retry");
         } else if (op instanceof Op.Edit edit) {
             return step("edit").with("rule", edit.rule()).with("limit", edit.limit()).with("windowMs", edit.windowMs())
-                    .with("burst", edit.burst());
+                    .with("burst", edit.burst()).with("calendar", edit.calendar());
         } else if (op instanceof Op.Reset reset) {
             return step("reset").with("claim", claim(reset.claim()));
         } else if (op instanceof Op.OperatorReset reset) {
@@ -82,7 +82,7 @@ final class Steps {
                     (int) number(fields, "rule"));
             case "retry" -> new Op.Retry();
             case "edit" -> new Op.Edit((int) number(fields, "rule"), number(fields, "limit"), number(fields, "windowMs"),
-                    number(fields, "burst"));
+                    number(fields, "burst"), (String) fields.get("calendar"));
             case "reset" -> new Op.Reset(claim(get(fields, "claim")));
             case "operator-reset" -> new Op.OperatorReset(claim(get(fields, "claim")));
             case "inspect" -> new Op.Inspect(claim(get(fields, "claim")));

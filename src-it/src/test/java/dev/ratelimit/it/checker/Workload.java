@@ -1,6 +1,7 @@
 package dev.ratelimit.it.checker;
 
 import dev.ratelimit.Algorithm;
+import dev.ratelimit.CalendarWindow;
 import dev.ratelimit.FailurePolicy;
 import dev.ratelimit.Rule;
 
@@ -28,7 +29,8 @@ import java.util.Set;
  * @param seed       the seed everything was drawn from
  * @param target     where it runs
  * @param denyCache  whether the resilient layer's deny cache is on
- * @param rules      the rules at the start, named r0, r1...
+ * @param rules      the rules at the start, named r0, r1... (a fixed window may be a calendar
+ *                   period: {@link Calendars})
  * @param policies   each rule's failure policy (used with the resilient layer)
  * @param keys       the keys claims use
  * @param clockStart the client clock at the start, epoch ms
@@ -142,6 +144,17 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
             rules.add(rule);
             policies.put(rule.name(), policy(random, rule));
         }
+        // A calendar window for a fixed-window rule, from a stream of its own (every other draw of a
+        // seed stays): the run then starts shortly before one of its period ends.
+        Random calendars = new Random(seed * 229 + target.ordinal() + 17);
+        CalendarWindow calendar = null;
+        for (int i = 0; i < rules.size() && calendar == null; i++) {
+            if (rules.get(i).algorithm() == Algorithm.FIXED_WINDOW && calendars.nextBoolean()) {
+                calendar = Calendars.draw(calendars);
+                rules.set(i, rules.get(i).withCalendar(calendar));
+                policies.put(rules.get(i).name(), Calendars.policy(policies.get(rules.get(i).name()), calendar));
+            }
+        }
         List<Op> ops = new ArrayList<>(steps);
         // What came after the first version of the workload is drawn from a stream of its own,
         // so that a seed's other draws stay as they were.
@@ -155,7 +168,7 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
         } else if (opening == 2) {
             ops.add(openings.crowd());
         }
-        Generator generator = new Generator(random, rules, valkey, single);
+        Generator generator = new Generator(random, rules, valkey, single, calendars);
         while (ops.size() < steps) {
             ops.add(generator.next());
         }
@@ -170,8 +183,11 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
                 }
             }
         }
-        return new Workload(seed, target, denyCache, List.copyOf(rules), policies, KEYS,
-                1_700_000_000_000L + random.nextInt(1_000_000_000), Set.copyOf(avoided),
+        long clockStart = 1_700_000_000_000L + random.nextInt(1_000_000_000);
+        if (calendar != null) {
+            clockStart = Calendars.clockStart(calendars, calendar);
+        }
+        return new Workload(seed, target, denyCache, List.copyOf(rules), policies, KEYS, clockStart, Set.copyOf(avoided),
                 instances, opening == 2 ? CROWD_BREAKER_OPEN_MILLIS : BREAKER_OPEN_MILLIS, Map.copyOf(localLeases),
                 steps, List.copyOf(ops));
     }
