@@ -27,7 +27,9 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.EnumSet;
+import java.util.EventListener;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
@@ -73,6 +75,21 @@ final class JakartaApp implements AutoCloseable {
      * @throws Exception whatever Jetty throws
      */
     static JakartaApp start(ConfigSource source, boolean withFilter, Object... resources) throws Exception {
+        return startWithListeners(source, withFilter, List.of(), resources);
+    }
+
+    /**
+     * Starts an app with the application's own listeners, registered before the library's (as a
+     * {@code web.xml} or annotated listener is): stopped after the library's, in reverse order.
+     *
+     * @param source     the MicroProfile Config source
+     * @param withFilter whether {@link RateLimitFilter} is registered for {@code /*} too
+     * @param listeners  the application's listeners, e.g. a {@code ServletContextListener}
+     * @param resources  resource classes or instances
+     * @throws Exception whatever Jetty throws
+     */
+    static JakartaApp startWithListeners(ConfigSource source, boolean withFilter, List<? extends EventListener> listeners,
+                                         Object... resources) throws Exception {
         ClassLoader loader = new URLClassLoader(new URL[0], JakartaApp.class.getClassLoader());
         ConfigProviderResolver.instance().registerConfig(new SmallRyeConfigBuilder()
                 .withSources(source).build(), loader);
@@ -83,6 +100,7 @@ final class JakartaApp implements AutoCloseable {
         server.addConnector(connector);
         ServletContextHandler context = new ServletContextHandler("/");
         context.setClassLoader(loader);
+        listeners.forEach(context::addEventListener);
         // What a container does with the library's META-INF/services entry.
         context.addServletContainerInitializer(new RateLimitsInitializer());
         if (withFilter) {
