@@ -8,7 +8,9 @@ import dev.ratelimit.jakarta.RateLimitedExtension;
 import dev.ratelimit.jakarta.RateLimitedInterceptor;
 import dev.ratelimit.jakarta.RateLimitedListInterceptor;
 import dev.ratelimit.jakarta.RateLimitedMethods;
+import dev.ratelimit.micrometer.MicrometerListenerProvider;
 import dev.ratelimit.servlet.RateLimits;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.smallrye.config.PropertiesConfigSource;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.context.Initialized;
@@ -111,13 +113,25 @@ class LazyStartTest {
 
     @Test
     void manyFirstCallsAtOnceOfARestAndACdiMethodStartOneStackAndLoseNoCount() throws Exception {
+        manyFirstCallsAtOnce(false);
+    }
+
+    /** The filter registered too: its init starts the stack, which the annotated methods join. */
+    @Test
+    void manyFirstCallsAtOnceUnderTheFilterTooStartOneStackAndLoseNoCount() throws Exception {
+        manyFirstCallsAtOnce(true);
+    }
+
+    private void manyFirstCallsAtOnce(boolean withFilter) throws Exception {
+        valkey.flushAll();
         int beansBefore = mbeans();
         long clientsBefore = clients(valkey);
         int threads = 16;
         ExecutorService pool = Executors.newFixedThreadPool(threads);
-        try (JakartaApp app = JakartaApp.start(settings(), false, EdgeResources.Annotated.class);
+        try (JakartaApp app = JakartaApp.start(settings(), withFilter, EdgeResources.Annotated.class);
              WeldContainer weld = weld(app, ApiService.class)) {
-            assertThat(mbeans()).as("nothing started before the first call").isEqualTo(beansBefore);
+            assertThat(mbeans()).as("started before the first call by the filter's init only")
+                    .isEqualTo(beansBefore + (withFilter ? 1 : 0));
             ApiService api = weld.select(ApiService.class).get();
             CountDownLatch go = new CountDownLatch(1);
             List<Future<Boolean>> calls = new ArrayList<>();
@@ -164,6 +178,34 @@ class LazyStartTest {
             assertThat(api.call()).isEqualTo("ok");
             assertThat(app.get("/p").statusCode()).isEqualTo(200);
             assertThat(heard).containsExactly("api:ALLOWED", "api:ALLOWED");
+        }
+    }
+
+    /**
+     * A listener of the application puts a Micrometer registry in the servlet context (after CDI's
+     * start on a Jakarta EE server): the decisions of both ways in, with or without the filter,
+     * are counted in it.
+     */
+    @Test
+    void aRegistryAListenerPutsInTheContextCountsBothWaysIn() throws Exception {
+        for (boolean withFilter : new boolean[] {false, true}) {
+            valkey.flushAll();
+            SimpleMeterRegistry registry = new SimpleMeterRegistry();
+            ServletContextListener metrics = new ServletContextListener() {
+                @Override
+                public void contextInitialized(ServletContextEvent event) {
+                    event.getServletContext().setAttribute(MicrometerListenerProvider.REGISTRY_ATTRIBUTE, registry);
+                }
+            };
+            try (JakartaApp app = JakartaApp.startWithListeners(new PropertiesConfigSource(settings(), "test", 100),
+                    withFilter, List.of(metrics), EdgeResources.Annotated.class);
+                 WeldContainer weld = weld(app, ApiService.class)) {
+                assertThat(weld.select(ApiService.class).get().call()).isEqualTo("ok");
+                assertThat(app.get("/p").statusCode()).isEqualTo(200);
+                var allowed = registry.find("ratelimit.decisions").tag("rule", "api").tag("outcome", "allowed").counter();
+                assertThat(allowed).as("filter " + withFilter).isNotNull();
+                assertThat(allowed.count()).as("filter " + withFilter).isEqualTo(2.0);
+            }
         }
     }
 
