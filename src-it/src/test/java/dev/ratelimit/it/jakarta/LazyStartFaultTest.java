@@ -9,9 +9,19 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -89,6 +99,51 @@ class LazyStartFaultTest {
         try (JakartaApp app = JakartaApp.start(settings, false, EdgeResources.Annotated.class)) {
             HttpResponse<String> first = app.get("/p");
             assertThat(first.statusCode()).as("open policy; body: " + first.body()).isEqualTo(200);
+        }
+    }
+
+    /**
+     * As above with a sentinel that accepts connections and never answers (a hung host): the
+     * first calls, made at once, are each answered by the policy in bounded time, not one
+     * after another each waiting out its own attempt to reach the sentinel.
+     */
+    @Test
+    void firstCallsAtOnceWhileTheSentinelHangsAreAnsweredByThePolicy() throws Exception {
+        try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            Thread acceptor = new Thread(() -> {
+                List<Socket> held = new ArrayList<>();
+                while (!silent.isClosed()) {
+                    try {
+                        held.add(silent.accept());
+                    } catch (IOException e) {
+                        return;
+                    }
+                }
+            }, "silent-sentinel");
+            acceptor.setDaemon(true);
+            acceptor.start();
+            Map<String, String> settings = settings("open", "ratelimit.valkey.sentinel.master", "primary",
+                    "ratelimit.valkey.sentinel.nodes", "127.0.0.1:" + silent.getLocalPort(),
+                    "ratelimit.valkey.connect-timeout", "300ms");
+            int calls = 6;
+            ExecutorService pool = Executors.newFixedThreadPool(calls);
+            try (JakartaApp app = JakartaApp.start(settings, false, EdgeResources.Annotated.class)) {
+                List<Future<String>> answers = new ArrayList<>();
+                for (int i = 0; i < calls; i++) {
+                    answers.add(pool.submit(() -> {
+                        long start = System.nanoTime();
+                        int status = app.get("/p").statusCode();
+                        return status + " in " + (System.nanoTime() - start) / 1_000_000 + " ms";
+                    }));
+                }
+                List<String> seen = new ArrayList<>();
+                for (Future<String> answer : answers) {
+                    seen.add(answer.get(60, TimeUnit.SECONDS));
+                }
+                assertThat(seen).as("open policy: status and time of each call").allMatch(a -> a.startsWith("200 "));
+            } finally {
+                pool.shutdownNow();
+            }
         }
     }
 
