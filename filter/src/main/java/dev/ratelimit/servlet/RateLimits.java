@@ -135,6 +135,13 @@ public final class RateLimits {
          * @return the parts, e.g. {@code ip}, {@code param:username}
          */
         List<String> keyParts(String rule);
+
+        /**
+         * Whether the limits are on: the kill switch ({@code ratelimit.enabled=false}) reads no rule.
+         *
+         * @return false when switched off
+         */
+        boolean enabled();
     }
 
     /**
@@ -172,20 +179,7 @@ public final class RateLimits {
     }
 
     private static Reading reading(FilterSettings settings) {
-        return new Reading() {
-            @Override
-            public List<String> rules() {
-                return settings.rules().stream().map(r -> r.rule().name()).toList();
-            }
-
-            @Override
-            public List<String> keyParts(String rule) {
-                return settings.rule(rule)
-                        .orElseThrow(() -> new IllegalArgumentException("no rule '" + rule + "' in ratelimit.rules "
-                                + rules()))
-                        .key().parts().stream().map(KeySpec.Part::text).toList();
-            }
-        };
+        return SettingsReading.of(settings);
     }
 
     /**
