@@ -62,6 +62,26 @@ class AnnotationRefreshTest {
         }
     }
 
+    /**
+     * The limits start at the first call of any annotated method: a refresh made after it must
+     * still be checked against every annotated method, the ones not called yet too.
+     */
+    @Test
+    void aRefreshRemovingTheRuleOfAMethodNotCalledYetIsRefused() throws Exception {
+        EditableConfigSource source = source();
+        source.values.put("ratelimit.rules", "login,other,api");
+        source.values.put("ratelimit.rule.api.limit", "100");
+        source.values.put("ratelimit.rule.api.window", "1h");
+        source.values.put("ratelimit.rule.api.key", "global");
+        try (JakartaApp app = JakartaApp.start(source, false, Resources.Login.class, EdgeResources.Annotated.class)) {
+            // The limits start here, with another method than the login form.
+            assertThat(app.get("/p").statusCode()).isEqualTo(200);
+            source.values.put("ratelimit.rules", "other,api");
+            Thread.sleep(3 * REFRESH_MILLIS);
+            assertThat(allowedOf(app, "carol", 5)).as("login's limit of 2").isEqualTo(2);
+        }
+    }
+
     @Test
     void aRefreshKeyingTheRuleByAParameterTheMethodLacksIsRefused() throws Exception {
         EditableConfigSource source = source();
