@@ -11,6 +11,7 @@ import jakarta.servlet.ServletContext;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
+import org.eclipse.jetty.ee10.servlet.ServletMapping;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.microprofile.config.spi.ConfigProviderResolver;
@@ -46,11 +47,13 @@ final class JakartaApp implements AutoCloseable {
     private final Server server;
     private final ServletContextHandler context;
     private final ClassLoader loader;
+    private final Object[] resources;
 
-    private JakartaApp(Server server, ServletContextHandler context, ClassLoader loader) {
+    private JakartaApp(Server server, ServletContextHandler context, ClassLoader loader, Object[] resources) {
         this.server = server;
         this.context = context;
         this.loader = loader;
+        this.resources = resources;
     }
 
     /**
@@ -108,18 +111,7 @@ final class JakartaApp implements AutoCloseable {
             limiter.setAsyncSupported(true);
             context.addFilter(limiter, "/*", EnumSet.allOf(DispatcherType.class));
         }
-        ResourceConfig application = new ResourceConfig(RateLimitedFeature.class, RateLimitExceededMapper.class);
-        for (Object resource : resources) {
-            if (resource instanceof Class<?> type) {
-                application.register(type);
-            } else {
-                application.register(resource);
-            }
-        }
-        ServletHolder jersey = new ServletHolder(new ServletContainer(application));
-        // Started with the app, as a server starts a Jakarta REST application: a bad annotation fails the start.
-        jersey.setInitOrder(1);
-        context.addServlet(jersey, "/*");
+        context.addServlet(jersey(resources), "/*");
         server.setHandler(context);
         try {
             server.start();
@@ -133,7 +125,23 @@ final class JakartaApp implements AutoCloseable {
             ConfigProviderResolver.instance().releaseConfig(ConfigProviderResolver.instance().getConfig(loader));
             throw new IllegalStateException("the context did not become available");
         }
-        return new JakartaApp(server, context, loader);
+        return new JakartaApp(server, context, loader, resources);
+    }
+
+    /** The Jersey servlet serving the resources; a new one for each start (Jersey's configuration is used once). */
+    private static ServletHolder jersey(Object... resources) {
+        ResourceConfig application = new ResourceConfig(RateLimitedFeature.class, RateLimitExceededMapper.class);
+        for (Object resource : resources) {
+            if (resource instanceof Class<?> type) {
+                application.register(type);
+            } else {
+                application.register(resource);
+            }
+        }
+        ServletHolder jersey = new ServletHolder(new ServletContainer(application));
+        // Started with the app, as a server starts a Jakarta REST application: a bad annotation fails the start.
+        jersey.setInitOrder(1);
+        return jersey;
     }
 
     /** Settings on the given Valkey with a generous reply timeout, plus property/value pairs. */
@@ -150,6 +158,20 @@ final class JakartaApp implements AutoCloseable {
     /** The application's servlet context, as a Jakarta EE server gives it to CDI at start. */
     ServletContext servletContext() {
         return context.getServletContext();
+    }
+
+    /**
+     * Stops the application and starts it again in the same servlet context, as a container's
+     * reload of a changed application may.
+     *
+     * @throws Exception whatever Jetty throws
+     */
+    void restart() throws Exception {
+        context.stop();
+        context.getServletHandler().setServletMappings(new ServletMapping[0]);
+        context.getServletHandler().setServlets(new ServletHolder[0]);
+        context.addServlet(jersey(resources), "/*");
+        context.start();
     }
 
     /** Runs code with the application's class loader as the thread's, as the server runs its code. */

@@ -24,6 +24,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 import javax.management.ObjectName;
 import java.lang.management.ManagementFactory;
+import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -207,6 +208,21 @@ class LazyStartTest {
                 assertThat(allowed.count()).as("filter " + withFilter).isEqualTo(2.0);
             }
         }
+    }
+
+    /** A context restarted (a reload) starts its limits again at the first call, one stack, the old one stopped. */
+    @Test
+    void aRestartedContextStartsItsLimitsAgainAtTheFirstCall() throws Exception {
+        int beansBefore = mbeans();
+        try (JakartaApp app = JakartaApp.start(settings(), false, EdgeResources.Annotated.class)) {
+            assertThat(app.get("/p").statusCode()).isEqualTo(200);
+            app.restart();
+            assertThat(mbeans()).as("the old stack stopped, the new one not started yet").isEqualTo(beansBefore);
+            HttpResponse<String> again = app.get("/p");
+            assertThat(again.statusCode()).as(again.body()).isEqualTo(200);
+            assertThat(mbeans()).isEqualTo(beansBefore + 1);
+        }
+        assertThat(mbeans()).isEqualTo(beansBefore);
     }
 
     @Test
