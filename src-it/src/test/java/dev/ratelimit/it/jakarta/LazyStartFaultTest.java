@@ -87,6 +87,45 @@ class LazyStartFaultTest {
     }
 
     /**
+     * Valkey down (its process gone, the port refusing) at the first call of a REST and of a CDI
+     * method: each is answered by the rule's policy, quickly; Valkey back, the limit applies again.
+     */
+    @Test
+    void aFirstCallWhileValkeyIsDownIsDecidedByThePolicyThenTheLimitAppliesAgain() throws Exception {
+        assertThat(valkey.restartable()).as("this test stops Valkey: it needs a server of its own").isTrue();
+        for (String policy : new String[] {"open", "closed", "local"}) {
+            valkey.flushAll();
+            try (JakartaApp app = JakartaApp.start(settings(policy), false, EdgeResources.Annotated.class);
+                 WeldContainer weld = LazyStartTest.weld(app, ApiService.class)) {
+                ApiService api = weld.select(ApiService.class).get();
+                valkey.stop();
+                try {
+                    long start = System.nanoTime();
+                    HttpResponse<String> first = app.get("/p");
+                    long millis = (System.nanoTime() - start) / 1_000_000;
+                    assertThat(first.statusCode()).as(policy).isEqualTo("closed".equals(policy) ? 503 : 200);
+                    assertThat(millis).as(policy + ": the first call's time").isLessThan(BOUND_MILLIS);
+                    if ("closed".equals(policy)) {
+                        assertThatThrownBy(api::call).isInstanceOf(RateLimitExceededException.class);
+                    } else {
+                        assertThat(api.call()).as(policy).isEqualTo("ok");
+                    }
+                } finally {
+                    valkey.start();
+                }
+                int status = 0;
+                for (int i = 0; i < 20 && status != 429; i++) {
+                    status = app.get("/p").statusCode();
+                    if (status != 429) {
+                        Thread.sleep(50);
+                    }
+                }
+                assertThat(status).as(policy + ": the limit of 5 applies again once Valkey is back").isEqualTo(429);
+            }
+        }
+    }
+
+    /**
      * The filter fails the deployment when no sentinel answers at its start; an annotated
      * method's limits start at the first call, after the deployment: that call, and each one
      * after it, should be answered as the rule's {@code on-failure} policy says, not fail.
