@@ -6,7 +6,6 @@ import jakarta.servlet.ServletException;
 
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
 /**
@@ -14,8 +13,8 @@ import java.util.function.Consumer;
  * Jakarta REST configures its resources: a server may do that before the application's own
  * listeners run, and the limits would miss what those put in the servlet context for them (a
  * metrics registry, a listener). The annotations are checked at configuration all the same,
- * against a reading of the settings taken then; from the first start, every later reading is
- * checked against all the application's annotated methods, called yet or not.
+ * against a reading of the settings taken then, and every reading a refresh makes once they
+ * started, whoever started them (the filter's init, another method's first call).
  */
 final class LazyLimits {
 
@@ -31,8 +30,6 @@ final class LazyLimits {
     private volatile RateLimits started;
     /** Whether the application stopped before these limits started: then they never start. */
     private boolean closed;
-    /** Whether the running limits check each refreshed reading against this one's methods. */
-    private final AtomicBoolean watched = new AtomicBoolean();
 
     private LazyLimits(ServletContext context, Consumer<RateLimits.Reading> check) {
         this.context = context;
@@ -53,6 +50,9 @@ final class LazyLimits {
         } else {
             check.accept(limits.inApplication(RateLimits::configured));
         }
+        // From their start on, whoever starts them and whenever this method is first called, a
+        // refresh that drops or re-keys the method's rules is refused, as the start would have failed.
+        RateLimits.checkReadings(context, check);
         return limits;
     }
 
@@ -69,9 +69,6 @@ final class LazyLimits {
                     }
                     try {
                         RateLimits running = inApplication(() -> RateLimits.of(context));
-                        // A refresh that drops or re-keys the rules of any annotated method, called
-                        // yet or not, is refused, as the start would have failed.
-                        watchAll(context, running);
                         check.accept(running.reading());
                         started = running;
                     } catch (ServletException e) {
@@ -126,26 +123,6 @@ final class LazyLimits {
         all.forEach(LazyLimits::close);
     }
 
-    /**
-     * Has the running limits check each refreshed reading against the methods of every lazy
-     * limits of the application, those whose first call is still to come as well as this one's.
-     */
-    private void watchAll(ServletContext context, RateLimits running) {
-        watch(running);
-        if (context.getAttribute(ATTRIBUTE) instanceof List<?> all) {
-            for (Object other : all) {
-                ((LazyLimits) other).watch(running);
-            }
-        }
-    }
-
-    /** Adds this one's check to the running limits' checks of a refresh, once. */
-    private void watch(RateLimits running) {
-        if (watched.compareAndSet(false, true)) {
-            running.checkReadings(check);
-        }
-    }
-
     /** Forgets a previous life of the servlet context: a container may start the same one again. */
     static void starting(ServletContext context) {
         synchronized (LazyLimits.class) {
@@ -156,6 +133,15 @@ final class LazyLimits {
     /** Never starts from now on; a start in progress ends first (the limits it started are stopped next). */
     private synchronized void close() {
         closed = true;
+    }
+
+    /**
+     * Checks every reading a refresh makes from now on, or from the start.
+     *
+     * @param more throws {@link IllegalStateException} naming the problem
+     */
+    void checkReadings(Consumer<RateLimits.Reading> more) {
+        RateLimits.checkReadings(context, more);
     }
 
     /** What reads the settings, as it must run. */
