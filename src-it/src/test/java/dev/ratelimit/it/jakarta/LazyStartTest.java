@@ -9,7 +9,6 @@ import dev.ratelimit.jakarta.RateLimitedInterceptor;
 import dev.ratelimit.jakarta.RateLimitedListInterceptor;
 import dev.ratelimit.jakarta.RateLimitedMethods;
 import dev.ratelimit.micrometer.MicrometerListenerProvider;
-import dev.ratelimit.servlet.RateLimits;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.smallrye.config.PropertiesConfigSource;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -24,7 +23,6 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 import javax.management.ObjectName;
 import java.lang.management.ManagementFactory;
-import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -34,7 +32,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -42,8 +39,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code @RateLimited}'s start at the first annotated call (not at deployment), on Jersey,
  * Jetty 12, Weld SE and a real Valkey: many first calls at once start one stack and lose no
  * count; what the application puts in the servlet context after CDI's start is what the
- * decisions report to; an application stopped before any call, or called after it stopped,
- * leaves nothing running.
+ * decisions report to. The life cycle around that start: {@link LazyStartLifecycleTest}.
  */
 @ExtendWith(ValkeyExtension.class)
 class LazyStartTest {
@@ -170,6 +166,11 @@ class LazyStartTest {
             public void onEvent(String rule, Event event) {
                 heard.add(rule + ":" + event);
             }
+
+            @Override
+            public void onClose() {
+                heard.add("closed");
+            }
         };
         try (JakartaApp app = JakartaApp.start(settings(), false, EdgeResources.Annotated.class);
              WeldContainer weld = weld(app, ApiService.class)) {
@@ -180,6 +181,7 @@ class LazyStartTest {
             assertThat(app.get("/p").statusCode()).isEqualTo(200);
             assertThat(heard).containsExactly("api:ALLOWED", "api:ALLOWED");
         }
+        assertThat(heard).as("told of the stop once").containsExactly("api:ALLOWED", "api:ALLOWED", "closed");
     }
 
     /**
@@ -207,72 +209,6 @@ class LazyStartTest {
                 assertThat(allowed).as("filter " + withFilter).isNotNull();
                 assertThat(allowed.count()).as("filter " + withFilter).isEqualTo(2.0);
             }
-        }
-    }
-
-    /** A context restarted (a reload) starts its limits again at the first call, one stack, the old one stopped. */
-    @Test
-    void aRestartedContextStartsItsLimitsAgainAtTheFirstCall() throws Exception {
-        int beansBefore = mbeans();
-        try (JakartaApp app = JakartaApp.start(settings(), false, EdgeResources.Annotated.class)) {
-            assertThat(app.get("/p").statusCode()).isEqualTo(200);
-            app.restart();
-            assertThat(mbeans()).as("the old stack stopped, the new one not started yet").isEqualTo(beansBefore);
-            HttpResponse<String> again = app.get("/p");
-            assertThat(again.statusCode()).as(again.body()).isEqualTo(200);
-            assertThat(mbeans()).isEqualTo(beansBefore + 1);
-        }
-        assertThat(mbeans()).isEqualTo(beansBefore);
-    }
-
-    @Test
-    void anApplicationStoppedBeforeAnyCallLeavesNothing() throws Exception {
-        int beansBefore = mbeans();
-        long clientsBefore = clients(valkey);
-        try (JakartaApp app = JakartaApp.start(settings(), false, EdgeResources.Annotated.class);
-             WeldContainer weld = weld(app, ApiService.class)) {
-            assertThat(mbeans()).isEqualTo(beansBefore);
-        }
-        assertThat(mbeans()).isEqualTo(beansBefore);
-        assertThat(clients(valkey)).isLessThanOrEqualTo(clientsBefore);
-    }
-
-    /**
-     * A CDI method called while its application stops, after the limits were stopped (here by an
-     * application listener stopped after the library's, as a bean's {@code @PreDestroy} or a
-     * task finishing late may call it), must not start a stack nobody will stop: MBeans under
-     * the deployment's name, Valkey connections, threads. Whether the call is refused or let
-     * through, nothing may be left running.
-     */
-    @Test
-    void aCallWhileTheApplicationStopsLeavesNothingRunning() throws Exception {
-        int beansBefore = mbeans();
-        long clientsBefore = clients(valkey);
-        AtomicReference<ApiService> api = new AtomicReference<>();
-        List<String> lastCall = new CopyOnWriteArrayList<>();
-        ServletContextListener flushOnStop = new ServletContextListener() {
-            @Override
-            public void contextDestroyed(ServletContextEvent event) {
-                try {
-                    lastCall.add(api.get().call());
-                } catch (RuntimeException e) {
-                    lastCall.add(e.getClass().getSimpleName() + ": " + e.getMessage());
-                }
-            }
-        };
-        JakartaApp app = JakartaApp.startWithListeners(new PropertiesConfigSource(settings(), "test", 100), false,
-                List.of(flushOnStop), EdgeResources.Annotated.class);
-        try (WeldContainer weld = weld(app, ApiService.class)) {
-            api.set(weld.select(ApiService.class).get());
-            // The application's life: its REST method used, its CDI method not yet.
-            assertThat(app.get("/p").statusCode()).isEqualTo(200);
-            app.close();
-            assertThat(lastCall).hasSize(1);
-            assertThat(mbeans()).as("MBeans of a stopped application; last call: " + lastCall).isEqualTo(beansBefore);
-            assertThat(clients(valkey)).as("connections of a stopped application").isLessThanOrEqualTo(clientsBefore);
-        } finally {
-            // Whatever the call started must not outlive this test and skew the others' counts.
-            RateLimits.stop(app.servletContext());
         }
     }
 }
