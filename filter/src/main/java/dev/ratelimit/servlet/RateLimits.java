@@ -2,7 +2,6 @@ package dev.ratelimit.servlet;
 
 import dev.ratelimit.Decisions;
 import dev.ratelimit.Reservation;
-import dev.ratelimit.config.FilterSettings;
 import dev.ratelimit.config.KeySpec;
 import dev.ratelimit.config.RuleSettings;
 import dev.ratelimit.config.SettingsReader;
@@ -75,6 +74,7 @@ public final class RateLimits {
             }
             RateLimits limits = new RateLimits(running);
             context.setAttribute(ATTRIBUTE, limits);
+            PendingChecks.take(context).forEach(check -> checkReadings(context, check));
             return limits;
         }
     }
@@ -86,6 +86,7 @@ public final class RateLimits {
      */
     public static void stop(ServletContext context) {
         synchronized (RateLimits.class) {
+            PendingChecks.take(context);
             if (context.getAttribute(ATTRIBUTE) instanceof RateLimits started) {
                 context.removeAttribute(ATTRIBUTE);
                 started.running.stop();
@@ -113,7 +114,7 @@ public final class RateLimits {
      * @return the names
      */
     public List<String> rules() {
-        return reading(running.active().settings()).rules();
+        return SettingsReading.of(running.active().settings()).rules();
     }
 
     /**
@@ -135,6 +136,13 @@ public final class RateLimits {
          * @return the parts, e.g. {@code ip}, {@code param:username}
          */
         List<String> keyParts(String rule);
+
+        /**
+         * Whether the limits are on: the kill switch ({@code ratelimit.enabled=false}) reads no rule.
+         *
+         * @return false when switched off
+         */
+        boolean enabled();
     }
 
     /**
@@ -143,18 +151,26 @@ public final class RateLimits {
      * @return the reading requests are decided by now
      */
     public Reading reading() {
-        return reading(running.active().settings());
+        return SettingsReading.of(running.active().settings());
     }
 
     /**
-     * Checks each reading a refresh ({@code ratelimit.refresh}) makes before it applies: one that
-     * fails, such as a reading without a rule an annotated method names, is refused whole and the
-     * running settings kept, as the application would have failed to start with it.
+     * Checks each reading a refresh ({@code ratelimit.refresh}) of the application's limits makes
+     * before it applies, from their start (now, if started): one that fails, such as a reading
+     * without a rule an annotated method names, is refused whole and the running settings kept,
+     * as the application would have failed to start with it.
      *
-     * @param check throws {@link IllegalStateException} naming the problem
+     * @param context the application's servlet context
+     * @param check   throws {@link IllegalStateException} naming the problem
      */
-    public void checkReadings(Consumer<Reading> check) {
-        running.checkReadings(settings -> check.accept(reading(settings)));
+    public static void checkReadings(ServletContext context, Consumer<Reading> check) {
+        synchronized (RateLimits.class) {
+            if (context.getAttribute(ATTRIBUTE) instanceof RateLimits started) {
+                started.running.checkReadings(settings -> check.accept(SettingsReading.of(settings)));
+            } else {
+                PendingChecks.add(context, check);
+            }
+        }
     }
 
     /**
@@ -168,24 +184,7 @@ public final class RateLimits {
      * @throws dev.ratelimit.config.InvalidSettingsException listing every problem of the settings
      */
     public static Reading configured() throws ServletException {
-        return reading(SettingsReader.read(ApplicationServices.settings()));
-    }
-
-    private static Reading reading(FilterSettings settings) {
-        return new Reading() {
-            @Override
-            public List<String> rules() {
-                return settings.rules().stream().map(r -> r.rule().name()).toList();
-            }
-
-            @Override
-            public List<String> keyParts(String rule) {
-                return settings.rule(rule)
-                        .orElseThrow(() -> new IllegalArgumentException("no rule '" + rule + "' in ratelimit.rules "
-                                + rules()))
-                        .key().parts().stream().map(KeySpec.Part::text).toList();
-            }
-        };
+        return SettingsReading.of(SettingsReader.read(ApplicationServices.settings()));
     }
 
     /**
@@ -197,7 +196,7 @@ public final class RateLimits {
      * @throws IllegalArgumentException naming the rule when no rule has that name
      */
     public List<String> keyParts(String rule) {
-        return reading(running.active().settings()).keyParts(rule);
+        return SettingsReading.of(running.active().settings()).keyParts(rule);
     }
 
     /**

@@ -147,7 +147,7 @@ public class RateLimitedMethods {
             if (!checked.contains(annotated.method())) {
                 annotated.check(limits.get().reading(), false);
                 // A refresh that drops or re-keys the method's rules is refused, as for the others.
-                limits.get().checkReadings(reading -> annotated.check(reading, false));
+                limits.checkReadings(reading -> annotated.check(reading, false));
                 checked.add(annotated.method());
             }
             return limits;

@@ -22,6 +22,7 @@ public class RateLimitsInitializer implements ServletContainerInitializer {
 
     @Override
     public void onStartup(Set<Class<?>> classes, ServletContext context) {
+        LazyLimits.starting(context);
         context.addListener(new Stopper());
     }
 
@@ -30,6 +31,8 @@ public class RateLimitsInitializer implements ServletContainerInitializer {
 
         @Override
         public void contextDestroyed(ServletContextEvent event) {
+            // Limits not started yet never start now: a start after the stop would leave them running.
+            LazyLimits.stopping(event.getServletContext());
             RateLimits.stop(event.getServletContext());
         }
     }

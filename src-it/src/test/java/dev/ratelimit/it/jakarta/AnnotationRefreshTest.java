@@ -3,11 +3,26 @@ package dev.ratelimit.it.jakarta;
 import dev.ratelimit.it.EditableConfigSource;
 import dev.ratelimit.it.ValkeyExtension;
 import dev.ratelimit.it.ValkeyServer;
+import dev.ratelimit.jakarta.RateLimitExceededException;
+import dev.ratelimit.jakarta.RateLimitedExtension;
+import dev.ratelimit.jakarta.RateLimitedInterceptor;
+import dev.ratelimit.jakarta.RateLimitedListInterceptor;
+import dev.ratelimit.jakarta.RateLimitedMethods;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.context.Initialized;
+import jakarta.servlet.ServletContextEvent;
+import jakarta.servlet.ServletContextListener;
+import org.jboss.weld.environment.se.Weld;
+import org.jboss.weld.environment.se.WeldContainer;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
+import java.util.List;
+import java.util.Map;
+
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * {@code ratelimit.refresh} under {@code @RateLimited} methods, on Jersey, Jetty 12 and a real
@@ -59,6 +74,65 @@ class AnnotationRefreshTest {
             source.values.put("ratelimit.rules", "other");
             Thread.sleep(3 * REFRESH_MILLIS);
             assertThat(allowedOf(app, "alice", 5)).as("login's limit of 2, one used").isEqualTo(1);
+        }
+    }
+
+    /**
+     * The limits start at the first call of any annotated method: a refresh made after it must
+     * still be checked against every annotated method, the ones not called yet too.
+     */
+    @Test
+    void aRefreshRemovingTheRuleOfAMethodNotCalledYetIsRefused() throws Exception {
+        EditableConfigSource source = source();
+        source.values.put("ratelimit.rules", "login,other,api");
+        source.values.put("ratelimit.rule.api.limit", "100");
+        source.values.put("ratelimit.rule.api.window", "1h");
+        source.values.put("ratelimit.rule.api.key", "global");
+        try (JakartaApp app = JakartaApp.start(source, false, Resources.Login.class, EdgeResources.Annotated.class)) {
+            // The limits start here, with another method than the login form.
+            assertThat(app.get("/p").statusCode()).isEqualTo(200);
+            source.values.put("ratelimit.rules", "other,api");
+            Thread.sleep(3 * REFRESH_MILLIS);
+            assertThat(allowedOf(app, "carol", 5)).as("login's limit of 2").isEqualTo(2);
+        }
+    }
+
+    /**
+     * On a Jakarta EE server CDI starts (and checks its annotated methods) before the servlet
+     * filter's {@code init}, which then starts the limits: a refresh after that, before any
+     * annotated call, must still be checked against the CDI methods.
+     */
+    @Test
+    void aRefreshAfterTheFiltersStartIsCheckedAgainstTheCdiMethodsCheckedBeforeIt() throws Exception {
+        EditableConfigSource source = source();
+        source.values.put("ratelimit.rules", "other,reset,daily,welcome");
+        source.values.putAll(Map.of("ratelimit.rule.reset.limit", "3", "ratelimit.rule.reset.window", "1h",
+                "ratelimit.rule.reset.key", "param:accountId",
+                "ratelimit.rule.daily.limit", "100", "ratelimit.rule.daily.window", "1d",
+                "ratelimit.rule.welcome.limit", "1", "ratelimit.rule.welcome.window", "1h",
+                "ratelimit.rule.welcome.key", "param:0"));
+        try (WeldContainer weld = new Weld("ratelimit-" + System.nanoTime()).disableDiscovery()
+                .addExtension(new RateLimitedExtension())
+                .addBeanClasses(RateLimitedMethods.class, RateLimitedInterceptor.class, RateLimitedListInterceptor.class,
+                        MailService.class).initialize()) {
+            // CDI's start event, as a server fires it: before the filter's init.
+            ServletContextListener cdiStart = new ServletContextListener() {
+                @Override
+                public void contextInitialized(ServletContextEvent event) {
+                    weld.getBeanManager().getEvent().select(Initialized.Literal.of(ApplicationScoped.class))
+                            .fire(event.getServletContext());
+                }
+            };
+            try (JakartaApp app = JakartaApp.startWithListeners(source, true, List.of(cdiStart), EdgeResources.Plain.class)) {
+                source.values.put("ratelimit.rules", "other,daily,welcome");
+                Thread.sleep(3 * REFRESH_MILLIS);
+                MailService mails = weld.select(MailService.class).get();
+                for (int i = 0; i < 3; i++) {
+                    mails.sendReset(9);
+                }
+                assertThatThrownBy(() -> mails.sendReset(9)).as("reset's limit of 3")
+                        .isInstanceOf(RateLimitExceededException.class);
+            }
         }
     }
 

@@ -11,6 +11,7 @@ import jakarta.servlet.ServletContext;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
+import org.eclipse.jetty.ee10.servlet.ServletMapping;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.microprofile.config.spi.ConfigProviderResolver;
@@ -27,7 +28,9 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.EnumSet;
+import java.util.EventListener;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
@@ -44,11 +47,13 @@ final class JakartaApp implements AutoCloseable {
     private final Server server;
     private final ServletContextHandler context;
     private final ClassLoader loader;
+    private final Object[] resources;
 
-    private JakartaApp(Server server, ServletContextHandler context, ClassLoader loader) {
+    private JakartaApp(Server server, ServletContextHandler context, ClassLoader loader, Object[] resources) {
         this.server = server;
         this.context = context;
         this.loader = loader;
+        this.resources = resources;
     }
 
     /**
@@ -73,6 +78,21 @@ final class JakartaApp implements AutoCloseable {
      * @throws Exception whatever Jetty throws
      */
     static JakartaApp start(ConfigSource source, boolean withFilter, Object... resources) throws Exception {
+        return startWithListeners(source, withFilter, List.of(), resources);
+    }
+
+    /**
+     * Starts an app with the application's own listeners, registered before the library's (as a
+     * {@code web.xml} or annotated listener is): stopped after the library's, in reverse order.
+     *
+     * @param source     the MicroProfile Config source
+     * @param withFilter whether {@link RateLimitFilter} is registered for {@code /*} too
+     * @param listeners  the application's listeners, e.g. a {@code ServletContextListener}
+     * @param resources  resource classes or instances
+     * @throws Exception whatever Jetty throws
+     */
+    static JakartaApp startWithListeners(ConfigSource source, boolean withFilter, List<? extends EventListener> listeners,
+                                         Object... resources) throws Exception {
         ClassLoader loader = new URLClassLoader(new URL[0], JakartaApp.class.getClassLoader());
         ConfigProviderResolver.instance().registerConfig(new SmallRyeConfigBuilder()
                 .withSources(source).build(), loader);
@@ -83,6 +103,7 @@ final class JakartaApp implements AutoCloseable {
         server.addConnector(connector);
         ServletContextHandler context = new ServletContextHandler("/");
         context.setClassLoader(loader);
+        listeners.forEach(context::addEventListener);
         // What a container does with the library's META-INF/services entry.
         context.addServletContainerInitializer(new RateLimitsInitializer());
         if (withFilter) {
@@ -90,18 +111,7 @@ final class JakartaApp implements AutoCloseable {
             limiter.setAsyncSupported(true);
             context.addFilter(limiter, "/*", EnumSet.allOf(DispatcherType.class));
         }
-        ResourceConfig application = new ResourceConfig(RateLimitedFeature.class, RateLimitExceededMapper.class);
-        for (Object resource : resources) {
-            if (resource instanceof Class<?> type) {
-                application.register(type);
-            } else {
-                application.register(resource);
-            }
-        }
-        ServletHolder jersey = new ServletHolder(new ServletContainer(application));
-        // Started with the app, as a server starts a Jakarta REST application: a bad annotation fails the start.
-        jersey.setInitOrder(1);
-        context.addServlet(jersey, "/*");
+        context.addServlet(jersey(resources), "/*");
         server.setHandler(context);
         try {
             server.start();
@@ -115,7 +125,23 @@ final class JakartaApp implements AutoCloseable {
             ConfigProviderResolver.instance().releaseConfig(ConfigProviderResolver.instance().getConfig(loader));
             throw new IllegalStateException("the context did not become available");
         }
-        return new JakartaApp(server, context, loader);
+        return new JakartaApp(server, context, loader, resources);
+    }
+
+    /** The Jersey servlet serving the resources; a new one for each start (Jersey's configuration is used once). */
+    private static ServletHolder jersey(Object... resources) {
+        ResourceConfig application = new ResourceConfig(RateLimitedFeature.class, RateLimitExceededMapper.class);
+        for (Object resource : resources) {
+            if (resource instanceof Class<?> type) {
+                application.register(type);
+            } else {
+                application.register(resource);
+            }
+        }
+        ServletHolder jersey = new ServletHolder(new ServletContainer(application));
+        // Started with the app, as a server starts a Jakarta REST application: a bad annotation fails the start.
+        jersey.setInitOrder(1);
+        return jersey;
     }
 
     /** Settings on the given Valkey with a generous reply timeout, plus property/value pairs. */
@@ -132,6 +158,20 @@ final class JakartaApp implements AutoCloseable {
     /** The application's servlet context, as a Jakarta EE server gives it to CDI at start. */
     ServletContext servletContext() {
         return context.getServletContext();
+    }
+
+    /**
+     * Stops the application and starts it again in the same servlet context, as a container's
+     * reload of a changed application may.
+     *
+     * @throws Exception whatever Jetty throws
+     */
+    void restart() throws Exception {
+        context.stop();
+        context.getServletHandler().setServletMappings(new ServletMapping[0]);
+        context.getServletHandler().setServlets(new ServletHolder[0]);
+        context.addServlet(jersey(resources), "/*");
+        context.start();
     }
 
     /** Runs code with the application's class loader as the thread's, as the server runs its code. */
