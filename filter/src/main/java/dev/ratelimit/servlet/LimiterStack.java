@@ -1,5 +1,6 @@
 package dev.ratelimit.servlet;
 
+import dev.ratelimit.RateLimitException;
 import dev.ratelimit.RateLimitListener;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.resilient.ResilientRateLimiter;
@@ -7,11 +8,13 @@ import dev.ratelimit.config.FilterSettings;
 import dev.ratelimit.config.RuleSettings;
 import dev.ratelimit.local.LocalRateLimiter;
 import dev.ratelimit.metrics.Metrics;
+import dev.ratelimit.valkey.KeyInspector;
 import dev.ratelimit.valkey.ValkeyRateLimiter;
 import dev.ratelimit.valkey.ValkeySettings;
 
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 
 /**
  * What the filter decides with, built from its settings: the shared limiter (Valkey, or the
@@ -24,14 +27,18 @@ final class LimiterStack {
     private static final System.Logger LOG = System.getLogger(LimiterStack.class.getName());
 
     private final RateLimiter shared;
+    /** The Valkey limiter once connected; null with no Valkey, or none reached yet. */
+    private final AtomicReference<ValkeyRateLimiter> valkey;
     private final LocalRateLimiter fallback;
     private final Metrics metrics;
     private final ResilientRateLimiter limiter;
     /** The latest decision path: the next one goes on with its deny cache. */
     private ResilientRateLimiter latest;
 
-    private LimiterStack(RateLimiter shared, LocalRateLimiter fallback, Metrics metrics, FilterSettings settings) {
+    private LimiterStack(RateLimiter shared, AtomicReference<ValkeyRateLimiter> valkey, LocalRateLimiter fallback,
+                         Metrics metrics, FilterSettings settings) {
         this.shared = shared;
+        this.valkey = valkey;
         this.fallback = fallback;
         this.metrics = metrics;
         this.limiter = limiterFor(settings);
@@ -44,8 +51,6 @@ final class LimiterStack {
      * @param listener the application's listener
      * @param deployment the deployment (virtual server and context path), for its MBean names
      * @return the stack
-     * @throws IllegalStateException when a Valkey Cluster or the sentinels cannot be reached to
-     *                               learn where the primaries are
      */
     static LimiterStack start(FilterSettings settings, RateLimitListener listener, String deployment) {
         List<String> names = settings.rules().stream().map(r -> r.rule().name()).toList();
@@ -58,16 +63,17 @@ final class LimiterStack {
             LOG.log(System.Logger.Level.INFO, "Rate limiting is disabled (ratelimit.enabled=false)");
             shared = LocalRateLimiter.create(1);
         } else if (settings.valkeyUrl().isPresent()) {
-            valkey.set(connect(settings, metrics, names));
-            shared = valkey.get();
-            PersistenceWarning.check(settings, valkey.get());
+            shared = connect(settings, metrics, names, limiter -> {
+                valkey.set(limiter);
+                PersistenceWarning.check(settings, limiter);
+            });
         } else {
             shared = LocalRateLimiter.create(settings.localMaxKeys());
             LOG.log(System.Logger.Level.WARNING, "Rate limiting {0} IN THIS PROCESS ONLY: ratelimit.valkey.url is "
                     + "not set, so each instance of the application enforces the limits on its own", names);
         }
         metrics.registerMBeans();
-        return new LimiterStack(shared, fallback, metrics, settings);
+        return new LimiterStack(shared, valkey, fallback, metrics, settings);
     }
 
     /**
@@ -95,7 +101,13 @@ final class LimiterStack {
         return latest;
     }
 
-    private static ValkeyRateLimiter connect(FilterSettings settings, Metrics metrics, List<String> names) {
+    /**
+     * The Valkey limiter. A cluster or Sentinel client connects while being built, to learn
+     * where the primaries are: when none answers, the start goes on as with a standalone Valkey
+     * that is down, the rules' policies answering until one does ({@link ConnectingStore}).
+     */
+    private static RateLimiter connect(FilterSettings settings, Metrics metrics, List<String> names,
+                                       Consumer<ValkeyRateLimiter> connected) {
         ValkeySettings valkey = new ValkeySettings(settings.valkeyUrl().get(), settings.connectTimeout(),
                 settings.timeout(), settings.poolMaxTotal(), settings.poolMaxIdle(), settings.poolMaxWait(),
                 settings.tlsCaFile(), settings.cluster(), settings.sentinel());
@@ -110,17 +122,10 @@ final class LimiterStack {
         if (settings.clientClock()) {
             builder.clientClock(System::currentTimeMillis);
         }
-        try {
-            ValkeyRateLimiter limiter = builder.build();
-            LOG.log(System.Logger.Level.INFO, "Rate limiting {0} on {1}", names, valkey.redactedUrl());
-            return limiter;
-        } catch (RuntimeException e) {
-            // Only cluster and Sentinel clients connect while being built: they must learn where
-            // the primaries are.
-            throw new IllegalStateException("RateLimitFilter cannot reach "
-                    + (settings.cluster() ? "the Valkey Cluster at " + valkey.redactedUrl() + " to learn its slots"
-                    : "the sentinels of " + valkey.redactedUrl() + " to learn the primary") + ": " + e.getMessage(), e);
-        }
+        LOG.log(System.Logger.Level.INFO, "Rate limiting {0} on {1}", names, valkey.redactedUrl());
+        return ConnectingStore.start(builder::build, connected, settings.cluster()
+                ? "the Valkey Cluster at " + valkey.redactedUrl() + " (to learn its slots)"
+                : "the sentinels of " + valkey.redactedUrl() + " (to learn the primary)");
     }
 
     /**
@@ -129,8 +134,24 @@ final class LimiterStack {
      * @param active the settings requests are decided by now
      */
     void keyOperations(java.util.function.Supplier<RunningFilter.Active> active) {
-        metrics.keyOperations(new OperatorConsole(active,
-                shared instanceof ValkeyRateLimiter valkey ? valkey.inspector() : null));
+        metrics.keyOperations(new OperatorConsole(active, this::inspector));
+    }
+
+    /**
+     * What reads the rules' state in Valkey for an operator.
+     *
+     * @return the inspector, or null when the rules are kept in process
+     * @throws RateLimitException when Valkey has not been reached yet
+     */
+    private KeyInspector inspector() {
+        ValkeyRateLimiter connected = valkey.get();
+        if (connected != null) {
+            return connected.inspector();
+        }
+        if (shared instanceof ConnectingStore) {
+            throw new RateLimitException("Valkey not reached yet", null);
+        }
+        return null;
     }
 
     /** The decision path for the settings the stack was started with. */

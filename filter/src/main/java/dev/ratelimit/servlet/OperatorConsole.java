@@ -20,10 +20,10 @@ import java.util.function.Supplier;
 final class OperatorConsole implements KeyOperations {
 
     private final Supplier<RunningFilter.Active> active;
-    /** Null when the rules are kept in process. */
-    private final KeyInspector inspector;
+    /** The Valkey inspector: null when the rules are kept in process; throws while Valkey is not reached yet. */
+    private final Supplier<KeyInspector> inspector;
 
-    OperatorConsole(Supplier<RunningFilter.Active> active, KeyInspector inspector) {
+    OperatorConsole(Supplier<RunningFilter.Active> active, Supplier<KeyInspector> inspector) {
         this.active = active;
         this.inspector = inspector;
     }
@@ -70,8 +70,9 @@ final class OperatorConsole implements KeyOperations {
     }
 
     private String describe(Target target) {
-        if (inspector != null) {
-            KeyState state = inspector.inspect(target.rule().rule(), target.key(), target.rule().cost());
+        KeyInspector valkey = inspector.get();
+        if (valkey != null) {
+            KeyState state = valkey.inspect(target.rule().rule(), target.key(), target.rule().cost());
             return state.describe();
         }
         Decision d = target.active().limiter().peek(target.rule().rule(), target.key(), target.rule().cost());
