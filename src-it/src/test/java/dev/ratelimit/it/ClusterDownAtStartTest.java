@@ -63,4 +63,25 @@ class ClusterDownAtStartTest {
             assertThat(keys).as("the rule's state in the cluster").isNotEmpty();
         }
     }
+
+    /** A seed node that accepts and never answers costs the start one connect and one reply at most. */
+    @Test
+    void aHangingSeedCostsTheStartItsTimeoutsOnly() throws Exception {
+        try (SilentServer seed = new SilentServer()) {
+            Map<String, String> settings = JettyApp.settings("redis://127.0.0.1:" + seed.port(),
+                    "ratelimit.valkey.cluster", "true", "ratelimit.valkey.connect-timeout", "200ms",
+                    "ratelimit.valkey.timeout", "300ms", "ratelimit.rules", "stalled", "ratelimit.rule.stalled.limit", "3",
+                    "ratelimit.rule.stalled.window", "1m", "ratelimit.rule.stalled.key", "global",
+                    "ratelimit.rule.stalled.on-failure", "closed");
+            long start = System.nanoTime();
+            try (JettyApp app = JettyApp.start(settings)) {
+                long startMillis = (System.nanoTime() - start) / 1_000_000;
+                assertThat(startMillis).as("ms the start took with a seed that never answers").isLessThan(3_000);
+                assertThat(seed.connections()).as("the start asked the seed").isPositive();
+                long call = System.nanoTime();
+                assertThat(app.get("/hello").statusCode()).isEqualTo(503);
+                assertThat((System.nanoTime() - call) / 1_000_000).as("ms of a call meanwhile").isLessThan(1_000);
+            }
+        }
+    }
 }

@@ -4,6 +4,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import javax.management.MBeanServer;
 import javax.management.ObjectName;
 import java.lang.management.ManagementFactory;
 import java.net.http.HttpResponse;
@@ -15,6 +16,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The thread that asks the sentinels again, when none answered at the start (README, When Valkey
@@ -116,6 +118,49 @@ class ConnectingLifecycleTest {
             }
             awaitNoThread("SentinelListener-[127.0.0.1:" + gate.port());
             awaitNoThread("ratelimit-connect");
+        }
+    }
+
+    /**
+     * The application stopped while a retry waits on a sentinel that is slow to answer: the
+     * client that attempt builds after the stop is closed at once, and none of its threads may
+     * outlive it (a sentinel listener told to stop before it ran would listen for ever).
+     */
+    @Test
+    void aClientReachedAfterTheStopLeavesNoSentinelListener() throws Exception {
+        try (Gate gate = new Gate(sentinelPort())) {
+            Map<String, String> settings = settings(gate.port(), "late");
+            settings.put("ratelimit.valkey.timeout", "3s");
+            try (JettyApp app = JettyApp.start(settings)) {
+                assertThat(app.get("/hello").statusCode()).isEqualTo(503);
+                gate.openHolding(1_000);
+                awaitAttempts(gate, 2); // the first retry, held by the gate
+            }
+            Thread.sleep(1_500); // the held attempt answered, its client built after the stop, and closed
+            assertThat(gate.attempts()).as("connections asked for: a listener's among them shows the client was built")
+                    .isGreaterThanOrEqualTo(3);
+            awaitNoThread("ratelimit-connect");
+            awaitNoThread("SentinelListener-[127.0.0.1:" + gate.port());
+        }
+    }
+
+    /**
+     * The rule's MBean while no sentinel answered yet: inspect says Valkey is not reached yet;
+     * reset forgets this instance's state and says Valkey was not reset.
+     */
+    @Test
+    void theMBeanOperationsSayValkeyIsNotReachedYet() throws Exception {
+        try (Gate gate = new Gate(sentinelPort());
+             JettyApp app = JettyApp.start(settings(gate.port(), "console"))) {
+            assertThat(app.get("/hello").statusCode()).isEqualTo(503);
+            MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+            ObjectName name = new ObjectName("dev.ratelimit:type=RateLimiter,rule=console");
+            String[] signature = {String.class.getName()};
+            assertThatThrownBy(() -> server.invoke(name, "inspect", new Object[] {""}, signature))
+                    .hasRootCauseInstanceOf(IllegalArgumentException.class).rootCause()
+                    .hasMessageContaining("not reached yet");
+            assertThat((String) server.invoke(name, "reset", new Object[] {""}, signature))
+                    .startsWith("forgot key").contains("not in Valkey");
         }
     }
 

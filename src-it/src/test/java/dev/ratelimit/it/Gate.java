@@ -22,6 +22,7 @@ final class Gate implements AutoCloseable {
     private final List<Socket> sockets = new ArrayList<>();
     private final AtomicInteger attempts = new AtomicInteger();
     private volatile boolean open;
+    private volatile long holdMillis;
 
     Gate(int target) throws IOException {
         this.target = target;
@@ -43,6 +44,15 @@ final class Gate implements AutoCloseable {
         open = true;
     }
 
+    /**
+     * Opens the gate, each connection relayed only after {@code millis}: a target that is slow
+     * to answer, while the client waits within its reply timeout.
+     */
+    void openHolding(long millis) {
+        holdMillis = millis;
+        open = true;
+    }
+
     private void accept() {
         while (!server.isClosed()) {
             try {
@@ -52,17 +62,34 @@ final class Gate implements AutoCloseable {
                     client.close();
                     continue;
                 }
-                Socket upstream = new Socket(InetAddress.getLoopbackAddress(), target);
-                synchronized (sockets) {
-                    sockets.add(client);
-                    sockets.add(upstream);
+                if (holdMillis == 0) {
+                    connect(client);
+                } else {
+                    Thread held = new Thread(() -> {
+                        try {
+                            Thread.sleep(holdMillis);
+                            connect(client);
+                        } catch (IOException | InterruptedException e) {
+                            // the gate closed meanwhile
+                        }
+                    }, "gate-hold");
+                    held.setDaemon(true);
+                    held.start();
                 }
-                relay(client.getInputStream(), upstream.getOutputStream());
-                relay(upstream.getInputStream(), client.getOutputStream());
             } catch (IOException e) {
                 // closed, or the target gone: the client sees its connection fail
             }
         }
+    }
+
+    private void connect(Socket client) throws IOException {
+        Socket upstream = new Socket(InetAddress.getLoopbackAddress(), target);
+        synchronized (sockets) {
+            sockets.add(client);
+            sockets.add(upstream);
+        }
+        relay(client.getInputStream(), upstream.getOutputStream());
+        relay(upstream.getInputStream(), client.getOutputStream());
     }
 
     private static void relay(InputStream from, OutputStream to) {
