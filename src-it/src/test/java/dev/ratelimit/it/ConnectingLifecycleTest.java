@@ -63,6 +63,19 @@ class ConnectingLifecycleTest {
             assertThat(gate.attempts()).as("connections asked for after the stop").isEqualTo(atStop);
             assertThat(ManagementFactory.getPlatformMBeanServer().queryNames(
                     new ObjectName("dev.ratelimit:type=RateLimiter,rule=retrying,*"), null)).isEmpty();
+
+            // Deployed again, the sentinel answering now: connected at the start, its MBean registered again.
+            gate.open();
+            try (JettyApp app = JettyApp.start(settings(gate.port(), "retrying"))) {
+                List<Integer> statuses = new ArrayList<>();
+                for (int i = 0; i < 4; i++) {
+                    statuses.add(app.get("/hello").statusCode());
+                }
+                assertThat(statuses).as("the redeployed application enforces on Valkey at once")
+                        .containsExactly(200, 200, 200, 429);
+                assertThat(ManagementFactory.getPlatformMBeanServer().queryNames(
+                        new ObjectName("dev.ratelimit:type=RateLimiter,rule=retrying,*"), null)).isNotEmpty();
+            }
         }
     }
 
