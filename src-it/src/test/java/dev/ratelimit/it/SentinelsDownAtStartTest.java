@@ -4,12 +4,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,7 +15,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The filter started while no sentinel answers (README, When Valkey is down: down at the start
  * too): it starts, each rule's policy answers, and once a sentinel answers the limits are
  * enforced on the primary it names, with no restart. The sentinel is reached through a gate that
- * drops every connection until opened.
+ * drops every connection until opened ({@link Gate}).
  */
 class SentinelsDownAtStartTest {
 
@@ -70,73 +64,6 @@ class SentinelsDownAtStartTest {
                 }
                 assertThat(statuses).as("the limit of 3, of which the first call after the gate opened took one")
                         .containsExactly(200, 200, 429, 429);
-            }
-        }
-    }
-
-    /** A loopback port that drops connections until opened, then relays them to a sentinel. */
-    private static final class Gate implements AutoCloseable {
-
-        private final ServerSocket server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-        private final int target;
-        private final List<Socket> sockets = new ArrayList<>();
-        private volatile boolean open;
-
-        Gate(int target) throws IOException {
-            this.target = target;
-            Thread acceptor = new Thread(this::accept, "sentinel-gate");
-            acceptor.setDaemon(true);
-            acceptor.start();
-        }
-
-        int port() {
-            return server.getLocalPort();
-        }
-
-        void open() {
-            open = true;
-        }
-
-        private void accept() {
-            while (!server.isClosed()) {
-                try {
-                    Socket client = server.accept();
-                    if (!open) {
-                        client.close();
-                        continue;
-                    }
-                    Socket upstream = new Socket(InetAddress.getLoopbackAddress(), target);
-                    synchronized (sockets) {
-                        sockets.add(client);
-                        sockets.add(upstream);
-                    }
-                    relay(client.getInputStream(), upstream.getOutputStream());
-                    relay(upstream.getInputStream(), client.getOutputStream());
-                } catch (IOException e) {
-                    // closed, or the sentinel gone: the client sees its connection fail
-                }
-            }
-        }
-
-        private static void relay(InputStream from, OutputStream to) {
-            Thread thread = new Thread(() -> {
-                try (from; to) {
-                    from.transferTo(to);
-                } catch (IOException e) {
-                    // one side closed
-                }
-            }, "sentinel-gate-relay");
-            thread.setDaemon(true);
-            thread.start();
-        }
-
-        @Override
-        public void close() throws IOException {
-            server.close();
-            synchronized (sockets) {
-                for (Socket socket : sockets) {
-                    socket.close();
-                }
             }
         }
     }

@@ -126,9 +126,9 @@ class LazyStartFaultTest {
     }
 
     /**
-     * The filter fails the deployment when no sentinel answers at its start; an annotated
-     * method's limits start at the first call, after the deployment: that call, and each one
-     * after it, should be answered as the rule's {@code on-failure} policy says, not fail.
+     * No sentinel answers when an annotated method's limits start, at the first call after the
+     * deployment: that call, and each one after it, is answered as the rule's {@code on-failure}
+     * policy says, not failed, while a thread asks the sentinels again.
      */
     @Test
     void aFirstCallWhileNoSentinelAnswersIsAnsweredByThePolicy() throws Exception {
