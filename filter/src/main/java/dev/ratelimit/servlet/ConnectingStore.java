@@ -89,8 +89,9 @@ final class ConnectingStore implements RateLimiter {
                         return;
                     }
                     limiter = reached;
+                    // Under the lock: a close now waits, and nothing is told of a limiter it closed.
+                    connected.accept(reached);
                 }
-                connected.accept(reached);
                 LOG.log(System.Logger.Level.INFO, "Rate limiting reached {0}", what);
                 return;
             } catch (RuntimeException e) {
