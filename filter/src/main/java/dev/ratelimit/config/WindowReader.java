@@ -70,6 +70,13 @@ final class WindowReader {
         }
         Optional<CalendarWindow.Unit> unit = CalendarWindow.Unit.fromId(text.get());
         if (unit.isEmpty()) {
+            if (Durations.parse(text.get()).isEmpty()) {
+                // Named with both forms: "Calendar-Month" or "calendar-year" is a calendar window
+                // misspelt, and a hint of durations alone would not say which words exist.
+                values.problem(p + "window", text.get(), "is not a duration (e.g. 500ms, 30s, 15m, 1h, 1d or ISO-8601 "
+                        + "PT15M) nor, for fixed-window, a calendar window (calendar-day, calendar-week or calendar-month)");
+                return Window.rolling(Duration.ofSeconds(1));
+            }
             Duration window = values.parseDuration(p + "window", text.get(), Duration.ofMillis(1));
             return zoneText.isPresent() ? rollingZone(p, zoneText.get(), text.get()) : Window.rolling(window);
         }
