@@ -23,7 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * A daylight-saving day today, on the server's clock: a zone of this test's own, registered with
  * {@link ZoneRulesProvider}, moved its clocks forward an hour two hours ago and reaches midnight
- * a few seconds after the class loads, so the current day has 23 hours. Over HTTP, the fields
+ * a few seconds after the test begins, so the current day has 23 hours. Over HTTP, the fields
  * say so: {@code w} is 82,800 and {@code t} the seconds left; a rejection's {@code Retry-After}
  * ends with the day; after the midnight the next day (24 hours) is whole.
  */
@@ -32,20 +32,10 @@ class CalendarDaylightSavingNowTest {
 
     private static final String ZONE = "Test/SpringForwardToday";
     private static final long DAY = 86_400_000L;
-    /** The zone's next midnight: seconds after this class loads, a whole second. */
-    private static final long MIDNIGHT = (System.currentTimeMillis() / 1000 + 12) * 1000;
-
     static {
-        long offset = Math.floorMod(-MIDNIGHT, DAY) / 1000;
-        if (offset > 17 * 3600) {
-            offset -= 24 * 3600;
-        }
-        ZoneOffset after = ZoneOffset.ofTotalSeconds((int) offset);
-        ZoneOffset before = ZoneOffset.ofTotalSeconds((int) offset - 3600);
-        long shift = MIDNIGHT - 2 * 3_600_000L;
-        ZoneOffsetTransition forward = ZoneOffsetTransition.of(
-                LocalDateTime.ofEpochSecond(shift / 1000, 0, before), before, after);
-        ZoneRules rules = ZoneRules.of(before, before, List.of(), List.of(forward), List.of());
+        // Only the zone's name now: its rules are made when first asked for (Today), which the
+        // test does just before starting the app, so the midnight is that far from the test
+        // itself, however long after the class loaded it runs.
         ZoneRulesProvider.registerProvider(new ZoneRulesProvider() {
             @Override
             protected Set<String> provideZoneIds() {
@@ -54,14 +44,35 @@ class CalendarDaylightSavingNowTest {
 
             @Override
             protected ZoneRules provideRules(String zoneId, boolean forCaching) {
-                return rules;
+                return Today.RULES;
             }
 
             @Override
             protected NavigableMap<String, ZoneRules> provideVersions(String zoneId) {
-                return new TreeMap<>(Map.of("test", rules));
+                return new TreeMap<>(Map.of("test", Today.RULES));
             }
         });
+    }
+
+    /** The zone's rules, made once, at the first use. */
+    private static final class Today {
+
+        /** The zone's next midnight: seconds after the first use, a whole second. */
+        static final long MIDNIGHT = (System.currentTimeMillis() / 1000 + 15) * 1000;
+        static final ZoneRules RULES = rules();
+
+        private static ZoneRules rules() {
+            long offset = Math.floorMod(-MIDNIGHT, DAY) / 1000;
+            if (offset > 17 * 3600) {
+                offset -= 24 * 3600;
+            }
+            ZoneOffset after = ZoneOffset.ofTotalSeconds((int) offset);
+            ZoneOffset before = ZoneOffset.ofTotalSeconds((int) offset - 3600);
+            long shift = MIDNIGHT - 2 * 3_600_000L;
+            ZoneOffsetTransition forward = ZoneOffsetTransition.of(
+                    LocalDateTime.ofEpochSecond(shift / 1000, 0, before), before, after);
+            return ZoneRules.of(before, before, List.of(), List.of(forward), List.of());
+        }
     }
 
     private final ValkeyServer valkey;
@@ -81,8 +92,9 @@ class CalendarDaylightSavingNowTest {
 
     @Test
     void theFieldsOfATwentyThreeHourDayAndTheNextDay() throws Exception {
-        assertThat(java.time.ZoneId.of(ZONE).getRules().getOffset(Instant.ofEpochMilli(MIDNIGHT)).getTotalSeconds()
-                - java.time.ZoneId.of(ZONE).getRules().getOffset(Instant.ofEpochMilli(MIDNIGHT - DAY)).getTotalSeconds())
+        long midnight = Today.MIDNIGHT;
+        assertThat(java.time.ZoneId.of(ZONE).getRules().getOffset(Instant.ofEpochMilli(midnight)).getTotalSeconds()
+                - java.time.ZoneId.of(ZONE).getRules().getOffset(Instant.ofEpochMilli(midnight - DAY)).getTotalSeconds())
                 .as("the zone moved forward an hour in the last day").isEqualTo(3600);
         Map<String, String> m = JettyApp.settings(valkey.url(), "ratelimit.rules", "daily",
                 "ratelimit.rule.daily.algorithm", "fixed-window", "ratelimit.rule.daily.limit", "2",
@@ -90,12 +102,12 @@ class CalendarDaylightSavingNowTest {
                 "ratelimit.headers", "draft");
         try (JettyApp app = JettyApp.start(m); Jedis jedis = valkey.connect()) {
             long before = System.currentTimeMillis();
-            assertThat(before).as("the class loaded a few seconds ago").isLessThan(MIDNIGHT - 1_000);
+            assertThat(before).as("the test began a few seconds ago").isLessThan(midnight - 1_000);
             HttpResponse<String> first = app.get("/");
             HttpResponse<String> second = app.get("/");
             HttpResponse<String> refused = app.get("/");
             long after = System.currentTimeMillis();
-            if (after >= MIDNIGHT - 500) {
+            if (after >= midnight - 500) {
                 // Too slow a machine to see the old day's end from inside it: nothing to conclude.
                 throw new org.opentest4j.TestAbortedException("the three requests took until the midnight");
             }
@@ -104,12 +116,12 @@ class CalendarDaylightSavingNowTest {
             String policy = first.headers().firstValue("RateLimit-Policy").orElseThrow();
             assertThat(param(policy, "w")).as("a day of 23 hours").isEqualTo(23 * 3600);
             long t = param(first.headers().firstValue("RateLimit").orElseThrow(), "t");
-            assertThat(t).as("seconds to the midnight").isBetween((MIDNIGHT - after) / 1000, (MIDNIGHT - before) / 1000 + 1);
+            assertThat(t).as("seconds to the midnight").isBetween((midnight - after) / 1000, (midnight - before) / 1000 + 1);
             assertThat(refused.statusCode()).isEqualTo(429);
             long retry = Long.parseLong(refused.headers().firstValue("Retry-After").orElseThrow());
-            assertThat(retry).as("until the midnight").isBetween((MIDNIGHT - after) / 1000, (MIDNIGHT - before) / 1000 + 1);
+            assertThat(retry).as("until the midnight").isBetween((midnight - after) / 1000, (midnight - before) / 1000 + 1);
 
-            while (serverNow(jedis) < MIDNIGHT + 50) {
+            while (serverNow(jedis) < midnight + 50) {
                 Thread.sleep(20);
             }
             HttpResponse<String> next = app.get("/");
