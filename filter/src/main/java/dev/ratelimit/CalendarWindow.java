@@ -55,9 +55,6 @@ public record CalendarWindow(Unit unit, ZoneId zone) {
         }
     }
 
-    /** The boundaries {@link #boundaries} gives: the previous period's start to the next one's end. */
-    public static final int BOUNDARIES = 4;
-
     /**
      * Checks the components.
      *
@@ -99,20 +96,6 @@ public record CalendarWindow(Unit unit, ZoneId zone) {
     public Period period(long nowMillis) {
         LocalDate first = firstDay(Instant.ofEpochMilli(nowMillis).atZone(zone).toLocalDate());
         return new Period(startOf(first), startOf(next(first)));
-    }
-
-    /**
-     * The starts of four consecutive periods around an instant: the previous period's, the one
-     * containing it, the next, and the one after. They delimit three periods, so a store whose
-     * clock is off the caller's by less than a period finds its own now among them.
-     *
-     * @param nowMillis epoch milliseconds, the caller's now
-     * @return four epoch-ms boundaries, ascending (two may be equal where a zone skipped a day)
-     */
-    public long[] boundaries(long nowMillis) {
-        LocalDate current = firstDay(Instant.ofEpochMilli(nowMillis).atZone(zone).toLocalDate());
-        LocalDate next = next(current);
-        return new long[] {startOf(previous(current)), startOf(current), startOf(next), startOf(next(next))};
     }
 
     /** @return e.g. {@code calendar-month in Europe/Berlin} */

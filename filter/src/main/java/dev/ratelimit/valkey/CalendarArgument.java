@@ -41,9 +41,13 @@ final class CalendarArgument {
         if (cached != null && callerNow >= cached.from && callerNow < cached.to) {
             return cached.text;
         }
-        long[] b = calendar.boundaries(callerNow);
-        String text = b[0] + "," + b[1] + "," + b[2] + "," + b[3];
-        LAST.put(calendar, new Cached(b[1], b[2], text));
+        // Three periods, so that a store whose clock is off the caller's by less than a period
+        // finds its own now among them.
+        CalendarWindow.Period current = calendar.period(callerNow);
+        CalendarWindow.Period previous = calendar.period(current.start() - 1);
+        CalendarWindow.Period next = calendar.period(current.end());
+        String text = previous.start() + "," + current.start() + "," + next.start() + "," + next.end();
+        LAST.put(calendar, new Cached(current.start(), current.end(), text));
         return text;
     }
 }
