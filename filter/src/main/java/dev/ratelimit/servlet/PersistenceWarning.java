@@ -56,7 +56,7 @@ final class PersistenceWarning {
                     + "or more) is not known: CONFIG GET appendonly save failed ({1}); a restart of a Valkey without "
                     + "appendonly or save would forget them", rules, persistence.unknown());
         } else if (!persistence.persists()) {
-            LOG.log(System.Logger.Level.WARNING, "Valkey {0} persists nothing (appendonly no, no save): a restart "
+            LOG.log(System.Logger.Level.WARNING, "No persistence (appendonly no, no save) on {0}: a restart "
                     + "forgets the counts of rules {1}, whose windows are an hour or longer, and every client gets a "
                     + "fresh quota; set appendonly yes (see the README, Quotas that survive a restart)",
                     persistence.volatileServers(), rules);
