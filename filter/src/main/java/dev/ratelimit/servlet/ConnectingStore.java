@@ -96,7 +96,8 @@ final class ConnectingStore implements RateLimiter {
                 return;
             } catch (RuntimeException e) {
                 failure = e;
-                wait = wait.multipliedBy(2).compareTo(LAST_RETRY) > 0 ? LAST_RETRY : wait.multipliedBy(2);
+                Duration doubled = wait.multipliedBy(2);
+                wait = doubled.compareTo(LAST_RETRY) < 0 ? doubled : LAST_RETRY;
             }
         }
     }

@@ -7,11 +7,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.logging.Handler;
 import java.util.logging.Level;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -25,23 +21,7 @@ class ConnectingLogTest {
 
     private static ValkeySentinels topology;
 
-    private final List<LogRecord> records = new CopyOnWriteArrayList<>();
-    private final Handler handler = new Handler() {
-        @Override
-        public void publish(LogRecord record) {
-            records.add(record);
-        }
-
-        @Override
-        public void flush() {
-        }
-
-        @Override
-        public void close() {
-        }
-    };
-    private final List<Logger> loggers = List.of(Logger.getLogger("dev.ratelimit.servlet.ConnectingStore"),
-            Logger.getLogger("dev.ratelimit.servlet.PersistenceWarning"));
+    private CapturedLogs logs;
 
     @BeforeAll
     static void start() {
@@ -57,12 +37,12 @@ class ConnectingLogTest {
 
     @BeforeEach
     void listen() {
-        loggers.forEach(logger -> logger.addHandler(handler));
+        logs = CapturedLogs.of("dev.ratelimit.servlet.ConnectingStore", "dev.ratelimit.servlet.PersistenceWarning");
     }
 
     @AfterEach
     void stopListening() {
-        loggers.forEach(logger -> logger.removeHandler(handler));
+        logs.close();
     }
 
     @Test
@@ -97,7 +77,6 @@ class ConnectingLogTest {
     }
 
     private List<String> messages(Level level) {
-        return records.stream().filter(r -> r.getLevel() == level)
-                .map(r -> new java.util.logging.SimpleFormatter().formatMessage(r)).toList();
+        return logs.messages(level);
     }
 }

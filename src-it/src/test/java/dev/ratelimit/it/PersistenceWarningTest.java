@@ -9,11 +9,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -29,36 +26,18 @@ class PersistenceWarningTest {
     /** Generous for a busy machine: the check runs on its own thread after the start. */
     private static final long WAIT_MILLIS = 20_000;
 
-    private final List<LogRecord> records = new CopyOnWriteArrayList<>();
-    private final Handler handler = new Handler() {
-        @Override
-        public void publish(LogRecord record) {
-            records.add(record);
-        }
-
-        @Override
-        public void flush() {
-        }
-
-        @Override
-        public void close() {
-        }
-    };
-    private Logger logger;
-    private Level level;
+    private CapturedLogs logs;
+    private List<LogRecord> records;
 
     @BeforeEach
     void listen() {
-        logger = Logger.getLogger(LOGGER);
-        level = logger.getLevel();
-        logger.setLevel(Level.ALL);
-        logger.addHandler(handler);
+        logs = CapturedLogs.of(LOGGER);
+        records = logs.records();
     }
 
     @AfterEach
     void stopListening() {
-        logger.removeHandler(handler);
-        logger.setLevel(level);
+        logs.close();
     }
 
     private static Map<String, String> settings(String url) {
@@ -71,16 +50,11 @@ class PersistenceWarningTest {
 
     /** The check's one line, waited for. */
     private LogRecord awaitRecord() throws InterruptedException {
-        long deadline = System.currentTimeMillis() + WAIT_MILLIS;
-        while (records.isEmpty() && System.currentTimeMillis() < deadline) {
-            Thread.sleep(20);
-        }
-        assertThat(records).as("the check's log line").isNotEmpty();
-        return records.get(0);
+        return logs.awaitFirst(WAIT_MILLIS);
     }
 
     private static String message(LogRecord record) {
-        return java.text.MessageFormat.format(record.getMessage(), record.getParameters());
+        return CapturedLogs.message(record);
     }
 
     @Test

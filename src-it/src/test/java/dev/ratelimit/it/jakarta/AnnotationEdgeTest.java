@@ -2,13 +2,6 @@ package dev.ratelimit.it.jakarta;
 
 import dev.ratelimit.it.ValkeyExtension;
 import dev.ratelimit.it.ValkeyServer;
-import dev.ratelimit.jakarta.RateLimitedExtension;
-import dev.ratelimit.jakarta.RateLimitedInterceptor;
-import dev.ratelimit.jakarta.RateLimitedListInterceptor;
-import dev.ratelimit.jakarta.RateLimitedMethods;
-import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.enterprise.context.Initialized;
-import org.jboss.weld.environment.se.Weld;
 import org.jboss.weld.environment.se.WeldContainer;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -21,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
+import static dev.ratelimit.it.jakarta.Welds.weld;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -54,24 +48,6 @@ class AnnotationEdgeTest {
                 "ratelimit.rule.login.limit", "100", "ratelimit.rule.login.window", "1h",
                 "ratelimit.rule.login.key", "param:username",
                 "ratelimit.rule.exports.algorithm", "concurrency", "ratelimit.rule.exports.limit", "1");
-    }
-
-    private static WeldContainer weld(JakartaApp app, Class<?>... beans) throws Exception {
-        WeldContainer weld = new Weld("ratelimit-" + System.nanoTime()).disableDiscovery()
-                .addExtension(new RateLimitedExtension())
-                .addBeanClasses(RateLimitedMethods.class, RateLimitedInterceptor.class, RateLimitedListInterceptor.class)
-                .addBeanClasses(beans).initialize();
-        try {
-            app.inApp(() -> {
-                weld.getBeanManager().getEvent().select(Initialized.Literal.of(ApplicationScoped.class))
-                        .fire(app.servletContext());
-                return null;
-            });
-            return weld;
-        } catch (Exception | Error e) {
-            weld.shutdown();
-            throw e;
-        }
     }
 
     @Test

@@ -8,6 +8,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.util.Map;
 
+import static dev.ratelimit.it.jakarta.Welds.weld;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -34,7 +35,7 @@ class AnnotationKillSwitchTest {
                 "ratelimit.rule.api.key", "global");
         for (boolean withFilter : new boolean[] {false, true}) {
             try (JakartaApp app = JakartaApp.start(settings, withFilter, EdgeResources.Annotated.class);
-                 WeldContainer weld = LazyStartTest.weld(app, ApiService.class)) {
+                 WeldContainer weld = weld(app, ApiService.class)) {
                 ApiService api = weld.select(ApiService.class).get();
                 for (int i = 0; i < 3; i++) {
                     assertThat(app.get("/p").statusCode()).as("filter " + withFilter).isEqualTo(200);

@@ -3,14 +3,7 @@ package dev.ratelimit.it.jakarta;
 import dev.ratelimit.it.ValkeyExtension;
 import dev.ratelimit.it.ValkeyServer;
 import dev.ratelimit.jakarta.RateLimitExceededException;
-import dev.ratelimit.jakarta.RateLimitedExtension;
-import dev.ratelimit.jakarta.RateLimitedInterceptor;
-import dev.ratelimit.jakarta.RateLimitedListInterceptor;
-import dev.ratelimit.jakarta.RateLimitedMethods;
-import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.enterprise.context.Initialized;
 import jakarta.enterprise.inject.spi.Unmanaged;
-import org.jboss.weld.environment.se.Weld;
 import org.jboss.weld.environment.se.WeldContainer;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -19,6 +12,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import java.net.http.HttpResponse;
 import java.util.Map;
 
+import static dev.ratelimit.it.jakarta.Welds.weld;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -50,25 +44,6 @@ class CdiAnnotationTest {
                 "ratelimit.rule.reset.key", "param:accountId",
                 "ratelimit.rule.daily.limit", "4", "ratelimit.rule.daily.window", "1d",
                 "ratelimit.rule.daily.key", "global");
-    }
-
-    /** Weld with the library's extension, interceptors and bean, and the application's beans. */
-    private static WeldContainer weld(JakartaApp app, Class<?>... beans) throws Exception {
-        WeldContainer weld = new Weld("ratelimit-" + System.nanoTime()).disableDiscovery()
-                .addExtension(new RateLimitedExtension())
-                .addBeanClasses(RateLimitedMethods.class, RateLimitedInterceptor.class, RateLimitedListInterceptor.class)
-                .addBeanClasses(beans).initialize();
-        try {
-            app.inApp(() -> {
-                weld.getBeanManager().getEvent().select(Initialized.Literal.of(ApplicationScoped.class))
-                        .fire(app.servletContext());
-                return null;
-            });
-            return weld;
-        } catch (Exception | Error e) {
-            weld.shutdown();
-            throw e;
-        }
     }
 
     @Test

@@ -23,6 +23,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
+import static dev.ratelimit.it.jakarta.Welds.weld;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -96,7 +97,7 @@ class LazyStartFaultTest {
         for (String policy : new String[] {"open", "closed", "local"}) {
             valkey.flushAll();
             try (JakartaApp app = JakartaApp.start(settings(policy), false, EdgeResources.Annotated.class);
-                 WeldContainer weld = LazyStartTest.weld(app, ApiService.class)) {
+                 WeldContainer weld = weld(app, ApiService.class)) {
                 ApiService api = weld.select(ApiService.class).get();
                 valkey.stop();
                 try {
@@ -212,7 +213,7 @@ class LazyStartFaultTest {
         EditableConfigSource source = loginSource();
         source.values.put("ratelimit.rules", "login,other,reset,daily,welcome");
         try (JakartaApp app = JakartaApp.start(source, false, Resources.Login.class);
-             WeldContainer weld = LazyStartTest.weld(app, MailService.class)) {
+             WeldContainer weld = weld(app, MailService.class)) {
             source.values.put("ratelimit.rules", "other,daily,welcome");
             HttpResponse<String> rest = app.postForm("/login", "username=alice&password=secret");
             assertThat(rest.statusCode()).as(rest.body()).isEqualTo(500);

@@ -19,7 +19,7 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import static dev.ratelimit.it.jakarta.LazyStartTest.clients;
 import static dev.ratelimit.it.jakarta.LazyStartTest.mbeans;
-import static dev.ratelimit.it.jakarta.LazyStartTest.weld;
+import static dev.ratelimit.it.jakarta.Welds.weld;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**

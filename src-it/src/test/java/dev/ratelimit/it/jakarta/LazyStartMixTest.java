@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
+import static dev.ratelimit.it.jakarta.Welds.weld;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -62,7 +63,7 @@ class LazyStartMixTest {
     @Test
     void aCostAboveOneIsTakenByBothWaysInFromOneCount() throws Exception {
         try (JakartaApp app = JakartaApp.start(settings("ratelimit.rule.api.cost", "2"), false,
-                EdgeResources.Annotated.class); WeldContainer weld = LazyStartTest.weld(app, ApiService.class)) {
+                EdgeResources.Annotated.class); WeldContainer weld = weld(app, ApiService.class)) {
             ApiService api = weld.select(ApiService.class).get();
             assertThat(api.call()).isEqualTo("ok");
             assertThat(app.get("/p").statusCode()).isEqualTo(200);

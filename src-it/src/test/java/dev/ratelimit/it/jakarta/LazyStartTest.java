@@ -4,18 +4,11 @@ import dev.ratelimit.RateLimitListener;
 import dev.ratelimit.it.ValkeyExtension;
 import dev.ratelimit.it.ValkeyServer;
 import dev.ratelimit.jakarta.RateLimitExceededException;
-import dev.ratelimit.jakarta.RateLimitedExtension;
-import dev.ratelimit.jakarta.RateLimitedInterceptor;
-import dev.ratelimit.jakarta.RateLimitedListInterceptor;
-import dev.ratelimit.jakarta.RateLimitedMethods;
 import dev.ratelimit.micrometer.MicrometerListenerProvider;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.smallrye.config.PropertiesConfigSource;
-import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.enterprise.context.Initialized;
 import jakarta.servlet.ServletContextEvent;
 import jakarta.servlet.ServletContextListener;
-import org.jboss.weld.environment.se.Weld;
 import org.jboss.weld.environment.se.WeldContainer;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -33,6 +26,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
+import static dev.ratelimit.it.jakarta.Welds.weld;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -61,25 +55,6 @@ class LazyStartTest {
         return JakartaApp.settings(valkey.url(), "ratelimit.rules", "api",
                 "ratelimit.rule.api.limit", String.valueOf(LIMIT), "ratelimit.rule.api.window", "1h",
                 "ratelimit.rule.api.key", "global");
-    }
-
-    /** Weld with the library's extension, interceptors and bean, started as a server starts CDI (before any call). */
-    static WeldContainer weld(JakartaApp app, Class<?>... beans) throws Exception {
-        WeldContainer weld = new Weld("ratelimit-" + System.nanoTime()).disableDiscovery()
-                .addExtension(new RateLimitedExtension())
-                .addBeanClasses(RateLimitedMethods.class, RateLimitedInterceptor.class, RateLimitedListInterceptor.class)
-                .addBeanClasses(beans).initialize();
-        try {
-            app.inApp(() -> {
-                weld.getBeanManager().getEvent().select(Initialized.Literal.of(ApplicationScoped.class))
-                        .fire(app.servletContext());
-                return null;
-            });
-            return weld;
-        } catch (Exception | Error e) {
-            weld.shutdown();
-            throw e;
-        }
     }
 
     static long clients(ValkeyServer valkey) {
