@@ -16,6 +16,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -32,6 +33,8 @@ class LeaseWindowEdgeTest {
     private static final int STEPS = 120;
     private static final long LIMIT = 30;
     private static final long T0 = 1_700_000_000_000L;
+    private static final int INSTANCES = 3;
+    private static final int LEASE = 8;
 
     private final ValkeyServer valkey;
     private final ManualClock clock = new ManualClock(T0 + 3);
@@ -50,14 +53,14 @@ class LeaseWindowEdgeTest {
     void everyWindowAdmitsAtMostItsLimit() throws Exception {
         Rule rule = Rule.of("edge", Algorithm.FIXED_WINDOW, LIMIT, Duration.ofMillis(WINDOW));
         long[] perWindow = new long[(int) (STEPS * STEP / WINDOW) + 2];
-        List<ValkeyRateLimiter> limiters = List.of(leasing(), leasing(), leasing());
+        List<ValkeyRateLimiter> limiters = Stream.generate(this::leasing).limit(INSTANCES).toList();
         ExecutorService pool = Executors.newFixedThreadPool(6);
         try {
             for (int step = 0; step < STEPS; step++) {
                 AtomicLong count = new AtomicLong();
                 List<Future<?>> done = new ArrayList<>();
                 for (int t = 0; t < 6; t++) {
-                    ValkeyRateLimiter limiter = limiters.get(t % 3);
+                    ValkeyRateLimiter limiter = limiters.get(t % INSTANCES);
                     done.add(pool.submit(() -> {
                         for (int i = 0; i < 2; i++) {
                             if (limiter.acquire(rule, "hot", 1 + i).allowed()) {
@@ -80,11 +83,15 @@ class LeaseWindowEdgeTest {
         for (int w = 0; w < perWindow.length; w++) {
             assertThat(perWindow[w]).as("units admitted in window %d", w).isLessThanOrEqualTo(LIMIT);
         }
-        assertThat(perWindow[1]).as("the windows were used up").isEqualTo(LIMIT);
+        // Not exactly LIMIT: units another instance's lease holds at the window's end are withheld
+        // (README "Local leases": up to (instances - 1) x local-lease), and whether the sweeper gave
+        // them back before the clock moved on depends on thread timing.
+        assertThat(perWindow[1]).as("the windows were used up, but for what other leases withheld")
+                .isGreaterThanOrEqualTo(LIMIT - (INSTANCES - 1) * LEASE);
     }
 
     private ValkeyRateLimiter leasing() {
         return ValkeyRateLimiter.builder().settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(5)))
-                .clientClock(clock).localLease("edge", 8, Duration.ofMillis(400)).build();
+                .clientClock(clock).localLease("edge", LEASE, Duration.ofMillis(400)).build();
     }
 }
