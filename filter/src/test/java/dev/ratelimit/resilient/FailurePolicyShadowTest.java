@@ -2,12 +2,8 @@ package dev.ratelimit.resilient;
 
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.Claim;
-import dev.ratelimit.Decision;
-import dev.ratelimit.Decisions;
 import dev.ratelimit.FailurePolicy;
 import dev.ratelimit.ManualClock;
-import dev.ratelimit.RateLimitException;
-import dev.ratelimit.RateLimiter;
 import dev.ratelimit.Rule;
 import dev.ratelimit.local.LocalRateLimiter;
 import org.junit.jupiter.api.Test;
@@ -25,34 +21,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class FailurePolicyShadowTest {
 
-    /** A store that cannot be reached. */
-    private static final RateLimiter UNREACHABLE = new RateLimiter() {
-        @Override
-        public Decisions acquireAll(List<Claim> claims) {
-            throw new RateLimitException("unreachable", null);
-        }
-
-        @Override
-        public Decision peek(Rule rule, String key, long cost) {
-            throw new RateLimitException("unreachable", null);
-        }
-
-        @Override
-        public void reset(Rule rule, String key) {
-            throw new RateLimitException("unreachable", null);
-        }
-
-        @Override
-        public void close() {
-        }
-    };
-
     @Test
     void aShadowRulesLocalRuleNeverKeepsTheOthersFromCounting() {
         Rule observed = Rule.of("observed", Algorithm.FIXED_WINDOW, 100, Duration.ofHours(1)).withShadow(true);
         Rule enforced = Rule.of("enforced", Algorithm.FIXED_WINDOW, 100, Duration.ofHours(1));
         ManualClock clock = new ManualClock(1_700_000_000_000L);
-        try (ResilientRateLimiter limiter = ResilientRateLimiter.builder(UNREACHABLE)
+        try (ResilientRateLimiter limiter = ResilientRateLimiter.builder(new UnreachableStore())
                 .fallback(LocalRateLimiter.withClock(clock, 100)).clock(clock)
                 // Built enforcing, by mistake: it stands in for a shadow rule.
                 .policy("observed", FailurePolicy.local(Rule.of("observed", Algorithm.FIXED_WINDOW, 1,
