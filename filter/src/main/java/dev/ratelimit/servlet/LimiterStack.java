@@ -32,12 +32,15 @@ final class LimiterStack {
     private final LocalRateLimiter fallback;
     private final Metrics metrics;
     private final ResilientRateLimiter limiter;
+    /** Told of each reading's rules, for the long ones' persistence question. */
+    private final PersistenceWarning persistence;
     /** The latest decision path: the next one goes on with its deny cache. */
     private ResilientRateLimiter latest;
 
     private LimiterStack(RateLimiter shared, AtomicReference<ValkeyRateLimiter> valkey, LocalRateLimiter fallback,
-                         Metrics metrics, FilterSettings settings) {
+                         Metrics metrics, PersistenceWarning persistence, FilterSettings settings) {
         this.shared = shared;
+        this.persistence = persistence;
         this.valkey = valkey;
         this.fallback = fallback;
         this.metrics = metrics;
@@ -56,6 +59,7 @@ final class LimiterStack {
         List<String> names = settings.rules().stream().map(r -> r.rule().name()).toList();
         LocalRateLimiter fallback = LocalRateLimiter.create(settings.localMaxKeys());
         AtomicReference<ValkeyRateLimiter> valkey = new AtomicReference<>();
+        PersistenceWarning persistence = new PersistenceWarning();
         Metrics metrics = new Metrics(names, () -> valkey.get() != null && valkey.get().isBreakerOpen(), listener,
                 deployment);
         RateLimiter shared;
@@ -65,7 +69,7 @@ final class LimiterStack {
         } else if (settings.valkeyUrl().isPresent()) {
             shared = connect(settings, metrics, names, limiter -> {
                 valkey.set(limiter);
-                PersistenceWarning.check(settings, limiter);
+                persistence.connected(limiter);
             });
         } else {
             shared = LocalRateLimiter.create(settings.localMaxKeys());
@@ -73,7 +77,7 @@ final class LimiterStack {
                     + "not set, so each instance of the application enforces the limits on its own", names);
         }
         metrics.registerMBeans();
-        return new LimiterStack(shared, valkey, fallback, metrics, settings);
+        return new LimiterStack(shared, valkey, fallback, metrics, persistence, settings);
     }
 
     /**
@@ -88,6 +92,7 @@ final class LimiterStack {
      */
     synchronized ResilientRateLimiter limiterFor(FilterSettings settings) {
         metrics.addRules(settings.rules().stream().map(r -> r.rule().name()).toList());
+        persistence.rules(settings);
         ResilientRateLimiter.Builder builder = ResilientRateLimiter.builder(shared).fallback(fallback)
                 .denyCache(settings.denyCacheSize()).denyCacheHold(settings.denyCacheHold()).failureRetryAfter(settings.failureRetryAfter())
                 .nearLimitRatio(settings.nearLimitRatio()).listener(metrics);

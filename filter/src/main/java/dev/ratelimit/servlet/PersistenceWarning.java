@@ -1,21 +1,24 @@
 package dev.ratelimit.servlet;
 
-import dev.ratelimit.Rule;
 import dev.ratelimit.config.FilterSettings;
 import dev.ratelimit.config.RuleSettings;
 import dev.ratelimit.valkey.Persistence;
 import dev.ratelimit.valkey.ValkeyRateLimiter;
 
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.stream.Stream;
 
 /**
- * Once per stack, at start-up: when a rule's window (or a plan's) is an hour or longer, calendar
- * windows included, asks the Valkey primaries whether they persist, and warns once, naming those
- * rules, when one does not: a restart of such a Valkey forgets a day's counts, which hands every
- * client a fresh quota. A user that may not ask ({@code NOPERM}) or a server that does not answer
- * gets one INFO line. On a daemon thread: the start never waits for it, nor fails by it.
+ * Once per rule: when a rule's window (or a plan's) is an hour or longer, calendar windows
+ * included, asks the Valkey primaries whether they persist, and warns once, naming those rules,
+ * when one does not: a restart of such a Valkey forgets a day's counts, which hands every client
+ * a fresh quota. A user that may not ask ({@code NOPERM}) or a server that does not answer gets
+ * one INFO line. Asked when both are known, the rules and the connected limiter, whichever comes
+ * last; then again for the long rules a refresh adds. On a daemon thread: neither the start nor
+ * a refresh waits for it, nor fails by it.
  */
 final class PersistenceWarning {
 
@@ -24,22 +27,43 @@ final class PersistenceWarning {
     /** The shortest window whose counts are worth keeping across a restart. */
     static final Duration LONG_WINDOW = Duration.ofHours(1);
 
-    private PersistenceWarning() {
+    /** The rules already asked about: each is named at most once. */
+    private final Set<String> asked = new HashSet<>();
+    /** The latest settings' long rules not asked about yet. */
+    private List<String> unasked = List.of();
+    /** The shared limiter once connected; null before. */
+    private ValkeyRateLimiter valkey;
+
+    /**
+     * The settings the stack decides by, at the start and at each refresh.
+     *
+     * @param settings the settings
+     */
+    synchronized void rules(FilterSettings settings) {
+        unasked = settings.rules().stream().filter(PersistenceWarning::hasLongWindow).map(r -> r.rule().name())
+                .filter(name -> !asked.contains(name)).toList();
+        askIfReady();
     }
 
     /**
-     * Starts the check, if any rule needs it.
+     * The shared limiter, once it has connected.
      *
-     * @param settings the settings the stack was started with
-     * @param valkey   the shared limiter
+     * @param connected the limiter
      */
-    static void check(FilterSettings settings, ValkeyRateLimiter valkey) {
-        List<String> rules = settings.rules().stream().filter(PersistenceWarning::hasLongWindow)
-                .map(r -> r.rule().name()).toList();
-        if (rules.isEmpty()) {
+    synchronized void connected(ValkeyRateLimiter connected) {
+        valkey = connected;
+        askIfReady();
+    }
+
+    private void askIfReady() {
+        if (valkey == null || unasked.isEmpty()) {
             return;
         }
-        Thread thread = new Thread(() -> report(rules, valkey.inspector().persistence()), "ratelimit-persistence-check");
+        List<String> rules = unasked;
+        ValkeyRateLimiter limiter = valkey;
+        asked.addAll(rules);
+        unasked = List.of();
+        Thread thread = new Thread(() -> report(rules, limiter.inspector().persistence()), "ratelimit-persistence-check");
         thread.setDaemon(true);
         thread.start();
     }

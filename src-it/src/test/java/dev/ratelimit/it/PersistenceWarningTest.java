@@ -135,6 +135,40 @@ class PersistenceWarningTest {
         }
     }
 
+    /**
+     * A refresh that adds a rule of an hour or more asks for it, naming only the new rule: the
+     * rules asked about before are not named again, and a refresh that adds none asks nothing.
+     */
+    @Test
+    void aRefreshThatAddsALongRuleAsksForItAlone() throws Exception {
+        try (ValkeyServer valkey = ValkeyServer.startProcess(List.of())) {
+            EditableConfigSource source = new EditableConfigSource("dynamic", 100);
+            source.values.putAll(settings(valkey.url()));
+            source.values.put("ratelimit.refresh", "100ms");
+            try (JettyApp app = JettyApp.start(source)) {
+                assertThat(message(awaitRecord())).contains("[daily]");
+                assertThat(valkey.commandCalls("config|get")).as("asked once at the start").isEqualTo(1);
+
+                source.values.put("ratelimit.rule.burst.limit", "11");
+                Thread.sleep(500);
+                assertThat(valkey.commandCalls("config|get")).as("a refresh with no new long rule").isEqualTo(1);
+
+                source.values.put("ratelimit.rules", "daily,burst,monthly");
+                source.values.put("ratelimit.rule.monthly.algorithm", "fixed-window");
+                source.values.put("ratelimit.rule.monthly.limit", "1000");
+                source.values.put("ratelimit.rule.monthly.window", "calendar-month");
+                long deadline = System.currentTimeMillis() + WAIT_MILLIS;
+                while (records.size() < 2 && System.currentTimeMillis() < deadline) {
+                    Thread.sleep(20);
+                }
+                assertThat(records).as("a second line").hasSize(2);
+                assertThat(records.get(1).getLevel()).isEqualTo(Level.WARNING);
+                assertThat(message(records.get(1))).contains("[monthly]").doesNotContain("daily");
+                assertThat(app.get("/").statusCode()).isEqualTo(200);
+            }
+        }
+    }
+
     /** No rule of an hour or more: nothing is asked, nothing said. */
     @Test
     void shortWindowsAskNothing() throws Exception {
