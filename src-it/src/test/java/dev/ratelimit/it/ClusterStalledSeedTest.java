@@ -8,6 +8,7 @@ import org.junit.jupiter.api.Test;
 import redis.clients.jedis.util.JedisClusterCRC16;
 
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -39,9 +40,9 @@ class ClusterStalledSeedTest {
             // A pooled connection to the seed node, so that the acquire is sent at once.
             assertThat(limiter.peek(rule, key, 1).allowed()).isTrue();
             String k = key;
-            Thread stall = new Thread(() -> seed.stall(Duration.ofMillis(2_000)));
-            stall.start();
-            Thread.sleep(150);
+            // Sent into the stall, and within 300 ms of its start (plus what a busy machine adds):
+            // a second wait on the node would end inside it too.
+            CompletableFuture<Void> stall = Stalls.begin(seed, Duration.ofMillis(2_000));
             long start = System.nanoTime();
             String outcome;
             try {

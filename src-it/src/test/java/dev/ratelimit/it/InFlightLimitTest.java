@@ -59,12 +59,26 @@ class InFlightLimitTest {
                 "ratelimit.deny-cache.enabled", "false"));
     }
 
-    /** Sends {@code n} requests at once, alternating between the apps, and counts the statuses. */
+    /**
+     * Sends {@code n} requests at once, alternating between the apps, and counts the statuses.
+     * Those the application runs ({@code hold=1}) are held there until every request of the
+     * burst has been decided, answered or in progress, however slowly they arrive.
+     */
     private static Map<Integer, Integer> burst(List<JettyApp> apps, String query, int n) throws Exception {
         List<CompletableFuture<HttpResponse<String>>> inFlight = new ArrayList<>();
-        for (int i = 0; i < n; i++) {
-            inFlight.add(JettyApp.HTTP.sendAsync(HttpRequest.newBuilder(apps.get(i % apps.size()).uri("/outcome?" + query))
-                    .timeout(Duration.ofSeconds(20)).build(), HttpResponse.BodyHandlers.ofString()));
+        JettyApp.OutcomeServlet.holdRequests();
+        try {
+            for (int i = 0; i < n; i++) {
+                inFlight.add(JettyApp.HTTP.sendAsync(HttpRequest.newBuilder(apps.get(i % apps.size()).uri("/outcome?" + query))
+                        .timeout(Duration.ofSeconds(40)).build(), HttpResponse.BodyHandlers.ofString()));
+            }
+            long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+            while (inFlight.stream().filter(CompletableFuture::isDone).count() + JettyApp.OutcomeServlet.inFlight() < n
+                    && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+        } finally {
+            JettyApp.OutcomeServlet.releaseHeld();
         }
         Map<Integer, Integer> byStatus = new TreeMap<>();
         for (CompletableFuture<HttpResponse<String>> response : inFlight) {
@@ -75,20 +89,28 @@ class InFlightLimitTest {
 
     @Test
     void twiceTheLimitFromTwoServersNeverHasMoreThanTheLimitInProgress() throws Exception {
-        try (JettyApp first = app(); JettyApp second = app()) {
+        Rule rule = Rule.of("inflight", Algorithm.CONCURRENCY, 4, Duration.ofSeconds(30));
+        try (JettyApp first = app(); JettyApp second = app(); ValkeyRateLimiter leases = ValkeyRateLimiter.builder()
+                .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(2))).build()) {
             List<JettyApp> both = List.of(first, second);
             HttpResponse<String> probe = first.get("/outcome");
             assertThat(probe.headers().firstValue("RateLimit-Policy")).hasValue("\"inflight\";q=4;qu=\"concurrent-requests\"");
 
             // The servlet counts the requests in progress in both servers (one JVM, one class).
-            for (String kind : List.of("sleep=400", "async=1&sleep=400", "throw=1&sleep=400")) {
+            for (String kind : List.of("hold=1", "async=1&hold=1", "throw=1&hold=1")) {
                 JettyApp.OutcomeServlet.resetInFlight();
                 Map<Integer, Integer> statuses = burst(both, kind, 8);
                 System.out.printf("in-flight limit 4, 8 at once over two servers (%s): %s, at most %d in progress%n",
                         kind, statuses, JettyApp.OutcomeServlet.maxInFlight());
                 assertThat(JettyApp.OutcomeServlet.maxInFlight()).as("most in progress at once, %s", kind).isEqualTo(4);
                 assertThat(statuses.get(429)).as("rejected, %s", kind).isEqualTo(4);
-                // Every lease was released with its response: the next burst finds 4 free slots.
+                // Every lease is released once its response is complete (an async one's after the
+                // client may have it): the next burst finds 4 free slots.
+                long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+                while (leases.peek(rule, "global", 1).remaining() < 4 && System.nanoTime() < deadline) {
+                    Thread.sleep(10);
+                }
+                assertThat(leases.peek(rule, "global", 1).remaining()).as("free slots after %s", kind).isEqualTo(4);
             }
             assertThat(burst(both, "sleep=0", 1)).isEqualTo(Map.of(200, 1));
         }
@@ -130,7 +152,7 @@ class InFlightLimitTest {
         Process holder = holder("inflight", 4, 30_000, 2, "global");
         try (JettyApp first = app(); JettyApp second = app()) {
             awaitHeld(holder, 2);
-            Map<Integer, Integer> statuses = burst(List.of(first, second), "sleep=400", 8);
+            Map<Integer, Integer> statuses = burst(List.of(first, second), "hold=1", 8);
             System.out.printf("in-flight limit 4, 2 held by another JVM, 8 at once over two servers: %s, at most %d "
                     + "in progress here%n", statuses, JettyApp.OutcomeServlet.maxInFlight());
             assertThat(statuses).isEqualTo(Map.of(200, 2, 429, 6));

@@ -236,7 +236,8 @@ final class JettyApp implements AutoCloseable {
     }
 
     /**
-     * Answers with the status in {@code ?status=} (default 200) after {@code ?sleep=} ms, from an
+     * Answers with the status in {@code ?status=} (default 200) after {@code ?sleep=} ms (and,
+     * with {@code ?hold=1}, once the test releases it), from an
      * async context when {@code ?async=1}; throws when {@code ?throw=1}; with {@code ?stream=1}
      * writes a body until the client hangs up: an application whose outcome a rule counts by.
      */
@@ -255,6 +256,24 @@ final class JettyApp implements AutoCloseable {
             return MAX_IN_FLIGHT.get();
         }
 
+        /** Requests in progress in every app of this JVM now. */
+        static int inFlight() {
+            return IN_FLIGHT.get();
+        }
+
+        /** Requests with {@code hold=1} wait here until {@link #releaseHeld()} (30 s at most). */
+        private static volatile java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(0);
+
+        /** From now on, requests with {@code hold=1} wait in the application until released. */
+        static void holdRequests() {
+            held = new java.util.concurrent.CountDownLatch(1);
+        }
+
+        /** Lets every held request go on. */
+        static void releaseHeld() {
+            held.countDown();
+        }
+
         @Override
         protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
             MAX_IN_FLIGHT.accumulateAndGet(IN_FLIGHT.incrementAndGet(), Math::max);
@@ -270,21 +289,22 @@ final class JettyApp implements AutoCloseable {
         private void respond(HttpServletRequest request, HttpServletResponse response) throws IOException {
             int status = Integer.parseInt(java.util.Objects.requireNonNullElse(request.getParameter("status"), "200"));
             long sleep = Long.parseLong(java.util.Objects.requireNonNullElse(request.getParameter("sleep"), "0"));
+            java.util.concurrent.CountDownLatch gate = "1".equals(request.getParameter("hold")) ? held : null;
             if ("1".equals(request.getParameter("throw"))) {
-                pause(sleep);
+                pause(sleep, gate);
                 throw new IllegalStateException("the application failed");
             }
             if ("1".equals(request.getParameter("async"))) {
                 jakarta.servlet.AsyncContext async = request.startAsync();
                 async.start(() -> {
-                    pause(sleep);
+                    pause(sleep, gate);
                     ((HttpServletResponse) async.getResponse()).setStatus(status);
                     IN_FLIGHT.decrementAndGet();
                     async.complete();
                 });
                 return;
             }
-            pause(sleep);
+            pause(sleep, gate);
             response.setStatus(status);
             response.setContentType("text/plain");
             if ("1".equals(request.getParameter("stream"))) {
@@ -308,9 +328,12 @@ final class JettyApp implements AutoCloseable {
             }
         }
 
-        private static void pause(long millis) {
+        private static void pause(long millis, java.util.concurrent.CountDownLatch gate) {
             try {
                 Thread.sleep(millis);
+                if (gate != null) {
+                    gate.await(30, java.util.concurrent.TimeUnit.SECONDS);
+                }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }

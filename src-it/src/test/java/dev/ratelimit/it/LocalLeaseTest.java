@@ -151,9 +151,17 @@ class LocalLeaseTest {
             long before = countAllowed(other, rule, 40, "k");
             assertThat(before).as("withheld while the holder's lease lasts").isLessThan(40 - 22);
             clock.advance(LEASE_TIME.toMillis());
-            // The sweeper gives back within a quarter of the lease time (real time).
+            // The sweeper gives back every quarter of the lease time (real time), which a busy
+            // machine may delay: asked again until every unit is found, then once more after a
+            // while, so that a unit given back twice still shows.
+            long after = 0;
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (22 + before + after < 40 && System.nanoTime() < deadline) {
+                Thread.sleep(LEASE_TIME.toMillis() / 4);
+                after += countAllowed(other, rule, 40, "k");
+            }
             Thread.sleep(LEASE_TIME.toMillis() * 2);
-            long after = countAllowed(other, rule, 40, "k");
+            after += countAllowed(other, rule, 40, "k");
             assertThat(22 + before + after).as("every unit of the window, once the leases went back").isEqualTo(40);
         }
     }

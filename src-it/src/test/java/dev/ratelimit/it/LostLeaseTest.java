@@ -39,12 +39,15 @@ class LostLeaseTest {
     @Test
     void leasesTakenByCallsWhoseReplyWasLostAreReleasedOnceValkeyAnswersAgain() throws Exception {
         Rule rule = Rule.of("inflight", Algorithm.CONCURRENCY, 3, Duration.ofSeconds(60));
-        try (ValkeyRateLimiter limiter = ValkeyRateLimiter.builder().settings(ValkeySettings.of(valkey.url())).build()) {
+        // A timeout the answered calls meet on a busy machine, and stalls three times as long.
+        Duration timeout = Duration.ofMillis(500);
+        try (ValkeyRateLimiter limiter = ValkeyRateLimiter.builder()
+                .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(timeout)).build()) {
             int lost = 0;
             for (int round = 0; round < 3; round++) {
-                CompletableFuture<Void> stall = CompletableFuture.runAsync(() -> valkey.stall(Duration.ofMillis(300)));
-                // Calls until one is sent while the server sleeps: it times out (50 ms), and the
-                // server runs it when it wakes. One that got through before is released at once.
+                CompletableFuture<Void> stall = CompletableFuture.runAsync(() -> valkey.stall(timeout.multipliedBy(3)));
+                // Calls until one is sent while the server sleeps: it times out, and the server
+                // runs it when it wakes. One that got through before is released at once.
                 boolean timedOut = false;
                 while (!timedOut && !stall.isDone()) {
                     try {
