@@ -6,6 +6,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.time.ZoneId;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -42,11 +43,32 @@ class CalendarRefreshTest {
     }
 
     private static String policy(JettyApp app) throws Exception {
-        HttpResponse<String> response = app.get("/api", "X-Caller", "policy-only");
+        return policy(app, "policy-only");
+    }
+
+    private static String policy(JettyApp app, String caller) throws Exception {
+        HttpResponse<String> response = app.get("/api", "X-Caller", caller);
         return response.headers().firstValue("RateLimit-Policy").orElseThrow();
     }
 
-    private static void awaitRefresh() throws InterruptedException {
+    /**
+     * Waits for a refresh to apply: until a caller never seen before gets a policy that starts
+     * so (30 s at most, for a busy machine). The limit is the last setting each edit puts, so
+     * the whole edit has been read by then.
+     */
+    private static void awaitPolicy(JettyApp app, String start) throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        for (int i = 0; !policy(app, "new-" + i).startsWith(start); i++) {
+            assertThat(System.nanoTime() - deadline).as("the refresh applied within 30 s").isNegative();
+            Thread.sleep(50);
+        }
+    }
+
+    /**
+     * Gives a bad reading time to be read and refused: nothing changes either way, so a slow
+     * machine only makes the check weaker, never wrong.
+     */
+    private static void awaitRefusal() throws InterruptedException {
         Thread.sleep(3 * REFRESH_MILLIS);
     }
 
@@ -63,7 +85,7 @@ class CalendarRefreshTest {
             source.values.put("ratelimit.rule.api.window", "calendar-day");
             source.values.put("ratelimit.rule.api.time-zone", "Pacific/Kiritimati");
             source.values.put("ratelimit.rule.api.limit", "5");
-            awaitRefresh();
+            awaitPolicy(app, "\"api\";q=5;");
             long now = System.currentTimeMillis();
             long w = CalendarWindow.of(CalendarWindow.Unit.DAY, ZoneId.of("Pacific/Kiritimati")).period(now).length()
                     .toSeconds();
@@ -72,19 +94,19 @@ class CalendarRefreshTest {
 
             source.values.put("ratelimit.rule.api.time-zone", "America/New_York");
             source.values.put("ratelimit.rule.api.limit", "7");
-            awaitRefresh();
+            awaitPolicy(app, "\"api\";q=7;");
             assertThat(allowedOf(app, 4)).as("7 - 5 taken in Kiritimati's day").isEqualTo(2);
 
             // A bad reading: a zone beside a rolling window; refused whole, the running rule stays.
             source.values.put("ratelimit.rule.api.window", "1h");
             source.values.put("ratelimit.rule.api.limit", "100");
-            awaitRefresh();
+            awaitRefusal();
             assertThat(policy(app)).as("the running settings").startsWith("\"api\";q=7;");
             assertThat(allowedOf(app, 1)).isZero();
 
             source.values.remove("ratelimit.rule.api.time-zone");
             source.values.put("ratelimit.rule.api.limit", "9");
-            awaitRefresh();
+            awaitPolicy(app, "\"api\";q=9;w=3600");
             assertThat(policy(app)).isEqualTo("\"api\";q=9;w=3600");
             assertThat(allowedOf(app, 4)).as("9 - 7 taken").isEqualTo(2);
         }

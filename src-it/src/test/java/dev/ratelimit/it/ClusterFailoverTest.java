@@ -68,8 +68,8 @@ class ClusterFailoverTest {
             try (load; otherShard) {
                 FailoverLoad.sleep(1_000);
                 load.kill(oldPrimary::stop);
-                // Then long enough after the promotion for the limit to be reached and enforced.
-                FailoverLoad.sleep(3_000);
+                // Then until the limit is reached and enforced.
+                load.awaitEnforced(50);
             }
             assertThat(load.recoveryMillis()).as("ms to a shared decision after the kill; the cluster: %s",
                     cluster.describe()).isPositive();

@@ -22,6 +22,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -63,6 +64,7 @@ class ClusterMigrationTest {
         Rule pairFirst = Rule.of("pair-first", Algorithm.TOKEN_BUCKET, LIMIT, Duration.ofDays(1));
         Rule pairSecond = Rule.of("pair-second", Algorithm.SLIDING_LOG, 2 * LIMIT, Duration.ofDays(1));
         Map<String, AtomicInteger> allowed = new ConcurrentHashMap<>();
+        Map<String, AtomicInteger> rejected = new ConcurrentHashMap<>();
         Queue<Throwable> failures = new ConcurrentLinkedQueue<>();
         AtomicInteger calls = new AtomicInteger();
         AtomicBoolean stop = new AtomicBoolean();
@@ -93,15 +95,13 @@ class ClusterMigrationTest {
                             if (turn % (rules.size() + 1) == rules.size()) {
                                 Decisions both = limiter.acquireAll(List.of(new Claim(pairFirst, KEY, 1),
                                         new Claim(pairSecond, KEY, 1)));
-                                if (both.allowed()) {
-                                    allowed.computeIfAbsent(pairFirst.name(), name -> new AtomicInteger()).incrementAndGet();
-                                }
+                                (both.allowed() ? allowed : rejected).computeIfAbsent(pairFirst.name(),
+                                        name -> new AtomicInteger()).incrementAndGet();
                             } else {
                                 Rule rule = rules.get(turn % (rules.size() + 1));
                                 Decision decision = limiter.acquire(rule, KEY);
-                                if (decision.allowed()) {
-                                    allowed.computeIfAbsent(rule.name(), name -> new AtomicInteger()).incrementAndGet();
-                                }
+                                (decision.allowed() ? allowed : rejected).computeIfAbsent(rule.name(),
+                                        name -> new AtomicInteger()).incrementAndGet();
                             }
                         } catch (Throwable e) {
                             failures.add(e);
@@ -124,7 +124,13 @@ class ClusterMigrationTest {
                     List.of(limiter.stateKey(rules.get(0), KEY), limiter.stateKey(pairFirst, KEY),
                             limiter.stateKey(pairSecond, KEY)),
                     Duration.ofMillis(300));
-            FailoverLoad.sleep(2_500);
+            // Then until every rule has reached its limit and refused a few more (at most 30 s: a
+            // fixed 2.5 s was too short for a busy machine's slower threads).
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (System.nanoTime() < deadline && Stream.concat(rules.stream(), Stream.of(pairFirst))
+                    .anyMatch(rule -> rejected.getOrDefault(rule.name(), new AtomicInteger()).get() < 20)) {
+                FailoverLoad.sleep(50);
+            }
             stop.set(true);
             for (Thread thread : threads) {
                 thread.join(10_000);

@@ -4,6 +4,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -48,22 +50,39 @@ class ConnectingRefreshTest {
             try (JettyApp app = JettyApp.start(source)) {
                 assertThat(app.get("/hello").statusCode()).as("closed policy while no sentinel answers").isEqualTo(503);
 
-                source.values.put("ratelimit.rule.refreshed.on-failure", "open");
+                // The policy last: once it answers, the limit beside it was read too.
                 source.values.put("ratelimit.rule.refreshed.limit", "2");
-                Thread.sleep(3 * REFRESH_MILLIS);
-                assertThat(app.get("/hello").statusCode()).as("the refreshed open policy, still not connected")
-                        .isEqualTo(200);
+                source.values.put("ratelimit.rule.refreshed.on-failure", "open");
+                awaitStatus(app, 200, "the refreshed open policy, still not connected");
 
                 gate.open();
                 awaitAttempts(gate);
-                // Counted on Valkey once connected: over the refreshed limit of 2 within a few calls.
-                List<Integer> statuses = new ArrayList<>();
-                for (int i = 0; i < 3; i++) {
+                // Counted on Valkey once connected (within 30 s on a busy machine): over the
+                // refreshed limit of 2 within a few calls of the first one Valkey decides.
+                long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+                HttpResponse<String> first = app.get("/hello");
+                while (first.headers().firstValue("RateLimit").isEmpty() && System.nanoTime() < deadline) {
+                    Thread.sleep(50);
+                    first = app.get("/hello");
+                }
+                assertThat(first.headers().firstValue("RateLimit")).as("a request decided by Valkey").isPresent();
+                List<Integer> statuses = new ArrayList<>(List.of(first.statusCode()));
+                for (int i = 0; i < 2; i++) {
                     statuses.add(app.get("/hello").statusCode());
                 }
                 assertThat(statuses).as("the refreshed limit of 2 on Valkey").contains(429);
             }
         }
+    }
+
+    /** Waits for a refresh to apply (30 s at most, for a busy machine): until a request gets the status. */
+    private static void awaitStatus(JettyApp app, int status, String what) throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        int got;
+        while ((got = app.get("/hello").statusCode()) != status && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
+        assertThat(got).as(what).isEqualTo(status);
     }
 
     /** Waits until the retries asked the opened gate once more: the sentinel is reached then. */

@@ -50,6 +50,7 @@ class EnvironmentTest {
                 "RATELIMIT_TRUSTED_PROXIES", "127.0.0.1/32",
                 "RATELIMIT_RULE_LOGIN_USER_ON_FAILURE", "closed",
                 "RATELIMIT_RULE_LOGIN_USER_LIMIT", "2"));
+        builder.environment().putAll(ExampleWar.environment(ExampleWar.PATIENT_TIMEOUTS));
         Process process = builder.start();
         List<String> output = new ArrayList<>();
         try {

@@ -7,6 +7,9 @@ import org.eclipse.jetty.server.ServerConnector;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Locale;
+import java.util.Map;
 
 /**
  * The example WAR deployed on Jetty 12 as a user would deploy it: its own web.xml, its own
@@ -18,7 +21,24 @@ final class ExampleWar {
     /** What the child process prints once it serves, followed by its port. */
     static final String LISTENING = "example WAR listening on port ";
 
+    /**
+     * Timeouts for the tests of the example, which otherwise runs with the default 50 ms: every
+     * request of those tests must be decided by Valkey, and a busy machine misses 50 ms now and
+     * then (README, Sizing the timeout for closed rules). System properties, for a WAR deployed
+     * in the test's JVM; {@link #environment} for a child process.
+     */
+    static final Map<String, String> PATIENT_TIMEOUTS = Map.of(
+            "ratelimit.valkey.timeout", "2s", "ratelimit.valkey.connect-timeout", "2s");
+
     private ExampleWar() {
+    }
+
+    /** {@link #PATIENT_TIMEOUTS} as environment variables ({@code RATELIMIT_VALKEY_TIMEOUT}). */
+    static Map<String, String> environment(Map<String, String> properties) {
+        Map<String, String> environment = new HashMap<>();
+        properties.forEach((name, value) -> environment.put(name.toUpperCase(Locale.ROOT)
+                .replace('.', '_').replace('-', '_'), value));
+        return environment;
     }
 
     /** The WAR built by the examples/webapp module. */

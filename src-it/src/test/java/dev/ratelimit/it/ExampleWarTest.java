@@ -32,6 +32,7 @@ class ExampleWarTest {
         valkey.flushAll();
         // MicroProfile Config gives system properties precedence over the WAR's own file.
         System.setProperty("ratelimit.valkey.url", valkey.url());
+        ExampleWar.PATIENT_TIMEOUTS.forEach(System::setProperty);
         Server server = null;
         try {
             server = ExampleWar.start(war);
@@ -72,6 +73,7 @@ class ExampleWarTest {
                     .contains("ratelimit_breaker_open 0.0");
         } finally {
             System.clearProperty("ratelimit.valkey.url");
+            ExampleWar.PATIENT_TIMEOUTS.keySet().forEach(System::clearProperty);
             if (server != null) {
                 server.stop();
             }

@@ -83,6 +83,18 @@ final class FailoverLoad implements AutoCloseable {
         }
     }
 
+    /**
+     * Waits, after {@link #kill}, for the limit to be reached and enforced: until Valkey has
+     * rejected {@code rejections} calls (at most 30 s). A fixed 3 s was too short on a busy
+     * machine, whose threads ask less often.
+     */
+    void awaitEnforced(int rejections) {
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (sharedRejected.get() < rejections && System.nanoTime() < deadline) {
+            sleep(50);
+        }
+    }
+
     /** Milliseconds from the kill to the first decision by Valkey after it; -1 if none came. */
     long recoveryMillis() {
         return firstSharedAfterKill.get() == 0 ? -1 : (firstSharedAfterKill.get() - killedAt.get()) / 1_000_000;

@@ -124,6 +124,7 @@ class FailureTest {
             }
             Collections.sort(millis);
             long p99 = millis.get(197);
+            System.out.printf("nobody listening: p99 %d ms, slowest %d ms of 200 decisions%n", p99, millis.get(199));
             assertThat(p99).as("p99 of 200 decisions, ms").isLessThan(TIMEOUT_MS + 50);
         }
     }
@@ -158,20 +159,41 @@ class FailureTest {
                 thread.join(10_000);
             }
             long bound = TIMEOUT_MS + TIMEOUT_MS + POOL_WAIT_MS + SLACK_MS;
+            System.out.printf("paused Valkey: %d requests, the slowest %d ms (bound %d ms)%n", samples.size(),
+                    samples.stream().mapToLong(s -> s[1]).max().orElse(-1), bound);
             assertThat(samples).isNotEmpty().allSatisfy(s -> {
                 assertThat(s[2]).as("every request answered, by Valkey (200) or the closed policy (503)").isIn(200L, 503L);
                 assertThat(s[1]).as("ms waited by a request started at +%d ms", s[0] - pausedAt).isLessThan(bound);
             });
             assertThat(samples).as("some requests met the paused server").anySatisfy(s -> assertThat(s[2]).isEqualTo(503));
-            // Decisions resumed: a request now is decided by Valkey again.
-            assertThat(app.get("/closed").statusCode()).isEqualTo(200);
-            assertThat(app.get("/closed").headers().firstValue("RateLimit")).isPresent();
+            // Decisions resumed: a request is decided by Valkey again, within 10 s (on a busy
+            // machine one request may miss the 100 ms timeout for reasons of its own).
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            HttpResponse<String> again = app.get("/closed");
+            while (!decidedByValkey(again) && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+                again = app.get("/closed");
+            }
+            assertThat(again.statusCode()).isEqualTo(200);
+            assertThat(again.headers().firstValue("RateLimit")).isPresent();
         }
     }
 
+    private static boolean decidedByValkey(HttpResponse<String> response) {
+        return response.statusCode() == 200 && response.headers().firstValue("RateLimit").isPresent();
+    }
+
+    /**
+     * The timeouts are long here: a stopped server refuses connections at once, so they bound
+     * nothing this test measures, and the requests Valkey must decide (before the stop, after
+     * the restart) may take longer than 100 ms on a busy machine.
+     */
     @Test
     void aKilledAndRestartedValkeyIsFollowedByEachPolicyThenUsedAgainUnaided() throws Exception {
-        try (JettyApp app = JettyApp.start(settings(valkey.url()))) {
+        Map<String, String> settings = settings(valkey.url());
+        settings.put("ratelimit.valkey.timeout", "2s");
+        settings.put("ratelimit.valkey.connect-timeout", "2s");
+        try (JettyApp app = JettyApp.start(settings)) {
             for (String path : List.of("/open", "/closed", "/local")) {
                 HttpResponse<String> response = app.get(path);
                 assertThat(response.statusCode()).isEqualTo(200);
@@ -193,7 +215,7 @@ class FailureTest {
             assertThat(local).as("the in-process limit of 2").containsExactly(200, 200, 429);
 
             valkey.start(); // same port, empty, knows no script
-            long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
             HttpResponse<String> again;
             do {
                 Thread.sleep(50);

@@ -214,8 +214,10 @@ class InFlightLimitTest {
         Rule rule = Rule.of("paused", Algorithm.CONCURRENCY, 2, Duration.ofSeconds(60));
         AtomicInteger dropped = new AtomicInteger();
         try (ResilientRateLimiter limiter = ResilientRateLimiter.builder(ValkeyRateLimiter.builder()
-                        .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofMillis(100))
-                                .withConnectTimeout(Duration.ofMillis(100))).build())
+                        // Long enough for the calls that must be answered on a busy machine; the
+                        // pause is longer than the two releases' timeouts together, with room.
+                        .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofMillis(500))
+                                .withConnectTimeout(Duration.ofMillis(500))).build())
                 .policy(rule.name(), FailurePolicy.closed()).denyCache(0)
                 .listener(new RateLimitListener() {
                     @Override
@@ -228,11 +230,11 @@ class InFlightLimitTest {
             Reservation a = limiter.reserve(rule, "k");
             Reservation b = limiter.reserve(rule, "k");
             assertThat(a.allowed() && b.allowed()).isTrue();
-            valkey.pause(Duration.ofMillis(400));
+            valkey.pause(Duration.ofMillis(3_000));
             assertThat(a.commit()).isTrue();
             assertThat(b.cancel()).isEmpty();
             assertThat(dropped.get()).as("both releases failed, nothing thrown").isEqualTo(2);
-            Thread.sleep(450);
+            Thread.sleep(3_050);
             // The next decision first releases the two leases, long before their 60 s timeout.
             List<Reservation> held = new ArrayList<>();
             for (int i = 0; i < 4; i++) {

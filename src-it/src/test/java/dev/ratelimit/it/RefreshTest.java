@@ -5,6 +5,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.net.http.HttpResponse;
+import java.time.Duration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -37,8 +38,32 @@ class RefreshTest {
         return allowed;
     }
 
-    private static void awaitRefresh() throws InterruptedException {
+    /**
+     * Gives a bad reading time to be read and refused: nothing changes either way, so a slow
+     * machine only makes the check weaker, never wrong.
+     */
+    private static void awaitRefusal() throws InterruptedException {
         Thread.sleep(3 * REFRESH_MILLIS);
+    }
+
+    /**
+     * Waits for a refresh to apply: until a caller never seen before gets the expected policy on
+     * the path (30 s at most, for a busy machine).
+     */
+    private static void awaitPolicy(JettyApp app, String path, String expected, String... headers) throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        for (int i = 0; !policyOf(app, path, "new-" + i, headers).equals(expected); i++) {
+            assertThat(System.nanoTime() - deadline).as("the refresh applied within 30 s").isNegative();
+            Thread.sleep(50);
+        }
+    }
+
+    private static String policyOf(JettyApp app, String path, String caller, String... headers) throws Exception {
+        String[] all = new String[headers.length + 2];
+        all[0] = "X-Caller";
+        all[1] = caller;
+        System.arraycopy(headers, 0, all, 2, headers.length);
+        return app.get(path, all).headers().firstValue("RateLimit-Policy").orElse("");
     }
 
     @Test
@@ -54,7 +79,7 @@ class RefreshTest {
             assertThat(allowedOf(app, "/api", "a", 2)).isEqualTo(2);
 
             source.values.put("ratelimit.rule.api.limit", "5");
-            awaitRefresh();
+            awaitPolicy(app, "/api", "\"api\";q=5;w=3600");
             HttpResponse<String> next = app.get("/api", "X-Caller", "a");
             assertThat(next.headers().firstValue("RateLimit-Policy")).hasValue("\"api\";q=5;w=3600");
             assertThat(next.statusCode()).isEqualTo(200);
@@ -63,7 +88,7 @@ class RefreshTest {
             // A bad reading: refused whole, including the good change in it.
             source.values.put("ratelimit.rule.api.limit", "lots");
             source.values.put("ratelimit.rule.api.window", "2h");
-            awaitRefresh();
+            awaitRefusal();
             HttpResponse<String> during = app.get("/api", "X-Caller", "b");
             assertThat(during.headers().firstValue("RateLimit-Policy")).as("the running settings")
                     .hasValue("\"api\";q=5;w=3600");
@@ -76,7 +101,8 @@ class RefreshTest {
             source.values.put("ratelimit.rule.search.limit", "1");
             source.values.put("ratelimit.rule.search.window", "1h");
             source.values.put("ratelimit.rule.search.key", "header:X-Caller");
-            awaitRefresh();
+            // The search rule's last setting is read with the rest: its policy on /search says so.
+            awaitPolicy(app, "/search", "\"api\";q=5;w=7200, \"search\";q=1;w=3600");
             assertThat(app.get("/api", "X-Caller", "c").headers().firstValue("RateLimit-Policy"))
                     .hasValue("\"api\";q=5;w=7200");
             assertThat(allowedOf(app, "/search", "c", 3)).as("the new rule").isEqualTo(1);
@@ -95,7 +121,7 @@ class RefreshTest {
         try (JettyApp app = JettyApp.start(source)) {
             assertThat(allowedOfPlan(app, "p", "pro", 3)).isEqualTo(3);
             source.values.put("ratelimit.rule.api.plan.pro.limit", "6");
-            awaitRefresh();
+            awaitPolicy(app, "/api", "\"api\";q=6;w=3600", "X-Plan", "pro");
             assertThat(app.get("/api", "X-Caller", "q", "X-Plan", "pro").headers().firstValue("RateLimit-Policy"))
                     .hasValue("\"api\";q=6;w=3600");
             assertThat(allowedOfPlan(app, "p", "pro", 6)).as("6 - 3 used").isEqualTo(3);
@@ -120,7 +146,7 @@ class RefreshTest {
         try (JettyApp app = JettyApp.start(source)) {
             source.values.put("ratelimit.rule.api.plan.basic.limit", "1");
             source.values.put("ratelimit.rule.api.limit", "20");
-            awaitRefresh();
+            awaitRefusal();
             HttpResponse<String> basic = app.get("/api", "X-Caller", "a", "X-Plan", "basic");
             assertThat(basic.statusCode()).isEqualTo(200);
             assertThat(basic.headers().firstValue("RateLimit-Policy")).as("the running plan").hasValue("\"api\";q=4;w=3600");

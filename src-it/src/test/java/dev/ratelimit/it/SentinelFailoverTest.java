@@ -57,8 +57,8 @@ class SentinelFailoverTest {
             try (load) {
                 FailoverLoad.sleep(1_000);
                 load.kill(topology.primary()::stop);
-                // Then long enough after the promotion for the limit to be reached and enforced.
-                FailoverLoad.sleep(3_000);
+                // Then until the limit is reached and enforced.
+                load.awaitEnforced(50);
             }
             assertThat(load.recoveryMillis()).as("ms to a shared decision after the kill").isPositive();
             int newPrimary = topology.currentPrimaryPort().orElseThrow();

@@ -44,6 +44,7 @@ class TomcatExampleTest {
         assertThat(war).as("the example WAR (built by the examples/webapp module)").exists();
         valkey.flushAll();
         System.setProperty("ratelimit.valkey.url", valkey.url());
+        ExampleWar.PATIENT_TIMEOUTS.forEach(System::setProperty);
         // Tomcat's own leak detection reports, on undeploy, threads and drivers the app left behind.
         List<String> leaks = new CopyOnWriteArrayList<>();
         Logger leakLog = Logger.getLogger("org.apache.catalina.loader.WebappClassLoaderBase");
@@ -121,6 +122,7 @@ class TomcatExampleTest {
         } finally {
             leakLog.removeHandler(leakHandler);
             System.clearProperty("ratelimit.valkey.url");
+            ExampleWar.PATIENT_TIMEOUTS.keySet().forEach(System::clearProperty);
         }
     }
 
