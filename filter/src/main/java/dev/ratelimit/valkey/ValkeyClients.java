@@ -74,12 +74,15 @@ final class ValkeyClients {
         if (settings.sentinel().isPresent()) {
             // Asks the sentinels for the primary now (it fails when none answers), then follows
             // their +switch-master announcements: a promoted replica is used without a restart.
+            JedisClientConfig clientConfig = config.build();
+            String master = settings.sentinel().get().master();
+            Set<HostAndPort> sentinels = settings.sentinel().get().addresses();
             return RedisSentinelClient.builder()
-                    .masterName(settings.sentinel().get().master())
-                    .sentinels(settings.sentinel().get().addresses())
+                    .masterName(master)
+                    .sentinels(sentinels)
                     .sentinelClientConfig(sentinelConfig)
-                    .clientConfig(config.build())
-                    .poolConfig(pool)
+                    .clientConfig(clientConfig)
+                    .connectionProvider(new SentinelConnections(master, clientConfig, pool, sentinels, sentinelConfig))
                     .build();
         }
         if (settings.cluster()) {
