@@ -15,6 +15,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Consumer;
 import java.util.regex.Pattern;
 
 /**
@@ -31,12 +32,17 @@ public final class SettingsReader {
     /** How long a concurrency rule's lease lives when its holder never releases it. */
     public static final Duration DEFAULT_LEASE_TIMEOUT = Duration.ofSeconds(60);
 
+    /** Under the reader's name, where operators already look for (and configure) its warnings. */
+    private static final System.Logger LOG = System.getLogger(SettingsReader.class.getName());
+
     private final SettingsSource source;
     private final SettingsValues values;
+    private final Consumer<String> warnings;
 
-    private SettingsReader(SettingsSource source) {
+    private SettingsReader(SettingsSource source, Consumer<String> warnings) {
         this.source = source;
         this.values = new SettingsValues(source);
+        this.warnings = warnings;
     }
 
     /**
@@ -47,7 +53,30 @@ public final class SettingsReader {
      * @throws InvalidSettingsException listing every problem found
      */
     public static FilterSettings read(SettingsSource source) {
-        return new SettingsReader(source).readAll();
+        return read(source, SettingsReader::warn);
+    }
+
+    /**
+     * Reads and validates the settings, handing what they hold but nothing enforces (a rule
+     * configured but not listed, an environment variable that matches no setting) to the caller
+     * rather than to the log: a refresh that reads them again and again logs a warning once.
+     *
+     * @param source   where the settings come from
+     * @param warnings told of each warning, a line of text
+     * @return the settings
+     * @throws InvalidSettingsException listing every problem found
+     */
+    public static FilterSettings read(SettingsSource source, Consumer<String> warnings) {
+        return new SettingsReader(source, warnings).readAll();
+    }
+
+    /**
+     * Logs a warning of a reading, as {@link #read(SettingsSource)} does.
+     *
+     * @param warning the warning
+     */
+    public static void warn(String warning) {
+        LOG.log(System.Logger.Level.WARNING, warning);
     }
 
     /**
@@ -167,7 +196,7 @@ public final class SettingsReader {
                     : "ratelimit.rules is empty: list the rules to enforce (e.g. ratelimit.rules=api,login), "
                             + "or set ratelimit.enabled=false");
         }
-        UnreadSettings.report(values, listed);
+        UnreadSettings.report(values, listed, warnings);
         if (!values.problems().isEmpty()) {
             throw new InvalidSettingsException(values.problems());
         }

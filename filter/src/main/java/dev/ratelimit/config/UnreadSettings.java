@@ -6,17 +6,16 @@ import java.util.List;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.function.Consumer;
 
 /**
  * What the source holds that the reader did not read: a typo fails the deployment, a rule
- * configured but not listed and an environment variable that matches no setting are logged as
+ * configured but not listed and an environment variable that matches no setting are told as
  * warnings; and a source with no property of ours at all, which the reader explains apart
  * (a settings file in the wrong place) rather than as an empty rule list.
  */
 final class UnreadSettings {
 
-    /** Under the reader's name, where operators already look for (and configure) its warnings. */
-    private static final System.Logger LOG = System.getLogger(SettingsReader.class.getName());
     private static final String PREFIX = SettingsReader.PREFIX;
 
     private UnreadSettings() {
@@ -37,10 +36,10 @@ final class UnreadSettings {
      * Names under {@code ratelimit.} that nothing read. A typo in the properties file or a system
      * property fails the deployment. A rule configured but not listed (an environment that runs
      * fewer rules than the file defines) and an environment variable that matches no setting are
-     * logged once as warnings and ignored; an environment variable that is the environment form
+     * told as warnings and ignored; an environment variable that is the environment form
      * of a setting read (hyphens included, {@code RATELIMIT_KEY_PREFIX}) is that setting.
      */
-    static void report(SettingsValues values, Set<String> listed) {
+    static void report(SettingsValues values, Set<String> listed, Consumer<String> warnings) {
         SettingsSource source = values.source();
         Set<String> readForms = new HashSet<>();
         for (String name : values.read()) {
@@ -67,12 +66,12 @@ final class UnreadSettings {
                 values.problems().add(name + " is not a known setting (a typo?)");
             }
         }
-        unlistedRules.forEach((rule, names) -> LOG.log(System.Logger.Level.WARNING, "Rule ''{0}'' is configured ({1}) "
-                + "but not listed in ratelimit.rules={2}: it is not enforced", rule, String.join(", ", names),
-                String.join(",", listed)));
+        unlistedRules.forEach((rule, names) -> warnings.accept("Rule '" + rule + "' is configured ("
+                + String.join(", ", names) + ") but not listed in ratelimit.rules=" + String.join(",", listed)
+                + ": it is not enforced"));
         if (!unknownVariables.isEmpty()) {
-            LOG.log(System.Logger.Level.WARNING, "Environment variables that match no rate-limit setting are ignored: "
-                    + "{0}", String.join(", ", unknownVariables));
+            warnings.accept("Environment variables that match no rate-limit setting are ignored: "
+                    + String.join(", ", unknownVariables));
         }
     }
 }

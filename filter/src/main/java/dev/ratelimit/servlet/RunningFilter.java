@@ -9,6 +9,7 @@ import dev.ratelimit.config.SettingsReader;
 import dev.ratelimit.config.SettingsSource;
 import jakarta.servlet.ServletException;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
@@ -56,8 +57,12 @@ final class RunningFilter {
     void start(SettingsSource source, RateLimitListener listener, LimitProvider provider, String deployment)
             throws ServletException {
         FilterSettings read;
+        List<String> warnings = new ArrayList<>();
         try {
-            read = SettingsReader.read(source);
+            read = SettingsReader.read(source, warning -> {
+                SettingsReader.warn(warning);
+                warnings.add(warning);
+            });
         } catch (InvalidSettingsException e) {
             throw new ServletException(e.getMessage(), e);
         }
@@ -73,7 +78,7 @@ final class RunningFilter {
         this.active = new Active(read, keysFor(read), stack.limiter());
         stack.keyOperations(this::active);
         if (read.enabled() && read.refresh().isPresent()) {
-            this.refresh = SettingsRefresh.start(source, read,
+            this.refresh = SettingsRefresh.start(source, read, warnings,
                     settings -> {
                         readingChecks.forEach(check -> check.accept(settings));
                         active = new Active(settings, keysFor(settings), stack.limiterFor(settings));

@@ -20,7 +20,9 @@ import java.util.function.Consumer;
  * which applies its rules for the requests that follow. A reading with any problem is refused
  * whole and the running settings kept; it is logged once, until the settings change again.
  * Settings used only at start-up (the connection to Valkey, the key prefix, the clock...) are
- * not applied: a reading that changes them is applied for its rules and logged once.
+ * not applied: a reading that changes them is applied for its rules and logged once. A warning
+ * of a reading (a rule configured but not listed...) is logged when the reading before did not
+ * give it, not at every reading.
  */
 final class SettingsRefresh implements AutoCloseable {
 
@@ -33,10 +35,14 @@ final class SettingsRefresh implements AutoCloseable {
     private FilterSettings current;
     /** The last problem or restart notice logged, so that an unchanged reading is not logged again. */
     private String lastLogged = "";
+    /** The warnings of the last reading, logged already. */
+    private List<String> lastWarnings;
 
-    private SettingsRefresh(SettingsSource source, FilterSettings started, Consumer<FilterSettings> apply) {
+    private SettingsRefresh(SettingsSource source, FilterSettings started, List<String> warnings,
+                            Consumer<FilterSettings> apply) {
         this.source = source;
         this.current = started;
+        this.lastWarnings = List.copyOf(warnings);
         this.startUp = started.startUpOnly();
         this.apply = apply;
         this.timer = Executors.newSingleThreadScheduledExecutor(task -> {
@@ -50,12 +56,14 @@ final class SettingsRefresh implements AutoCloseable {
      * Reads the settings again every {@code started.refresh()}.
      *
      * @param source  where the settings come from
-     * @param started the settings the filter started with; their refresh must be set
-     * @param apply   told of each valid reading that differs from the running one
+     * @param started  the settings the filter started with; their refresh must be set
+     * @param warnings the warnings of that reading, logged already
+     * @param apply    told of each valid reading that differs from the running one
      * @return the running refresh; close it to stop
      */
-    static SettingsRefresh start(SettingsSource source, FilterSettings started, Consumer<FilterSettings> apply) {
-        SettingsRefresh refresh = new SettingsRefresh(source, started, apply);
+    static SettingsRefresh start(SettingsSource source, FilterSettings started, List<String> warnings,
+                                 Consumer<FilterSettings> apply) {
+        SettingsRefresh refresh = new SettingsRefresh(source, started, warnings, apply);
         long millis = started.refresh().orElseThrow().toMillis();
         refresh.timer.scheduleWithFixedDelay(refresh::readAgain, millis, millis, TimeUnit.MILLISECONDS);
         return refresh;
@@ -64,9 +72,11 @@ final class SettingsRefresh implements AutoCloseable {
     /** One reading; never throws, so the schedule goes on. */
     void readAgain() {
         FilterSettings read;
+        List<String> warnings = new ArrayList<>();
         try {
-            read = SettingsReader.read(source);
+            read = SettingsReader.read(source, warnings::add);
         } catch (InvalidSettingsException e) {
+            logNew(warnings);
             logOnce(System.Logger.Level.WARNING, "The rate-limit settings read again are refused and the running ones "
                     + "kept: " + e.getMessage());
             return;
@@ -75,6 +85,7 @@ final class SettingsRefresh implements AutoCloseable {
                     + "kept: " + e);
             return;
         }
+        logNew(warnings);
         if (read.equals(current)) {
             return;
         }
@@ -98,6 +109,12 @@ final class SettingsRefresh implements AutoCloseable {
                 + " changed too, and take effect only when the application restarts");
         lastLogged = "";
         LOG.log(System.Logger.Level.INFO, notice);
+    }
+
+    /** Logs the warnings the reading before did not give; a settings source read again and again says each once. */
+    private void logNew(List<String> warnings) {
+        warnings.stream().filter(warning -> !lastWarnings.contains(warning)).forEach(SettingsReader::warn);
+        lastWarnings = List.copyOf(warnings);
     }
 
     private void logOnce(System.Logger.Level level, String message) {
