@@ -108,6 +108,13 @@ final class RuleReader {
             // The local rule keeps the shape of the shared one: its burst shrinks with its limit.
             long localBurst = algorithm.hasBurst() ? Math.max(1, (long) Math.ceil((double) burst * localLimit / limit)) : localLimit;
             Rule localRule = new Rule(name, algorithm, localLimit, window, localBurst, countRejected, shadow, read.calendar());
+            if (onFailure == OnFailure.LOCAL && cost > localRule.capacity()) {
+                values.problem(p + "local-limit", Long.toString(localLimit), "must leave room for the rule's cost ("
+                        + cost + ") with on-failure=local: the in-process " + (algorithm.hasBurst()
+                        ? "burst (" + localBurst + ", the rule's burst scaled to it)" : "limit")
+                        + " is below it, and a request could never be allowed while Valkey is down");
+                return Optional.empty();
+            }
             Optional<PlanSpec> plan = planReader.spec(p);
             Map<String, Rule> plans = planReader.plans(p, rule, plan, cost);
             if (values.problems().size() > before) {

@@ -152,8 +152,8 @@ import java.io.IOException;
  *       state for the request's key cannot be read: {@code open} allows, {@code closed} answers 503, {@code local}
  *       decides with the in-process limiter</td></tr>
  *   <tr><td>{@code local-limit}</td><td>{@code limit}</td><td>the limit the in-process limiter enforces per instance
- *       for {@code on-failure=local} (the burst shrinks in proportion); the same for every caller of the rule,
- *       whatever its plan or limit from code</td></tr>
+ *       for {@code on-failure=local} (the burst shrinks in proportion), at least the rule's {@code cost}; the same
+ *       for every caller of the rule, whatever its plan or limit from code</td></tr>
  *   <tr><td>{@code shadow}</td><td>{@code false}</td><td>count and send headers but never reject</td></tr>
  * </table>
  *
