@@ -75,15 +75,16 @@ final class PersistenceWarning {
     }
 
     private static void report(List<String> rules, Persistence persistence) {
-        if (!persistence.known()) {
+        if (!persistence.volatileServers().isEmpty()) {
+            LOG.log(System.Logger.Level.WARNING, "No persistence (appendonly no, no save) on {0}: a restart "
+                    + "forgets the counts of rules {1}, whose windows are an hour or longer, and every client gets a "
+                    + "fresh quota; set appendonly yes (see the README, Quotas that survive a restart){2}",
+                    persistence.volatileServers(), rules,
+                    persistence.known() ? "" : ". Not known of the others: " + persistence.unknown());
+        } else if (!persistence.known()) {
             LOG.log(System.Logger.Level.INFO, "Whether Valkey persists the counts of rules {0} (windows of an hour "
                     + "or more) is not known: CONFIG GET appendonly save failed ({1}); a restart of a Valkey without "
                     + "appendonly or save would forget them", rules, persistence.unknown());
-        } else if (!persistence.persists()) {
-            LOG.log(System.Logger.Level.WARNING, "No persistence (appendonly no, no save) on {0}: a restart "
-                    + "forgets the counts of rules {1}, whose windows are an hour or longer, and every client gets a "
-                    + "fresh quota; set appendonly yes (see the README, Quotas that survive a restart)",
-                    persistence.volatileServers(), rules);
         } else {
             LOG.log(System.Logger.Level.DEBUG, "Valkey persists the counts of rules {0}", rules);
         }

@@ -9,10 +9,10 @@ import java.util.Objects;
  * takes snapshots. Without either, a restart forgets every count (see the README's "Quotas that
  * survive a restart").
  *
- * @param volatileServers the primaries that persist nothing, e.g. {@code 10.0.0.5:6379}; empty
- *                        when all persist or nothing is known
- * @param unknown         why it is not known (the user may not run {@code CONFIG}, a server did
- *                        not answer), or null when every primary answered
+ * @param volatileServers the primaries that answered and persist nothing, e.g.
+ *                        {@code 10.0.0.5:6379}; empty when all that answered persist, or none did
+ * @param unknown         why it is not known of some or all (the user may not run {@code CONFIG},
+ *                        a server did not answer), or null when every primary answered
  */
 public record Persistence(List<String> volatileServers, String unknown) {
 
