@@ -56,7 +56,10 @@ public record FailurePolicy(Kind kind, Rule localRule) {
     /**
      * Decide with the in-process limiter under the given rule while the store cannot decide.
      * Its shadow flag is not its own: the local rule observes exactly when the rule it stands in
-     * for does (a shadow rule's local rule never rejects, an enforcing rule's always may).
+     * for does (a shadow rule's local rule never rejects, an enforcing rule's always may). A claim
+     * whose cost is above the local rule's capacity is taken as that capacity, so size the local
+     * rule for the largest cost asked of it (the filter's settings refuse a {@code local-limit}
+     * that leaves no room for the rule's {@code cost}).
      *
      * @param localRule the rule enforced per instance meanwhile
      * @return the policy
