@@ -55,7 +55,7 @@ final class SettingsRefresh implements AutoCloseable {
     /**
      * Reads the settings again every {@code started.refresh()}.
      *
-     * @param source  where the settings come from
+     * @param source   where the settings come from
      * @param started  the settings the filter started with; their refresh must be set
      * @param warnings the warnings of that reading, logged already
      * @param apply    told of each valid reading that differs from the running one

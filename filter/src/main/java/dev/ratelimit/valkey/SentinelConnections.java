@@ -15,13 +15,13 @@ import java.util.Set;
  * {@code run}: a close that comes between the thread's start and that first line (a client
  * built just as the application stops, on a busy machine) is undone, and the listener, not a
  * daemon, subscribes again and again for as long as the JVM lives. So each listener is told to
- * stop again until its thread has ended or is asleep between attempts, where the flag it now
- * reads ends it when it wakes.
+ * stop, and woken from a wait between attempts, until its thread has ended: a listener that has
+ * run reads the flag at once (its subscription's socket is closed, its sleep interrupted).
  */
 final class SentinelConnections extends SentineledConnectionProvider {
 
-    /** How long a close waits for a listener that has not run yet; a busy machine runs it well within. */
-    private static final Duration STOP_WAIT = Duration.ofSeconds(2);
+    /** The longest a close waits for its listeners; each normally ends within milliseconds of its first run. */
+    private static final Duration STOP_WAIT = Duration.ofSeconds(5);
 
     SentinelConnections(String master, JedisClientConfig client, GenericObjectPoolConfig<Connection> pool,
                         Set<HostAndPort> sentinels, JedisClientConfig sentinelClient) {
@@ -33,8 +33,9 @@ final class SentinelConnections extends SentineledConnectionProvider {
         super.close();
         long deadline = System.nanoTime() + STOP_WAIT.toNanos();
         for (SentinelListener listener : sentinelListeners) {
-            while (mayStillRun(listener) && System.nanoTime() < deadline) {
+            while (listener.isAlive() && System.nanoTime() < deadline) {
                 listener.shutdown();
+                listener.interrupt();
                 try {
                     listener.join(10);
                 } catch (InterruptedException e) {
@@ -42,17 +43,6 @@ final class SentinelConnections extends SentineledConnectionProvider {
                     return;
                 }
             }
-            listener.shutdown();
         }
-    }
-
-    /**
-     * Whether the listener may not have read its stop yet: it is alive and neither waiting nor
-     * asleep (a thread in its subscription's socket read shows as runnable, and the close ends
-     * that read).
-     */
-    private static boolean mayStillRun(Thread listener) {
-        Thread.State state = listener.getState();
-        return state == Thread.State.NEW || state == Thread.State.RUNNABLE;
     }
 }
