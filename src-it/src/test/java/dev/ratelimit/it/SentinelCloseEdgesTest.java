@@ -68,6 +68,7 @@ class SentinelCloseEdgesTest {
             long started = System.nanoTime();
             limiter.close();
             long closeMillis = (System.nanoTime() - started) / 1_000_000;
+            System.out.println("SentinelCloseEdgesTest stalled sentinel: close " + closeMillis + " ms");
             stalled.open();
             Thread.sleep(9_000); // the kernel retries the connect (1 s, 3 s, 7 s), within the 8 s timeout
             assertThat(closeMillis).as("ms the close took").isLessThan(3_000);
@@ -136,6 +137,7 @@ class SentinelCloseEdgesTest {
                 spinner.join();
             }
         }
+        System.out.println("SentinelCloseEdgesTest undeploys (ms): " + closes);
         Thread.sleep(1_500); // the gate relays its last held connections, which find their client gone
         long deadline = System.nanoTime() + 10_000_000_000L;
         List<Thread> left = listenerThreads();
@@ -185,6 +187,8 @@ class SentinelCloseEdgesTest {
             Thread.sleep(20);
         }
         long goneMillis = (System.nanoTime() - started) / 1_000_000;
+        System.out.println("SentinelCloseEdgesTest down sentinel: undeploy " + closeMillis + " ms, listener gone after "
+                + goneMillis + " ms");
         assertThat(goneMillis).as("ms from the undeploy's start (which took %s ms) to no listener of the down "
                 + "sentinel", closeMillis).isLessThan(closeMillis + 500);
     }

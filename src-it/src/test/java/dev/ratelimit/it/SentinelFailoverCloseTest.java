@@ -117,6 +117,7 @@ class SentinelFailoverCloseTest {
                 spinner.join();
             }
         }
+        System.out.println("SentinelFailoverCloseTest closes (ms): " + closes + ", pools left open: " + openPools);
         long deadline = System.nanoTime() + 10_000_000_000L;
         List<Thread> left = SentinelCloseEdgesTest.listenerThreads();
         left.removeAll(earlier);
