@@ -2,6 +2,7 @@ package dev.ratelimit.it;
 
 import dev.ratelimit.valkey.ValkeyRateLimiter;
 import dev.ratelimit.valkey.ValkeySettings;
+import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -71,12 +72,14 @@ class SentinelCloseEdgesTest {
             System.out.println("SentinelCloseEdgesTest stalled sentinel: close " + closeMillis + " ms");
             stalled.open();
             Thread.sleep(9_000); // the kernel retries the connect (1 s, 3 s, 7 s), within the 8 s timeout
-            assertThat(closeMillis).as("ms the close took").isLessThan(3_000);
-            assertThat(listeners("127.0.0.1:" + stalled.port()))
+            SoftAssertions softly = new SoftAssertions();
+            softly.assertThat(closeMillis).as("ms the close took").isLessThan(3_000);
+            softly.assertThat(listeners("127.0.0.1:" + stalled.port()))
                     .as("listener threads of the stalled sentinel %s s after a close that took %s ms",
                             9, closeMillis).isEmpty();
-            assertThat(subscribed(second)).as("subscribed connections on the sentinel behind the stalled port")
+            softly.assertThat(subscribed(second)).as("subscribed connections on the sentinel behind the stalled port")
                     .isEqualTo(subscribedBefore);
+            softly.assertAll();
         }
     }
 
