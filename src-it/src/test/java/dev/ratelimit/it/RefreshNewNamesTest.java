@@ -1,5 +1,6 @@
 package dev.ratelimit.it;
 
+import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -67,10 +68,13 @@ class RefreshNewNamesTest {
             source.values.put("ratelimit.rule.api.limt", "50");
             source.values.put("ratelimit.rule.api.window", "2h"); // a change, refused with the typo
             Thread.sleep(1_000);
-            assertThat(logs.records().stream().map(CapturedLogs::message).filter(m -> m.contains("limt")).toList())
+            SoftAssertions softly = new SoftAssertions();
+            softly.assertThat(logs.records().stream().map(CapturedLogs::message).filter(m -> m.contains("limt")).toList())
                     .as("the refusal naming the typo").hasSize(1);
-            assertThat(app.get("/").headers().firstValue("RateLimit-Policy")).as("the running settings kept")
+            softly.assertThat(app.get("/").headers().firstValue("RateLimit-Policy"))
+                    .as("the running settings kept, the window change refused with the typo")
                     .hasValue("\"api\";q=2;w=3600");
+            softly.assertAll();
         }
     }
 
