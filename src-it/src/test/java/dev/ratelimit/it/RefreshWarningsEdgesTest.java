@@ -19,7 +19,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * README (Configuration): a rule configured but not listed is "logged once as a warning". With
  * {@code ratelimit.refresh} the settings are read again and again: each warning is to be logged
  * once each time it appears, never at each reading; readings that are refused, or that cannot be
- * read at all, neither repeat it nor lose it.
+ * read at all, neither repeat it nor lose it. Unlisted rules are found by the source's property
+ * names, so a reading must see the names as they are now, not as they were at the start.
  */
 class RefreshWarningsEdgesTest {
 
