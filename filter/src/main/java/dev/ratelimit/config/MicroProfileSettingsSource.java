@@ -47,9 +47,28 @@ public final class MicroProfileSettingsSource implements SettingsSource {
 
     @Override
     public Set<String> names() {
+        // An implementation may keep the names it saw first (SmallRye Config does), and a refresh
+        // must see a plan or a typo added since, and not a setting removed since: each source's
+        // names as they are now, and of the configuration's own, ours only while they have a value.
         Set<String> names = new HashSet<>();
-        config.getPropertyNames().forEach(names::add);
+        for (ConfigSource source : config.getConfigSources()) {
+            names.addAll(source.getPropertyNames());
+        }
+        for (String name : config.getPropertyNames()) {
+            if (!name.startsWith(SettingsReader.PREFIX) || hasValue(name)) {
+                names.add(name);
+            }
+        }
         return names;
+    }
+
+    /** Whether the name has a value now; one whose value cannot be read (an unresolved expression) counts as set. */
+    private boolean hasValue(String name) {
+        try {
+            return config.getOptionalValue(name, String.class).isPresent();
+        } catch (RuntimeException e) {
+            return true;
+        }
     }
 
     /**
