@@ -67,8 +67,7 @@ final class UnreadSettings {
             }
         }
         unlistedRules.forEach((rule, names) -> warnings.accept("Rule '" + rule + "' is configured ("
-                + String.join(", ", names) + ") but not listed in ratelimit.rules=" + String.join(",", listed)
-                + ": it is not enforced"));
+                + String.join(", ", names) + ") but not listed in ratelimit.rules: it is not enforced"));
         if (!unknownVariables.isEmpty()) {
             warnings.accept("Environment variables that match no rate-limit setting are ignored: "
                     + String.join(", ", unknownVariables));

@@ -184,7 +184,9 @@ public final class RateLimits {
      * @throws dev.ratelimit.config.InvalidSettingsException listing every problem of the settings
      */
     public static Reading configured() throws ServletException {
-        return SettingsReading.of(SettingsReader.read(ApplicationServices.settings()));
+        // Its warnings (a rule configured but not listed...) are left to the start, which logs
+        // them once: this reading is made once per annotated method.
+        return SettingsReading.of(SettingsReader.read(ApplicationServices.settings(), warning -> { }));
     }
 
     /**
