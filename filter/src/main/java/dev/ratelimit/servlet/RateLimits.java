@@ -184,8 +184,7 @@ public final class RateLimits {
      * @throws dev.ratelimit.config.InvalidSettingsException listing every problem of the settings
      */
     public static Reading configured() throws ServletException {
-        // Its warnings (a rule configured but not listed...) are left to the start, which logs
-        // them once: this reading is made once per annotated method.
+        // Silent: made once per annotated method; the start logs the warnings (an unlisted rule...) once.
         return SettingsReading.of(SettingsReader.read(ApplicationServices.settings(), warning -> { }));
     }
 
