@@ -23,7 +23,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -108,19 +107,7 @@ class SentinelCloseEdgesTest {
         String sentinels = nodes.get(0) + ",127.0.0.1:" + slow.port() + ",127.0.0.1:" + down;
         int[] before = {subscribed(port(nodes.get(0))), subscribed(port(nodes.get(1)))};
         List<Thread> earlier = listenerThreads();
-        AtomicBoolean spinning = new AtomicBoolean(true);
-        List<Thread> spinners = new ArrayList<>();
-        for (int i = 0; i < 4; i++) {
-            Thread spinner = new Thread(() -> {
-                long n = 0;
-                while (spinning.get()) {
-                    n++;
-                }
-                assertThat(n).isNotNegative();
-            }, "spinner");
-            spinner.start();
-            spinners.add(spinner);
-        }
+        Spinners spinners = Spinners.start(4);
         long worst = 0;
         List<Long> closes = new ArrayList<>();
         try {
@@ -142,10 +129,7 @@ class SentinelCloseEdgesTest {
                 worst = Math.max(worst, millis);
             }
         } finally {
-            spinning.set(false);
-            for (Thread spinner : spinners) {
-                spinner.join();
-            }
+            spinners.close();
         }
         System.out.println("SentinelCloseEdgesTest undeploys (ms): " + closes);
         Thread.sleep(1_500); // the gate relays its last held connections, which find their client gone

@@ -6,9 +6,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -40,28 +38,13 @@ class SentinelCloseTest {
     void aClientClosedAsSoonAsBuiltLeavesNoListener() throws Exception {
         ValkeySettings settings = ValkeySettings.of("redis://ignored:1")
                 .withSentinel(ValkeySentinels.MASTER, topology.sentinelNodes());
-        AtomicBoolean spinning = new AtomicBoolean(true);
-        List<Thread> spinners = new ArrayList<>();
-        for (int i = 0; i < 4; i++) {
-            Thread spinner = new Thread(() -> {
-                long n = 0;
-                while (spinning.get()) {
-                    n++;
-                }
-                assertThat(n).isNotNegative();
-            });
-            spinner.start();
-            spinners.add(spinner);
-        }
+        Spinners spinners = Spinners.start(4);
         try {
             for (int i = 0; i < CLIENTS; i++) {
                 ValkeyRateLimiter.builder().settings(settings).build().close();
             }
         } finally {
-            spinning.set(false);
-            for (Thread spinner : spinners) {
-                spinner.join();
-            }
+            spinners.close();
         }
         long deadline = System.nanoTime() + 10_000_000_000L;
         while (!listeners().isEmpty() && System.nanoTime() < deadline) {

@@ -14,7 +14,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -49,19 +48,7 @@ class SentinelFailoverCloseTest {
         List<String> nodes = topology.sentinelNodes();
         ValkeySettings settings = ValkeySettings.of("redis://ignored:1")
                 .withSentinel(ValkeySentinels.MASTER, nodes);
-        AtomicBoolean spinning = new AtomicBoolean(true);
-        List<Thread> spinners = new ArrayList<>();
-        for (int i = 0; i < 3; i++) {
-            Thread spinner = new Thread(() -> {
-                long n = 0;
-                while (spinning.get()) {
-                    n++;
-                }
-                assertThat(n).isNotNegative();
-            }, "spinner");
-            spinner.start();
-            spinners.add(spinner);
-        }
+        Spinners spinners = Spinners.start(3);
         List<String> openPools = new ArrayList<>();
         List<Long> closes = new ArrayList<>();
         List<Thread> earlier = SentinelCloseEdgesTest.listenerThreads();
@@ -112,10 +99,7 @@ class SentinelFailoverCloseTest {
                 watcher.join(5_000);
             }
         } finally {
-            spinning.set(false);
-            for (Thread spinner : spinners) {
-                spinner.join();
-            }
+            spinners.close();
         }
         System.out.println("SentinelFailoverCloseTest closes (ms): " + closes + ", pools left open: " + openPools);
         long deadline = System.nanoTime() + 10_000_000_000L;
