@@ -88,18 +88,25 @@ final class Gate implements AutoCloseable {
             sockets.add(client);
             sockets.add(upstream);
         }
-        relay(client.getInputStream(), upstream.getOutputStream());
-        relay(upstream.getInputStream(), client.getOutputStream());
+        relay(client.getInputStream(), upstream.getOutputStream(), "gate-relay");
+        relay(upstream.getInputStream(), client.getOutputStream(), "gate-relay");
     }
 
-    private static void relay(InputStream from, OutputStream to) {
+    /**
+     * Copies one direction of a relayed connection on a daemon thread until either side closes.
+     *
+     * @param from the side read
+     * @param to   the side written
+     * @param name the thread's name
+     */
+    static void relay(InputStream from, OutputStream to, String name) {
         Thread thread = new Thread(() -> {
             try (from; to) {
                 from.transferTo(to);
             } catch (IOException e) {
                 // one side closed
             }
-        }, "gate-relay");
+        }, name);
         thread.setDaemon(true);
         thread.start();
     }

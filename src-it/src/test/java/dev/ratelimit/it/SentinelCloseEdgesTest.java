@@ -11,8 +11,6 @@ import redis.clients.jedis.Jedis;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -260,8 +258,8 @@ class SentinelCloseEdgesTest {
                             sockets.add(client);
                             sockets.add(upstream);
                         }
-                        relay(client.getInputStream(), upstream.getOutputStream());
-                        relay(upstream.getInputStream(), client.getOutputStream());
+                        Gate.relay(client.getInputStream(), upstream.getOutputStream(), "stalled-port-relay");
+                        Gate.relay(upstream.getInputStream(), client.getOutputStream(), "stalled-port-relay");
                     } catch (IOException e) {
                         // closed
                     }
@@ -269,18 +267,6 @@ class SentinelCloseEdgesTest {
             }, "stalled-port");
             acceptor.setDaemon(true);
             acceptor.start();
-        }
-
-        private static void relay(InputStream from, OutputStream to) {
-            Thread thread = new Thread(() -> {
-                try (from; to) {
-                    from.transferTo(to);
-                } catch (IOException e) {
-                    // one side closed
-                }
-            }, "stalled-port-relay");
-            thread.setDaemon(true);
-            thread.start();
         }
 
         @Override
