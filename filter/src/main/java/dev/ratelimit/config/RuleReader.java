@@ -61,6 +61,15 @@ final class RuleReader {
                 burst = values.parseNumber(p + "burst", burstText.get(), 1, Long.MAX_VALUE);
             }
         }
+        RuleSettings.Scope scope = values.choice(p + "scope", RuleSettings.Scope.ROUTE, RuleSettings.Scope.values(),
+                RuleSettings.Scope::id);
+        if (scope == RuleSettings.Scope.METHOD) {
+            // Ignored by a method rule: refused rather than read, so no one believes the filter applies them.
+            for (String routing : List.of("match", "exclude", "methods")) {
+                values.raw(p + routing).ifPresent(v -> values.problem(p + routing, v, "applies only to a route rule: "
+                        + p + "scope=method makes the rule apply where @RateLimited names it, never by the filter"));
+            }
+        }
         List<UrlPattern> match = values.patterns(p + "match", "/*");
         List<UrlPattern> exclude = values.patterns(p + "exclude", null);
         Set<String> methods = new TreeSet<>();
@@ -125,7 +134,7 @@ final class RuleReader {
                 return Optional.empty();
             }
             return Optional.of(new RuleSettings(rule, match, exclude, methods, key, lowercaseKey, cost, onFailure,
-                    localRule, outcome, plan, plans, lease.size(), lease.time()));
+                    localRule, outcome, plan, plans, lease.size(), lease.time(), scope));
         } catch (IllegalArgumentException e) {
             values.problems().add(p + "*: " + e.getMessage());
             return Optional.empty();

@@ -31,11 +31,40 @@ import java.util.Set;
  *                    limit, window and burst
  * @param localLease  the most units an instance takes ahead per key ({@code local-lease}); 0: none
  * @param localLeaseTime how long a local lease serves before its unused units go back
+ * @param scope       who applies it: the filter, to the requests its {@code match} selects, or
+ *                    only the annotated methods that name it
  */
 public record RuleSettings(Rule rule, List<UrlPattern> match, List<UrlPattern> exclude, Set<String> methods,
                            KeySpec key, boolean lowercaseKey, long cost, OnFailure onFailure, Rule localRule,
                            Optional<OutcomeCondition> outcome, Optional<PlanSpec> plan, Map<String, Rule> plans,
-                           long localLease, Duration localLeaseTime) {
+                           long localLease, Duration localLeaseTime, Scope scope) {
+
+    /**
+     * Who applies a rule ({@code ratelimit.rule.<name>.scope}): one or the other, never both, so
+     * that a request is never counted by a rule the way its author did not mean (a query
+     * parameter named like a method's parameter keying it for the filter).
+     */
+    public enum Scope {
+        /** The filter applies it to the requests its {@code match}, {@code exclude} and {@code methods} select. */
+        ROUTE("route"),
+        /** Only the {@code @RateLimited} methods that name it apply it; the filter never does. */
+        METHOD("method");
+
+        private final String id;
+
+        Scope(String id) {
+            this.id = id;
+        }
+
+        /**
+         * The setting's value.
+         *
+         * @return {@code route} or {@code method}
+         */
+        public String id() {
+            return id;
+        }
+    }
 
     /** Copies the collections. */
     public RuleSettings {
@@ -68,6 +97,8 @@ public record RuleSettings(Rule rule, List<UrlPattern> match, List<UrlPattern> e
     public enum Fit {
         /** The rule applies. */
         APPLIES,
+        /** A method rule: the filter does not apply it to any request. */
+        METHOD_RULE,
         /** The method is not one of the rule's. */
         OTHER_METHOD,
         /** An exclude pattern matches the path. */
@@ -89,14 +120,18 @@ public record RuleSettings(Rule rule, List<UrlPattern> match, List<UrlPattern> e
     }
 
     /**
-     * Whether the rule applies to a request, and if not, the first reason in the order the
-     * filter tests them: the method, then the exclude patterns, then the match patterns.
+     * Whether the filter applies the rule to a request, and if not, the first reason in the
+     * order the filter tests them: its scope, the method, then the exclude patterns, then the
+     * match patterns.
      *
      * @param method the HTTP method
      * @param path   the path within the application
      * @return {@link Fit#APPLIES}, or why not
      */
     public Fit fit(String method, String path) {
+        if (scope == Scope.METHOD) {
+            return Fit.METHOD_RULE;
+        }
         if (!methods.isEmpty() && !methods.contains(method)) {
             return Fit.OTHER_METHOD;
         }

@@ -10,6 +10,7 @@ import dev.ratelimit.Reservation;
 import dev.ratelimit.Rule;
 import dev.ratelimit.UnreadableStateException;
 import dev.ratelimit.internal.Claims;
+import dev.ratelimit.internal.UndoableTakes;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -56,19 +57,33 @@ final class DecisionPath {
         this.settling = new Settling(shared, policies, denyCache, health, listener);
     }
 
+    /** What a caller does with the units taken. */
+    enum Mode {
+        /** Keeps them: nothing to give back is built. */
+        ACQUIRE,
+        /**
+         * Keeps them unless the request is refused by another layer after they were taken: they
+         * can be given back, but rarely are, so the deny cache still keeps the rules' rejections.
+         */
+        TAKE,
+        /** Keeps or gives them back by the work's outcome: often given back, never in the deny cache. */
+        RESERVE
+    }
+
     /**
-     * The decision path of both {@link ResilientRateLimiter#acquireAll} and
-     * {@link ResilientRateLimiter#reserveAll}: with {@code reserve}, the store's and the
-     * fallback's reservations are kept to give back; without, the store is asked to acquire
-     * only, so that nothing to give back is built per request.
+     * The decision path of {@link ResilientRateLimiter#acquireAll}, {@link ResilientRateLimiter#takeAll}
+     * and {@link ResilientRateLimiter#reserveAll}: unless acquiring, the store's and the
+     * fallback's units are kept to give back; acquiring, the store is asked to acquire only, so
+     * that nothing to give back is built per request.
      *
-     * @param claims  the request's claims
-     * @param reserve whether the caller may give units back
-     * @return the request's reservation; kept (nothing to give back) unless {@code reserve}
+     * @param claims the request's claims
+     * @param mode   what the caller does with the units
+     * @return the request's reservation; kept (nothing to give back) when acquiring
      */
-    Reservation decide(List<Claim> claims, boolean reserve) {
+    Reservation decide(List<Claim> claims, Mode mode) {
         Claims.check(claims);
-        if (reserve && denyCache != null) {
+        boolean reserve = mode != Mode.ACQUIRE;
+        if (mode == Mode.RESERVE && denyCache != null) {
             denyCache.reserving(claims);
         }
         long now = clock.getAsLong();
@@ -93,7 +108,10 @@ final class DecisionPath {
                 long began = System.nanoTime();
                 // Once a rule has fallen to its policy, what the store takes must be given back
                 // should that policy reject the request.
-                if (reserve || !byPolicy.isEmpty()) {
+                if (mode == Mode.TAKE) {
+                    reserved = UndoableTakes.takeAll(shared, reservedClaims);
+                    answer = reserved.decisions();
+                } else if (reserve || !byPolicy.isEmpty()) {
                     reserved = shared.reserveAll(reservedClaims);
                     answer = reserved.decisions();
                 } else {

@@ -1,43 +1,27 @@
 package dev.ratelimit.servlet;
 
-import dev.ratelimit.Decisions;
-import dev.ratelimit.Reservation;
-import dev.ratelimit.config.RuleSettings;
-
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
 /**
- * How {@link RateLimits} decided one call of an annotated method: its rate-limit header fields,
- * and for a refused call the status, {@code Retry-After} and {@code application/problem+json}
- * body the filter would answer (429 over a limit, 503 when a {@code closed} rule cannot reach
- * Valkey). An allowed call's units are settled by {@link #settle} once its outcome is known.
+ * How {@link RateLimits} decided one call of an annotated method, as a part of its request's
+ * account: the request's rate-limit header fields (every rule decided for the request, by any
+ * layer), and for a refused call the status, {@code Retry-After} and
+ * {@code application/problem+json} body the filter would answer (429 over a limit, 503 when a
+ * {@code closed} rule cannot reach Valkey). An allowed call's units are settled by
+ * {@link #settle}, {@link #keep} or {@link #giveBack} once its outcome is known.
  */
 public final class MethodDecision {
 
-    private static final MethodDecision NONE = new MethodDecision(Reservation.kept(Decisions.of(List.of(), List.of())),
-            List.of(), Map.of(), false, null);
+    private final RunningFilter.Active now;
+    private final RequestAccount account;
+    private final RequestAccount.Part part;
 
-    private final Reservation reservation;
-    private final List<RuleSettings> rules;
-    private final Map<String, String> headers;
-    private final boolean headersOnRedirects;
-    /** The refusal's problem, or null for an allowed call. */
-    private final ProblemDetails problem;
-
-    MethodDecision(Reservation reservation, List<RuleSettings> rules, Map<String, String> headers,
-                   boolean headersOnRedirects, ProblemDetails problem) {
-        this.reservation = reservation;
-        this.rules = List.copyOf(rules);
-        this.headers = Map.copyOf(headers);
-        this.headersOnRedirects = headersOnRedirects;
-        this.problem = problem;
-    }
-
-    /** A call no rule decided: allowed, no fields. */
-    static MethodDecision none() {
-        return NONE;
+    MethodDecision(RunningFilter.Active now, RequestAccount account, RequestAccount.Part part) {
+        this.now = now;
+        this.account = account;
+        this.part = part;
     }
 
     /**
@@ -46,27 +30,28 @@ public final class MethodDecision {
      * @return false when a rule rejected it or a {@code closed} rule could not be checked
      */
     public boolean allowed() {
-        return problem == null;
+        return part.allowed();
     }
 
     /**
-     * The names of the rules decided, in the order of the settings.
+     * The names of the rules this call decided, in order.
      *
      * @return the names; empty when none was
      */
     public List<String> rules() {
-        return rules.stream().map(r -> r.rule().name()).toList();
+        return part.rules().stream().map(r -> r.rule().name()).toList();
     }
 
     /**
-     * The rate-limit header fields for a response of this status, as {@code ratelimit.headers}
-     * asks: none on a 3xx unless {@code ratelimit.headers.on-redirects}.
+     * The request's rate-limit header fields for a response of this status, as
+     * {@code ratelimit.headers} asks: every rule decided for the request, by this call or another
+     * layer; none on a 3xx unless {@code ratelimit.headers.on-redirects}.
      *
      * @param status the response's status
      * @return name to value, in order
      */
     public Map<String, String> headers(int status) {
-        return !headersOnRedirects && RateLimitHeaders.isRedirection(status) ? Map.of() : headers;
+        return !account.fieldsOnRedirects() && RateLimitHeaders.isRedirection(status) ? Map.of() : account.fields();
     }
 
     /**
@@ -75,7 +60,7 @@ public final class MethodDecision {
      * @return the status, or empty for an allowed call
      */
     public Optional<Integer> status() {
-        return problem == null ? Optional.empty() : Optional.of(problem.status());
+        return Optional.ofNullable(part.problem()).map(ProblemDetails::status);
     }
 
     /**
@@ -84,7 +69,7 @@ public final class MethodDecision {
      * @return the seconds, or 0 for an allowed call
      */
     public long retryAfterSeconds() {
-        return problem == null ? 0 : problem.retryAfter();
+        return part.problem() == null ? 0 : part.problem().retryAfter();
     }
 
     /**
@@ -93,7 +78,30 @@ public final class MethodDecision {
      * @return the JSON, or empty for an allowed call
      */
     public Optional<String> problem() {
-        return Optional.ofNullable(problem).map(ProblemDetails::toJson);
+        return Optional.ofNullable(part.problem()).map(ProblemDetails::toJson);
+    }
+
+    /**
+     * Says that this refusal is thrown to the application (a CDI call's): should it reach the
+     * filter uncaught, the filter answers it as its own refusal.
+     *
+     * @param refusal the exception thrown
+     */
+    public void thrown(Throwable refusal) {
+        if (!part.allowed()) {
+            account.thrown(part, refusal);
+        }
+    }
+
+    /**
+     * Says that this refusal is the request's answer (a CDI call's refusal mapped to a response):
+     * what the request's other layers took for it goes back, as when one rule of a call rejects.
+     * Once; nothing for an allowed call.
+     */
+    public void answered() {
+        if (!part.allowed() && now != null) {
+            account.answer(now, part);
+        }
     }
 
     /**
@@ -104,7 +112,7 @@ public final class MethodDecision {
      * @param status the response's status (a call that threw: 500)
      */
     public void settle(int status) {
-        OutcomeCounting.settle(reservation, rules, status);
+        OutcomeCounting.settle(part.reservation(), part.rules(), status);
     }
 
     /**
@@ -112,7 +120,7 @@ public final class MethodDecision {
      * listed as not counting). Releases its leases.
      */
     public void keep() {
-        reservation.commit();
+        part.reservation().commit();
     }
 
     /**
@@ -120,6 +128,6 @@ public final class MethodDecision {
      * counting) and releases its leases.
      */
     public void giveBack() {
-        reservation.cancel();
+        part.reservation().cancel();
     }
 }

@@ -43,25 +43,43 @@ final class OutcomeCounting {
     }
 
     /**
-     * Runs the chain, then settles the reservation by the response's status: at once, or when
-     * an async request completes.
+     * Runs the chain, then settles the filter's part by the response's status: at once, or when
+     * an async request completes. A CDI call's refusal that the application let through to here
+     * uncaught is answered as the filter's own refusal (429 or 503, not a 500), while the response
+     * is not committed, and what the request's other layers took goes back.
+     *
+     * @param now     the reading of the settings the request is decided by
+     * @param account the request's account
+     * @param part    what the filter decided for the request
      */
-    static void run(HttpServletRequest request, HttpServletResponse response, FilterChain chain,
-                    Reservation reservation, List<RuleSettings> rules) throws IOException, ServletException {
+    static void run(RunningFilter.Active now, HttpServletRequest request, HttpServletResponse response,
+                    FilterChain chain, RequestAccount account, RequestAccount.Part part)
+            throws IOException, ServletException {
+        Reservation reservation = part.reservation();
+        List<RuleSettings> rules = part.rules();
         boolean later = false;
         boolean thrown = true;
         try {
             chain.doFilter(request, response);
             thrown = false;
-            if (request.isAsyncStarted()) {
+            if (request.isAsyncStarted() && !part.isEmpty()) {
                 Completion completion = event -> settle(reservation, rules, completedStatus(event));
                 // With the request and response supplied: an event carries them only then (the
                 // Servlet spec; Open Liberty keeps to it, where Jetty and Tomcat supply their own).
                 request.getAsyncContext().addListener(completion, request, response);
                 later = true;
             }
+        } catch (IOException | ServletException | RuntimeException | Error e) {
+            RequestAccount.Part refused = account.thrownRefusal(e);
+            if (refused == null || response.isCommitted()) {
+                throw e;
+            }
+            account.answer(now, refused);
+            response.reset();
+            Rejections.refuse(response, refused.problem(), account);
+            thrown = false;
         } finally {
-            if (!later) {
+            if (!later && !part.isEmpty()) {
                 settle(reservation, rules, outcome(response, thrown));
             }
         }

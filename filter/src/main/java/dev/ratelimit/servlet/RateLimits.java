@@ -1,7 +1,5 @@
 package dev.ratelimit.servlet;
 
-import dev.ratelimit.Decisions;
-import dev.ratelimit.Reservation;
 import dev.ratelimit.config.KeySpec;
 import dev.ratelimit.config.RuleSettings;
 import dev.ratelimit.config.SettingsReader;
@@ -10,11 +8,8 @@ import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
 /**
@@ -26,25 +21,15 @@ import java.util.function.Consumer;
  * limited by the same settings, decision path (policies, deny cache, metrics, leases), headers
  * and problem bodies as one with it.
  *
- * <p>A rule is decided once per request: the rules the filter, or an annotated method, decided for
- * a request are named in its attribute {@link #DECIDED_RULES}, and {@link #decide} leaves them
- * out (a resource method that is a CDI bean too is seen by the REST filter and the interceptor).
+ * <p>Every layer of one request shares its account ({@link RequestAccount}): a rule is decided
+ * once per request and key, a refusal by any layer gives back what the others took, and the
+ * fields name every rule decided.
  */
 public final class RateLimits {
 
-    /**
-     * The request attribute naming the rules the filter decided for a request (a
-     * {@code Set<String>}): an annotated method serving the same request does not count them again.
-     */
-    public static final String DECIDED_RULES = RateLimits.class.getName() + ".decidedRules";
     private static final String ATTRIBUTE = RateLimits.class.getName();
 
-    // The filter's own logger name: operators configure the filter's logging by its class.
-    private static final System.Logger LOG = System.getLogger(RateLimitFilter.class.getName());
-
     private final RunningFilter running;
-    /** Whether a failure of the limiter itself was logged: once per application, not once per call. */
-    private final AtomicBoolean unexpectedLogged = new AtomicBoolean();
 
     private RateLimits(RunningFilter running) {
         this.running = running;
@@ -138,6 +123,16 @@ public final class RateLimits {
         List<String> keyParts(String rule);
 
         /**
+         * Whether a rule is a method rule ({@code scope=method}): applied where {@code @RateLimited}
+         * names it, never by the filter. An annotation may name only such a rule.
+         *
+         * @param rule a rule's name, one of {@link #rules()}
+         * @return true for a method rule
+         * @throws IllegalArgumentException naming the rule when no rule has that name
+         */
+        boolean methodRule(String rule);
+
+        /**
          * Whether the limits are on: the kill switch ({@code ratelimit.enabled=false}) reads no rule.
          *
          * @return false when switched off
@@ -201,95 +196,83 @@ public final class RateLimits {
     }
 
     /**
-     * Decides one call of an annotated method on the rules it names, all or nothing, as the filter
-     * decides a request: the units of rules that count by outcome ({@code count-when},
-     * {@code refund-when}) or hold a lease ({@code concurrency}) are reserved, to be settled by
-     * {@link MethodDecision#settle} once the call's outcome is known.
+     * Decides the request of an annotated Jakarta REST resource method on the rules it names, as
+     * a part of the request's account ({@link RequestAccount}): all or nothing, leaving out the
+     * rules a layer before it (the filter) decided for the request under the same key. A refusal
+     * gives back at once what the request's other layers took. The units of rules that count by
+     * outcome ({@code count-when}, {@code refund-when}) or hold a lease ({@code concurrency}) are
+     * reserved, to be settled by {@link MethodDecision#settle} once the response's status is known.
      *
-     * @param request    the HTTP request the call serves, or null (a CDI method called outside
-     *                   one): then rules whose key needs the client address are left out
-     * @param rules      the rules the method names
-     * @param parameters the method's parameters by the names the rules' {@code param:} parts use
+     * @param request        the HTTP request, or null outside a servlet container: then rules
+     *                       whose key needs the client address are left out
+     * @param resourceMethod the resource method: its CDI interceptor, if any, passes the invocation
+     * @param rules          the rules the method names
+     * @param parameters     the method's parameters by the names the rules' {@code param:} parts use
      * @return the decision; {@link MethodDecision#allowed()} when no rule was left to decide
      */
-    public MethodDecision decide(HttpServletRequest request, List<String> rules, Map<String, String> parameters) {
-        return decide(request, rules, parameters, false, true);
+    public MethodDecision decideRequest(HttpServletRequest request, Object resourceMethod, List<String> rules,
+                                        Map<String, String> parameters) {
+        return decide(request, resourceMethod, rules, parameters, false, RequestAccount.Layer.RESOURCE);
     }
 
     /**
-     * Decides one call of a CDI method as {@link #decide(HttpServletRequest, List, Map)} decides a
-     * resource method's request, reserving its units whatever its rules say when asked: a CDI
-     * method whose annotations list exceptions after which the call is given back
-     * ({@link MethodDecision#giveBack}). It leaves out the rules the filter or the resource method
-     * decided for the request, but names none itself in {@link #DECIDED_RULES}: a request may call
-     * a CDI method many times (a batch, a loop), and each call counts.
+     * Decides one call of a CDI method on the rules it names, as a part of the account of the
+     * request it serves, if any: each call counts (a request may send several mails), but the
+     * invocation of a resource method the Jakarta REST filter decided already is passed without
+     * a decision. A refusal is thrown to the application, which may catch it; it gives back what
+     * the request's other layers took only when it becomes the request's answer
+     * ({@link MethodDecision#answered}, or the filter answering it).
      *
-     * @param request    the HTTP request the call serves, or null
+     * @param request    the HTTP request the call serves, or null (a call from a timer, a message)
+     * @param method     the method called
      * @param rules      the rules the method names
      * @param parameters the method's parameters by the names the rules' {@code param:} parts use
-     * @param reserve    whether the units are reserved, to be kept or given back after the call
+     * @param reserve    whether the units are reserved whatever the rules say: a method whose
+     *                   annotations list exceptions after which the call is given back
      * @return the decision
      */
-    public MethodDecision decide(HttpServletRequest request, List<String> rules, Map<String, String> parameters,
-                                 boolean reserve) {
-        return decide(request, rules, parameters, reserve, false);
+    public MethodDecision decideCall(HttpServletRequest request, Object method, List<String> rules,
+                                     Map<String, String> parameters, boolean reserve) {
+        return decide(request, method, rules, parameters, reserve, RequestAccount.Layer.CALL);
     }
 
-    /**
-     * Decides a call; {@code record} names its rules in the request's {@link #DECIDED_RULES}, for a
-     * decision once per request (a resource method's, which a CDI interceptor on the same method
-     * must not repeat), not once per call.
-     */
-    private MethodDecision decide(HttpServletRequest request, List<String> rules, Map<String, String> parameters,
-                                  boolean reserve, boolean record) {
-        if (!running.enabled()) {
-            return MethodDecision.none();
-        }
+    private MethodDecision decide(HttpServletRequest request, Object method, List<String> rules,
+                                  Map<String, String> parameters, boolean reserve, RequestAccount.Layer layer) {
         RunningFilter.Active now = running.active();
-        Set<?> decided = request != null && request.getAttribute(DECIDED_RULES) instanceof Set<?> names ? names : Set.of();
+        RequestAccount account = RequestAccount.of(request, now.settings());
+        if (!running.enabled() || layer == RequestAccount.Layer.CALL && account.passesResourceMethod(method)) {
+            return new MethodDecision(now, account, RequestAccount.NONE);
+        }
         List<RuleSettings> named = new ArrayList<>(rules.size());
         for (RuleSettings rule : now.settings().rules()) {
-            if (rules.contains(rule.rule().name()) && !decided.contains(rule.rule().name())
-                    && (request != null || !needsAddress(rule))) {
+            if (rules.contains(rule.rule().name()) && (request != null || !needsAddress(rule))) {
                 named.add(rule);
             }
         }
         RequestKeys.Matched matched = now.keys().named(new MethodRequestView(request, parameters), named);
-        if (matched.claims().isEmpty()) {
-            return MethodDecision.none();
+        RequestAccount.Part part = account.decide(now, matched, layer, reserve);
+        if (layer == RequestAccount.Layer.RESOURCE && part.allowed()) {
+            account.resourceMethodDecided(method);
         }
-        if (request != null && record) {
-            // A CDI interceptor on the same resource method then skips them: one decision per rule.
-            Set<Object> decidedNow = new HashSet<>(decided);
-            matched.rules().forEach(r -> decidedNow.add(r.rule().name()));
-            request.setAttribute(DECIDED_RULES, Set.copyOf(decidedNow));
+        return new MethodDecision(now, account, part);
+    }
+
+    /**
+     * The rate-limit header fields of every rule decided for a request so far, by any layer (a
+     * CDI method a resource method called, say), for a response of this status: what a response
+     * no annotated method's filter writes carries.
+     *
+     * @param request the request, or null
+     * @param status  the response's status
+     * @return name to value, in order; empty when no rule was decided, or on a 3xx unless
+     *         {@code ratelimit.headers.on-redirects}
+     */
+    public static Map<String, String> fields(HttpServletRequest request, int status) {
+        RequestAccount account = RequestAccount.find(request);
+        if (account == null || !account.fieldsOnRedirects() && RateLimitHeaders.isRedirection(status)) {
+            return Map.of();
         }
-        boolean byOutcome = reserve || OutcomeCounting.applies(matched.rules());
-        Reservation reservation;
-        try {
-            reservation = byOutcome ? now.limiter().reserveAll(matched.claims())
-                    : Reservation.kept(now.limiter().acquireAll(matched.claims()));
-        } catch (RuntimeException | Error e) {
-            // As the filter: the limiter applies every policy itself; this is a bug, and no failure for it.
-            if (unexpectedLogged.compareAndSet(false, true)) {
-                LOG.log(System.Logger.Level.ERROR, "RateLimits could not decide a call of an annotated method; "
-                        + "letting calls through that fail so (logged once)", e);
-            }
-            return MethodDecision.none();
-        }
-        Decisions decisions = reservation.decisions();
-        ProblemDetails problem = null;
-        List<RateLimitHeaders.Entry> entries = List.of();
-        if (decisions.unavailable()) {
-            problem = Rejections.reducedCapacity(decisions, now.settings().failureRetryAfter());
-        } else {
-            entries = Dispatches.entries(matched, decisions);
-            if (!decisions.allowed()) {
-                problem = Rejections.quotaExceeded(entries, decisions.retryAfter());
-            }
-        }
-        return new MethodDecision(reservation, matched.rules(), RateLimitHeaders.fields(now.settings().headers(), entries),
-                now.settings().headersOnRedirects(), problem);
+        return account.fields();
     }
 
     /** Whether a rule's key needs the client's address, which a call outside a request has not. */

@@ -1,11 +1,9 @@
 package dev.ratelimit.servlet;
 
-import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import jakarta.servlet.http.HttpServletResponseWrapper;
 
 import java.io.IOException;
-import java.util.Map;
 
 /**
  * Keeps the rate-limit fields off 3xx responses ({@code ratelimit.headers.on-redirects=false}).
@@ -34,13 +32,14 @@ final class RedirectGuard {
 
     /** The response, taking the fields off while its status is a 3xx. */
     private static final class Response extends HttpServletResponseWrapper {
-        private final Map<String, String> fields;
+        /** The request's account, whose fields grow as later layers decide rules. */
+        private final RequestAccount account;
         /** Whether the fields were taken off for a 3xx and are not back. */
         private volatile boolean withheld;
 
-        Response(HttpServletResponse response, Map<String, String> fields) {
+        Response(HttpServletResponse response, RequestAccount account) {
             super(response);
-            this.fields = fields;
+            this.account = account;
         }
 
         @Override
@@ -93,7 +92,7 @@ final class RedirectGuard {
             super.reset();
             // The container dropped every header, ours too, and the status is 200 again.
             HttpServletResponse response = (HttpServletResponse) getResponse();
-            fields.forEach(response::setHeader);
+            account.fields().forEach(response::setHeader);
             withheld = false;
         }
 
@@ -105,39 +104,27 @@ final class RedirectGuard {
             HttpServletResponse response = (HttpServletResponse) getResponse();
             if (RateLimitHeaders.isRedirection(status) && !withheld) {
                 // A null value removes the field (Servlet 6; Jetty and Tomcat both do).
-                fields.keySet().forEach(name -> response.setHeader(name, null));
+                account.fields().keySet().forEach(name -> response.setHeader(name, null));
                 withheld = true;
             } else if (!RateLimitHeaders.isRedirection(status) && withheld) {
-                fields.forEach(response::setHeader);
+                account.fields().forEach(response::setHeader);
                 withheld = false;
             }
         }
     }
 
     /**
-     * What the chain is given.
+     * The response to pass down the chain: wrapped when the fields stay off 3xx responses and the
+     * request has fields; else as it is.
      *
-     * @param request  the request, wrapped or not
-     * @param response the response, wrapped or not
+     * @param response the response, with the fields already set
+     * @param account  the request's account
+     * @return the response to pass on
      */
-    record Pair(HttpServletRequest request, HttpServletResponse response) {
-    }
-
-    /**
-     * The pair to pass down the chain: the response wrapped when the fields stay off 3xx
-     * responses and there are fields; the request as it is.
-     *
-     * @param request     the request
-     * @param response    the response, with the fields already set
-     * @param fields      the fields set
-     * @param onRedirects whether the fields go on 3xx responses too
-     * @return the pair
-     */
-    static Pair around(HttpServletRequest request, HttpServletResponse response, Map<String, String> fields,
-                       boolean onRedirects) {
-        if (onRedirects || fields.isEmpty()) {
-            return new Pair(request, response);
+    static HttpServletResponse around(HttpServletResponse response, RequestAccount account) {
+        if (account.fieldsOnRedirects() || account.fields().isEmpty()) {
+            return response;
         }
-        return new Pair(request, new Response(response, fields));
+        return new Response(response, account);
     }
 }

@@ -27,25 +27,18 @@ final class Rejections {
     }
 
     /**
-     * Answers 429, naming the enforcing rules that rejected the request.
+     * Answers a refused request: 429 with the account's fields (every rule decided for the
+     * request), or 503 of a {@code closed} rule, which announces none (nothing was checked).
      *
-     * @param entries    the request's decided rules, as its headers announced them
-     * @param retryAfter how long the client must wait: the longest of the rejecting rules' waits
+     * @param problem the refusal
+     * @param account the request's account
      */
-    static void tooManyRequests(HttpServletResponse response, List<RateLimitHeaders.Entry> entries,
-                                Duration retryAfter) throws IOException {
-        write(response, quotaExceeded(entries, retryAfter));
-    }
-
-    /**
-     * Answers 503, naming the rules whose {@code closed} policy refused the request.
-     *
-     * @param decisions  the request's decisions, some of them refused for want of Valkey
-     * @param retryAfter the {@code ratelimit.failure-retry-after}
-     */
-    static void unavailable(HttpServletResponse response, Decisions decisions, Duration retryAfter)
+    static void refuse(HttpServletResponse response, ProblemDetails problem, RequestAccount account)
             throws IOException {
-        write(response, reducedCapacity(decisions, retryAfter));
+        if (problem.status() == 429) {
+            account.fields().forEach(response::setHeader);
+        }
+        write(response, problem);
     }
 
     /**

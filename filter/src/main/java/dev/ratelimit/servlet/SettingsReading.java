@@ -2,6 +2,7 @@ package dev.ratelimit.servlet;
 
 import dev.ratelimit.config.FilterSettings;
 import dev.ratelimit.config.KeySpec;
+import dev.ratelimit.config.RuleSettings;
 
 import java.util.List;
 
@@ -30,8 +31,16 @@ record SettingsReading(FilterSettings settings) implements RateLimits.Reading {
 
     @Override
     public List<String> keyParts(String rule) {
+        return named(rule).key().parts().stream().map(KeySpec.Part::text).toList();
+    }
+
+    @Override
+    public boolean methodRule(String rule) {
+        return named(rule).scope() == RuleSettings.Scope.METHOD;
+    }
+
+    private RuleSettings named(String rule) {
         return settings.rule(rule)
-                .orElseThrow(() -> new IllegalArgumentException("no rule '" + rule + "' in ratelimit.rules " + rules()))
-                .key().parts().stream().map(KeySpec.Part::text).toList();
+                .orElseThrow(() -> new IllegalArgumentException("no rule '" + rule + "' in ratelimit.rules " + rules()));
     }
 }

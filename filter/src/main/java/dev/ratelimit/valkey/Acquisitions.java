@@ -58,6 +58,35 @@ final class Acquisitions {
         return new SlotGroups.Outcome(Verdicts.combine(claims, answers, false), answers);
     }
 
+    /**
+     * Takes the claims' units as {@link #take} does (from leases where the rules lease) and hands
+     * back what can give them back, should another layer refuse the request: what leases served
+     * goes back to them, the rest to the store.
+     */
+    Reservation takeUndoable(List<Claim> claims) {
+        if (leased == null) {
+            return reserve(claims);
+        }
+        Claims.check(claims);
+        calls.releaseLostLeases();
+        LeasedTakes.Taken taken = leased.takeWithPortions(claims);
+        Decisions decisions = taken.outcome().decisions();
+        if (!decisions.allowed()) {
+            return Reservation.kept(decisions);
+        }
+        List<Verdicts.Answer> answers = taken.outcome().answers();
+        return Reservation.of(decisions, which -> {
+            List<Integer> indexes = new ArrayList<>();
+            for (int i = 0; i < claims.size(); i++) {
+                if (answers.get(i).allowed() && which.test(claims.get(i).rule())) {
+                    indexes.add(i);
+                }
+            }
+            return leased.giveBack(claims, taken.portions(), indexes, (back, undo) -> calls.refund(back, undo, true))
+                    .stream().map(i -> claims.get(i).rule().name()).toList();
+        });
+    }
+
     /** Takes the claims' units and hands back a reservation that can give them back. */
     Reservation reserve(List<Claim> claims) {
         // Never from a lease: a reservation's units go back to the store, by its own undo values.

@@ -6,6 +6,7 @@ import dev.ratelimit.internal.Verdicts;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 
 /**
@@ -28,7 +29,40 @@ final class LeasedTakes {
         this.store = store;
     }
 
+    /**
+     * What one claim of an allowed request took, to give back should another layer refuse the
+     * request: units a lease served, and units the store took for it (with, beside them, a new
+     * lease, which then takes them back).
+     *
+     * @param served units a live lease served, or null
+     * @param stored the units the store took for the request (its cost less what a lease served),
+     *               or null when the store was not asked for it
+     * @param answer the store's answer: its undo values give {@code stored} back
+     * @param lease  the lease the same call took, which takes {@code stored} back instead, or null
+     */
+    record Portion(Lease.Served served, Claim stored, Verdicts.Answer answer, Lease lease) {
+    }
+
+    /**
+     * A request's outcome, and what each of its claims took.
+     *
+     * @param outcome  the decisions and the answers
+     * @param portions per claim, in order
+     */
+    record Taken(SlotGroups.Outcome outcome, List<Portion> portions) {
+    }
+
     SlotGroups.Outcome take(List<Claim> claims) {
+        return takeWithPortions(claims).outcome();
+    }
+
+    /**
+     * Decides a request as {@link #take} does, keeping what each claim took.
+     *
+     * @param claims the claims
+     * @return the outcome and the portions
+     */
+    Taken takeWithPortions(List<Claim> claims) {
         long start = leases.now();
         int n = claims.size();
         LeasePolicy[] policies = new LeasePolicy[n];
@@ -45,14 +79,16 @@ final class LeasedTakes {
             countsRejected |= claim.rule().countRejected();
         }
         List<Verdicts.Answer> answers = new ArrayList<>(n);
+        List<Portion> portions = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             answers.add(served[i] == null ? null : served[i].answer());
+            portions.add(new Portion(served[i], null, null, null));
         }
         if (toStore.isEmpty()) {
             if (!countsRejected) {
                 takeAhead(claims, policies, served);
             }
-            return new SlotGroups.Outcome(Verdicts.combine(claims, answers, false), answers);
+            return new Taken(new SlotGroups.Outcome(Verdicts.combine(claims, answers, false), answers), portions);
         }
         long[] extra = new long[n];
         boolean asked = false;
@@ -75,11 +111,16 @@ final class LeasedTakes {
             allowed = stored.decisions().allowed();
             for (int j = 0; j < toStore.size(); j++) {
                 int i = toStore.get(j);
+                Claim claim = claims.get(i);
                 Verdicts.Answer answer = stored.answers().get(j);
+                Lease lease = null;
                 if (policies[i] != null) {
-                    answer = leases.taken(claims.get(i), policies[i], allowed ? extra[i] : 0, answer, start);
+                    Leases.Taken taken = leases.taken(claim, policies[i], allowed ? extra[i] : 0, answer, start);
+                    lease = taken.lease();
                 }
-                answers.set(i, answer);
+                long own = claim.cost() - (served[i] == null ? 0 : served[i].units());
+                portions.set(i, new Portion(served[i], Claim.of(claim.rule(), claim.key(), own), answer, lease));
+                answers.set(i, lease == null ? answer : lease.served(start));
             }
         } finally {
             for (int i : toStore) {
@@ -95,7 +136,55 @@ final class LeasedTakes {
                 }
             }
         }
-        return new SlotGroups.Outcome(Verdicts.combine(claims, answers, false), answers);
+        return new Taken(new SlotGroups.Outcome(Verdicts.combine(claims, answers, false), answers), portions);
+    }
+
+    /**
+     * Gives back what the claims of an allowed request took: to the lease that served them, or
+     * that the same call took beside them (it gives them back to the store with its own unused
+     * units, or on their own once it has ended); the rest to the store by the call's undo values.
+     *
+     * @param claims   the request's claims
+     * @param portions what each took
+     * @param indexes  the claims to give back
+     * @param store    gives units back to the store: for each claim, whether it gave anything back
+     * @return the indexes of the claims that gave units back
+     */
+    List<Integer> giveBack(List<Claim> claims, List<Portion> portions, List<Integer> indexes,
+                           BiFunction<List<Claim>, List<Verdicts.Answer>, boolean[]> store) {
+        List<Integer> given = new ArrayList<>();
+        List<Integer> toStore = new ArrayList<>();
+        for (int i : indexes) {
+            Portion portion = portions.get(i);
+            Claim claim = claims.get(i);
+            boolean back = false;
+            if (portion.served() != null && portion.served().units() > 0) {
+                leases.putBack(claim, portion.served());
+                back = true;
+            }
+            if (portion.stored() != null && portion.stored().cost() > 0 && portion.lease() != null) {
+                leases.putBack(claim, new Lease.Served(portion.lease(), portion.stored().cost(), null));
+                back = true;
+            } else if (portion.stored() != null && portion.stored().cost() > 0 && portion.answer().took()) {
+                toStore.add(i);
+                continue;
+            }
+            if (back) {
+                given.add(i);
+            }
+        }
+        if (!toStore.isEmpty()) {
+            boolean[] back = store.apply(toStore.stream().map(i -> portions.get(i).stored()).toList(),
+                    toStore.stream().map(i -> portions.get(i).answer()).toList());
+            for (int j = 0; j < toStore.size(); j++) {
+                int i = toStore.get(j);
+                if (back[j] || portions.get(i).served() != null && portions.get(i).served().units() > 0) {
+                    given.add(i);
+                }
+            }
+        }
+        given.sort(null);
+        return given;
     }
 
     /**

@@ -199,21 +199,30 @@ final class Leases implements AutoCloseable {
      * Records what a store call answered for a leasing claim: the remaining units as a hint for
      * the next lease, and the new lease when it took {@code extra} units beside the request's.
      *
-     * @return the answer for the request: the lease's units count as remaining for this key
+     * @return the answer for the request (the lease's units count as remaining for this key),
+     *         and the lease installed, if any
      */
-    Verdicts.Answer taken(Claim claim, LeasePolicy policy, long extra, Verdicts.Answer answer, long start) {
+    Taken taken(Claim claim, LeasePolicy policy, long extra, Verdicts.Answer answer, long start) {
         LeaseEntry entry = entries.computeIfAbsent(new Slot(claim.rule(), claim.key()), slot -> new LeaseEntry());
-        Verdicts.Answer forRequest = answer;
         synchronized (entry) {
             entry.storeRemaining = answer.remaining();
             if (extra > 0 && answer.allowed() && answer.took() && !entry.removed) {
                 Lease taken = Lease.taken(claim, policy, extra, answer, start);
                 entry.install(taken, now(), returns::ended);
                 live.add(new Held(entry, taken));
-                forRequest = taken.served(start);
+                return new Taken(taken.served(start), taken);
             }
         }
-        return forRequest;
+        return new Taken(answer, null);
+    }
+
+    /**
+     * What a store call answered a leasing claim.
+     *
+     * @param forRequest the answer for the request
+     * @param lease      the lease the call took beside the request's units, or null
+     */
+    record Taken(Verdicts.Answer forRequest, Lease lease) {
     }
 
     /** Units this limiter holds for the key in a live lease (0 when none). */

@@ -8,6 +8,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Deque;
 import java.util.List;
+import java.util.Optional;
+import java.util.function.Predicate;
 
 /**
  * A method's {@link RateLimited} annotations, read once: the rules it names, its parameters'
@@ -67,7 +69,20 @@ record AnnotatedMethod(Method method, List<String> rules, MethodParameters param
      * @return the annotated declaration, or the method itself when none is
      */
     static Method restDeclaration(Method method) {
-        if (isAnnotated(method)) {
+        return declaration(method, AnnotatedMethod::isAnnotated);
+    }
+
+    /**
+     * The nearest declaration of a method that has something, as Jakarta REST looks for a method's
+     * annotations: the method, the method it overrides in the nearest superclass first, then
+     * those it implements in the interfaces.
+     *
+     * @param method any method
+     * @param has    what the declaration must have
+     * @return the declaration, or the method itself when none has it
+     */
+    static Method declaration(Method method, Predicate<Method> has) {
+        if (has.test(method)) {
             return method;
         }
         Deque<Class<?>> types = new ArrayDeque<>();
@@ -77,7 +92,7 @@ record AnnotatedMethod(Method method, List<String> rules, MethodParameters param
             if (type != method.getDeclaringClass()) {
                 try {
                     Method declared = type.getDeclaredMethod(method.getName(), method.getParameterTypes());
-                    if (isAnnotated(declared)) {
+                    if (has.test(declared)) {
                         return declared;
                     }
                 } catch (NoSuchMethodException e) {
@@ -104,6 +119,11 @@ record AnnotatedMethod(Method method, List<String> rules, MethodParameters param
      * @throws IllegalStateException naming the method and the value, for the deployment's failure
      */
     void check(RateLimits.Reading limits, boolean rest) {
+        if (SubResources.isLocator(method)) {
+            throw new IllegalStateException("@RateLimited on " + name() + ", a sub-resource locator: a request is "
+                    + "decided by the resource method it ends at, so put @RateLimited on the sub-resource's methods "
+                    + "(or its class)");
+        }
         if (!limits.enabled()) {
             // The kill switch lets every call through and reads no rule: no annotation can be wrong.
             return;
@@ -113,14 +133,40 @@ record AnnotatedMethod(Method method, List<String> rules, MethodParameters param
                 throw new IllegalStateException("@RateLimited(\"" + rule + "\") on " + name()
                         + " names no rule of ratelimit.rules " + limits.rules());
             }
+            if (!limits.methodRule(rule)) {
+                throw new IllegalStateException("@RateLimited(\"" + rule + "\") on " + name() + " names a route rule, "
+                        + "which the filter applies to the requests its match selects (ratelimit.rule." + rule
+                        + ".scope=route, the default): set ratelimit.rule." + rule + ".scope=method to apply it "
+                        + "where @RateLimited names it, and only there, or name another rule");
+            }
             for (String part : limits.keyParts(rule)) {
-                if (part.startsWith("param:") && !parameters.has(part.substring("param:".length()), rest)) {
+                if (!part.startsWith("param:")) {
+                    continue;
+                }
+                Optional<MethodParameters.Named> named = parameters.named(part.substring("param:".length()), rest);
+                if (named.isEmpty()) {
                     throw new IllegalStateException("@RateLimited(\"" + rule + "\") on " + name() + ": the rule's key "
                             + "part " + part + " (ratelimit.rule." + rule + ".key) names no parameter of the method; "
-                            + "it has " + parameters.names(rest));
+                            + "it has " + parameters.names(rest) + namesHint());
+                }
+                if (!ReceivedText.keyable(named.get().type())) {
+                    throw new IllegalStateException("@RateLimited(\"" + rule + "\") on " + name() + ": the rule's key "
+                            + "part " + part + " (ratelimit.rule." + rule + ".key) names a parameter of type "
+                            + named.get().type().getName() + ", whose toString does not say its value (each call "
+                            + "would get a key of its own): key by a parameter that does, or give the type a toString");
                 }
             }
         }
+    }
+
+    /**
+     * A hint for a name not found: the parameters' own names are known only when the class was
+     * compiled with {@code -parameters}.
+     */
+    private String namesHint() {
+        boolean named = Arrays.stream(method.getParameters()).allMatch(java.lang.reflect.Parameter::isNamePresent);
+        return named || method.getParameterCount() == 0 ? ""
+                : " (its parameters' own names are known only when compiled with -parameters; or use param:0, param:1...)";
     }
 
     /**

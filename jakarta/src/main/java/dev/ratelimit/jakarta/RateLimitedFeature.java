@@ -12,6 +12,8 @@ import jakarta.ws.rs.core.FeatureContext;
 import jakarta.ws.rs.ext.Provider;
 
 import java.lang.reflect.Method;
+import java.util.HashSet;
+import java.util.Set;
 
 /**
  * Binds a {@link RateLimitedFilter} to each {@link RateLimited} resource method, checking its
@@ -35,6 +37,9 @@ public class RateLimitedFeature implements DynamicFeature {
     @Context
     private ServletContext servletContext;
 
+    /** The resource classes whose sub-resources were checked: each once. */
+    private final Set<Class<?>> walked = new HashSet<>();
+
     /** The request in progress, a proxy Jakarta REST resolves at each call; null where there is none. */
     @Context
     private HttpServletRequest request;
@@ -57,22 +62,65 @@ public class RateLimitedFeature implements DynamicFeature {
 
     @Override
     public void configure(ResourceInfo resourceInfo, FeatureContext context) {
-        Method method = resourceInfo.getResourceMethod();
-        method = method == null ? null : AnnotatedMethod.restDeclaration(method);
-        if (method == null || !AnnotatedMethod.isAnnotated(method)) {
+        Method invoked = resourceInfo.getResourceMethod();
+        Method method = invoked == null ? null : AnnotatedMethod.restDeclaration(invoked);
+        if (method == null) {
+            return;
+        }
+        checkSubResources(resourceInfo.getResourceClass());
+        if (!AnnotatedMethod.isAnnotated(method)) {
+            // The fields of a CDI method's rules it may call.
+            context.register(new AccountFields(request), PRIORITY);
             return;
         }
         AnnotatedMethod annotated = AnnotatedMethod.of(method);
+        context.register(new RateLimitedFilter(checked(annotated), annotated, invoked, request), PRIORITY);
+    }
+
+    /**
+     * Checks an annotated method against the settings now, and every reading a refresh makes.
+     *
+     * @throws IllegalStateException naming the method and the problem, for the deployment's failure
+     */
+    private LazyLimits checked(AnnotatedMethod annotated) {
         if (servletContext == null) {
             throw new IllegalStateException("@RateLimited on " + annotated.name() + " needs a servlet container: "
                     + "RateLimitedFeature was given no ServletContext");
         }
-        LazyLimits limits;
         try {
-            limits = LazyLimits.checked(servletContext, reading -> annotated.check(reading, true));
+            return LazyLimits.checked(servletContext, reading -> annotated.check(reading, true));
         } catch (InvalidSettingsException | ServletException e) {
             throw new IllegalStateException("@RateLimited on " + annotated.name() + ": " + e.getMessage(), e);
         }
-        context.register(new RateLimitedFilter(limits, annotated, request), PRIORITY);
+    }
+
+    /**
+     * Checks, once per class, what lies under a resource's sub-resource locators: Jakarta REST
+     * configures a sub-resource's methods at the first request that reaches them, and a wrong
+     * annotation there must fail the deployment, not that request. A {@link RateLimited} on a
+     * locator fails it too: no filter sees a locator.
+     */
+    private void checkSubResources(Class<?> resource) {
+        if (resource == null) {
+            return;
+        }
+        SubResources.Found found;
+        synchronized (walked) {
+            if (walked.contains(resource)) {
+                return;
+            }
+            found = SubResources.under(resource, walked);
+        }
+        for (Method locator : found.locators()) {
+            if (AnnotatedMethod.isAnnotated(AnnotatedMethod.restDeclaration(locator))) {
+                checked(AnnotatedMethod.of(AnnotatedMethod.restDeclaration(locator)));
+            }
+        }
+        for (Method reached : found.resourceMethods()) {
+            Method declared = AnnotatedMethod.restDeclaration(reached);
+            if (AnnotatedMethod.isAnnotated(declared)) {
+                checked(AnnotatedMethod.of(declared));
+            }
+        }
     }
 }

@@ -9,8 +9,10 @@ import jakarta.ws.rs.container.ContainerResponseFilter;
 import jakarta.ws.rs.core.MultivaluedMap;
 
 import java.io.IOException;
+import java.lang.reflect.Method;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * Decides each request of one {@link RateLimited} resource method before it runs, as the servlet
@@ -30,6 +32,8 @@ final class RateLimitedFilter implements ContainerRequestFilter, ContainerRespon
 
     private final LazyLimits limits;
     private final AnnotatedMethod method;
+    /** The resource method as Jakarta REST invokes it: its CDI interceptor, if any, passes that invocation. */
+    private final Method resourceMethod;
 
     /**
      * The servlet request being served: the feature's proxy, which stands for the request in
@@ -38,9 +42,10 @@ final class RateLimitedFilter implements ContainerRequestFilter, ContainerRespon
      */
     private final HttpServletRequest request;
 
-    RateLimitedFilter(LazyLimits limits, AnnotatedMethod method, HttpServletRequest request) {
+    RateLimitedFilter(LazyLimits limits, AnnotatedMethod method, Method resourceMethod, HttpServletRequest request) {
         this.limits = limits;
         this.method = method;
+        this.resourceMethod = resourceMethod;
         this.request = request;
     }
 
@@ -51,7 +56,8 @@ final class RateLimitedFilter implements ContainerRequestFilter, ContainerRespon
             // The user a Jakarta REST filter authenticated, for a principal key or a plan by role.
             servlet = new AuthenticatedRequest(servlet, context.getSecurityContext());
         }
-        MethodDecision decision = limits.get().decide(servlet, method.rules(), values(context, servlet));
+        MethodDecision decision = limits.get().decideRequest(servlet, resourceMethod, method.rules(),
+                values(context, servlet));
         if (!decision.allowed()) {
             context.abortWith(Refusals.of(decision));
             return;
@@ -83,29 +89,31 @@ final class RateLimitedFilter implements ContainerRequestFilter, ContainerRespon
     }
 
     /**
-     * The method's parameters as this request gives them, by every name they answer to: path
-     * and query parameters from the URI, form parameters from the body (read, then put back for
-     * the method), falling back to the servlet request's parameters when the body was read
-     * before (by the servlet filter's {@code param:} key).
+     * The method's parameters as this request gives them, by every name they answer to: the text
+     * of what the method receives ({@link MethodParameters.Named#received}: its default when
+     * nothing is sent, converted as Jakarta REST converts it) from path and query parameters of the
+     * URI and form parameters of the body (read, then put back for the method), falling back to
+     * the servlet request's parameters when the body was read before (by the servlet filter).
      */
     private Map<String, String> values(ContainerRequestContext context, HttpServletRequest servlet)
             throws IOException {
         Map<String, String> values = new LinkedHashMap<>();
         MultivaluedMap<String, String> form = null;
         for (MethodParameters.Named parameter : method.parameters().parameters()) {
-            String value = switch (parameter.source()) {
-                case PATH -> context.getUriInfo().getPathParameters().getFirst(parameter.rest());
-                case QUERY -> context.getUriInfo().getQueryParameters().getFirst(parameter.rest());
+            Optional<String> value = switch (parameter.source()) {
+                case PATH -> parameter.received(context.getUriInfo().getPathParameters(!parameter.encoded())
+                        .getFirst(parameter.rest()));
+                case QUERY -> parameter.received(context.getUriInfo().getQueryParameters(!parameter.encoded())
+                        .getFirst(parameter.rest()));
                 case FORM -> {
                     form = form != null ? form : FormBodies.read(context);
                     String sent = form.getFirst(parameter.rest());
-                    yield sent == null && servlet != null ? servlet.getParameter(parameter.rest()) : sent;
+                    yield parameter.received(sent == null && servlet != null ? servlet.getParameter(parameter.rest())
+                            : sent);
                 }
-                case ARGUMENT -> null;
+                case ARGUMENT -> Optional.empty();
             };
-            if (value != null) {
-                parameter.names().forEach(name -> values.put(name, value));
-            }
+            value.ifPresent(text -> parameter.names().forEach(name -> values.putIfAbsent(name, text)));
         }
         return values;
     }

@@ -101,10 +101,13 @@ public class RateLimitedMethods {
             return call.proceed();
         }
         AnnotatedMethod annotated = annotated(call.getMethod());
-        MethodDecision decision = limits(annotated).get().decide(currentRequest(), annotated.rules(),
-                annotated.parameters().values(call.getParameters()), !annotated.giveBackOn().isEmpty());
+        MethodDecision decision = limits(annotated).get().decideCall(currentRequest(), call.getMethod(),
+                annotated.rules(), annotated.parameters().values(call.getParameters()), !annotated.giveBackOn().isEmpty());
         if (!decision.allowed()) {
-            throw new RateLimitExceededException(annotated.name(), decision);
+            RateLimitExceededException refusal = new RateLimitExceededException(annotated.name(), decision);
+            // Should the application let it through uncaught, the servlet filter answers it as its refusal.
+            decision.thrown(refusal);
+            throw refusal;
         }
         Object result;
         try {

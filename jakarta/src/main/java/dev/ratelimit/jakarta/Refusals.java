@@ -14,12 +14,14 @@ final class Refusals {
     }
 
     /**
-     * The response.
+     * The response: the refusal is the request's answer, so what the request's other layers
+     * took for it goes back first (and its fields say so).
      *
      * @param decision a refusing decision
      * @return its 429 or 503
      */
     static Response of(MethodDecision decision) {
+        decision.answered();
         int status = decision.status().orElse(429);
         Response.ResponseBuilder response = Response.status(status)
                 .header("Retry-After", Long.toString(decision.retryAfterSeconds()))

@@ -54,7 +54,9 @@ class AnnotatedWarningsOnceTest {
         reader.addHandler(handler);
         try (JakartaApp app = JakartaApp.start(JakartaApp.settings(valkey.url(), "ratelimit.refresh", "100ms",
                 "ratelimit.rules", "api,exports",
+                "ratelimit.rule.api.scope", "method",
                 "ratelimit.rule.api.limit", "10", "ratelimit.rule.api.window", "1m",
+                "ratelimit.rule.exports.scope", "method",
                 "ratelimit.rule.exports.limit", "10", "ratelimit.rule.exports.window", "1m",
                 "ratelimit.rule.spare.limit", "5"), false,
                 EdgeResources.Annotated.class, Resources.Search.class, Resources.Export.class)) {

@@ -38,7 +38,8 @@ class AnnotationAbortTest {
     @Test
     void aClientGoneBeforeTheAnswerReleasesTheLeaseWhenTheMethodEnds() throws Exception {
         Map<String, String> settings = JakartaApp.settings(valkey.url(), "ratelimit.rules", "exports",
-                "ratelimit.rule.exports.algorithm", "concurrency", "ratelimit.rule.exports.limit", "1",
+                "ratelimit.rule.exports.algorithm", "concurrency", "ratelimit.rule.exports.scope", "method",
+                "ratelimit.rule.exports.limit", "1",
                 "ratelimit.rule.exports.key", "global", "ratelimit.rule.exports.lease-timeout", "60s");
         for (boolean withFilter : new boolean[] {false, true}) {
             valkey.flushAll();

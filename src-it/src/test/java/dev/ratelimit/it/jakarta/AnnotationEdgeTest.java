@@ -38,16 +38,22 @@ class AnnotationEdgeTest {
 
     private Map<String, String> settings() {
         return JakartaApp.settings(valkey.url(), "ratelimit.rules", "reset,api,login,exports,daily,welcome",
+                "ratelimit.rule.welcome.scope", "method",
                 "ratelimit.rule.welcome.limit", "1", "ratelimit.rule.welcome.window", "1h",
                 "ratelimit.rule.welcome.key", "param:0",
+                "ratelimit.rule.daily.scope", "method",
                 "ratelimit.rule.daily.limit", "4", "ratelimit.rule.daily.window", "1d",
                 "ratelimit.rule.daily.key", "global",
+                "ratelimit.rule.reset.scope", "method",
                 "ratelimit.rule.reset.limit", "3", "ratelimit.rule.reset.window", "1h",
                 "ratelimit.rule.reset.key", "param:accountId",
+                "ratelimit.rule.api.scope", "method",
                 "ratelimit.rule.api.limit", "1", "ratelimit.rule.api.window", "1h", "ratelimit.rule.api.key", "global",
+                "ratelimit.rule.login.scope", "method",
                 "ratelimit.rule.login.limit", "100", "ratelimit.rule.login.window", "1h",
                 "ratelimit.rule.login.key", "param:username",
-                "ratelimit.rule.exports.algorithm", "concurrency", "ratelimit.rule.exports.limit", "1");
+                "ratelimit.rule.exports.algorithm", "concurrency", "ratelimit.rule.exports.scope", "method",
+                "ratelimit.rule.exports.limit", "1");
     }
 
     @Test
@@ -67,9 +73,10 @@ class AnnotationEdgeTest {
     @Test
     void theAnnotationsRefusalIsTheFiltersOwnByteForByte() throws Exception {
         Map<String, String> settings = JakartaApp.settings(valkey.url(), "ratelimit.rules", "api",
+                "ratelimit.rule.api.scope", "method",
                 "ratelimit.rule.api.limit", "1", "ratelimit.rule.api.window", "1h", "ratelimit.rule.api.key", "global");
         HttpResponse<String> byFilter;
-        try (JakartaApp app = JakartaApp.start(settings, true, EdgeResources.Plain.class)) {
+        try (JakartaApp app = JakartaApp.start(JakartaApp.routeRules(settings), true, EdgeResources.Plain.class)) {
             assertThat(app.get("/p").statusCode()).isEqualTo(200);
             byFilter = app.get("/p");
         }

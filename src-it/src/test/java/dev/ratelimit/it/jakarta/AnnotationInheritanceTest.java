@@ -29,6 +29,7 @@ class AnnotationInheritanceTest {
     @Test
     void anAnnotationOnTheInterfaceMethodLimitsTheImplementation() throws Exception {
         try (JakartaApp app = JakartaApp.start(JakartaApp.settings(valkey.url(), "ratelimit.rules", "api",
+                "ratelimit.rule.api.scope", "method",
                 "ratelimit.rule.api.limit", "1", "ratelimit.rule.api.window", "1h", "ratelimit.rule.api.key", "global"),
                 false, InheritedResources.Implementation.class)) {
             assertThat(app.get("/contract").body()).isEqualTo("ok");

@@ -31,7 +31,8 @@ class AnnotationKillSwitchTest {
         valkey.flushAll();
         // The rules left as they were: the operator only turned the switch (RATELIMIT_ENABLED=false).
         Map<String, String> settings = JakartaApp.settings(valkey.url(), "ratelimit.enabled", "false",
-                "ratelimit.rules", "api", "ratelimit.rule.api.limit", "1", "ratelimit.rule.api.window", "1h",
+                "ratelimit.rules", "api", "ratelimit.rule.api.scope", "method",
+                "ratelimit.rule.api.limit", "1", "ratelimit.rule.api.window", "1h",
                 "ratelimit.rule.api.key", "global");
         for (boolean withFilter : new boolean[] {false, true}) {
             try (JakartaApp app = JakartaApp.start(settings, withFilter, EdgeResources.Annotated.class);

@@ -45,9 +45,11 @@ class AnnotationLifecycleTest {
 
     private Map<String, String> settings() {
         return JakartaApp.settings(valkey.url(), "ratelimit.rules", "api,exports",
+                "ratelimit.rule.api.scope", "method",
                 "ratelimit.rule.api.limit", "5", "ratelimit.rule.api.window", "1h",
                 "ratelimit.rule.api.key", "global",
-                "ratelimit.rule.exports.algorithm", "concurrency", "ratelimit.rule.exports.limit", "1",
+                "ratelimit.rule.exports.algorithm", "concurrency", "ratelimit.rule.exports.scope", "method",
+                "ratelimit.rule.exports.limit", "1",
                 "ratelimit.rule.exports.key", "global");
     }
 

@@ -36,7 +36,9 @@ class AnnotationMixTest {
     @Test
     void aRefusalByOneOfTwoAnnotationsTakesNothingOfTheOther() throws Exception {
         try (JakartaApp app = JakartaApp.start(JakartaApp.settings(valkey.url(), "ratelimit.rules", "a,b",
+                "ratelimit.rule.a.scope", "method",
                 "ratelimit.rule.a.limit", "3", "ratelimit.rule.a.window", "1h", "ratelimit.rule.a.key", "global",
+                "ratelimit.rule.b.scope", "method",
                 "ratelimit.rule.b.limit", "4", "ratelimit.rule.b.window", "1h", "ratelimit.rule.b.key", "param:id",
                 "ratelimit.rule.b.cost", "2"), false, MixResources.Items.class)) {
             assertThat(app.get("/items/1").statusCode()).isEqualTo(200);
@@ -53,6 +55,7 @@ class AnnotationMixTest {
     @Test
     void aFormTheServletFilterReadFirstStillReachesTheMethodAndCountsOnce() throws Exception {
         try (JakartaApp app = JakartaApp.start(JakartaApp.settings(valkey.url(), "ratelimit.rules", "login",
+                "ratelimit.rule.login.scope", "method",
                 "ratelimit.rule.login.limit", "2", "ratelimit.rule.login.window", "1h",
                 "ratelimit.rule.login.key", "param:username"), true, EdgeResources.LimitedForm.class)) {
             for (int remaining = 1; remaining >= 0; remaining--) {
@@ -69,7 +72,8 @@ class AnnotationMixTest {
     @Test
     void aLeaseIsReleasedAfterAMappedException() throws Exception {
         try (JakartaApp app = JakartaApp.start(JakartaApp.settings(valkey.url(), "ratelimit.rules", "exports",
-                "ratelimit.rule.exports.algorithm", "concurrency", "ratelimit.rule.exports.limit", "1"), false,
+                "ratelimit.rule.exports.algorithm", "concurrency", "ratelimit.rule.exports.scope", "method",
+                "ratelimit.rule.exports.limit", "1"), false,
                 MixResources.Reports.class, MixResources.RefusedMapper.class)) {
             for (String kind : List.of("404", "ok", "422", "ok", "404", "422", "ok")) {
                 int expected = "ok".equals(kind) ? 200 : Integer.parseInt(kind);
@@ -81,10 +85,11 @@ class AnnotationMixTest {
     @Test
     void aClosedRuleWhileValkeyIsPausedIsTheFilters503() throws Exception {
         Map<String, String> settings = JakartaApp.settings(valkey.url(), "ratelimit.rules", "api",
+                "ratelimit.rule.api.scope", "method",
                 "ratelimit.rule.api.limit", "5", "ratelimit.rule.api.window", "1h", "ratelimit.rule.api.key", "global",
                 "ratelimit.rule.api.on-failure", "closed", "ratelimit.valkey.timeout", "300ms");
         HttpResponse<String> byFilter;
-        try (JakartaApp app = JakartaApp.start(settings, true, EdgeResources.Plain.class)) {
+        try (JakartaApp app = JakartaApp.start(JakartaApp.routeRules(settings), true, EdgeResources.Plain.class)) {
             assertThat(app.get("/p").statusCode()).isEqualTo(200);
             valkey.pause(Duration.ofSeconds(2));
             byFilter = app.get("/p");

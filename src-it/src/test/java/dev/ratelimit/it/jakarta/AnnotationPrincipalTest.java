@@ -39,6 +39,7 @@ class AnnotationPrincipalTest {
     @Test
     void aRuleKeyedByPrincipalCountsTheUserJakartaRestAuthenticated() throws Exception {
         try (JakartaApp app = JakartaApp.start(JakartaApp.settings(valkey.url(), "ratelimit.rules", "user",
+                "ratelimit.rule.user.scope", "method",
                 "ratelimit.rule.user.limit", "2", "ratelimit.rule.user.window", "1h",
                 "ratelimit.rule.user.key", "principal"), false, AuthResources.TokenFilter.class,
                 AuthResources.Me.class)) {

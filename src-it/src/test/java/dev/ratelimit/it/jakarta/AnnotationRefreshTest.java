@@ -49,6 +49,7 @@ class AnnotationRefreshTest {
     private EditableConfigSource source() {
         EditableConfigSource source = new EditableConfigSource("dynamic", 100);
         source.values.putAll(JakartaApp.settings(valkey.url(), "ratelimit.rules", "login,other",
+                "ratelimit.rule.login.scope", "method",
                 "ratelimit.rule.login.limit", "2", "ratelimit.rule.login.window", "1h",
                 "ratelimit.rule.login.key", "param:username",
                 "ratelimit.rule.other.limit", "5", "ratelimit.rule.other.window", "1h",
@@ -85,6 +86,7 @@ class AnnotationRefreshTest {
     void aRefreshRemovingTheRuleOfAMethodNotCalledYetIsRefused() throws Exception {
         EditableConfigSource source = source();
         source.values.put("ratelimit.rules", "login,other,api");
+        source.values.put("ratelimit.rule.api.scope", "method");
         source.values.put("ratelimit.rule.api.limit", "100");
         source.values.put("ratelimit.rule.api.window", "1h");
         source.values.put("ratelimit.rule.api.key", "global");
@@ -111,6 +113,8 @@ class AnnotationRefreshTest {
                 "ratelimit.rule.daily.limit", "100", "ratelimit.rule.daily.window", "1d",
                 "ratelimit.rule.welcome.limit", "1", "ratelimit.rule.welcome.window", "1h",
                 "ratelimit.rule.welcome.key", "param:0"));
+        source.values.putAll(Map.of("ratelimit.rule.reset.scope", "method", "ratelimit.rule.daily.scope", "method",
+                "ratelimit.rule.welcome.scope", "method"));
         try (WeldContainer weld = new Weld("ratelimit-" + System.nanoTime()).disableDiscovery()
                 .addExtension(new RateLimitedExtension())
                 .addBeanClasses(RateLimitedMethods.class, RateLimitedInterceptor.class, RateLimitedListInterceptor.class,

@@ -38,10 +38,13 @@ class CdiAnnotationTest {
 
     private Map<String, String> settings() {
         return JakartaApp.settings(valkey.url(), "ratelimit.rules", "reset,daily,welcome",
+                "ratelimit.rule.welcome.scope", "method",
                 "ratelimit.rule.welcome.limit", "1", "ratelimit.rule.welcome.window", "1h",
                 "ratelimit.rule.welcome.key", "param:0",
+                "ratelimit.rule.reset.scope", "method",
                 "ratelimit.rule.reset.limit", "3", "ratelimit.rule.reset.window", "1h",
                 "ratelimit.rule.reset.key", "param:accountId",
+                "ratelimit.rule.daily.scope", "method",
                 "ratelimit.rule.daily.limit", "4", "ratelimit.rule.daily.window", "1d",
                 "ratelimit.rule.daily.key", "global");
     }

@@ -155,6 +155,16 @@ final class JakartaApp implements AutoCloseable {
         return settings;
     }
 
+    /**
+     * The same settings with every rule a route rule (no {@code scope}): what the filter applies,
+     * to compare with what an annotation does under the same rule as a method rule.
+     */
+    static Map<String, String> routeRules(Map<String, String> settings) {
+        Map<String, String> route = new HashMap<>(settings);
+        route.keySet().removeIf(name -> name.startsWith("ratelimit.rule.") && name.endsWith(".scope"));
+        return route;
+    }
+
     /** The application's servlet context, as a Jakarta EE server gives it to CDI at start. */
     ServletContext servletContext() {
         return context.getServletContext();

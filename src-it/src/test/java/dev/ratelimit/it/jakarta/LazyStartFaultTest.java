@@ -50,6 +50,7 @@ class LazyStartFaultTest {
 
     private Map<String, String> settings(String policy, String... more) {
         Map<String, String> settings = JakartaApp.settings(valkey.url(), "ratelimit.rules", "api",
+                "ratelimit.rule.api.scope", "method",
                 "ratelimit.rule.api.limit", "5", "ratelimit.rule.api.window", "1h", "ratelimit.rule.api.key", "global",
                 "ratelimit.rule.api.on-failure", policy, "ratelimit.valkey.timeout", "300ms",
                 "ratelimit.deny-cache.enabled", "false");
@@ -191,12 +192,16 @@ class LazyStartFaultTest {
     private EditableConfigSource loginSource() {
         EditableConfigSource source = new EditableConfigSource("dynamic", 100);
         source.values.putAll(JakartaApp.settings(valkey.url(), "ratelimit.rules", "login,other",
+                "ratelimit.rule.login.scope", "method",
                 "ratelimit.rule.login.limit", "2", "ratelimit.rule.login.window", "1h",
                 "ratelimit.rule.login.key", "param:username",
                 "ratelimit.rule.other.limit", "5", "ratelimit.rule.other.window", "1h",
+                "ratelimit.rule.reset.scope", "method",
                 "ratelimit.rule.reset.limit", "3", "ratelimit.rule.reset.window", "1h",
                 "ratelimit.rule.reset.key", "param:accountId",
+                "ratelimit.rule.daily.scope", "method",
                 "ratelimit.rule.daily.limit", "4", "ratelimit.rule.daily.window", "1d",
+                "ratelimit.rule.welcome.scope", "method",
                 "ratelimit.rule.welcome.limit", "1", "ratelimit.rule.welcome.window", "1h",
                 "ratelimit.rule.welcome.key", "param:0"));
         return source;

@@ -45,6 +45,7 @@ class LazyStartLifecycleTest {
 
     private Map<String, String> settings() {
         return JakartaApp.settings(valkey.url(), "ratelimit.rules", "api",
+                "ratelimit.rule.api.scope", "method",
                 "ratelimit.rule.api.limit", "5", "ratelimit.rule.api.window", "1h",
                 "ratelimit.rule.api.key", "global");
     }

@@ -38,6 +38,7 @@ class LazyStartMixTest {
 
     private Map<String, String> settings(String... more) {
         Map<String, String> settings = JakartaApp.settings(valkey.url(), "ratelimit.rules", "api",
+                "ratelimit.rule.api.scope", "method",
                 "ratelimit.rule.api.limit", "5", "ratelimit.rule.api.window", "1h", "ratelimit.rule.api.key", "global");
         for (int i = 0; i < more.length; i += 2) {
             settings.put(more[i], more[i + 1]);
@@ -48,7 +49,7 @@ class LazyStartMixTest {
     @Test
     void theFirstCallsFieldsAreTheFiltersFirstResponsesByteForByte() throws Exception {
         HttpResponse<String> byFilter;
-        try (JakartaApp app = JakartaApp.start(settings(), true, EdgeResources.Plain.class)) {
+        try (JakartaApp app = JakartaApp.start(JakartaApp.routeRules(settings()), true, EdgeResources.Plain.class)) {
             byFilter = app.get("/p");
         }
         valkey.flushAll();

@@ -54,6 +54,7 @@ class LazyStartTest {
 
     private Map<String, String> settings() {
         return JakartaApp.settings(valkey.url(), "ratelimit.rules", "api",
+                "ratelimit.rule.api.scope", "method",
                 "ratelimit.rule.api.limit", String.valueOf(LIMIT), "ratelimit.rule.api.window", "1h",
                 "ratelimit.rule.api.key", "global");
     }

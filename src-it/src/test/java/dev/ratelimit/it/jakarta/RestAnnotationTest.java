@@ -33,7 +33,8 @@ class RestAnnotationTest {
     }
 
     private JakartaApp loginApp(String... more) throws Exception {
-        List<String> pairs = new ArrayList<>(List.of("ratelimit.rules", "login", "ratelimit.rule.login.limit", "5",
+        List<String> pairs = new ArrayList<>(List.of("ratelimit.rules", "login", "ratelimit.rule.login.scope", "method",
+        "ratelimit.rule.login.limit", "5",
                 "ratelimit.rule.login.window", "1h", "ratelimit.rule.login.key", "param:username"));
         pairs.addAll(List.of(more));
         return JakartaApp.start(JakartaApp.settings(valkey.url(), pairs.toArray(String[]::new)), false,
@@ -86,7 +87,8 @@ class RestAnnotationTest {
     @Test
     void aConcurrencyLeaseIsReleasedAfterEachResponse() throws Exception {
         try (JakartaApp app = JakartaApp.start(JakartaApp.settings(valkey.url(), "ratelimit.rules", "exports",
-                "ratelimit.rule.exports.algorithm", "concurrency", "ratelimit.rule.exports.limit", "1"), false,
+                "ratelimit.rule.exports.algorithm", "concurrency", "ratelimit.rule.exports.scope", "method",
+                "ratelimit.rule.exports.limit", "1"), false,
                 Resources.Export.class)) {
             // One at a time, one after another: each gets the one slot the one before released.
             for (int i = 0; i < 5; i++) {
@@ -98,6 +100,7 @@ class RestAnnotationTest {
     @Test
     void aPathParameterKeysTheRule() throws Exception {
         try (JakartaApp app = JakartaApp.start(JakartaApp.settings(valkey.url(), "ratelimit.rules", "account",
+                "ratelimit.rule.account.scope", "method",
                 "ratelimit.rule.account.limit", "2", "ratelimit.rule.account.window", "1h",
                 "ratelimit.rule.account.key", "param:id"), false, Resources.Account.class)) {
             assertThat(app.get("/accounts/7").body()).isEqualTo("account 7");
@@ -111,6 +114,7 @@ class RestAnnotationTest {
     void theRulesOwnKeyKindsReadTheRequestTheMethodServes() throws Exception {
         // key=ip by default, and no servlet filter: the client address comes from the request itself.
         try (JakartaApp app = JakartaApp.start(JakartaApp.settings(valkey.url(), "ratelimit.rules", "api",
+                "ratelimit.rule.api.scope", "method",
                 "ratelimit.rule.api.limit", "2", "ratelimit.rule.api.window", "1h"), false, Resources.Search.class)) {
             assertThat(app.get("/search").statusCode()).isEqualTo(200);
             assertThat(app.get("/search").statusCode()).isEqualTo(200);
@@ -120,8 +124,9 @@ class RestAnnotationTest {
     }
 
     @Test
-    void aRuleTheServletFilterDecidedForTheRequestIsNotCountedAgain() throws Exception {
+    void aMethodRuleIsLeftToTheMethodByTheServletFilterAndCountedOnce() throws Exception {
         try (JakartaApp app = JakartaApp.start(JakartaApp.settings(valkey.url(), "ratelimit.rules", "api",
+                "ratelimit.rule.api.scope", "method",
                 "ratelimit.rule.api.limit", "3", "ratelimit.rule.api.window", "1h"), true, Resources.Search.class)) {
             for (int remaining = 2; remaining >= 0; remaining--) {
                 HttpResponse<String> allowed = app.get("/search");
@@ -137,6 +142,7 @@ class RestAnnotationTest {
     @Test
     void anUnknownRuleFailsTheStartNamingTheMethodAndTheRule() {
         assertThatThrownBy(() -> JakartaApp.start(JakartaApp.settings(valkey.url(), "ratelimit.rules", "login",
+                "ratelimit.rule.login.scope", "method",
                 "ratelimit.rule.login.limit", "5", "ratelimit.rule.login.window", "1h"), false,
                 Resources.UnknownRule.class).close())
                 .satisfies(e -> assertThat(causes(e)).contains("@RateLimited(\"logni\") on "
@@ -146,6 +152,7 @@ class RestAnnotationTest {
     @Test
     void aKeyParameterTheMethodLacksFailsTheStartNamingBoth() {
         assertThatThrownBy(() -> JakartaApp.start(JakartaApp.settings(valkey.url(), "ratelimit.rules", "login",
+                "ratelimit.rule.login.scope", "method",
                 "ratelimit.rule.login.limit", "5", "ratelimit.rule.login.window", "1h",
                 "ratelimit.rule.login.key", "param:username"), false, Resources.UnknownParameter.class).close())
                 .satisfies(e -> assertThat(causes(e)).contains("@RateLimited(\"login\") on "
