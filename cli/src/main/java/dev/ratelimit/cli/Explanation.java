@@ -118,6 +118,7 @@ record Explanation(ArgumentRequest request, boolean trustedPeer, String clientAd
         String path = request.path();
         return switch (rule.fit(request.method(), path)) {
             case APPLIES -> null;
+            case METHOD_RULE -> "a method rule (scope=method): applied where @RateLimited names it, never by the filter";
             case OTHER_METHOD -> "method " + request.method() + " is not one of "
                     + String.join(",", new TreeSet<>(rule.methods()));
             case EXCLUDED -> "path " + path + " is excluded by " + rule.exclude().stream()

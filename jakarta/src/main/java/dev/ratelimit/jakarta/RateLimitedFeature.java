@@ -5,14 +5,18 @@ import jakarta.servlet.ServletContext;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.ws.rs.Priorities;
+import jakarta.ws.rs.Path;
 import jakarta.ws.rs.container.DynamicFeature;
 import jakarta.ws.rs.container.ResourceInfo;
 import jakarta.ws.rs.core.Context;
+import jakarta.ws.rs.core.Feature;
 import jakarta.ws.rs.core.FeatureContext;
 import jakarta.ws.rs.ext.Provider;
 
 import java.lang.reflect.Method;
+import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 
 /**
@@ -26,7 +30,7 @@ import java.util.Set;
  * find both by their {@link Provider} annotation.
  */
 @Provider
-public class RateLimitedFeature implements DynamicFeature {
+public class RateLimitedFeature implements DynamicFeature, Feature {
 
     /**
      * Where the filter runs among the request filters: after authentication (a rule keyed by
@@ -58,6 +62,26 @@ public class RateLimitedFeature implements DynamicFeature {
     public RateLimitedFeature(ServletContext servletContext, HttpServletRequest request) {
         this.servletContext = servletContext;
         this.request = request;
+    }
+
+    /**
+     * At the application's start, before any resource method is configured: checks what lies
+     * under its root resources' locators (a root resource with locators only has no method of
+     * its own to be configured for).
+     *
+     * @param context the application's configuration
+     * @return true: the feature stays enabled
+     */
+    @Override
+    public boolean configure(FeatureContext context) {
+        List<Class<?>> roots = new ArrayList<>(context.getConfiguration().getClasses());
+        context.getConfiguration().getInstances().forEach(instance -> roots.add(instance.getClass()));
+        for (Class<?> root : roots) {
+            if (root.isAnnotationPresent(Path.class)) {
+                checkSubResources(root);
+            }
+        }
+        return true;
     }
 
     @Override

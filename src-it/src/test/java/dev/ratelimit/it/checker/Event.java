@@ -108,15 +108,25 @@ sealed interface Event {
     /**
      * What an HTTP client saw of a request: the status ({@code -1} if it hung up or gave up
      * before the head), the status the application was asked to answer ({@code -1} when that
-     * is not what the response must be: it threw, or the client left), and the response's
-     * {@code RateLimit} and {@code Retry-After} fields as sent (null when absent).
+     * is not what the response must be: it threw, or the client left), the response's
+     * {@code RateLimit}, {@code Retry-After} and {@code RateLimit-Policy} fields as sent (null
+     * when absent), and the rules decided for the request by every layer, in the order the
+     * request met them: what the fields must name, each once (null: not checked).
      */
     record Response(long op, long at, long real, int status, int expected, String rateLimit, String retryAfter,
-                    String how) implements Event {
+                    String how, String policy, List<String> decided) implements Event {
+
+        /** A response whose fields' names are not checked. */
+        Response(long op, long at, long real, int status, int expected, String rateLimit, String retryAfter,
+                 String how) {
+            this(op, at, real, status, expected, rateLimit, retryAfter, how, null, null);
+        }
+
         @Override
         public Json json() {
             return base("response", this).with("status", status).with("expected", expected)
-                    .with("rateLimit", rateLimit).with("retryAfter", retryAfter).with("how", how);
+                    .with("rateLimit", rateLimit).with("retryAfter", retryAfter).with("policy", policy)
+                    .with("decided", decided).with("how", how);
         }
     }
 

@@ -4,10 +4,10 @@ import dev.ratelimit.jakarta.RateLimited;
 import jakarta.enterprise.context.ApplicationScoped;
 
 /**
- * A CDI bean of the checker's app (Weld SE): one method limited by rules {@code r0} and
- * {@code r1} as one decision, counted per its {@code caller} parameter (a rule keyed by the
- * {@code X-Caller} header has no key here: Weld SE gives the interceptor no HTTP request), its
- * units given back when it throws {@link Refused}.
+ * A CDI bean of the checker's app (Weld SE): one method limited by method rules {@code m0} and
+ * {@code m1} as one decision, counted per its {@code caller} parameter, decided as a part of the
+ * account of the request it serves ({@link HttpRequests}), its units given back when it throws
+ * {@link Refused}.
  */
 @ApplicationScoped
 public class HttpBean {
@@ -28,8 +28,8 @@ public class HttpBean {
      * @param refuse whether to throw {@link Refused}
      * @return what was done
      */
-    @RateLimited("r0")
-    @RateLimited(value = "r1", giveBackOn = Refused.class)
+    @RateLimited("m0")
+    @RateLimited(value = "m1", giveBackOn = Refused.class)
     public String work(String caller, boolean refuse) {
         if (refuse) {
             throw new Refused();

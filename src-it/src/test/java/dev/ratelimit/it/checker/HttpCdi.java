@@ -32,7 +32,7 @@ final class HttpCdi {
         WeldContainer weld = new Weld("ratelimit-checker-" + System.nanoTime()).disableDiscovery()
                 .addExtension(new RateLimitedExtension())
                 .addBeanClasses(RateLimitedMethods.class, RateLimitedInterceptor.class, RateLimitedListInterceptor.class,
-                        HttpBean.class).initialize();
+                        HttpBean.class, HttpRequests.class).initialize();
         Thread thread = Thread.currentThread();
         ClassLoader previous = thread.getContextClassLoader();
         thread.setContextClassLoader(loader);

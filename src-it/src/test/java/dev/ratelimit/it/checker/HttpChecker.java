@@ -133,7 +133,7 @@ final class HttpChecker {
             m.put("ratelimit.trusted-proxies", "127.0.0.1/32");
             m.put("ratelimit.refresh", "100ms");
             m.put("ratelimit.limit-provider.timeout", "2s");
-            m.putAll(HttpSettings.of(List.of(), true));
+            m.putAll(HttpSettings.of(List.of(), List.of(), true));
             return m;
         }
 

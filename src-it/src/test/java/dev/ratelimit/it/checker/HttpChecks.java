@@ -26,6 +26,8 @@ final class HttpChecks {
 
     /** One item of the {@code RateLimit} field: {@code "name";r=…;t=…}. */
     private static final Pattern ITEM = Pattern.compile("\"([^\"]+)\";r=(\\d+);t=(\\d+)");
+    /** The name of an item of either field. */
+    private static final Pattern NAME = Pattern.compile("\"([^\"]+)\";");
 
     private HttpChecks() {
     }
@@ -65,7 +67,32 @@ final class HttpChecks {
         if (status == 429) {
             retryAfter(call, outcome, response, avoided, found);
         }
+        fields(call, response, found);
         return found;
+    }
+
+    /**
+     * The fields name every rule decided for the request, by every layer, once each, in the order
+     * the request met them: both {@code RateLimit} and {@code RateLimit-Policy}.
+     */
+    private static void fields(Event.Call call, Event.Response response, List<Violation> found) {
+        if (response.decided() == null) {
+            return;
+        }
+        for (String field : new String[] {response.rateLimit(), response.policy()}) {
+            List<String> named = new ArrayList<>();
+            Matcher m = NAME.matcher(field == null ? "" : field);
+            while (m.find()) {
+                named.add(m.group(1));
+            }
+            if (!named.equals(response.decided())) {
+                Claim first = call.claims().get(0);
+                found.add(new Violation("http: the fields name every rule decided for the request, once, in order",
+                        "decided " + response.decided() + ", the fields name " + named + ": RateLimit " + response.rateLimit()
+                                + ", RateLimit-Policy " + response.policy(), call.op(), Invariants.STORE,
+                        first.rule().name(), first.key(), call.at(), call.latest()));
+            }
+        }
     }
 
     private static void retryAfter(Event.Call call, Event outcome, Event.Response response, List<?> avoided,

@@ -3,11 +3,14 @@ package dev.ratelimit.it.checker;
 import dev.ratelimit.jakarta.RateLimitExceededMapper;
 import dev.ratelimit.jakarta.RateLimited;
 import dev.ratelimit.jakarta.RateLimitedFeature;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.ws.rs.DefaultValue;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.HeaderParam;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.QueryParam;
+import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.Response;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import org.glassfish.jersey.server.ResourceConfig;
@@ -20,43 +23,76 @@ import java.util.function.Supplier;
 
 /**
  * The Jakarta REST resource methods of the checker's app, annotated with {@link RateLimited}
- * (the workload's rules {@code r0} to {@code r3}, which every run configures), and what the
- * workload knows of them: their paths, the rules each names, and whether the caller is a
- * {@code @PathParam} or a {@code @QueryParam}. Each answers the status the request asks for
- * ({@code ?status=}), so that {@code count-when} and {@code refund-when} settle by it.
+ * (the workload's method rules {@code m0} to {@code m3}, which every run configures with
+ * {@code scope=method}), and what the workload knows of them: their paths, the rules each names,
+ * and where the caller comes from: a {@code @PathParam} (the query's {@code caller}, which the
+ * workload may set to another caller, must not key it), a {@code @QueryParam}, or one with a
+ * {@code @DefaultValue} (a request without it is the caller {@value #DEFAULT_CALLER}). One is
+ * reached through a sub-resource locator; one calls the CDI bean {@link HttpBean}, whose rules
+ * decide instead. Each answers the status the request asks for ({@code ?status=}), so that
+ * {@code count-when} and {@code refund-when} settle by it.
  *
- * <p>Served under {@code /j/*}, where no rule of the servlet filter matches, and under
- * {@code /s<mask>/j/*}, where the filter has decided the mask's rules first: the method then
- * decides only the rules the filter did not (one decision per rule and request).
+ * <p>Served under {@code /j/*}, where no route rule of the servlet filter matches, and under
+ * {@code /s<mask>/j/*}, where the filter decides the mask's route rules first: both layers
+ * decide one request, and a refusal by either gives back what the other took.
  */
 final class HttpMethods {
+
+    /** The caller a method with a default receives when the request names none. */
+    static final String DEFAULT_CALLER = "anonymous";
+
+    /** Where a method's caller comes from. */
+    enum Caller {
+        /** A path parameter. */
+        PATH,
+        /** A query parameter: none when not sent. */
+        QUERY,
+        /** A query parameter with {@code @DefaultValue}: {@value #DEFAULT_CALLER} when not sent. */
+        QUERY_DEFAULT
+    }
 
     /**
      * One annotated method as the workload calls it.
      *
-     * @param path      its path under {@code j/}, {@code {caller}} standing for the caller
-     * @param rules     the rules it names (bit i: rule {@code ri})
-     * @param pathParam whether the caller is a path parameter (else a query parameter)
-     * @param cdi       whether the resource method is plain and calls {@link HttpBean#work} (the
-     *                  rules are the bean's), refused there for a status of 400 or more
+     * @param path   its path under {@code j/}, {@code {caller}} standing for the caller
+     * @param rules  the method rules it names (bit i: rule {@code mi})
+     * @param caller where its caller comes from
+     * @param cdi    whether the resource method is plain and calls {@link HttpBean#work} (the
+     *               rules are the bean's), refused there for a status of 400 or more
      */
-    record Method(String path, int rules, boolean pathParam, boolean cdi) {
+    record Method(String path, int rules, Caller caller, boolean cdi) {
 
         /** Its path for a caller, under a prefix ({@code /j/} or {@code /s<mask>/j/}). */
         String target(String prefix, String caller) {
             return prefix + path.replace("{caller}", caller);
         }
+
+        /**
+         * The caller the method receives: the path's, or the query's (its default when none).
+         *
+         * @param path  the caller in the path
+         * @param query the query's caller, or null when not sent
+         * @return the caller, or null when the method receives none
+         */
+        String receives(String path, String query) {
+            return switch (caller) {
+                case PATH -> path;
+                case QUERY -> query;
+                case QUERY_DEFAULT -> query != null ? query : DEFAULT_CALLER;
+            };
+        }
     }
 
     /** The methods of {@link Resource}, in its order. */
     static final List<Method> METHODS = List.of(
-            new Method("a/{caller}", 0b0001, true, false),
-            new Method("b", 0b0010, false, false),
-            new Method("ab/{caller}", 0b0011, true, false),
-            new Method("bc", 0b0110, false, false),
-            new Method("acd/{caller}", 0b1101, true, false),
-            new Method("d", 0b1000, false, false),
-            new Method("cdi", 0b0011, false, true));
+            new Method("a/{caller}", 0b0001, Caller.PATH, false),
+            new Method("b", 0b0010, Caller.QUERY, false),
+            new Method("ab/{caller}", 0b0011, Caller.PATH, false),
+            new Method("bc", 0b0110, Caller.QUERY, false),
+            new Method("acd/{caller}", 0b1101, Caller.PATH, false),
+            new Method("d", 0b1000, Caller.QUERY_DEFAULT, false),
+            new Method("loc/{caller}/x", 0b0010, Caller.PATH, false),
+            new Method("cdi", 0b0011, Caller.QUERY, true));
 
     private HttpMethods() {
     }
@@ -78,15 +114,13 @@ final class HttpMethods {
     }
 
     /**
-     * A method whose rules a run of {@code count} rules all has, or -1 for none.
+     * A method at random.
      *
      * @param random the workload's random
-     * @param count  how many rules the run has
-     * @return an index into {@link #METHODS}, or -1
+     * @return an index into {@link #METHODS}
      */
-    static int draw(Random random, int count) {
-        int index = random.nextInt(METHODS.size());
-        return METHODS.get(index).rules() < 1 << count ? index : -1;
+    static int draw(Random random) {
+        return random.nextInt(METHODS.size());
     }
 
     /**
@@ -97,6 +131,10 @@ final class HttpMethods {
     public static final class Resource {
         private final Consumer<String> reached;
         private final Supplier<HttpBean> bean;
+
+        /** The request in progress, handed to the CDI bean's interceptor. */
+        @Context
+        private HttpServletRequest request;
 
         Resource(Consumer<String> reached, Supplier<HttpBean> bean) {
             this.reached = reached;
@@ -110,53 +148,68 @@ final class HttpMethods {
             return Response.status(status).entity("outcome " + status).type("text/plain").build();
         }
 
-        /** Rule r0, the caller from the path. */
+        /** Rule m0, the caller from the path. */
         @GET
         @Path("a/{caller}")
-        @RateLimited("r0")
+        @RateLimited("m0")
         public Response a(@PathParam("caller") String caller, @QueryParam("status") int status,
                           @HeaderParam("X-Check-Id") String id) {
             return answer(id, status);
         }
 
-        /** Rule r1, the caller from the query. */
+        /** Rule m1, the caller from the query. */
         @GET
         @Path("b")
-        @RateLimited("r1")
+        @RateLimited("m1")
         public Response b(@QueryParam("caller") String caller, @QueryParam("status") int status,
                           @HeaderParam("X-Check-Id") String id) {
             return answer(id, status);
         }
 
-        /** Rules r0 and r1, one decision. */
+        /** Rules m0 and m1, one decision. */
         @GET
         @Path("ab/{caller}")
-        @RateLimited("r0")
-        @RateLimited("r1")
+        @RateLimited("m0")
+        @RateLimited("m1")
         public Response ab(@PathParam("caller") String caller, @QueryParam("status") int status,
                            @HeaderParam("X-Check-Id") String id) {
             return answer(id, status);
         }
 
-        /** Rules r1 and r2, one decision. */
+        /** Rules m1 and m2, one decision. */
         @GET
         @Path("bc")
-        @RateLimited("r1")
-        @RateLimited("r2")
+        @RateLimited("m1")
+        @RateLimited("m2")
         public Response bc(@QueryParam("caller") String caller, @QueryParam("status") int status,
                            @HeaderParam("X-Check-Id") String id) {
             return answer(id, status);
         }
 
-        /** Rules r0, r2 and r3, one decision. */
+        /** Rules m0, m2 and m3, one decision. */
         @GET
         @Path("acd/{caller}")
-        @RateLimited("r0")
-        @RateLimited("r2")
-        @RateLimited("r3")
+        @RateLimited("m0")
+        @RateLimited("m2")
+        @RateLimited("m3")
         public Response acd(@PathParam("caller") String caller, @QueryParam("status") int status,
                             @HeaderParam("X-Check-Id") String id) {
             return answer(id, status);
+        }
+
+        /** Rule m3, the caller from the query, anonymous when none is sent. */
+        @GET
+        @Path("d")
+        @RateLimited("m3")
+        public Response d(@QueryParam("caller") @DefaultValue(DEFAULT_CALLER) String caller,
+                          @QueryParam("status") int status, @HeaderParam("X-Check-Id") String id) {
+            return answer(id, status);
+        }
+
+        /** A sub-resource locator: the sub-resource's method decides. */
+        @Path("loc/{caller}")
+        public Located located() {
+            return new Located(this);
         }
 
         /** No rule of its own: the CDI bean's method decides (a refusal mapped to the filter's 429). */
@@ -164,21 +217,33 @@ final class HttpMethods {
         @Path("cdi")
         public Response cdi(@QueryParam("caller") String caller, @QueryParam("status") int status,
                             @HeaderParam("X-Check-Id") String id) {
+            HttpRequests.CURRENT.set(request);
             try {
                 bean.get().work(caller, status >= 400);
             } catch (HttpBean.Refused e) {
                 // given back; the status asked for all the same
+            } finally {
+                HttpRequests.CURRENT.remove();
             }
             return answer(id, status);
         }
+    }
 
-        /** Rule r3, the caller from the query. */
+    /** The sub-resource {@link Resource#located} returns. */
+    public static final class Located {
+        private final Resource resource;
+
+        Located(Resource resource) {
+            this.resource = resource;
+        }
+
+        /** Rule m1, the caller from the locator's path. */
         @GET
-        @Path("d")
-        @RateLimited("r3")
-        public Response d(@QueryParam("caller") String caller, @QueryParam("status") int status,
+        @Path("x")
+        @RateLimited("m1")
+        public Response x(@PathParam("caller") String caller, @QueryParam("status") int status,
                           @HeaderParam("X-Check-Id") String id) {
-            return answer(id, status);
+            return resource.answer(id, status);
         }
     }
 }

@@ -1,6 +1,7 @@
 package dev.ratelimit.it.checker;
 
 import dev.ratelimit.Claim;
+import dev.ratelimit.Decision;
 import dev.ratelimit.Decisions;
 import dev.ratelimit.Rule;
 
@@ -34,6 +35,7 @@ final class HttpRunner {
     private final HttpApp app;
     private final History history;
     private final List<HttpWorkload.Spec> rules;
+    private final List<HttpWorkload.Spec> methodRules;
     /** The rule each "rule/key" was last recorded as held to. */
     private final Map<String, Rule> held = new HashMap<>();
     private long nextOp = 1;
@@ -44,6 +46,7 @@ final class HttpRunner {
         this.app = app;
         this.history = history;
         this.rules = new ArrayList<>(workload.rules());
+        this.methodRules = new ArrayList<>(workload.methodRules());
     }
 
     /** Applies the workload's settings, then runs every step. */
@@ -52,7 +55,7 @@ final class HttpRunner {
             app.provider().answers.remove(key(i, false));
             app.provider().answers.remove(key(i, true));
         }
-        app.settings().putAll(HttpSettings.of(rules, workload.denyCache()));
+        app.settings().putAll(HttpSettings.of(rules, methodRules, workload.denyCache()));
         awaitSettings();
         Map<String, Object> options = new LinkedHashMap<>();
         options.put("denyCache", workload.denyCache());
@@ -65,7 +68,7 @@ final class HttpRunner {
         options.put("avoided", workload.avoided().stream().map(Enum::name).sorted().toList());
         long now = System.currentTimeMillis();
         history.add(new Event.Start(0, now, history.real(), workload.seed(), "HTTP", options));
-        for (HttpWorkload.Spec spec : rules) {
+        for (HttpWorkload.Spec spec : allRules()) {
             history.add(new Event.RuleSet(0, now, history.real(), spec.rule(), "open", null, "initial"));
         }
         for (HttpWorkload.Step step : workload.steps()) {
@@ -85,79 +88,168 @@ final class HttpRunner {
         return (byParam ? "param.caller:" : "header.x-caller:") + workload.keys().get(index);
     }
 
+    /**
+     * One layer's decision of a request.
+     *
+     * @param op       its call's operation
+     * @param specs    the rules decided, in order
+     * @param claims   their claims, in the same order
+     * @param decided  the decisions read back, or null when nothing was decided
+     * @param reserved whether its units may be given back (by the response's status, or a refusal by another layer)
+     */
+    private record Part(long op, List<HttpWorkload.Spec> specs, List<Claim> claims, Decisions decided,
+                        boolean reserved) {
+
+        boolean allowed() {
+            return decided == null || decided.allowed();
+        }
+
+        /** The rules the fields announce: those decided, allowing or rejecting. */
+        List<String> announced() {
+            List<String> names = new ArrayList<>();
+            for (int i = 0; decided != null && i < claims.size(); i++) {
+                if (decided.decisions().get(i).basis() == Decision.Basis.SHARED) {
+                    names.add(claims.get(i).rule().name());
+                }
+            }
+            return names;
+        }
+    }
+
     private void request(HttpWorkload.Request request) {
-        AlignedWindows.await(rules);
+        AlignedWindows.await(allRules());
         String id = UUID.randomUUID().toString();
         HttpApp.Trace trace = app.trace(id);
         Map<String, String> headers = new LinkedHashMap<>();
         headers.put("X-Check-Id", id);
         String caller = workload.keys().get(request.key());
+        String queryCaller = request.queryKey() < 0 ? null : workload.keys().get(request.queryKey());
         headers.put("X-Caller", caller);
         if (request.plan() != null) {
             headers.put("X-Plan", request.plan());
         }
-        String path = request.method() < 0 ? "/s" + request.mask() + "/o"
-                : HttpMethods.METHODS.get(request.method()).target(request.mask() == 0 ? "/j/"
-                : "/s" + request.mask() + "/j/", caller);
-        String target = path + "?caller=" + caller + "&status=" + request.status() + switch (request.app()) {
-            case "slow" -> "&sleep=" + (request.client() == HttpCall.Client.READS ? 30 : 150);
-            case "async" -> "&async=1&sleep=" + (request.status() % 3) * 10;
-            case "throw" -> "&throw=1";
-            case "stream" -> "&stream=1";
-            default -> "";
-        };
+        HttpMethods.Method method = request.method() < 0 ? null : HttpMethods.METHODS.get(request.method());
+        String path = method == null ? "/s" + request.mask() + "/o"
+                : method.target(request.mask() == 0 ? "/j/" : "/s" + request.mask() + "/j/", caller);
+        String target = path + "?status=" + request.status() + (queryCaller == null ? "" : "&caller=" + queryCaller)
+                + switch (request.app()) {
+                    case "slow" -> "&sleep=" + (request.client() == HttpCall.Client.READS ? 30 : 150);
+                    case "async" -> "&async=1&sleep=" + (request.status() % 3) * 10;
+                    case "throw" -> "&throw=1";
+                    case "stream" -> "&stream=1";
+                    default -> "";
+                };
         long sent = System.currentTimeMillis();
         HttpCall.Seen seen = HttpCall.get(app.port(), request.from().equals("trusted") ? "127.0.0.1" : "127.0.0.2",
                 target, headers, request.client());
         awaitFinished(trace, id);
         long latest = trace.reached >= 0 ? Math.min(trace.reached, trace.finished) : trace.finished;
         app.forget(id);
-        int methodRules = request.method() < 0 ? 0 : HttpMethods.METHODS.get(request.method()).rules();
-        // The filter decides the mask's rules; an annotated method then only those it did not.
-        List<Integer> byFilter = indices(request.mask());
-        List<Integer> byMethod = indices(methodRules & ~request.mask());
-        Decisions filter = byFilter.isEmpty() ? null
-                : record(request, byFilter, sent, latest, seen, trace, !byMethod.isEmpty());
-        if (!byMethod.isEmpty() && (filter == null || filter.allowed())) {
-            record(request, byMethod, sent, latest, seen, trace, false);
+        // The filter decides the mask's route rules, keyed by its own reading of the request: the
+        // X-Caller header, or the query's caller (whatever the path says).
+        List<HttpWorkload.Spec> routed = new ArrayList<>();
+        List<String> routedKeys = new ArrayList<>();
+        for (int i = 0; i < rules.size(); i++) {
+            HttpWorkload.Spec spec = rules.get(i);
+            if ((request.mask() & 1 << i) != 0 && (!spec.byParam() || queryCaller != null)) {
+                routed.add(spec);
+                routedKeys.add(spec.byParam() ? key(request.queryKey(), true) : key(request.key(), false));
+            }
+        }
+        // The method then decides its method rules, keyed by what it receives.
+        List<HttpWorkload.Spec> named = new ArrayList<>();
+        List<String> namedKeys = new ArrayList<>();
+        String received = method == null ? null : method.cdi() ? queryCaller : method.receives(caller, queryCaller);
+        for (int i = 0; method != null && received != null && i < methodRules.size(); i++) {
+            if ((method.rules() & 1 << i) != 0) {
+                named.add(methodRules.get(i));
+                namedKeys.add("param.caller:" + received);
+            }
+        }
+        boolean methodRuns = method != null;
+        Part filter = routed.isEmpty() ? null
+                : record(request, routed, routedKeys, sent, latest, seen, trace, false, methodRuns && !named.isEmpty());
+        Part byMethod = null;
+        if (!named.isEmpty() && (filter == null || filter.allowed())) {
+            byMethod = record(request, named, namedKeys, sent, latest, seen, trace, method.cdi(), false);
+        }
+        if (filter != null && filter.allowed() && byMethod != null && !byMethod.allowed()) {
+            // One request, one account: the method's refusal gives back what the filter took, but
+            // what count-rejected rules recorded.
+            List<String> back = new ArrayList<>();
+            for (int j = 0; j < filter.claims().size(); j++) {
+                if (!filter.claims().get(j).rule().countRejected() && filter.decided() != null
+                        && filter.decided().decisions().get(j).allowed()) {
+                    back.add(filter.claims().get(j).rule().name());
+                }
+            }
+            history.add(new Event.Settled(nextOp++, latest, history.real(), filter.op(), "refused by the method",
+                    back, back, null));
+        }
+        Part last = byMethod != null ? byMethod : filter;
+        if (last == null) {
+            return;
+        }
+        List<String> decided = new ArrayList<>(filter == null ? List.of() : filter.announced());
+        if (byMethod != null) {
+            decided.addAll(byMethod.announced());
+        }
+        int expected = request.client() == HttpCall.Client.READS || request.client() == HttpCall.Client.HANGS_UP_MID_BODY
+                ? (request.app().equals("throw") ? 500 : request.status()) : -1;
+        history.add(new Event.Response(last.op(), latest, history.real(), seen.status(), expected,
+                seen.headers().get("ratelimit"), seen.headers().get("retry-after"),
+                (method == null ? "" : "method " + (request.mask() == 0 ? "" : "under filter ")
+                        + (byMethod == null ? "refused by the filter " : "") + method.path() + " ")
+                        + request.app() + " " + request.client().name().toLowerCase() + " from " + request.from()
+                        + (request.plan() == null ? "" : " plan " + request.plan())
+                        + (queryCaller == null ? " no query caller" : queryCaller.equals(caller) ? "" : " query caller "
+                        + queryCaller), seen.headers().get("ratelimit-policy"), decided));
+        for (Part part : new Part[] {filter, byMethod}) {
+            if (part == null || !part.reserved() || !part.allowed() || part.decided() == null) {
+                continue;
+            }
+            if (part == filter && byMethod != null && !byMethod.allowed()) {
+                continue; // given back whole by the method's refusal
+            }
+            if (part == byMethod && method.cdi()) {
+                if (request.status() >= 400) {
+                    // The bean threw Refused, listed to give the call back.
+                    List<String> names = part.claims().stream().map(c -> c.rule().name()).toList();
+                    history.add(new Event.Settled(nextOp++, System.currentTimeMillis(), history.real(), part.op(),
+                            "refused", names, names, null));
+                }
+                continue;
+            }
+            settle(part.op(), part.specs(), part.claims(), seen, request);
         }
     }
 
-    /** The rules of a mask, by index. */
-    private List<Integer> indices(int mask) {
-        List<Integer> matched = new ArrayList<>();
-        for (int i = 0; i < rules.size(); i++) {
-            if ((mask & 1 << i) != 0) {
-                matched.add(i);
-            }
-        }
-        return matched;
+    /** The route rules and the method rules. */
+    private List<HttpWorkload.Spec> allRules() {
+        List<HttpWorkload.Spec> all = new ArrayList<>(rules);
+        all.addAll(methodRules);
+        return all;
     }
 
     /**
-     * Records one decision of the request (the filter's or the annotated method's) on its
-     * rules, and the response with it unless the method's decision follows (the filter let the
-     * request through to it); its settling by the response's status.
+     * Records one layer's decision of the request (the filter's or the annotated method's) on its
+     * rules.
      *
-     * @return the decisions read back, or null when nothing was decided
+     * @param specs      the rules it decides
+     * @param keys       their keys, by the checker's own reading of the request
+     * @param cdi        whether the CDI bean decides (its units reserved, given back when it throws)
+     * @param mayBeGivenBack whether a layer after it may refuse the request and give its units back
+     * @return the part
      */
-    private Decisions record(HttpWorkload.Request request, List<Integer> matched, long sent, long latest,
-                             HttpCall.Seen seen, HttpApp.Trace trace, boolean methodFollows) {
-        // A CDI bean's call is given no HTTP request: no header key, no plan; a refused call given back.
-        boolean cdi = !methodFollows && request.method() >= 0 && HttpMethods.METHODS.get(request.method()).cdi();
-        if (cdi) {
-            matched = matched.stream().filter(i -> rules.get(i).byParam()).toList();
-            if (matched.isEmpty()) {
-                return null;
-            }
-        }
+    private Part record(HttpWorkload.Request request, List<HttpWorkload.Spec> specs, List<String> keys, long sent,
+                        long latest, HttpCall.Seen seen, HttpApp.Trace trace, boolean cdi, boolean mayBeGivenBack) {
         long op = nextOp++;
-        boolean trusted = request.from().equals("trusted") && !cdi;
+        boolean trusted = request.from().equals("trusted");
         List<Claim> claims = new ArrayList<>();
-        boolean reserve = cdi;
-        for (int i : matched) {
-            HttpWorkload.Spec spec = rules.get(i);
-            String key = key(request.key(), spec.byParam());
+        boolean reserve = cdi || mayBeGivenBack;
+        for (int j = 0; j < specs.size(); j++) {
+            HttpWorkload.Spec spec = specs.get(j);
+            String key = keys.get(j);
             Rule plan = trusted && request.plan() != null ? spec.plan(request.plan()) : spec.rule();
             Rule rule = HttpDecisions.provided(app.provider(), plan, key, spec.cost());
             Rule before = held.put(rule.name() + "/" + key, rule);
@@ -168,7 +260,7 @@ final class HttpRunner {
             claims.add(Claim.of(rule, key, spec.cost()));
             reserve |= spec.outcome() != null;
         }
-        if (AlignedWindows.straddles(rules, sent, latest)) {
+        if (AlignedWindows.straddles(allRules(), sent, latest)) {
             history.add(new Event.Fault(op, sent, history.real(), "time-uncertain", null, null,
                     "decided in [" + sent + ", " + latest + "], across an aligned window's start"));
         }
@@ -180,28 +272,7 @@ final class HttpRunner {
         } else {
             history.add(new Event.Decided(op, latest, history.real(), decisions));
         }
-        if (methodFollows && (decisions == null || decisions.allowed())) {
-            if (reserve && decisions != null && decisions.allowed()) {
-                settle(op, matched, claims, seen, request);
-            }
-            return decisions;
-        }
-        int expected = request.client() == HttpCall.Client.READS || request.client() == HttpCall.Client.HANGS_UP_MID_BODY
-                ? (request.app().equals("throw") ? 500 : request.status()) : -1;
-        history.add(new Event.Response(op, latest, history.real(), seen.status(), expected,
-                seen.headers().get("ratelimit"), seen.headers().get("retry-after"),
-                (request.method() < 0 ? "" : "method " + (request.mask() == 0 ? "" : "under filter ")
-                        + (methodFollows ? "refused by the filter " : "") + HttpMethods.METHODS.get(request.method()).path()
-                        + " ") + request.app() + " " + request.client().name().toLowerCase() + " from " + request.from()
-                        + (request.plan() == null ? "" : " plan " + request.plan())));
-        if (cdi && decisions != null && decisions.allowed() && request.status() >= 400) {
-            List<String> names = claims.stream().map(c -> c.rule().name()).toList();
-            history.add(new Event.Settled(nextOp++, System.currentTimeMillis(), history.real(), op, "refused",
-                    names, names, null));
-        } else if (!cdi && reserve && decisions != null && decisions.allowed()) {
-            settle(op, matched, claims, seen, request);
-        }
-        return decisions;
+        return new Part(op, specs, claims, decisions, reserve);
     }
 
     /**
@@ -209,11 +280,11 @@ final class HttpRunner {
      * (a committed status stands, even when the client then hung up); unknown, so maybe given
      * back, when it left before the head.
      */
-    private void settle(long reservation, List<Integer> matched, List<Claim> claims, HttpCall.Seen seen,
+    private void settle(long reservation, List<HttpWorkload.Spec> specs, List<Claim> claims, HttpCall.Seen seen,
                         HttpWorkload.Request request) {
         List<String> asked = new ArrayList<>();
         for (int j = 0; j < claims.size(); j++) {
-            HttpWorkload.Spec spec = rules.get(matched.get(j));
+            HttpWorkload.Spec spec = specs.get(j);
             boolean maybe = seen.status() < 0 && spec.outcome() != null;
             if (maybe || seen.status() >= 0 && spec.givesBack(seen.status())) {
                 asked.add(claims.get(j).rule().name());
@@ -231,7 +302,8 @@ final class HttpRunner {
     }
 
     private void edit(HttpWorkload.Edit edit) {
-        HttpWorkload.Spec spec = rules.get(edit.rule());
+        List<HttpWorkload.Spec> edited = edit.method() ? methodRules : rules;
+        HttpWorkload.Spec spec = edited.get(edit.rule());
         Rule old = spec.rule();
         Rule rule = Rule.of(old.name(), old.algorithm(), edit.limit(), Duration.ofMillis(edit.windowMs()))
                 .withCountRejected(old.countRejected());
@@ -241,18 +313,31 @@ final class HttpRunner {
         if (edit.calendar() != null) {
             rule = rule.withCalendar(Calendars.parse(edit.calendar()));
         }
-        rules.set(edit.rule(), spec.withRule(rule));
-        app.settings().putAll(HttpSettings.of(rules, workload.denyCache()));
+        edited.set(edit.rule(), spec.withRule(rule));
+        app.settings().putAll(HttpSettings.of(rules, methodRules, workload.denyCache()));
         awaitSettings();
         // Recorded per key at each key's next request (the rule it is held to changed).
     }
 
-    /** Waits until a refresh has applied the settings: a new caller's request shows every rule as set. */
+    /**
+     * Waits until a refresh has applied the settings: a new caller's requests show every rule as
+     * set, the route rules through the filter and the method rules through two methods that
+     * name them all ({@code acd} and {@code b}).
+     */
     private void awaitSettings() {
-        StringBuilder expected = new StringBuilder();
         int all = (1 << rules.size()) - 1;
-        for (HttpWorkload.Spec spec : rules) {
-            Rule rule = spec.rule();
+        awaitPolicy("/s" + all + "/j/acd/", policy(rules, all) + ", " + policy(methodRules, 0b1101));
+        awaitPolicy("/j/b?caller=", policy(methodRules, 0b0010));
+    }
+
+    /** The RateLimit-Policy a request decided by the rules of a mask announces. */
+    private static String policy(List<HttpWorkload.Spec> specs, int mask) {
+        StringBuilder expected = new StringBuilder();
+        for (int i = 0; i < specs.size(); i++) {
+            if ((mask & 1 << i) == 0) {
+                continue;
+            }
+            Rule rule = specs.get(i).rule();
             // A calendar window's w is its current period's length.
             long quotaMillis = rule.calendar() != null ? rule.quotaWindow().toMillis()
                     : !rule.algorithm().hasBurst() || rule.burst() == rule.limit() ? rule.window().toMillis()
@@ -260,17 +345,23 @@ final class HttpRunner {
             expected.append(expected.length() == 0 ? "" : ", ").append('"').append(rule.name()).append("\";q=")
                     .append(rule.capacity()).append(";w=").append(Ledger.ceilDiv(quotaMillis, 1000));
         }
+        return expected.toString();
+    }
+
+    /** Asks with new callers until the response announces the policy expected (30 s at most). */
+    private void awaitPolicy(String prefix, String expected) {
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
         while (true) {
             String probe = "probe-" + workload.seed() + "-" + probes++;
-            HttpCall.Seen seen = HttpCall.get(app.port(), "127.0.0.1", "/s" + all + "/o?caller=" + probe,
-                    Map.of("X-Caller", probe), HttpCall.Client.READS);
-            if (expected.toString().equals(seen.headers().get("ratelimit-policy"))) {
+            String target = prefix.endsWith("=") ? prefix + probe : prefix + probe + "?caller=" + probe;
+            HttpCall.Seen seen = HttpCall.get(app.port(), "127.0.0.1", target, Map.of("X-Caller", probe),
+                    HttpCall.Client.READS);
+            if (expected.equals(seen.headers().get("ratelimit-policy"))) {
                 return;
             }
             if (System.nanoTime() - deadline > 0) {
                 throw new IllegalStateException("the settings were not applied within 30 s: expected policy "
-                        + expected + ", got " + seen.status() + " " + seen.headers());
+                        + expected + " at " + target + ", got " + seen.status() + " " + seen.headers());
             }
             pause(20);
         }

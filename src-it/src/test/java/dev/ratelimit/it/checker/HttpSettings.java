@@ -17,53 +17,65 @@ final class HttpSettings {
 
     /**
      * The settings of these rules as the filter reads them: what the checker's config source
-     * holds. Every run sets the same property names ({@value HttpWorkload#MAX_RULES} rules, each with every
-     * property, empty where unset): MicroProfile Config learns the names once, when the app
-     * starts, and a refresh reads values only.
+     * holds. Every run sets the same property names ({@value HttpWorkload#MAX_RULES} route rules and
+     * as many method rules, each with every property, empty where unset): MicroProfile Config
+     * learns the names once, when the app starts, and a refresh reads values only.
      *
-     * @param rules     the rules as they are now (the others are placeholders)
-     * @param denyCache whether the deny cache is on
+     * @param rules       the route rules as they are now (the others are placeholders)
+     * @param methodRules the method rules as they are now (the others are placeholders)
+     * @param denyCache   whether the deny cache is on
      * @return property to value
      */
-    static Map<String, String> of(List<HttpWorkload.Spec> rules, boolean denyCache) {
+    static Map<String, String> of(List<HttpWorkload.Spec> rules, List<HttpWorkload.Spec> methodRules, boolean denyCache) {
         Map<String, String> m = new LinkedHashMap<>();
         List<String> names = new ArrayList<>();
         for (int i = 0; i < HttpWorkload.MAX_RULES; i++) {
             boolean used = i < rules.size();
             HttpWorkload.Spec spec = used ? rules.get(i) : placeholder("r" + i);
-            Rule rule = spec.rule();
-            String p = "ratelimit.rule." + rule.name() + ".";
-            names.add(rule.name());
             List<String> paths = new ArrayList<>();
             for (int mask = 1; used && mask < 1 << rules.size(); mask++) {
                 if ((mask & 1 << i) != 0) {
                     paths.add("/s" + mask + "/*");
                 }
             }
-            boolean burst = rule.algorithm().hasBurst();
-            m.put(p + "match", used ? String.join(",", paths) : "/unused/*");
-            m.put(p + "algorithm", rule.algorithm().id());
-            m.put(p + "limit", Long.toString(rule.limit()));
-            m.put(p + "window", window(rule));
-            m.put(p + "time-zone", rule.calendar() == null ? "" : rule.calendar().zone().getId());
-            m.put(p + "burst", burst ? Long.toString(rule.burst()) : "");
-            m.put(p + "key", spec.byParam() ? "param:caller" : "header:X-Caller");
-            m.put(p + "cost", Long.toString(spec.cost()));
-            m.put(p + "count-rejected", Boolean.toString(rule.countRejected()));
-            m.put(p + "count-when", "count-when".equals(spec.outcome()) ? spec.statuses() : "");
-            m.put(p + "refund-when", "refund-when".equals(spec.outcome()) ? spec.statuses() : "");
-            m.put(p + "plan", "header:X-Plan");
-            for (String plan : List.of("basic", "pro")) {
-                Rule planRule = spec.plan(plan);
-                m.put(p + "plan." + plan + ".limit", Long.toString(planRule.limit()));
-                m.put(p + "plan." + plan + ".window", window(planRule));
-                m.put(p + "plan." + plan + ".time-zone", planRule.calendar() == null ? "" : planRule.calendar().zone().getId());
-                m.put(p + "plan." + plan + ".burst", burst ? Long.toString(planRule.burst()) : "");
-            }
+            names.add(spec.rule().name());
+            rule(m, spec, used ? String.join(",", paths) : "/unused/*");
+        }
+        for (int i = 0; i < HttpWorkload.MAX_RULES; i++) {
+            HttpWorkload.Spec spec = i < methodRules.size() ? methodRules.get(i) : placeholder("m" + i);
+            names.add(spec.rule().name());
+            rule(m, spec, null);
         }
         m.put("ratelimit.rules", String.join(",", names));
         m.put("ratelimit.deny-cache.enabled", Boolean.toString(denyCache));
         return m;
+    }
+
+    /** One rule's settings: a route rule's with its paths, a method rule's ({@code scope=method}) with null. */
+    private static void rule(Map<String, String> m, HttpWorkload.Spec spec, String match) {
+        Rule rule = spec.rule();
+        String p = "ratelimit.rule." + rule.name() + ".";
+        boolean burst = rule.algorithm().hasBurst();
+        m.put(p + "scope", match == null ? "method" : "");
+        m.put(p + "match", match == null ? "" : match);
+        m.put(p + "algorithm", rule.algorithm().id());
+        m.put(p + "limit", Long.toString(rule.limit()));
+        m.put(p + "window", window(rule));
+        m.put(p + "time-zone", rule.calendar() == null ? "" : rule.calendar().zone().getId());
+        m.put(p + "burst", burst ? Long.toString(rule.burst()) : "");
+        m.put(p + "key", spec.byParam() ? "param:caller" : "header:X-Caller");
+        m.put(p + "cost", Long.toString(spec.cost()));
+        m.put(p + "count-rejected", Boolean.toString(rule.countRejected()));
+        m.put(p + "count-when", "count-when".equals(spec.outcome()) ? spec.statuses() : "");
+        m.put(p + "refund-when", "refund-when".equals(spec.outcome()) ? spec.statuses() : "");
+        m.put(p + "plan", "header:X-Plan");
+        for (String plan : List.of("basic", "pro")) {
+            Rule planRule = spec.plan(plan);
+            m.put(p + "plan." + plan + ".limit", Long.toString(planRule.limit()));
+            m.put(p + "plan." + plan + ".window", window(planRule));
+            m.put(p + "plan." + plan + ".time-zone", planRule.calendar() == null ? "" : planRule.calendar().zone().getId());
+            m.put(p + "plan." + plan + ".burst", burst ? Long.toString(planRule.burst()) : "");
+        }
     }
 
     /** A window as settings write it: in ms, or a calendar window's name (its zone is {@code time-zone}). */
@@ -74,6 +86,6 @@ final class HttpSettings {
     /** A rule no request of a run asks: it keeps the property names set. */
     private static HttpWorkload.Spec placeholder(String name) {
         Rule rule = Rule.of(name, Algorithm.FIXED_WINDOW, 1, Duration.ofMillis(HttpWorkload.WINDOWS[0]));
-        return new HttpWorkload.Spec(rule, 1, null, null, rule, rule, false);
+        return new HttpWorkload.Spec(rule, 1, null, null, rule, rule, true);
     }
 }

@@ -10,20 +10,24 @@ import java.util.Random;
 import java.util.Set;
 
 /**
- * A random workload for the filter over HTTP, from a seed: two to four rules (the five
- * windowed algorithms; limits, windows, bursts, a cost per request, count-rejected,
- * {@code count-when} or {@code refund-when}), each with two plans read from an {@code X-Plan}
- * header, three callers, the deny cache on or off, pipelines on or off, and a list of steps:
- * requests over random subsets of the rules (through paths each rule matches), from the
- * trusted proxy's address or another, with or without a plan header, for responses of every
- * kind (statuses, slow, async, thrown, a long body the client hangs up on, a client that resets
- * early or gives up); rule edits applied by {@code ratelimit.refresh}; the application's
- * {@code LimitProvider} changing its answers (limits, none, one below the cost, a failure).
- * A rule counts per the {@code X-Caller} header or per the {@code caller} parameter. About one
- * request in six calls a {@code @RateLimited} Jakarta REST method ({@link HttpMethods}: one to
- * three annotations, the caller a path or query parameter, the status asked for) instead of the
- * plain servlet, half of them through a path where the filter decides a subset of the rules
- * first (the method must then decide only the others).
+ * A random workload for the filter over HTTP, from a seed: two to four route rules, which the
+ * filter applies by their paths, and four method rules, which the {@code @RateLimited} methods of
+ * {@link HttpMethods} name (the five windowed algorithms; limits, windows, bursts, a cost per
+ * request, count-rejected, {@code count-when} or {@code refund-when}), each with two plans read
+ * from an {@code X-Plan} header, three callers, the deny cache on or off, pipelines on or off,
+ * and a list of steps: requests over random subsets of the route rules (through paths each rule
+ * matches), from the trusted proxy's address or another, with or without a plan header, for
+ * responses of every kind (statuses, slow, async, thrown, a long body the client hangs up on, a
+ * client that resets early or gives up); rule edits applied by {@code ratelimit.refresh}; the
+ * application's {@code LimitProvider} changing its answers (limits, none, one below the cost, a
+ * failure). A route rule counts per the {@code X-Caller} header or per the {@code caller} query
+ * parameter, a method rule per the method's {@code caller} parameter.
+ *
+ * <p>Adversarial about keys: the query's {@code caller} is now and then another caller's or left
+ * out, so a method whose caller is its path parameter must not be keyed by it, and a method with a
+ * default receives that. About one request in four calls an annotated method (one through a
+ * sub-resource locator, one through the CDI bean), half of them under route rules of the filter
+ * too: both layers decide one request, and a refusal by either gives back what the other took.
  *
  * <p>The filter runs on the wall clock ({@code ratelimit.clock=client}: its clock cannot be set
  * from outside), so a decision's time is known only as an interval of a few ms. Windows are
@@ -32,16 +36,17 @@ import java.util.Set;
  * (or, if a decision still straddles one, the history says so). Concurrency rules are left to
  * the API targets: requests here are one at a time.
  *
- * @param seed      the seed
- * @param denyCache whether the deny cache is on
- * @param pipelines whether calls to Valkey are pipelined (8) or each on its own connection (0)
- * @param rules     the rules
- * @param keys      the callers (the X-Caller header)
- * @param avoided   the open defects steered clear of
- * @param steps     what to do
+ * @param seed        the seed
+ * @param denyCache   whether the deny cache is on
+ * @param pipelines   whether calls to Valkey are pipelined (8) or each on its own connection (0)
+ * @param rules       the route rules
+ * @param methodRules the method rules, {@code m0} to {@code m3}
+ * @param keys        the callers
+ * @param avoided     the open defects steered clear of
+ * @param steps       what to do
  */
-record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> rules, List<String> keys,
-                    Set<Known> avoided, List<Step> steps) {
+record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> rules, List<Spec> methodRules,
+                    List<String> keys, Set<Known> avoided, List<Step> steps) {
 
     private static final long[] LIMITS = {1, 2, 3, 5, 10, 20};
     static final long[] WINDOWS = {3_600_000, 7_200_000, 86_400_000};
@@ -97,16 +102,17 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
     /**
      * A request.
      *
-     * @param mask    the rules whose paths it takes (bit i: rule i), 0 for none
-     * @param method  the annotated method it calls ({@link HttpMethods#METHODS}), or -1 for the plain servlet
-     * @param key     the caller's index
-     * @param from    "trusted" (127.0.0.1, the trusted proxy) or "untrusted" (127.0.0.2)
-     * @param plan    the X-Plan header, or null
-     * @param status  the status the application is asked for
-     * @param app     plain, slow, async, throw or stream
-     * @param client  what the client does
+     * @param mask     the route rules whose paths it takes (bit i: rule i), 0 for none
+     * @param method   the annotated method it calls ({@link HttpMethods#METHODS}), or -1 for the plain servlet
+     * @param key      the caller's index: the X-Caller header, and the path's caller
+     * @param queryKey the index of the caller the query's {@code caller} names, or -1 when it has none
+     * @param from     "trusted" (127.0.0.1, the trusted proxy) or "untrusted" (127.0.0.2)
+     * @param plan     the X-Plan header, or null
+     * @param status   the status the application is asked for
+     * @param app      plain, slow, async, throw or stream
+     * @param client   what the client does
      */
-    record Request(int mask, int method, int key, String from, String plan, int status, String app,
+    record Request(int mask, int method, int key, int queryKey, String from, String plan, int status, String app,
                    HttpCall.Client client)
             implements Step {
     }
@@ -114,8 +120,10 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
     /**
      * A rule's own limit, window and burst edited in the settings, applied by a refresh; a fixed
      * window's calendar window ({@link Calendars#text}), or null for a rolling one.
+     *
+     * @param method whether the rule is a method rule ({@code rule} indexes those), else a route rule
      */
-    record Edit(int rule, long limit, long windowMs, long burst, String calendar) implements Step {
+    record Edit(int rule, boolean method, long limit, long windowMs, long burst, String calendar) implements Step {
     }
 
     /** The provider's answer for a caller from now on: a limit, none (0) or a failure (-1). */
@@ -148,25 +156,34 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
                         spec.statuses(), spec.basic(), pro, spec.byParam()));
             }
         }
+        // The method rules and what a request sends as the query's caller, from streams of their own.
+        Random methods = new Random(seed * 977 + 3);
+        List<Spec> methodRules = new ArrayList<>();
+        for (int i = 0; i < MAX_RULES; i++) {
+            Spec spec = spec(methods, "m" + i);
+            methodRules.add(new Spec(spec.rule(), spec.cost(), spec.outcome(), spec.statuses(), spec.basic(), spec.pro(),
+                    true));
+        }
         List<String> keys = List.of("s" + seed + "-a", "s" + seed + "-b", "s" + seed + "-c");
         List<Step> list = new ArrayList<>(steps);
         while (list.size() < steps) {
             int roll = random.nextInt(100);
             if (roll < 2) {
-                int index = random.nextInt(count);
-                Spec spec = rules.get(index);
+                boolean method = methods.nextInt(3) == 0;
+                int index = method ? methods.nextInt(MAX_RULES) : random.nextInt(count);
+                Spec spec = (method ? methodRules : rules).get(index);
                 Rule edited = edit(random, spec);
                 String calendar = edited.algorithm() == Algorithm.FIXED_WINDOW && calendars.nextBoolean()
                         ? Calendars.text(Calendars.draw(calendars)) : null;
-                list.add(new Edit(index, edited.limit(), edited.window().toMillis(), edited.burst(), calendar));
+                list.add(new Edit(index, method, edited.limit(), edited.window().toMillis(), edited.burst(), calendar));
             } else if (roll < 6) {
                 list.add(new Answer(random.nextInt(keys.size()), answer(random)));
             } else {
-                list.add(request(random, count));
+                list.add(request(random, methods, count));
             }
         }
-        return new HttpWorkload(seed, random.nextInt(3) > 0, random.nextBoolean(), List.copyOf(rules), keys,
-                Set.copyOf(avoided), List.copyOf(list));
+        return new HttpWorkload(seed, random.nextInt(3) > 0, random.nextBoolean(), List.copyOf(rules),
+                List.copyOf(methodRules), keys, Set.copyOf(avoided), List.copyOf(list));
     }
 
     private static Spec spec(Random random, String name) {
@@ -227,7 +244,7 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
         };
     }
 
-    private static Step request(Random random, int count) {
+    private static Step request(Random random, Random methods, int count) {
         int mask = 0;
         while (mask == 0) {
             mask = random.nextInt(1 << count);
@@ -254,17 +271,18 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
             app = "slow";
             client = HttpCall.Client.GIVES_UP;
         }
+        int key = random.nextInt(3);
+        // Mostly the caller's own; now and then another caller's, or none: named like the method's key.
+        int spoof = methods.nextInt(6);
+        int queryKey = spoof == 0 ? -1 : spoof == 1 ? (key + 1 + methods.nextInt(2)) % 3 : key;
         if (random.nextInt(4) == 0) {
-            int method = HttpMethods.draw(random, count);
-            if (method >= 0) {
-                // An annotated method: a plain answer, read whole, under the filter's rules of the mask or none.
-                // The CDI bean is given no HTTP request, so no rules the filter decided: never under the filter.
-                boolean alone = HttpMethods.METHODS.get(method).cdi() || random.nextBoolean();
-                return new Request(alone ? 0 : mask, method, random.nextInt(3), from, plan, status,
-                        "plain", HttpCall.Client.READS);
-            }
+            // An annotated method: a plain answer, read whole, under the filter's route rules of the mask or none.
+            int method = HttpMethods.draw(random);
+            boolean alone = random.nextBoolean();
+            return new Request(alone ? 0 : mask, method, key, queryKey, from, plan, status, "plain",
+                    HttpCall.Client.READS);
         }
-        return new Request(mask, -1, random.nextInt(3), from, plan, status, app, client);
+        return new Request(mask, -1, key, queryKey, from, plan, status, app, client);
     }
 
     private static long pick(Random random, long[] values) {
