@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Puts back each one-line defect of src-it/mutants/*.patch, one at a time, and runs the checker
+# its header names: first CI's fixed seeds, then, if those miss it, a long run of at most
+# BUDGET seconds from seed FROM. Prints one line per mutant: caught (where, after how long) or
+# missed. The working tree is restored after each, also when interrupted.
+#
+# Usage: src-it/mutants/run.sh [name...]     (default: every patch)
+#   BUDGET  seconds of long run per mutant after the fixed seeds (default 60)
+#   FROM    first seed of the long run (default 1000)
+# Needs a clean working tree for the files the patches touch, and valkey-server on PATH.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+budget="${BUDGET:-60}"
+from="${FROM:-1000}"
+dir=src-it/mutants
+log=src-it/target/mutants
+mkdir -p "$log"
+
+names=("$@")
+if [ ${#names[@]} -eq 0 ]; then
+  for patch in "$dir"/*.patch; do names+=("$(basename "$patch" .patch)"); done
+fi
+
+applied=""
+restore() {
+  if [ -n "$applied" ]; then
+    git apply -R "$applied" || echo "mutants: could not restore $applied: check git status" >&2
+    applied=""
+  fi
+}
+# At the end, or when interrupted: the sources restored, and the modules installed from them again
+# (the tests of src-it use the installed ones).
+finish() {
+  restore
+  build || echo "mutants: the restored build fails: see $log/build.log" >&2
+}
+trap finish EXIT INT TERM
+
+# Builds what the tests use, quietly; the modules a patch touches are among these.
+build() {
+  ./mvnw -q -B -ntp -o install -DskipTests -pl filter,jakarta,cli,micrometer >"$log/build.log" 2>&1
+}
+
+if ! build; then
+  echo "mutants: the unmutated build fails: see $log/build.log" >&2
+  exit 2
+fi
+
+caught=0
+missed=0
+for name in "${names[@]}"; do
+  patch="$dir/$name.patch"
+  test=$(sed -n 's/^# checker: *//p' "$patch" | head -1)
+  what=$(sed -n '1s/^# *//p' "$patch")
+  git apply "$patch" || { echo "$name: does not apply"; missed=$((missed + 1)); continue; }
+  applied="$patch"
+  began=$(date +%s)
+  if ! build; then
+    echo "$name: CAUGHT by the compiler (see $log/build.log) -- $what"
+    caught=$((caught + 1))
+    restore
+    continue
+  fi
+  result=missed
+  where=""
+  if ! ./mvnw -B -ntp -o test -pl src-it -Dtest="$test#fixedSeedsKeepEveryPromise" \
+      -Dsurefire.failIfNoSpecifiedTests=false >"$log/$name-fixed.log" 2>&1; then
+    result=caught
+    where="by CI's fixed seeds"
+  elif ! ./mvnw -B -ntp -o test -pl src-it -Dtest="$test#theChosenSeedsKeepEveryPromise" \
+      -Dchecker.seconds="$budget" -Dchecker.seed="$from" \
+      -Dsurefire.failIfNoSpecifiedTests=false >"$log/$name-long.log" 2>&1; then
+    result=caught
+    where="in the long run: $(grep -o 'caught in run [0-9]* (seeds [0-9]* to [0-9]*), [0-9]* ms into the long run' \
+        "$log/$name-long.log" | head -1)"
+  fi
+  took=$(( $(date +%s) - began ))
+  if [ "$result" = caught ]; then
+    caught=$((caught + 1))
+    echo "$name: CAUGHT $where, ${took} s with the build -- $what"
+  else
+    missed=$((missed + 1))
+    echo "$name: MISSED within CI's fixed seeds and ${budget} s from seed $from -- $what"
+  fi
+  restore
+done
+echo "mutants: $caught caught, $missed missed (logs in $log)"
+[ "$missed" -eq 0 ]
