@@ -204,6 +204,36 @@ class CliExplainTest {
         }
     }
 
+    /**
+     * A path pasted as sent (an access log's): explain reads it as the container does, so the keys it
+     * names are the keys the request created; a path the container answers 400 creates none, and
+     * explain says so as bad usage. With --context-path the whole path is pasted as is.
+     */
+    @Test
+    void aPathAsSentIsReadAsTheContainerReadsIt() throws Exception {
+        try (JettyApp app = JettyApp.start(settings())) {
+            for (String target : List.of("/api/A%20b", "/api/items;jsessionid=1?page=2", "/api;v=1/items",
+                    "/api/x/../items", "/api/./items", "/api/caf%C3%A9", "/api/a%3Bb")) {
+                valkey.flushAll();
+                assertThat(getFrom("127.0.0.1", app.port(), target, Map.of())).as(target).startsWith("HTTP/1.1 200");
+                assertThat(valkeyKeys()).as(target).isEqualTo(namedKeys(explainJson("GET", target))).isNotEmpty();
+                assertThat(valkeyKeys()).as(target + " under a context path")
+                        .isEqualTo(namedKeys(explainJson("GET", "/shop" + target, "--context-path", "/shop")));
+            }
+            assertThat(rule(explainJson("GET", "/api/A%20b"), "combo").getString("key")).as("the space decoded, then hashed")
+                    .startsWith("ip:127.0.0.1+path:#");
+            for (String target : List.of("/api/a%2Fb", "/api/a%5Cb", "/api/%2e%2e/x", "/api/..;/x", "/api/a%00b",
+                    "/api/a%zzb", "/api/a%E2%82", "/../api/x", "/api/;v=1/x")) {
+                valkey.flushAll();
+                assertThat(getFrom("127.0.0.1", app.port(), target, Map.of())).as(target).startsWith("HTTP/1.1 400");
+                assertThat(valkeyKeys()).as(target).isEmpty();
+                Run run = explain(List.of("GET", target));
+                assertThat(run.status()).as(target + ": " + run.err()).isEqualTo(2);
+                assertThat(run.err()).as(target).contains("400 Bad Request").doesNotContain("\tat ");
+            }
+        }
+    }
+
     @Test
     void badUsageExits2() throws Exception {
         Path file = file(settings());
@@ -211,7 +241,10 @@ class CliExplainTest {
                 List.of("explain", file.toString(), "GET", "no-slash"),
                 List.of("explain", file.toString(), "GET", "/", "-H", "no colon"),
                 List.of("explain", file.toString(), "GET", "/", "--role", "admin"),
-                List.of("explain", file.toString(), "GET", "/", "--no-such-option"))) {
+                List.of("explain", file.toString(), "GET", "/", "--no-such-option"),
+                List.of("explain", file.toString(), "GET", "/other/x", "--context-path", "/shop"),
+                List.of("explain", file.toString(), "GET", "/shop", "--context-path", "/shop"),
+                List.of("explain", file.toString(), "GET", "/shop/x", "--context-path", "shop"))) {
             Run run = cli(args);
             assertThat(run.status()).as(String.join(" ", args) + ": " + run.err()).isEqualTo(2);
             assertThat(run.err()).doesNotContain("\tat ");
