@@ -99,6 +99,32 @@ class CliInspectResetTest {
         return read.rules().stream().map(RuleSettings::rule).filter(r -> r.name().equals(name)).findFirst().orElseThrow();
     }
 
+    /**
+     * A path key reset with the path as an access log has it (encoded, a path parameter): the
+     * key named is the one the filter built from the path the container read, so the path is
+     * unblocked.
+     */
+    @Test
+    void aPathPastedFromAnAccessLogIsTheKeyTheFilterBuilt() throws Exception {
+        Map<String, String> settings = settings();
+        settings.put("ratelimit.rules", settings.get("ratelimit.rules") + ",pages");
+        settings.put("ratelimit.rule.pages.match", "/pages/*");
+        settings.put("ratelimit.rule.pages.algorithm", "fixed-window");
+        settings.put("ratelimit.rule.pages.limit", "1");
+        settings.put("ratelimit.rule.pages.window", "1h");
+        settings.put("ratelimit.rule.pages.key", "path");
+        Path file = file(settings);
+        String logged = "/pages/A%20b;jsessionid=1";
+        try (JettyApp app = JettyApp.start(settings)) {
+            assertThat(app.get(logged).statusCode()).isEqualTo(200);
+            assertThat(app.get(logged).statusCode()).isEqualTo(429);
+            CliProcess.Run reset = CliProcess.run(dir, "reset", "-s", file.toString(), "pages", logged);
+            assertThat(reset.status()).as(reset.err()).isZero();
+            assertThat(reset.out()).startsWith("removed ");
+            assertThat(app.get(logged).statusCode()).as("unblocked").isEqualTo(200);
+        }
+    }
+
     @Test
     void aUserLockedOutOfLoginIsFoundAndUnblocked() throws Exception {
         Map<String, String> settings = settings();
