@@ -234,6 +234,26 @@ class CliExplainTest {
         }
     }
 
+    /**
+     * HEAD does GET's work (HttpServlet.doHead runs doGet): a rule of GET counts it, in the filter
+     * and in explain alike.
+     */
+    @Test
+    void aHeadRequestIsCountedByARuleOfGet() throws Exception {
+        Map<String, String> settings = settings();
+        settings.put("ratelimit.rule.login.methods", "GET");
+        try (JettyApp app = JettyApp.start(settings)) {
+            String head = requestFrom("HEAD", "127.0.0.1", app.port(), "/login?username=Alice", Map.of());
+            assertThat(head).startsWith("HTTP/1.1 200");
+            Run run = cli(List.of("explain", file(settings).toString(), "HEAD", "/login?username=Alice", "--json"));
+            assertThat(run.status()).as(run.err()).isZero();
+            JSONObject explained = new JSONObject(run.out());
+            assertThat(rule(explained, "login").getBoolean("matches")).as(run.out()).isTrue();
+            assertThat(valkeyKeys()).isEqualTo(namedKeys(explained))
+                    .contains("explain:login:sliding-log:{param.username:alice}");
+        }
+    }
+
     @Test
     void badUsageExits2() throws Exception {
         Path file = file(settings());
@@ -333,11 +353,17 @@ class CliExplainTest {
 
     /** A GET sent from a given local address (127.0.0.2 is not the trusted proxy); the response head. */
     private static String getFrom(String from, int port, String target, Map<String, String> headers) throws IOException {
+        return requestFrom("GET", from, port, target, headers);
+    }
+
+    /** A request of any method sent from a given local address; the response head. */
+    private static String requestFrom(String method, String from, int port, String target, Map<String, String> headers)
+            throws IOException {
         try (Socket socket = new Socket()) {
             socket.bind(new InetSocketAddress(from, 0));
             socket.connect(new InetSocketAddress("127.0.0.1", port), 5_000);
             socket.setSoTimeout(20_000);
-            StringBuilder request = new StringBuilder("GET ").append(target).append(" HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+            StringBuilder request = new StringBuilder(method).append(' ').append(target).append(" HTTP/1.1\r\nHost: 127.0.0.1\r\n");
             new HashMap<>(headers).forEach((name, value) -> request.append(name).append(": ").append(value).append("\r\n"));
             request.append("Connection: close\r\n\r\n");
             OutputStream out = socket.getOutputStream();
