@@ -329,6 +329,43 @@ class SettingsReaderTest {
                 .contains("headers='many'");
     }
 
+    /**
+     * A limit or burst beyond the rule's bounds, alone or times the window, is said against the
+     * property that holds it (and the window's, when the product is what broke), not the rule's
+     * every setting.
+     */
+    @Test
+    void aLimitOrBurstTooLargeIsSaidAgainstItsProperty() {
+        Map<String, String> values = valid();
+        values.put("ratelimit.rule.api.limit", "2000000000000");
+        assertThatThrownBy(() -> read(values)).hasMessageContaining("ratelimit.rule.api.limit='2000000000000' is too large "
+                + "with ratelimit.rule.api.window='1m': max(limit, burst) × window in ms must stay below 2^50")
+                .hasMessageNotContaining("ratelimit.rule.api.*");
+        values.put("ratelimit.rule.api.limit", "10000000000000000");
+        values.put("ratelimit.rule.api.burst", "10000000000000000");
+        assertThatThrownBy(() -> read(values)).hasMessageContaining("ratelimit.rule.api.limit='10000000000000000' is too "
+                + "large: at most 999999999999999").hasMessageNotContaining("ratelimit.rule.api.*");
+        values.put("ratelimit.rule.api.limit", "100");
+        values.put("ratelimit.rule.api.burst", "2000000000000");
+        assertThatThrownBy(() -> read(values)).hasMessageContaining("ratelimit.rule.api.burst='2000000000000' is too large "
+                + "with ratelimit.rule.api.window='1m'");
+
+        values.put("ratelimit.rule.api.burst", "150");
+        values.put("ratelimit.rule.api.plan", "header:X-Plan");
+        values.put("ratelimit.rule.api.plan.pro.limit", "1000");
+        values.put("ratelimit.rule.api.plan.pro.window", "36500d");
+        assertThatThrownBy(() -> read(values)).hasMessageContaining("ratelimit.rule.api.plan.pro.limit='1000' is too large "
+                + "with ratelimit.rule.api.plan.pro.window='36500d'").hasMessageNotContaining(".pro.*");
+
+        Map<String, String> held = valid();
+        held.put("ratelimit.rule.login.algorithm", "concurrency");
+        held.put("ratelimit.rule.login.limit", "10000");
+        held.remove("ratelimit.rule.login.window");
+        held.put("ratelimit.rule.login.lease-timeout", "36500d");
+        assertThatThrownBy(() -> read(held)).hasMessageContaining("ratelimit.rule.login.limit='10000' is too large "
+                + "with ratelimit.rule.login.lease-timeout='36500d'");
+    }
+
     @Test
     void neverShowsTheValkeyPassword() {
         Map<String, String> values = valid();
