@@ -257,6 +257,22 @@ class CliInspectResetTest {
         assertThat(usage.status()).isEqualTo(2);
     }
 
+    /** A number out of its range is bad usage (2), said before Valkey is asked: none here answers. */
+    @Test
+    void aNumberOutOfItsRangeIsBadUsage() throws Exception {
+        Map<String, String> down = settings();
+        down.put("ratelimit.valkey.url", "redis://127.0.0.1:" + ValkeyServer.freePort());
+        Path file = file(down);
+        for (List<String> option : List.of(List.of("--limit", "0"), List.of("--max-keys", "0"), List.of("--max-seconds", "-1"))) {
+            List<String> args = new ArrayList<>(List.of("top", "-s", file.toString(), "login"));
+            args.addAll(option);
+            CliProcess.Run run = CliProcess.run(dir, args.toArray(String[]::new));
+            assertThat(run.status()).as(option + ": " + run.err()).isEqualTo(2);
+            assertThat(run.err()).as(option.toString()).contains(option.get(0) + " must be at least 1: '" + option.get(1) + "'")
+                    .doesNotContain("\tat ");
+        }
+    }
+
     @Test
     void theReadmesAclLineForTheToolIsEnoughAndAnAclWithoutItIsOneLine() throws Exception {
         String line = Files.readAllLines(Path.of("../README.md")).stream()
