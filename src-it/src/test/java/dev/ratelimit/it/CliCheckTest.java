@@ -201,6 +201,27 @@ class CliCheckTest {
                 .doesNotContain("ratelimit-settings");
     }
 
+    /**
+     * A property written twice is said against the file given, with its lines (a continued line
+     * counted as the file has it), never a temporary copy's path nor the value replaced.
+     */
+    @Test
+    void aPropertyWrittenTwiceIsSaidByTheFileAndItsLines() throws Exception {
+        Path file = file(GOOD + """
+                ratelimit.rule.api.exclude=/api/health,\\
+                  /api/ready
+                ratelimit.valkey.url=redis://app:0ld-s3cret@valkey:6379
+                ratelimit.rule.api.limit=20
+                ratelimit.valkey.url=redis://app:s3cret@valkey:6379
+                """);
+        CliProcess.Run run = check(file, Map.of());
+        assertThat(run.status()).as(run.err()).isZero();
+        assertThat(run.err()).contains(file.toAbsolutePath() + ": ratelimit.rule.api.limit is set on lines 4 and 18; the last is read")
+                .contains(file.toAbsolutePath() + ": ratelimit.valkey.url is set on lines 17 and 19; the last is read")
+                .doesNotContain("ratelimit-settings").doesNotContain("s3cret");
+        assertThat(run.out()).contains("token-bucket 20 per PT1M");
+    }
+
     private Path file(String text) throws IOException {
         Path file = dir.resolve("microprofile-config.properties");
         Files.writeString(file, text, StandardCharsets.UTF_8);
