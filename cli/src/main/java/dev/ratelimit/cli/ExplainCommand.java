@@ -1,6 +1,7 @@
 package dev.ratelimit.cli;
 
 import dev.ratelimit.config.FilterSettings;
+import dev.ratelimit.config.RequestPath;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -23,7 +24,7 @@ import java.util.concurrent.Callable;
  * does with one request: which rules count it, the client address each sees, the key each
  * builds, the Valkey key it lives under and the plan it gets; for the others, why not. Decided
  * by the filter's own code; status 0 when explained, 1 for unreadable or invalid settings, 2
- * for bad usage.
+ * for bad usage, which includes a PATH the container answers 400 (no filter sees it).
  */
 @Command(name = "explain", mixinStandardHelpOptions = true,
         description = "Explains which rules a request falls under, its client address, keys, Valkey keys and plans.")
@@ -39,8 +40,15 @@ final class ExplainCommand implements Callable<Integer> {
     private String method;
 
     @Parameters(index = "2", paramLabel = "PATH",
-            description = "the path within the application (no context path), e.g. /api/items?page=2")
+            description = "the path as sent or as an access log has it, e.g. /api/items;jsessionid=1?page=2, read as the"
+                    + " container reads it (path parameters dropped, %%nn decoded, . and .. resolved); within the"
+                    + " application, unless --context-path. One the container answers 400 is refused (status 2)")
     private String path;
+
+    @Option(names = "--context-path", paramLabel = "PATH", defaultValue = "",
+            description = "the application's context path, e.g. /shop: PATH is then the whole path, as an access log"
+                    + " has it, and must be under it (default: none, PATH is within the application)")
+    private String contextPath;
 
     @Option(names = {"-H", "--header"}, paramLabel = "NAME:VALUE", description = "a request header (repeatable)")
     private List<String> headers = new ArrayList<>();
@@ -89,6 +97,7 @@ final class ExplainCommand implements Callable<Integer> {
         if (!path.startsWith("/")) {
             throw usage("PATH must start with '/' (the path within the application): '" + path + "'");
         }
+        String within = withinContext(canonical());
         if (method.isEmpty() || !method.chars().allMatch(c -> c > ' ' && c < 127)) {
             throw usage("METHOD must be a token, e.g. GET: '" + method + "'");
         }
@@ -111,8 +120,39 @@ final class ExplainCommand implements Callable<Integer> {
             Map.Entry<String, String> pair = pair("--attribute", attribute, '=');
             attributeValues.put(pair.getKey(), pair.getValue());
         }
-        return new ArgumentRequest(method, query < 0 ? path : path.substring(0, query), headerLines, parameters,
-                principal, new LinkedHashSet<>(roles), attributeValues, remoteAddr);
+        return new ArgumentRequest(method, within, headerLines, parameters, principal, new LinkedHashSet<>(roles),
+                attributeValues, remoteAddr);
+    }
+
+    /** PATH as the container reads it; one it answers 400 is bad usage: no filter would see it. */
+    private String canonical() {
+        try {
+            return RequestPath.canonical(path);
+        } catch (IllegalArgumentException e) {
+            throw usage("PATH " + e.getMessage());
+        }
+    }
+
+    /**
+     * The path within the application: what follows the context path, which the container
+     * matches on the path it read (so a ';jsessionid' or a '..' in it is read first).
+     */
+    private String withinContext(String read) {
+        if (contextPath.isEmpty() || contextPath.equals("/")) {
+            return read;
+        }
+        if (!contextPath.startsWith("/") || contextPath.endsWith("/")) {
+            throw usage("--context-path must start with '/' and not end with one, as getContextPath() gives it, e.g."
+                    + " /shop: '" + contextPath + "'");
+        }
+        if (read.equals(contextPath)) {
+            throw usage("PATH '" + path + "' is the context path itself: the container redirects it to " + contextPath
+                    + "/ and no filter sees it");
+        }
+        if (!read.startsWith(contextPath + "/")) {
+            throw usage("PATH '" + path + "' (read as " + read + ") is not under the context path " + contextPath);
+        }
+        return read.substring(contextPath.length());
     }
 
     /** {@code name<separator>value}, the name not empty. */

@@ -11,6 +11,7 @@ final class KeyArguments {
     String rule;
 
     @Parameters(index = "1..*", paramLabel = "KEY-VALUE", arity = "0..*",
-            description = "one value per part of the rule's key (none for global), e.g. a user name, an address")
+            description = "one value per part of the rule's key (none for global), e.g. a user name, an address, a"
+                    + " path as explain reads PATH (as sent, or decoded)")
     List<String> values = List.of();
 }

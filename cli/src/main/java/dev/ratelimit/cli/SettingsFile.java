@@ -17,6 +17,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.Optional;
 import java.util.Set;
+import java.util.logging.Logger;
 
 /**
  * A settings file read as the filter reads its application's: the file stands in for the WAR's
@@ -24,6 +25,11 @@ import java.util.Set;
  * variables and system properties over it, with the same names and the same precedence.
  */
 final class SettingsFile {
+
+    /** SmallRye Config's logger, held: a logger nobody references may be collected, with its filter. */
+    private static final Logger SMALLRYE = Logger.getLogger("io.smallrye.config");
+    /** The id of SmallRye Config's warning of a property set twice in one source. */
+    private static final String DUPLICATE = "SRCFG01007";
 
     private SettingsFile() {
     }
@@ -49,7 +55,13 @@ final class SettingsFile {
                     StandardCopyOption.REPLACE_EXISTING);
             copy.toFile().deleteOnExit();
             ClassLoader loader = new URLClassLoader(new URL[] {root.toUri().toURL()}, SettingsFile.class.getClassLoader());
-            return named(MicroProfileSettingsSource.forClassLoader(loader), copy.toString(), file.toAbsolutePath().toString());
+            // MicroProfile Config warns of a property set twice naming the copy, and printing the
+            // value it replaced (a password, maybe): said here instead, by the file's name and lines.
+            String copied = copy.toString();
+            SMALLRYE.setFilter(record -> !(String.valueOf(record.getMessage()).contains(DUPLICATE)
+                    && String.valueOf(record.getMessage()).contains(copied)));
+            PropertyLines.duplicates(file, PropertyLines.of(file)).forEach(SettingsReader::warn);
+            return named(MicroProfileSettingsSource.forClassLoader(loader), copied, file.toAbsolutePath().toString());
         } catch (MalformedURLException e) {
             throw new IllegalStateException(e);
         } catch (IOException e) {

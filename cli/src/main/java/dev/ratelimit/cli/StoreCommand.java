@@ -28,6 +28,14 @@ abstract class StoreCommand implements Callable<Integer> {
     /** The command's work; its exit status. */
     abstract int run(Store store);
 
+    /**
+     * Checks what picocli does not (a number's range) before anything is opened.
+     *
+     * @throws picocli.CommandLine.ParameterException for bad usage, status 2
+     */
+    void checkUsage() {
+    }
+
     /** The command as picocli sees it. */
     final CommandSpec spec() {
         return spec;
@@ -45,6 +53,8 @@ abstract class StoreCommand implements Callable<Integer> {
 
     @Override
     public final Integer call() {
+        // Outside the try, which turns every failure into status 1: picocli answers this one 2.
+        checkUsage();
         PrintWriter err = spec.commandLine().getErr();
         try (Store store = Store.open(options)) {
             return run(store);

@@ -6,6 +6,7 @@ import dev.ratelimit.valkey.KeyScan;
 import dev.ratelimit.valkey.KeyState;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 
 import java.io.PrintWriter;
@@ -37,11 +38,20 @@ final class TopCommand extends StoreCommand {
     private int maxSeconds;
 
     @Override
-    int run(Store store) {
-        if (limit < 1 || maxKeys < 1 || maxSeconds < 1) {
-            throw new Store.Problem("--limit, --max-keys and --max-seconds must be at least 1 (given " + limit + ", "
-                    + maxKeys + ", " + maxSeconds + ")");
+    void checkUsage() {
+        atLeastOne("--limit", limit);
+        atLeastOne("--max-keys", maxKeys);
+        atLeastOne("--max-seconds", maxSeconds);
+    }
+
+    private void atLeastOne(String option, int value) {
+        if (value < 1) {
+            throw new ParameterException(spec().commandLine(), option + " must be at least 1: '" + value + "'");
         }
+    }
+
+    @Override
+    int run(Store store) {
         RuleSettings settings = store.rule(rule);
         PrintWriter err = spec().commandLine().getErr();
         KeyScan scan = store.inspector().scan(decidingRule(settings),

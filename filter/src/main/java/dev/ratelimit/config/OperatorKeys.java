@@ -27,7 +27,8 @@ public final class OperatorKeys {
      * @param values     one per part of its key but {@code global}: an address for {@code ip}, a
      *                   user name for {@code principal}; for {@code principal-or-ip}
      *                   {@code user:NAME} or {@code ip:ADDRESS} (a bare value is an address when
-     *                   it reads as one, a user name otherwise); the value itself for the others
+     *                   it reads as one, a user name otherwise); for {@code path} the path as
+     *                   sent or decoded ({@link RequestPath}); the value itself for the others
      * @param ipv6Prefix the bits an IPv6 address is counted by ({@code ratelimit.ipv6-prefix})
      * @return the key, e.g. {@code param.username:alice}
      * @throws IllegalArgumentException naming the rule, its key and the value, for a wrong number
@@ -75,7 +76,7 @@ public final class OperatorKeys {
             case IP -> "ip:" + KeyValues.safe(address(rule, value, ipv6Prefix));
             case PRINCIPAL -> "user:" + present(rule, part, cased);
             case PRINCIPAL_OR_IP -> principalOrIp(rule, value, ipv6Prefix);
-            case PATH -> "path:" + present(rule, part, value);
+            case PATH -> "path:" + KeyValues.safe(path(rule, part, value));
             case HEADER -> "header." + part.name().toLowerCase(Locale.ROOT) + ":" + present(rule, part, cased);
             case PARAM -> "param." + part.name() + ":" + present(rule, part, cased);
             case GLOBAL -> "global";
@@ -93,6 +94,20 @@ public final class OperatorKeys {
             return "ip:" + KeyValues.safe(address(rule, address, ipv6Prefix));
         }
         return principalOrIp(rule, "user:" + value, ipv6Prefix);
+    }
+
+    /**
+     * A path as {@code ratelimit explain} reads PATH: as sent (an access log's) or typed decoded,
+     * read as the container reads it ({@link RequestPath}), the path the filter keyed by.
+     */
+    private static String path(RuleSettings rule, KeySpec.Part part, String value) {
+        present(rule, part, value); // an empty one refused as any part's
+        try {
+            return RequestPath.canonical(value);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("rule '" + rule.rule().name() + "' has key " + rule.key() + ": the path "
+                    + e.getMessage());
+        }
     }
 
     /** An address as the filter counts it: the client address resolver's own form of a peer. */

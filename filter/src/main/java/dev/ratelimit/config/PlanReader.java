@@ -120,7 +120,9 @@ final class PlanReader {
                 plans.put(plan, new Rule(base.name(), base.algorithm(), limit, window, burst, base.countRejected(),
                         base.shadow(), own.calendar()));
             } catch (IllegalArgumentException e) {
-                values.problems().add(q + "*: " + e.getMessage());
+                // The plan's window, or the rule's it keeps.
+                String windowProperty = values.raw(q + "window").isPresent() ? q + "window" : p + "window";
+                values.problems().add(RuleBounds.problem(values, q, windowProperty, base.algorithm(), limit, burst, e));
             }
         }
         return plans;

@@ -18,7 +18,8 @@ public interface RequestView {
 
     /**
      * The path within the application: the servlet path and path info, decoded and normalised
-     * by the container, without the context path or the query.
+     * by the container, without the context path or the query ({@link RequestPath} reads a path
+     * as sent the same way).
      *
      * @return at least {@code /}
      */

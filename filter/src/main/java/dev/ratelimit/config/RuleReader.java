@@ -136,7 +136,8 @@ final class RuleReader {
             return Optional.of(new RuleSettings(rule, match, exclude, methods, key, lowercaseKey, cost, onFailure,
                     localRule, outcome, plan, plans, lease.size(), lease.time(), scope));
         } catch (IllegalArgumentException e) {
-            values.problems().add(p + "*: " + e.getMessage());
+            values.problems().add(RuleBounds.problem(values, p, p + (algorithm.isConcurrency() ? "lease-timeout" : "window"),
+                    algorithm, limit, burst, e));
             return Optional.empty();
         }
     }

@@ -16,7 +16,8 @@ import java.util.Set;
  * @param rule        the limit (name, algorithm, limit, window, burst, count-rejected, shadow)
  * @param match       URL patterns the rule applies to (any of them)
  * @param exclude     URL patterns it never applies to, even when matched
- * @param methods     HTTP methods it applies to, upper case; empty means every method
+ * @param methods     HTTP methods it applies to, upper case; empty means every method; GET
+ *                    includes HEAD
  * @param key         what it counts per
  * @param lowercaseKey whether key values are lower-cased first (user names that differ only
  *                    in case are one user)
@@ -112,8 +113,8 @@ public record RuleSettings(Rule rule, List<UrlPattern> match, List<UrlPattern> e
      *
      * @param method the HTTP method
      * @param path   the path within the application
-     * @return true when the method is one of the rule's, a match pattern matches and no
-     *         exclude pattern does
+     * @return true when the method is one of the rule's (HEAD being GET's), a match pattern
+     *         matches and no exclude pattern does
      */
     public boolean appliesTo(String method, String path) {
         return fit(method, path) == Fit.APPLIES;
@@ -121,8 +122,8 @@ public record RuleSettings(Rule rule, List<UrlPattern> match, List<UrlPattern> e
 
     /**
      * Whether the filter applies the rule to a request, and if not, the first reason in the
-     * order the filter tests them: its scope, the method, then the exclude patterns, then the
-     * match patterns.
+     * order the filter tests them: its scope, the method (a rule of GET applies to HEAD too),
+     * then the exclude patterns, then the match patterns.
      *
      * @param method the HTTP method
      * @param path   the path within the application
@@ -132,7 +133,9 @@ public record RuleSettings(Rule rule, List<UrlPattern> match, List<UrlPattern> e
         if (scope == Scope.METHOD) {
             return Fit.METHOD_RULE;
         }
-        if (!methods.isEmpty() && !methods.contains(method)) {
+        // HEAD does GET's work: HttpServlet.doHead runs doGet, Jakarta REST serves it with the GET method.
+        boolean asGet = method.equals("HEAD") && methods.contains("GET");
+        if (!methods.isEmpty() && !methods.contains(method) && !asGet) {
             return Fit.OTHER_METHOD;
         }
         for (UrlPattern pattern : exclude) {

@@ -116,9 +116,10 @@ public final class SettingsReader {
         boolean cluster = values.bool("ratelimit.valkey.cluster", false);
         Optional<ValkeySettings.Sentinel> sentinel = sentinel(cluster);
         valkeyUrl.ifPresent(url -> {
-            if (!url.startsWith("redis://") && !url.startsWith("rediss://")) {
-                // Named here: the settings' own check speaks of the URL, not of the property.
-                values.problem("ratelimit.valkey.url", ValkeySettings.redact(url), "must start with redis:// or rediss://");
+            // Named here: the settings' own check speaks of the URL, not of the property.
+            Optional<String> problem = ValkeySettings.urlProblem(url);
+            if (problem.isPresent()) {
+                values.problem("ratelimit.valkey.url", ValkeySettings.redact(url), problem.get());
                 return;
             }
             try {
@@ -232,7 +233,8 @@ public final class SettingsReader {
             try {
                 new ValkeySettings.Sentinel(master.get(), List.of(node));
             } catch (IllegalArgumentException e) {
-                values.problem("ratelimit.valkey.sentinel.nodes", node, "must be host:port with a port from 1 to 65535");
+                values.problem("ratelimit.valkey.sentinel.nodes", node, "must be host:port: a host name, an IPv4 "
+                        + "address or an [IPv6] one, and a port from 1 to 65535");
             }
         }
         if (values.problems().size() > before) {

@@ -126,7 +126,8 @@ import java.io.IOException;
  *   <tr><td>{@code match}</td><td>{@code /*}</td><td>comma-separated servlet URL patterns: {@code /exact},
  *       {@code /prefix/*}, {@code *.ext}, {@code /}; matched against the path the container dispatches to</td></tr>
  *   <tr><td>{@code exclude}</td><td>(none)</td><td>URL patterns the rule never applies to</td></tr>
- *   <tr><td>{@code methods}</td><td>(all)</td><td>comma-separated HTTP methods, e.g. {@code POST}</td></tr>
+ *   <tr><td>{@code methods}</td><td>(all)</td><td>comma-separated HTTP methods, e.g. {@code POST}; {@code GET}
+ *       includes {@code HEAD}, which does its work ({@code HttpServlet.doHead} runs {@code doGet})</td></tr>
  *   <tr><td>{@code key}</td><td>{@code ip}</td><td>what is counted per: {@code ip}, {@code principal},
  *       {@code principal-or-ip}, {@code path}, {@code header:<name>}, {@code param:<name>}, {@code global},
  *       several joined by {@code +} ({@code ip+path}). A request lacking the value (no principal, no such

@@ -2,8 +2,6 @@ package dev.ratelimit.valkey;
 
 import redis.clients.jedis.HostAndPort;
 
-import java.net.URI;
-import java.net.URISyntaxException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashSet;
@@ -11,6 +9,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.regex.Pattern;
 
 /**
  * How to reach Valkey, and how long any call may take. Immutable; start from {@link #of} and
@@ -65,14 +64,9 @@ public record ValkeySettings(String url, Duration connectTimeout, Duration socke
             throw new IllegalArgumentException("a Valkey Cluster and a Sentinel-managed primary cannot both be "
                     + "configured: a cluster fails over by itself");
         }
-        URI uri = parse(url);
-        if (!"redis".equals(uri.getScheme()) && !"rediss".equals(uri.getScheme())) {
-            throw new IllegalArgumentException("Valkey URL " + redact(url)
-                    + " must start with redis:// or rediss://");
-        }
-        if (uri.getHost() == null) {
-            throw new IllegalArgumentException("Valkey URL " + redact(url) + " has no host");
-        }
+        urlProblem(url).ifPresent(problem -> {
+            throw new IllegalArgumentException("Valkey URL " + redact(url) + " " + problem);
+        });
         requirePositiveMillis("connect timeout", connectTimeout);
         requirePositiveMillis("socket timeout", socketTimeout);
         requirePositiveMillis("pool max wait", poolMaxWait);
@@ -186,6 +180,12 @@ public record ValkeySettings(String url, Duration connectTimeout, Duration socke
     public record Sentinel(String master, List<String> nodes) {
 
         /**
+         * A host name or IPv4 address (an IPv6 one unbracketed, as before brackets were asked), or
+         * an [IPv6] address: not a URL, a user, a space, which the client would try to resolve.
+         */
+        private static final Pattern NODE_HOST = Pattern.compile("[A-Za-z0-9._:-]+|\\[[0-9A-Fa-f:.]+(%[A-Za-z0-9._-]+)?]");
+
+        /**
          * Validates both.
          *
          * @throws IllegalArgumentException naming the bad value
@@ -226,7 +226,7 @@ public record ValkeySettings(String url, Duration connectTimeout, Duration socke
                     port = -1;
                 }
             }
-            if (host.isBlank() || port < 1 || port > 65_535) {
+            if (!NODE_HOST.matcher(host).matches() || port < 1 || port > 65_535) {
                 throw new IllegalArgumentException("sentinel node '" + node + "' must be host:port with a port "
                         + "from 1 to 65535");
             }
@@ -271,12 +271,17 @@ public record ValkeySettings(String url, Duration connectTimeout, Duration socke
         return url.substring(0, scheme + 3) + shown + url.substring(at);
     }
 
-    private static URI parse(String url) {
-        try {
-            return new URI(url);
-        } catch (URISyntaxException e) {
-            throw new IllegalArgumentException("Valkey URL " + redact(url) + " is not a valid URI", null);
-        }
+    /**
+     * Why a Valkey URL cannot work, in words that follow it: a scheme other than {@code redis} or
+     * {@code rediss}, no host the client can read, a port outside 1 to 65535, a path other than
+     * a database number. Never the URL itself, whose password the caller masks.
+     *
+     * @param url the URL
+     * @return the rule it breaks, e.g. {@code has port 99999: a port is from 1 to 65535}; empty
+     *         when it can work
+     */
+    public static Optional<String> urlProblem(String url) {
+        return ValkeyUrl.problem(url);
     }
 
     private static void requirePositiveMillis(String what, Duration value) {

@@ -62,4 +62,22 @@ class OperatorKeysTest {
         assertThatThrownBy(() -> OperatorKeys.keyOf(rule("principal", false), List.of(""), 64))
                 .hasMessageContaining("the value for principal is empty");
     }
+
+    /**
+     * A path is read as explain reads PATH, as the container reads what was sent: pasted from an
+     * access log (encoded, with a path parameter or a query) or typed decoded, it names the key
+     * the filter built from the path it was given.
+     */
+    @Test
+    void aPathIsReadAsTheContainerReadsIt() {
+        RuleSettings rule = rule("path", false);
+        String filters = "path:" + KeyValues.safe("/p/A b");
+        assertThat(OperatorKeys.keyOf(rule, List.of("/p/A%20b;jsessionid=1?page=2"), 64)).isEqualTo(filters);
+        assertThat(OperatorKeys.keyOf(rule, List.of("/p/x/../A b"), 64)).isEqualTo(filters);
+        assertThat(OperatorKeys.keyOf(rule, "/p/A%20b", 64)).as("as the MBean takes it").isEqualTo(filters);
+        assertThatThrownBy(() -> OperatorKeys.keyOf(rule, List.of("/p/a%2Fb"), 64))
+                .hasMessageStartingWith("rule 'r' has key path: the path '/p/a%2Fb' has an encoded '/'")
+                .hasMessageContaining("400 Bad Request");
+        assertThatThrownBy(() -> OperatorKeys.keyOf(rule, List.of(""), 64)).hasMessageContaining("the value for path is empty");
+    }
 }

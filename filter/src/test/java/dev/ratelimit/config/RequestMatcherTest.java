@@ -72,6 +72,20 @@ class RequestMatcherTest {
         assertThat(API.appliesTo("GET", "/api/health")).isFalse();
     }
 
+    /** HEAD does GET's work (HttpServlet.doHead runs doGet): a rule of GET applies to it, not the reverse. */
+    @Test
+    void aRuleOfGetAppliesToHead() {
+        assertThat(API.fit("HEAD", "/api/items")).isEqualTo(RuleSettings.Fit.APPLIES);
+        assertThat(API.fit("HEAD", "/api/health")).isEqualTo(RuleSettings.Fit.EXCLUDED);
+        RuleSettings head = SettingsReader.read(new MapSettingsSource(Map.of("ratelimit.rules", "h",
+                "ratelimit.rule.h.methods", "HEAD,POST", "ratelimit.rule.h.limit", "1", "ratelimit.rule.h.window", "1s")))
+                .rules().get(0);
+        assertThat(head.fit("GET", "/")).isEqualTo(RuleSettings.Fit.OTHER_METHOD);
+        assertThat(head.fit("HEAD", "/")).isEqualTo(RuleSettings.Fit.APPLIES);
+        assertThat(matcher.match(new Request("HEAD", "/api/items", Map.of(), "alice", "192.0.2.1"), SETTINGS.rules()))
+                .hasSize(1);
+    }
+
     @Test
     void aRequestWithoutAPrincipalHasNoKeyAndThePrincipalIsWhatItLacks() {
         Request anonymous = new Request("GET", "/api/items", Map.of(), null, "192.0.2.1");

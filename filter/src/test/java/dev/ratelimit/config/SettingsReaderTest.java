@@ -103,6 +103,14 @@ class SettingsReaderTest {
             "ratelimit.valkey.timeout|-1s|ratelimit.valkey.timeout='-1s' is not a duration",
             "ratelimit.valkey.url|http://localhost|ratelimit.valkey.url='http://localhost' must start with redis:// or rediss://",
             "ratelimit.valkey.url|localhost:6379|ratelimit.valkey.url='localhost:6379' must start with redis:// or rediss://",
+            "ratelimit.valkey.url|redis://127.0.0.1:99999|ratelimit.valkey.url='redis://127.0.0.1:99999' has port 99999: a port is from 1 to 65535",
+            "ratelimit.valkey.url|redis://valkey:0|ratelimit.valkey.url='redis://valkey:0' has port 0: a port is from 1 to 65535",
+            "ratelimit.valkey.url|redis:///0|ratelimit.valkey.url='redis:///0' has no host",
+            "ratelimit.valkey.url|redis://valkey_1:6379|ratelimit.valkey.url='redis://valkey_1:6379' has no host",
+            "ratelimit.valkey.url|redis://valkey:63a79|ratelimit.valkey.url='redis://valkey:63a79' has no host",
+            "ratelimit.valkey.url|redis://valkey:6379/one|ratelimit.valkey.url='redis://valkey:6379/one' has path /one: only a database number",
+            "ratelimit.valkey.url|redis://valkey/-1|ratelimit.valkey.url='redis://valkey/-1' has path /-1: only a database number",
+            "ratelimit.valkey.url|redis://val key|ratelimit.valkey.url='redis://val key' is not a valid URI",
             "ratelimit.key-prefix|rl {x}|ratelimit.key-prefix='rl {x}'",
             "ratelimit.ipv6-prefix|200|ratelimit.ipv6-prefix='200' must be a whole number from 1 to 128",
             "ratelimit.rules|api,api|ratelimit.rules='api' is listed twice",
@@ -143,6 +151,15 @@ class SettingsReaderTest {
                 .hasMessageContaining("ratelimit.valkey.sentinel.nodes='s1' must be host:port")
                 .hasMessageContaining("ratelimit.valkey.sentinel.nodes='s2:0' must be host:port")
                 .hasMessageNotContaining("s3:26379'");
+
+        values.put("ratelimit.valkey.sentinel.nodes", "s1:99999,redis://s2:26379,s 3:26379,app@s4:26379,[::1:26380,s5:26379");
+        assertThatThrownBy(() -> read(values)).isInstanceOf(InvalidSettingsException.class)
+                .hasMessageContaining("ratelimit.valkey.sentinel.nodes='s1:99999' must be host:port")
+                .hasMessageContaining("ratelimit.valkey.sentinel.nodes='redis://s2:26379' must be host:port")
+                .hasMessageContaining("ratelimit.valkey.sentinel.nodes='s 3:26379' must be host:port")
+                .hasMessageContaining("ratelimit.valkey.sentinel.nodes='app@s4:26379' must be host:port")
+                .hasMessageContaining("ratelimit.valkey.sentinel.nodes='[::1:26380' must be host:port")
+                .hasMessageNotContaining("s5:26379'");
 
         values.put("ratelimit.valkey.sentinel.nodes", "s1:26379");
         values.put("ratelimit.valkey.cluster", "true");
@@ -312,11 +329,53 @@ class SettingsReaderTest {
                 .contains("headers='many'");
     }
 
+    /**
+     * A limit or burst beyond the rule's bounds, alone or times the window, is said against the
+     * property that holds it (and the window's, when the product is what broke), not the rule's
+     * every setting.
+     */
+    @Test
+    void aLimitOrBurstTooLargeIsSaidAgainstItsProperty() {
+        Map<String, String> values = valid();
+        values.put("ratelimit.rule.api.limit", "2000000000000");
+        assertThatThrownBy(() -> read(values)).hasMessageContaining("ratelimit.rule.api.limit='2000000000000' is too large "
+                + "with ratelimit.rule.api.window='1m': max(limit, burst) × window in ms must stay below 2^50")
+                .hasMessageNotContaining("ratelimit.rule.api.*");
+        values.put("ratelimit.rule.api.limit", "10000000000000000");
+        values.put("ratelimit.rule.api.burst", "10000000000000000");
+        assertThatThrownBy(() -> read(values)).hasMessageContaining("ratelimit.rule.api.limit='10000000000000000' is too "
+                + "large: at most 999999999999999").hasMessageNotContaining("ratelimit.rule.api.*");
+        values.put("ratelimit.rule.api.limit", "100");
+        values.put("ratelimit.rule.api.burst", "2000000000000");
+        assertThatThrownBy(() -> read(values)).hasMessageContaining("ratelimit.rule.api.burst='2000000000000' is too large "
+                + "with ratelimit.rule.api.window='1m'");
+
+        values.put("ratelimit.rule.api.burst", "150");
+        values.put("ratelimit.rule.api.plan", "header:X-Plan");
+        values.put("ratelimit.rule.api.plan.pro.limit", "1000");
+        values.put("ratelimit.rule.api.plan.pro.window", "36500d");
+        assertThatThrownBy(() -> read(values)).hasMessageContaining("ratelimit.rule.api.plan.pro.limit='1000' is too large "
+                + "with ratelimit.rule.api.plan.pro.window='36500d'").hasMessageNotContaining(".pro.*");
+
+        Map<String, String> held = valid();
+        held.put("ratelimit.rule.login.algorithm", "concurrency");
+        held.put("ratelimit.rule.login.limit", "10000");
+        held.remove("ratelimit.rule.login.window");
+        held.put("ratelimit.rule.login.lease-timeout", "36500d");
+        assertThatThrownBy(() -> read(held)).hasMessageContaining("ratelimit.rule.login.limit='10000' is too large "
+                + "with ratelimit.rule.login.lease-timeout='36500d'");
+    }
+
     @Test
     void neverShowsTheValkeyPassword() {
         Map<String, String> values = valid();
         values.put("ratelimit.valkey.url", "http://limiter:hunter2@localhost");
         assertThatThrownBy(() -> read(values)).hasMessageNotContaining("hunter2").hasMessageContaining("limiter:***@");
+        values.put("ratelimit.valkey.url", "redis://limiter:hunter2@localhost:99999");
+        assertThatThrownBy(() -> read(values)).hasMessageNotContaining("hunter2")
+                .hasMessageContaining("ratelimit.valkey.url='redis://limiter:***@localhost:99999' has port 99999");
+        values.put("ratelimit.valkey.url", "redis://limiter:hunter2@local host");
+        assertThatThrownBy(() -> read(values)).hasMessageNotContaining("hunter2").hasMessageContaining("is not a valid URI");
     }
 
     @Test

@@ -70,6 +70,19 @@ class CliCheckTest {
         assertThat(run.out()).contains("redis://app:***@valkey.internal:6379").doesNotContain("s3cret");
     }
 
+    /** A URL the client could never connect with is refused here, not left to fail open at every request. */
+    @Test
+    void aValkeyUrlThatCannotWorkIsRefusedNamingThePropertyWithoutThePassword() throws Exception {
+        CliProcess.Run run = check(file(GOOD + "ratelimit.valkey.url=redis://app:s3cret@127.0.0.1:99999\n"), Map.of());
+        assertThat(run.status()).as(run.out()).isEqualTo(1);
+        assertThat(run.err()).contains("ratelimit.valkey.url='redis://app:***@127.0.0.1:99999' has port 99999: a port is from 1 to 65535")
+                .doesNotContain("s3cret");
+        CliProcess.Run sentinel = check(file(GOOD), Map.of("RATELIMIT_VALKEY_URL", "redis://valkey:6379",
+                "RATELIMIT_VALKEY_SENTINEL_MASTER", "mymaster", "RATELIMIT_VALKEY_SENTINEL_NODES", "s1:26379,redis://s2:26379"));
+        assertThat(sentinel.status()).as(sentinel.out()).isEqualTo(1);
+        assertThat(sentinel.err()).contains("ratelimit.valkey.sentinel.nodes='redis://s2:26379' must be host:port");
+    }
+
     @Test
     void aMissingFileIsOneLineAndStatus1() throws Exception {
         CliProcess.Run run = check(dir.resolve("nowhere.properties"), Map.of());
@@ -186,6 +199,27 @@ class CliCheckTest {
         assertThat(run.status()).isEqualTo(1);
         assertThat(run.err()).contains("no ratelimit.* property was found at all").contains(file.toAbsolutePath().toString())
                 .doesNotContain("ratelimit-settings");
+    }
+
+    /**
+     * A property written twice is said against the file given, with its lines (a continued line
+     * counted as the file has it), never a temporary copy's path nor the value replaced.
+     */
+    @Test
+    void aPropertyWrittenTwiceIsSaidByTheFileAndItsLines() throws Exception {
+        Path file = file(GOOD + """
+                ratelimit.rule.api.exclude=/api/health,\\
+                  /api/ready
+                ratelimit.valkey.url=redis://app:0ld-s3cret@valkey:6379
+                ratelimit.rule.api.limit=20
+                ratelimit.valkey.url=redis://app:s3cret@valkey:6379
+                """);
+        CliProcess.Run run = check(file, Map.of());
+        assertThat(run.status()).as(run.err()).isZero();
+        assertThat(run.err()).contains(file.toAbsolutePath() + ": ratelimit.rule.api.limit is set on lines 4 and 18; the last is read")
+                .contains(file.toAbsolutePath() + ": ratelimit.valkey.url is set on lines 17 and 19; the last is read")
+                .doesNotContain("ratelimit-settings").doesNotContain("s3cret");
+        assertThat(run.out()).contains("token-bucket 20 per PT1M");
     }
 
     private Path file(String text) throws IOException {

@@ -204,6 +204,56 @@ class CliExplainTest {
         }
     }
 
+    /**
+     * A path pasted as sent (an access log's): explain reads it as the container does, so the keys it
+     * names are the keys the request created; a path the container answers 400 creates none, and
+     * explain says so as bad usage. With --context-path the whole path is pasted as is.
+     */
+    @Test
+    void aPathAsSentIsReadAsTheContainerReadsIt() throws Exception {
+        try (JettyApp app = JettyApp.start(settings())) {
+            for (String target : List.of("/api/A%20b", "/api/items;jsessionid=1?page=2", "/api;v=1/items",
+                    "/api/x/../items", "/api/./items", "/api/caf%C3%A9", "/api/a%3Bb")) {
+                valkey.flushAll();
+                assertThat(getFrom("127.0.0.1", app.port(), target, Map.of())).as(target).startsWith("HTTP/1.1 200");
+                assertThat(valkeyKeys()).as(target).isEqualTo(namedKeys(explainJson("GET", target))).isNotEmpty();
+                assertThat(valkeyKeys()).as(target + " under a context path")
+                        .isEqualTo(namedKeys(explainJson("GET", "/shop" + target, "--context-path", "/shop")));
+            }
+            assertThat(rule(explainJson("GET", "/api/A%20b"), "combo").getString("key")).as("the space decoded, then hashed")
+                    .startsWith("ip:127.0.0.1+path:#");
+            for (String target : List.of("/api/a%2Fb", "/api/a%5Cb", "/api/%2e%2e/x", "/api/..;/x", "/api/a%00b",
+                    "/api/a%zzb", "/api/a%E2%82", "/../api/x", "/api/;v=1/x")) {
+                valkey.flushAll();
+                assertThat(getFrom("127.0.0.1", app.port(), target, Map.of())).as(target).startsWith("HTTP/1.1 400");
+                assertThat(valkeyKeys()).as(target).isEmpty();
+                Run run = explain(List.of("GET", target));
+                assertThat(run.status()).as(target + ": " + run.err()).isEqualTo(2);
+                assertThat(run.err()).as(target).contains("400 Bad Request").doesNotContain("\tat ");
+            }
+        }
+    }
+
+    /**
+     * HEAD does GET's work (HttpServlet.doHead runs doGet): a rule of GET counts it, in the filter
+     * and in explain alike.
+     */
+    @Test
+    void aHeadRequestIsCountedByARuleOfGet() throws Exception {
+        Map<String, String> settings = settings();
+        settings.put("ratelimit.rule.login.methods", "GET");
+        try (JettyApp app = JettyApp.start(settings)) {
+            String head = requestFrom("HEAD", "127.0.0.1", app.port(), "/login?username=Alice", Map.of());
+            assertThat(head).startsWith("HTTP/1.1 200");
+            Run run = cli(List.of("explain", file(settings).toString(), "HEAD", "/login?username=Alice", "--json"));
+            assertThat(run.status()).as(run.err()).isZero();
+            JSONObject explained = new JSONObject(run.out());
+            assertThat(rule(explained, "login").getBoolean("matches")).as(run.out()).isTrue();
+            assertThat(valkeyKeys()).isEqualTo(namedKeys(explained))
+                    .contains("explain:login:sliding-log:{param.username:alice}");
+        }
+    }
+
     @Test
     void badUsageExits2() throws Exception {
         Path file = file(settings());
@@ -211,7 +261,10 @@ class CliExplainTest {
                 List.of("explain", file.toString(), "GET", "no-slash"),
                 List.of("explain", file.toString(), "GET", "/", "-H", "no colon"),
                 List.of("explain", file.toString(), "GET", "/", "--role", "admin"),
-                List.of("explain", file.toString(), "GET", "/", "--no-such-option"))) {
+                List.of("explain", file.toString(), "GET", "/", "--no-such-option"),
+                List.of("explain", file.toString(), "GET", "/other/x", "--context-path", "/shop"),
+                List.of("explain", file.toString(), "GET", "/shop", "--context-path", "/shop"),
+                List.of("explain", file.toString(), "GET", "/shop/x", "--context-path", "shop"))) {
             Run run = cli(args);
             assertThat(run.status()).as(String.join(" ", args) + ": " + run.err()).isEqualTo(2);
             assertThat(run.err()).doesNotContain("\tat ");
@@ -300,11 +353,17 @@ class CliExplainTest {
 
     /** A GET sent from a given local address (127.0.0.2 is not the trusted proxy); the response head. */
     private static String getFrom(String from, int port, String target, Map<String, String> headers) throws IOException {
+        return requestFrom("GET", from, port, target, headers);
+    }
+
+    /** A request of any method sent from a given local address; the response head. */
+    private static String requestFrom(String method, String from, int port, String target, Map<String, String> headers)
+            throws IOException {
         try (Socket socket = new Socket()) {
             socket.bind(new InetSocketAddress(from, 0));
             socket.connect(new InetSocketAddress("127.0.0.1", port), 5_000);
             socket.setSoTimeout(20_000);
-            StringBuilder request = new StringBuilder("GET ").append(target).append(" HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+            StringBuilder request = new StringBuilder(method).append(' ').append(target).append(" HTTP/1.1\r\nHost: 127.0.0.1\r\n");
             new HashMap<>(headers).forEach((name, value) -> request.append(name).append(": ").append(value).append("\r\n"));
             request.append("Connection: close\r\n\r\n");
             OutputStream out = socket.getOutputStream();

@@ -57,6 +57,9 @@ class CliInspectResetTest {
     private Map<String, String> settings() {
         Map<String, String> m = new LinkedHashMap<>();
         m.put("ratelimit.valkey.url", valkey.url());
+        // A rejection replayed by the deny cache (up to 1 s) would hide that a reset unblocked the key,
+        // when the commands between the 429 and the next request take less than that.
+        m.put("ratelimit.deny-cache.enabled", "false");
         m.put("ratelimit.rules", "login," + ALGORITHMS.stream().map(a -> "r-" + a).collect(Collectors.joining(",")) + ",pair");
         m.put("ratelimit.rule.login.match", "/login");
         m.put("ratelimit.rule.login.methods", "POST");
@@ -94,6 +97,32 @@ class CliInspectResetTest {
     private static Rule rule(Map<String, String> settings, String name) {
         FilterSettings read = SettingsReader.read(new MapSettingsSource(settings));
         return read.rules().stream().map(RuleSettings::rule).filter(r -> r.name().equals(name)).findFirst().orElseThrow();
+    }
+
+    /**
+     * A path key reset with the path as an access log has it (encoded, a path parameter): the
+     * key named is the one the filter built from the path the container read, so the path is
+     * unblocked.
+     */
+    @Test
+    void aPathPastedFromAnAccessLogIsTheKeyTheFilterBuilt() throws Exception {
+        Map<String, String> settings = settings();
+        settings.put("ratelimit.rules", settings.get("ratelimit.rules") + ",pages");
+        settings.put("ratelimit.rule.pages.match", "/pages/*");
+        settings.put("ratelimit.rule.pages.algorithm", "fixed-window");
+        settings.put("ratelimit.rule.pages.limit", "1");
+        settings.put("ratelimit.rule.pages.window", "1h");
+        settings.put("ratelimit.rule.pages.key", "path");
+        Path file = file(settings);
+        String logged = "/pages/A%20b;jsessionid=1";
+        try (JettyApp app = JettyApp.start(settings)) {
+            assertThat(app.get(logged).statusCode()).isEqualTo(200);
+            assertThat(app.get(logged).statusCode()).isEqualTo(429);
+            CliProcess.Run reset = CliProcess.run(dir, "reset", "-s", file.toString(), "pages", logged);
+            assertThat(reset.status()).as(reset.err()).isZero();
+            assertThat(reset.out()).startsWith("removed ");
+            assertThat(app.get(logged).statusCode()).as("unblocked").isEqualTo(200);
+        }
     }
 
     @Test
@@ -226,6 +255,22 @@ class CliInspectResetTest {
 
         CliProcess.Run usage = CliProcess.run(dir, "top", "-s", file.toString());
         assertThat(usage.status()).isEqualTo(2);
+    }
+
+    /** A number out of its range is bad usage (2), said before Valkey is asked: none here answers. */
+    @Test
+    void aNumberOutOfItsRangeIsBadUsage() throws Exception {
+        Map<String, String> down = settings();
+        down.put("ratelimit.valkey.url", "redis://127.0.0.1:" + ValkeyServer.freePort());
+        Path file = file(down);
+        for (List<String> option : List.of(List.of("--limit", "0"), List.of("--max-keys", "0"), List.of("--max-seconds", "-1"))) {
+            List<String> args = new ArrayList<>(List.of("top", "-s", file.toString(), "login"));
+            args.addAll(option);
+            CliProcess.Run run = CliProcess.run(dir, args.toArray(String[]::new));
+            assertThat(run.status()).as(option + ": " + run.err()).isEqualTo(2);
+            assertThat(run.err()).as(option.toString()).contains(option.get(0) + " must be at least 1: '" + option.get(1) + "'")
+                    .doesNotContain("\tat ");
+        }
     }
 
     @Test
