@@ -34,13 +34,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The shape of the JAR, held by tests rather than habit: who may use whom (the README's Layout
  * section says the same in words), no package cycles, the libraries each confined to its room,
- * the packages and the public surface exactly the README's table, and no main source file over 300 lines.
+ * the packages and the public surface exactly the README's table. Size is no rule: a file is as
+ * long as its one job needs.
  * Every public type and member documented is {@link DocumentedTest}'s.
  */
 class ArchitectureTest {
-
-    /** The largest a main source file may be, in physical lines (as {@code wc -l} counts them). */
-    static final int MAX_LINES = 300;
 
     static final Path CLASSES = Path.of("target/classes");
     static final Path SOURCES = Path.of("src/main/java");
@@ -120,25 +118,6 @@ class ArchitectureTest {
                 .toList());
     }
 
-    /**
-     * Every file under the main sources of the published modules (this one and
-     * {@code micrometer}, {@code jakarta}): Java sources, and the resources beside them such as the Lua, which
-     * the class files do not show (a file of no class, or of classes that name another file).
-     */
-    static List<Path> mainFiles() {
-        try (Stream<Path> files = Stream.of(MAIN_ROOTS).filter(Files::isDirectory).flatMap(ArchitectureTest::walk)) {
-            return files.filter(Files::isRegularFile).sorted().toList();
-        }
-    }
-
-    private static Stream<Path> walk(Path root) {
-        try {
-            return Files.walk(root);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
     @Test
     void eachLayerUsesOnlyTheLayersBelowIt() {
         layers().check(MAIN);
@@ -163,17 +142,6 @@ class ArchitectureTest {
     @Test
     void servletJedisAndMicroProfileConfigStayInTheirRooms() {
         librariesInTheirRooms().check(MAIN);
-    }
-
-    @Test
-    void noMainSourceFileIsOver300Lines() {
-        List<Path> files = mainFiles();
-        // The walk starts where the tests run: a wrong directory would find nothing and pass.
-        assertThat(files).as("main source files").contains(SOURCES.resolve("dev/ratelimit/Rule.java"),
-                Path.of("../micrometer/src/main/java/dev/ratelimit/micrometer/MicrometerListener.java"),
-                Path.of("../jakarta/src/main/java/dev/ratelimit/jakarta/RateLimited.java"));
-        assertThat(files.stream().filter(file -> lines(file) > MAX_LINES)
-                .map(file -> file + " has " + lines(file) + " lines")).as("files over " + MAX_LINES + " lines").isEmpty();
     }
 
     /**
@@ -240,14 +208,6 @@ class ArchitectureTest {
             }
         }
         return true;
-    }
-
-    static long lines(Path file) {
-        try (var lines = Files.lines(file)) {
-            return lines.count();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 
     static String read(Path file) {

@@ -10,7 +10,7 @@ import dev.ratelimit.Reservation;
 import dev.ratelimit.Rule;
 import dev.ratelimit.UnreadableStateException;
 import dev.ratelimit.internal.Claims;
-import dev.ratelimit.internal.UndoableTakes;
+import dev.ratelimit.internal.UndoableClaims;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -71,8 +71,8 @@ final class DecisionPath {
     }
 
     /**
-     * The decision path of {@link ResilientRateLimiter#acquireAll}, {@link ResilientRateLimiter#takeAll}
-     * and {@link ResilientRateLimiter#reserveAll}: unless acquiring, the store's and the
+     * The decision path of {@link ResilientRateLimiter#acquireAll} and
+     * {@link ResilientRateLimiter#reserveAll}, the latter taking or reserving: unless acquiring, the store's and the
      * fallback's units are kept to give back; acquiring, the store is asked to acquire only, so
      * that nothing to give back is built per request.
      *
@@ -109,7 +109,7 @@ final class DecisionPath {
                 // Once a rule has fallen to its policy, what the store takes must be given back
                 // should that policy reject the request.
                 if (mode == Mode.TAKE) {
-                    reserved = UndoableTakes.takeAll(shared, reservedClaims);
+                    reserved = shared.reserveAll(UndoableClaims.of(reservedClaims));
                     answer = reserved.decisions();
                 } else if (reserve || !byPolicy.isEmpty()) {
                     reserved = shared.reserveAll(reservedClaims);

@@ -9,7 +9,7 @@ import dev.ratelimit.RateLimitListener;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.Reservation;
 import dev.ratelimit.Rule;
-import dev.ratelimit.internal.UndoableTakes;
+import dev.ratelimit.internal.UndoableClaims;
 import dev.ratelimit.local.LocalRateLimiter;
 
 import java.time.Duration;
@@ -36,7 +36,7 @@ import java.util.function.LongSupplier;
  * 10,000 entries (0: off); {@link Builder#fallback} a new {@link LocalRateLimiter};
  * {@link Builder#failureRetryAfter} 1 s; {@link Builder#nearLimitRatio} 0.8; {@link Builder#listener} nobody.
  */
-public final class ResilientRateLimiter implements RateLimiter, UndoableTakes {
+public final class ResilientRateLimiter implements RateLimiter {
 
     /** Default most rejections the deny cache remembers. */
     public static final int DEFAULT_DENY_CACHE_ENTRIES = 10_000;
@@ -110,18 +110,8 @@ public final class ResilientRateLimiter implements RateLimiter, UndoableTakes {
      */
     @Override
     public Reservation reserveAll(List<Claim> claims) {
-        return path.decide(claims, DecisionPath.Mode.RESERVE);
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * <p>Decided as {@link #acquireAll}; what the store or the in-process fallback took can be
-     * given back, as by {@link #reserveAll}, and is kept unless it is.
-     */
-    @Override
-    public Reservation takeAll(List<Claim> claims) {
-        return path.decide(claims, DecisionPath.Mode.TAKE);
+        // Claims a layer of a request takes undoably (see UndoableClaims) keep the deny cache and leases on.
+        return path.decide(claims, UndoableClaims.marked(claims) ? DecisionPath.Mode.TAKE : DecisionPath.Mode.RESERVE);
     }
 
     /**

@@ -7,7 +7,6 @@ import dev.ratelimit.RateLimitException;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.Reservation;
 import dev.ratelimit.Rule;
-import dev.ratelimit.internal.UndoableTakes;
 import dev.ratelimit.valkey.ValkeyRateLimiter;
 
 import java.time.Duration;
@@ -22,7 +21,7 @@ import java.util.function.Supplier;
  * standalone Valkey is down at the start; a daemon thread tries again after 1 s, then twice as
  * long each time up to 30 s. No caller waits for an attempt, and none is made after {@link #close}.
  */
-final class ConnectingStore implements RateLimiter, UndoableTakes {
+final class ConnectingStore implements RateLimiter {
 
     private static final System.Logger LOG = System.getLogger(ConnectingStore.class.getName());
     private static final Duration FIRST_RETRY = Duration.ofSeconds(1);
@@ -121,11 +120,6 @@ final class ConnectingStore implements RateLimiter, UndoableTakes {
     @Override
     public Reservation reserveAll(List<Claim> claims) {
         return limiter().reserveAll(claims);
-    }
-
-    @Override
-    public Reservation takeAll(List<Claim> claims) {
-        return limiter().takeAll(claims);
     }
 
     @Override

@@ -123,6 +123,10 @@ import java.io.IOException;
  *       the most units an instance takes ahead per key, serving that key's next requests without a call</td></tr>
  *   <tr><td>{@code local-lease-time}</td><td>{@code 100ms}</td><td>how long a local lease serves before its unused
  *       units go back</td></tr>
+ *   <tr><td>{@code scope}</td><td>{@code route}</td><td>{@code route}: the filter applies the rule to the
+ *       requests its {@code match}, {@code exclude} and {@code methods} select; {@code method}: only the
+ *       {@code @RateLimited} methods that name it do, never the filter. An annotation may name only a method rule,
+ *       and a method rule takes no {@code match}, {@code exclude} or {@code methods}</td></tr>
  *   <tr><td>{@code match}</td><td>{@code /*}</td><td>comma-separated servlet URL patterns: {@code /exact},
  *       {@code /prefix/*}, {@code *.ext}, {@code /}; matched against the path the container dispatches to</td></tr>
  *   <tr><td>{@code exclude}</td><td>(none)</td><td>URL patterns the rule never applies to</td></tr>

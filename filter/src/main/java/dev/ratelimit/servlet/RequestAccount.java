@@ -7,6 +7,7 @@ import dev.ratelimit.Reservation;
 import dev.ratelimit.Rule;
 import dev.ratelimit.config.FilterSettings;
 import dev.ratelimit.config.RuleSettings;
+import dev.ratelimit.internal.UndoableClaims;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
@@ -224,7 +225,7 @@ final class RequestAccount {
         boolean byOutcome = reserve || OutcomeCounting.applies(rules);
         Reservation reservation;
         try {
-            reservation = byOutcome ? now.limiter().reserveAll(claims) : now.limiter().takeAll(claims);
+            reservation = now.limiter().reserveAll(byOutcome ? claims : UndoableClaims.of(claims));
         } catch (RuntimeException | Error e) {
             // The limiter applies every policy itself; this is a bug, and still no 500 for it.
             if (UNEXPECTED_LOGGED.compareAndSet(false, true)) {

@@ -9,7 +9,7 @@ import dev.ratelimit.Reservation;
 import dev.ratelimit.Rule;
 import dev.ratelimit.internal.GuardedListener;
 import dev.ratelimit.internal.KeyValues;
-import dev.ratelimit.internal.UndoableTakes;
+import dev.ratelimit.internal.UndoableClaims;
 import dev.ratelimit.internal.Verdicts;
 import redis.clients.jedis.UnifiedJedis;
 
@@ -39,7 +39,7 @@ import java.util.function.LongSupplier;
  *         .build();
  * }</pre>
  */
-public final class ValkeyRateLimiter implements RateLimiter, UndoableTakes {
+public final class ValkeyRateLimiter implements RateLimiter {
 
     /** Default key prefix: carries a version so a change of scheme is a new prefix, not a migration. */
     public static final String DEFAULT_KEY_PREFIX = "rl:v1";
@@ -132,19 +132,9 @@ public final class ValkeyRateLimiter implements RateLimiter, UndoableTakes {
      */
     @Override
     public Reservation reserveAll(List<Claim> claims) {
-        return acquisitions.reserve(claims);
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * <p>Decided as {@link #acquireAll}, in the same calls, local leases included: units a lease
-     * served go back to it (or, once it has ended, to Valkey on their own), the rest in one more
-     * function call as a reservation's do.
-     */
-    @Override
-    public Reservation takeAll(List<Claim> claims) {
-        return acquisitions.takeUndoable(claims);
+        // Claims a layer of a request takes undoably (see UndoableClaims): from local leases too,
+        // units a lease served going back to it (or, once it has ended, to Valkey on their own).
+        return UndoableClaims.marked(claims) ? acquisitions.takeUndoable(claims) : acquisitions.reserve(claims);
     }
 
     @Override
