@@ -8,7 +8,10 @@
 #   - /rest/greet/{name} (a Jakarta REST method with @RateLimited) refuses a name's fourth call
 #     in a minute, and not another name's,
 #   - POST /rest/welcome/{address} (calling a CDI bean method with @RateLimited) refuses an
-#     address's third mail in an hour, and not another address's.
+#     address's third mail in an hour, and not another address's,
+#   - a query parameter named like either method's key lifts neither limit, and a request both
+#     the route rule rest and a method rule decide names both, a refusal by the method taking
+#     nothing of rest.
 #
 # Usage: examples/containers/run.sh liberty|wildfly|payara
 #   VALKEY_URL  the Valkey to use (default: a throwaway valkey-server on a free port)
@@ -144,6 +147,22 @@ check "/rest/greet/ada four times" "$greets" " 200 200 200 429"
 greeted=$(curl -s -D - -o /dev/null "$base/rest/greet/grace")
 check "/rest/greet/grace (another name)" "$(echo "$greeted" | head -1 | awk '{print $2}')" 200
 echo "$greeted" | grep -i '^ratelimit-policy: .*"greet"' || { echo "FAIL no RateLimit-Policy of greet"; fail=1; }
+# The method's key is its path parameter: a query parameter named like it lifts nothing.
+spoofed=""
+for i in 1 2 3 4; do spoofed="$spoofed $(curl -s -o /dev/null -w '%{http_code}' "$base/rest/greet/linus?name=q$i")"; done
+check "/rest/greet/linus?name=qN four times" "$spoofed" " 200 200 200 429"
+# Both layers on one request: the route rule rest and the method rule greet, named once each;
+# the greetings refused gave back what rest took for them.
+rest_before=$(curl -s -D - -o /dev/null "$base/rest/greet/margaret" | tr -d '\r' | sed -n 's/^[Rr]ate[Ll]imit: .*"rest";r=\([0-9]*\).*/\1/p')
+for _ in 1 2 3 4 5; do curl -s -o /dev/null "$base/rest/greet/margaret"; done
+fields=$(curl -s -D - -o /dev/null "$base/rest/greet/barbara" | tr -d '\r')
+echo "$fields" | grep -i '^ratelimit-policy: "rest";.*, "greet";' || { echo "FAIL the fields do not name rest and greet"; fail=1; }
+rest_after=$(echo "$fields" | sed -n 's/^[Rr]ate[Ll]imit: .*"rest";r=\([0-9]*\).*/\1/p')
+# 3 taken (2 more greetings allowed, 1 to a new name), less what the bucket refilled meanwhile; 6 if
+# the refused ones kept theirs.
+taken=$((rest_before - rest_after))
+if [ "$taken" -le 3 ] && [ "$taken" -ge 1 ]; then echo "ok   rest: $taken taken, none by the 3 refused";
+else echo "FAIL rest: $taken taken (before $rest_before, after $rest_after): the 3 refused kept theirs?"; fail=1; fi
 # A CDI bean method limited by its argument (@RateLimited("welcome"): two an hour per address),
 # called by a resource: its refusal is the filter's 429.
 welcomes=""
@@ -151,6 +170,9 @@ for _ in $(seq 3); do welcomes="$welcomes $(curl -s -o /dev/null -w '%{http_code
 check "POST /rest/welcome/ada three times" "$welcomes" " 200 200 429"
 check "POST /rest/welcome/grace (another address)" \
   "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$base/rest/welcome/grace")" 200
+spoofed=""
+for i in 1 2 3; do spoofed="$spoofed $(curl -s -o /dev/null -w '%{http_code}' -X POST "$base/rest/welcome/alan?address=z$i")"; done
+check "POST /rest/welcome/alan?address=zN three times" "$spoofed" " 200 200 429"
 # ratelimit-micrometer in the WAR reports to the example's registry with no code.
 rejected=$(curl -s "$base/metrics" | grep '^ratelimit_decisions_total{outcome="rejected",rule="api"}' || true)
 if [ -n "$rejected" ]; then echo "ok   /metrics: $rejected"; else echo "FAIL /metrics shows no rejection of api"; fail=1; fi

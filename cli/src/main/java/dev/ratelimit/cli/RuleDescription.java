@@ -26,14 +26,19 @@ final class RuleDescription {
      * The rule's line.
      *
      * @param settings the rule as read
-     * @return e.g. {@code api: GET,POST [/api/*] except [/api/health], key ip, ...}
+     * @return e.g. {@code api: GET,POST [/api/*] except [/api/health], key ip, ...}, or for a
+     *         method rule {@code reset: method rule (where @RateLimited names it), key param:accountId, ...}
      */
     static String of(RuleSettings settings) {
         Rule rule = settings.rule();
-        StringBuilder line = new StringBuilder("  ").append(rule.name()).append(": ")
-                // Sorted: the settings hold the methods as a set, whose order varies between runs.
-                .append(settings.methods().isEmpty() ? "any method" : String.join(",", new TreeSet<>(settings.methods())))
-                .append(' ').append(settings.match());
+        StringBuilder line = new StringBuilder("  ").append(rule.name()).append(": ");
+        if (settings.scope() == RuleSettings.Scope.METHOD) {
+            line.append("method rule (where @RateLimited names it)");
+        } else {
+            // Sorted: the settings hold the methods as a set, whose order varies between runs.
+            line.append(settings.methods().isEmpty() ? "any method" : String.join(",", new TreeSet<>(settings.methods())))
+                    .append(' ').append(settings.match());
+        }
         if (!settings.exclude().isEmpty()) {
             line.append(" except ").append(settings.exclude().stream().map(UrlPattern::text).toList());
         }
