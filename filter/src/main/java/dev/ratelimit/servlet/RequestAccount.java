@@ -365,6 +365,15 @@ final class RequestAccount {
                     continue;
                 }
                 Decision was = entry.decision();
+                if (was.basis() == Decision.Basis.LOCAL) {
+                    // The in-process limiter (which a peek does not reach) gave the units back at once,
+                    // in this process: its rule holds them again, within its own quota.
+                    long remaining = Math.min(entry.announced().capacity(), was.remaining() + entry.claim().cost());
+                    part.entries.set(i, new Entry(entry.settings(), entry.claim(), new Decision(was.rule(), true,
+                            was.limit(), remaining, was.effectiveWindow(), was.resetAfter(), Duration.ZERO, was.basis()),
+                            entry.announced()));
+                    continue;
+                }
                 Decision peeked;
                 try {
                     peeked = now.limiter().peek(entry.claim().rule(), entry.claim().key(), entry.claim().cost());

@@ -50,6 +50,16 @@ record AnnotatedMethod(Method method, List<String> rules, MethodParameters param
     }
 
     /**
+     * Whether the method itself carries {@link RateLimited} (not only its class).
+     *
+     * @param method any method
+     * @return true with one of its own
+     */
+    static boolean ownAnnotation(Method method) {
+        return method.getAnnotationsByType(RateLimited.class).length > 0;
+    }
+
+    /**
      * Whether the method is annotated at all.
      *
      * @param method any method
@@ -120,9 +130,13 @@ record AnnotatedMethod(Method method, List<String> rules, MethodParameters param
      */
     void check(RateLimits.Reading limits, boolean rest) {
         if (SubResources.isLocator(method)) {
-            throw new IllegalStateException("@RateLimited on " + name() + ", a sub-resource locator: a request is "
-                    + "decided by the resource method it ends at, so put @RateLimited on the sub-resource's methods "
-                    + "(or its class)");
+            if (ownAnnotation(method)) {
+                throw new IllegalStateException("@RateLimited on " + name() + ", a sub-resource locator: a request is "
+                        + "decided by the resource method it ends at, so put @RateLimited on the sub-resource's "
+                        + "methods (or its class)");
+            }
+            // Its class's annotation limits the class's resource methods, not its locators.
+            return;
         }
         if (!limits.enabled()) {
             // The kill switch lets every call through and reads no rule: no annotation can be wrong.
@@ -143,7 +157,16 @@ record AnnotatedMethod(Method method, List<String> rules, MethodParameters param
                 if (!part.startsWith("param:")) {
                     continue;
                 }
-                Optional<MethodParameters.Named> named = parameters.named(part.substring("param:".length()), rest);
+                String name = part.substring("param:".length());
+                List<MethodParameters.Named> all = parameters.allNamed(name, rest);
+                if (all.size() > 1) {
+                    throw new IllegalStateException("@RateLimited(\"" + rule + "\") on " + name() + ": the rule's key "
+                            + "part " + part + " (ratelimit.rule." + rule + ".key) names " + all.size() + " parameters of "
+                            + "the method (parameters " + all.stream().map(p -> Integer.toString(p.position())).distinct()
+                            .toList() + ": one's Jakarta REST name is another's own name), so a request could choose "
+                            + "the key by the other; rename one, or key by position (param:0)");
+                }
+                Optional<MethodParameters.Named> named = all.stream().findFirst();
                 if (named.isEmpty()) {
                     throw new IllegalStateException("@RateLimited(\"" + rule + "\") on " + name() + ": the rule's key "
                             + "part " + part + " (ratelimit.rule." + rule + ".key) names no parameter of the method; "
@@ -167,6 +190,16 @@ record AnnotatedMethod(Method method, List<String> rules, MethodParameters param
         boolean named = Arrays.stream(method.getParameters()).allMatch(java.lang.reflect.Parameter::isNamePresent);
         return named || method.getParameterCount() == 0 ? ""
                 : " (its parameters' own names are known only when compiled with -parameters; or use param:0, param:1...)";
+    }
+
+    /**
+     * Whether the method is a sub-resource locator limited by its class's annotation only,
+     * which limits the class's resource methods, not its locators.
+     *
+     * @return true for such a locator
+     */
+    boolean classLevelOnLocator() {
+        return SubResources.isLocator(method) && !ownAnnotation(method);
     }
 
     /**

@@ -23,20 +23,35 @@ final class FormBodies {
     }
 
     /**
+     * A request's form.
+     *
+     * @param parameters the form's parameters; none when the body is not a form
+     * @param readBefore whether a form body was sent and read before Jakarta REST could (by the
+     *                   servlet filter's {@code getParameter}): the method then receives the
+     *                   servlet request's parameters, as Jakarta REST falls back to them
+     */
+    record Form(MultivaluedMap<String, String> parameters, boolean readBefore) {
+    }
+
+    /**
      * Reads the form and puts the body back.
      *
      * @param context the request
-     * @return the parameters; none when the body is not a form
+     * @param sent    the length the servlet request says the body has (-1: not known), or 0 outside a servlet container
+     * @return the form
      * @throws IOException         when the body cannot be read
      * @throws BadRequestException when it is not a form (a malformed escape, an unknown charset)
      */
-    static MultivaluedMap<String, String> read(ContainerRequestContext context) throws IOException {
+    static Form read(ContainerRequestContext context, long sent) throws IOException {
         MultivaluedMap<String, String> form = new MultivaluedHashMap<>();
         MediaType type = context.getMediaType();
-        if (type == null || !type.isCompatible(MediaType.APPLICATION_FORM_URLENCODED_TYPE) || !context.hasEntity()) {
-            return form;
+        if (type == null || !type.isCompatible(MediaType.APPLICATION_FORM_URLENCODED_TYPE)) {
+            return new Form(form, false);
         }
-        byte[] body = context.getEntityStream().readAllBytes();
+        byte[] body = context.hasEntity() ? context.getEntityStream().readAllBytes() : new byte[0];
+        if (body.length == 0) {
+            return new Form(form, sent != 0);
+        }
         context.setEntityStream(new ByteArrayInputStream(body));
         String charsetName = type.getParameters().get(MediaType.CHARSET_PARAMETER);
         try {
@@ -54,6 +69,6 @@ final class FormBodies {
             // A malformed escape or an unknown charset: the client's error, answered as Jakarta REST answers it.
             throw new BadRequestException("the form body cannot be decoded: " + e.getMessage(), e);
         }
-        return form;
+        return new Form(form, false);
     }
 }

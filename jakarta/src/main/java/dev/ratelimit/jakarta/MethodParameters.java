@@ -82,7 +82,9 @@ record MethodParameters(List<Named> parameters) {
          * @return the text; empty when the method receives nothing (null), or could not be called
          */
         Optional<String> received(String sent) {
-            String text = sent != null ? sent : defaultValue;
+            // As Jakarta REST (Jersey) reads a number or a boolean: an empty or blank value is none.
+            boolean none = sent == null || sent.isBlank() && ReceivedText.blankIsNone(type);
+            String text = none ? defaultValue : sent;
             return text == null ? ReceivedText.absent(type) : ReceivedText.of(text, type);
         }
     }
@@ -187,6 +189,18 @@ record MethodParameters(List<Named> parameters) {
      */
     Optional<Named> named(String name, boolean rest) {
         return usable(rest).filter(p -> p.names().contains(name)).findFirst();
+    }
+
+    /**
+     * Every parameter a name gives: more than one makes the name ambiguous (one parameter's
+     * Jakarta REST name another's Java name), and a request could choose the key by the other.
+     *
+     * @param name a {@code param:} part's name
+     * @param rest whether the method is a Jakarta REST one
+     * @return the parameters, in order
+     */
+    List<Named> allNamed(String name, boolean rest) {
+        return usable(rest).filter(p -> p.names().contains(name)).toList();
     }
 
     /**

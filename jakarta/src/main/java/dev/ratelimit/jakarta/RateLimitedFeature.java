@@ -74,6 +74,10 @@ public class RateLimitedFeature implements DynamicFeature, Feature {
      */
     @Override
     public boolean configure(FeatureContext context) {
+        if (!context.getConfiguration().isRegistered(RateLimitExceededMapper.class)) {
+            // A CDI method's refusal under a Jakarta REST request is answered as the filter's 429, not a 500.
+            context.register(RateLimitExceededMapper.class);
+        }
         List<Class<?>> roots = new ArrayList<>(context.getConfiguration().getClasses());
         context.getConfiguration().getInstances().forEach(instance -> roots.add(instance.getClass()));
         for (Class<?> root : roots) {
@@ -136,8 +140,9 @@ public class RateLimitedFeature implements DynamicFeature, Feature {
             found = SubResources.under(resource, walked);
         }
         for (Method locator : found.locators()) {
-            if (AnnotatedMethod.isAnnotated(AnnotatedMethod.restDeclaration(locator))) {
-                checked(AnnotatedMethod.of(AnnotatedMethod.restDeclaration(locator)));
+            Method declared = AnnotatedMethod.declaration(locator, AnnotatedMethod::ownAnnotation);
+            if (AnnotatedMethod.ownAnnotation(declared)) {
+                checked(AnnotatedMethod.of(declared));
             }
         }
         for (Method reached : found.resourceMethods()) {

@@ -6,7 +6,6 @@ import jakarta.ws.rs.container.ContainerRequestContext;
 import jakarta.ws.rs.container.ContainerRequestFilter;
 import jakarta.ws.rs.container.ContainerResponseContext;
 import jakarta.ws.rs.container.ContainerResponseFilter;
-import jakarta.ws.rs.core.MultivaluedMap;
 
 import java.io.IOException;
 import java.lang.reflect.Method;
@@ -98,7 +97,7 @@ final class RateLimitedFilter implements ContainerRequestFilter, ContainerRespon
     private Map<String, String> values(ContainerRequestContext context, HttpServletRequest servlet)
             throws IOException {
         Map<String, String> values = new LinkedHashMap<>();
-        MultivaluedMap<String, String> form = null;
+        FormBodies.Form form = null;
         for (MethodParameters.Named parameter : method.parameters().parameters()) {
             Optional<String> value = switch (parameter.source()) {
                 case PATH -> parameter.received(context.getUriInfo().getPathParameters(!parameter.encoded())
@@ -106,10 +105,12 @@ final class RateLimitedFilter implements ContainerRequestFilter, ContainerRespon
                 case QUERY -> parameter.received(context.getUriInfo().getQueryParameters(!parameter.encoded())
                         .getFirst(parameter.rest()));
                 case FORM -> {
-                    form = form != null ? form : FormBodies.read(context);
-                    String sent = form.getFirst(parameter.rest());
-                    yield parameter.received(sent == null && servlet != null ? servlet.getParameter(parameter.rest())
-                            : sent);
+                    form = form != null ? form
+                            : FormBodies.read(context, servlet == null ? 0 : servlet.getContentLengthLong());
+                    // Only a body read before (by the servlet filter) falls back to the servlet request's
+                    // parameters, as Jakarta REST does: else a query parameter would stand in for a form's.
+                    yield parameter.received(form.readBefore() && servlet != null ? servlet.getParameter(parameter.rest())
+                            : form.parameters().getFirst(parameter.rest()));
                 }
                 case ARGUMENT -> Optional.empty();
             };

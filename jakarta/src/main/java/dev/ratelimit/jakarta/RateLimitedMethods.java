@@ -101,6 +101,11 @@ public class RateLimitedMethods {
             return call.proceed();
         }
         AnnotatedMethod annotated = annotated(call.getMethod());
+        if (annotated.classLevelOnLocator()) {
+            // A sub-resource locator of an annotated class: the requests it leads to are decided
+            // by the sub-resource's methods, and its call is no action of its own.
+            return call.proceed();
+        }
         MethodDecision decision = limits(annotated).get().decideCall(currentRequest(), call.getMethod(),
                 annotated.rules(), annotated.parameters().values(call.getParameters()), !annotated.giveBackOn().isEmpty());
         if (!decision.allowed()) {

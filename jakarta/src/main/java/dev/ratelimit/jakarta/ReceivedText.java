@@ -42,6 +42,17 @@ final class ReceivedText {
     }
 
     /**
+     * Whether an empty or blank text is no value at all for this type, as Jersey reads a
+     * primitive or its wrapper: the parameter then receives its default.
+     *
+     * @param type the parameter's type
+     * @return true for a primitive or a primitive's wrapper
+     */
+    static boolean blankIsNone(Class<?> type) {
+        return type.isPrimitive() || BOXES.containsValue(type);
+    }
+
+    /**
      * The text of the value a parameter of this type receives for the text sent.
      *
      * @param sent the text sent (after {@code @DefaultValue}), not null
