@@ -50,6 +50,20 @@ record BucketDebt(long debt, long expires) {
     }
 
     /**
+     * The time a write stamps on a bucket's state, the twin of {@code write_time} in
+     * {@code prelude.lua}: never before the time it read there. A call whose clock is behind the
+     * state's reads the debt with no refill; written back at its earlier time, the next read would
+     * refill the stretch in between a second time.
+     *
+     * @param now the call's clock
+     * @param ts  the state's time
+     * @return the later of the two
+     */
+    static long writeTime(long now, long ts) {
+        return Math.max(now, ts);
+    }
+
+    /**
      * Whether a write keeps the state's generation, the twin of {@code kept_generation} in
      * {@code prelude.lua}: when the debt read is the stored debt whole, by the rule that wrote
      * it (same window and limit, nothing cut by a burst lowered since) and not yet refilled.
@@ -69,11 +83,21 @@ record BucketDebt(long debt, long expires) {
     }
 
     /**
-     * The ticks a refund gives back, the twin of {@code refundable} in {@code prelude.lua}: of
-     * the units a write took, at most those the bucket cannot have refilled since, even had it
-     * refilled them first ({@code cost × window − elapsed × limit} ticks), and never more than
-     * the debt now, so the bucket never holds more than its burst. Whatever else was taken or
-     * given back since, no unit the bucket already refilled is given back.
+     * What a refund gives back: ticks off the debt, and the state's new marks, the stretch of its
+     * refill that refunds charged.
+     *
+     * @param ticks the ticks to take off the debt, 0 when nothing is owed any more
+     * @param from  where the stretch starts, epoch ms (0 with none)
+     * @param to    where it ends (0 with none)
+     */
+    record Refunded(long ticks, long from, long to) {
+    }
+
+    /**
+     * A reservation's give-back, the twin of {@code refundable} in {@code prelude.lua} (whose
+     * comment says why): the units a write took, less the refill since it that a bucket without
+     * them would have lost, taken as full from the write on but for the stretch earlier refunds
+     * charged already, and never more than the debt now.
      *
      * @param d       the debt now, in the rule's ticks
      * @param now     the time, epoch ms
@@ -81,11 +105,21 @@ record BucketDebt(long debt, long expires) {
      * @param window  the rule's window in ms (ticks per unit)
      * @param cost    the units the write took
      * @param takenAt when the write was, epoch ms
-     * @return the ticks to take off the debt, 0 when nothing is owed any more
+     * @param from    where the stretch charged starts (0 with none)
+     * @param to      where it ends (0 with none)
+     * @return the ticks and the new marks
      */
-    static long refundable(long d, long now, long limit, long window, long cost, long takenAt) {
-        long owed = cost * window - Math.max(0, now - takenAt) * limit;
-        return Math.max(0, Math.min(owed, d));
+    static Refunded refundable(long d, long now, long limit, long window, long cost, long takenAt, long from, long to) {
+        long owed = cost * window;
+        long start = Math.min(takenAt, now);
+        boolean apart = to == 0 || start > to;
+        long spans = apart ? now - start : Math.max(0, Math.min(from, now) - start) + Math.max(0, now - Math.max(to, start));
+        long lost = spans * limit;
+        long ticks = Math.max(0, Math.min(owed - lost, d));
+        if (lost > owed) {
+            return new Refunded(ticks, from, to);
+        }
+        return apart ? new Refunded(ticks, start, now) : new Refunded(ticks, Math.min(start, from), Math.max(to, now));
     }
 
     /**

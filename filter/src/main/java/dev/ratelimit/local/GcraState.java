@@ -18,6 +18,9 @@ final class GcraState implements KeyState {
     private long writerLimit;
     /** The call that started the debt (see {@link BucketDebt#keptGeneration}). */
     private long generation;
+    /** The stretch of refill refunds charged ({@link BucketDebt#refundable}); 0, 0: none since the last take. */
+    private long chargedFrom;
+    private long chargedTo;
 
     @Override
     public Outcome take(long now, Rule rule, long cost, boolean consumeIfAllowed, boolean consumeIfRejected,
@@ -39,15 +42,18 @@ final class GcraState implements KeyState {
         boolean allowed = d + need <= tolerance;
         boolean consume = allowed ? consumeIfAllowed : consumeIfRejected;
         if (consume) {
+            long at = stored ? BucketDebt.writeTime(now, writtenAt) : now;
             d = Math.min(d + need, 2 * tolerance);
-            expires = now + KeyState.ceilDiv(d, limit);
+            expires = at + KeyState.ceilDiv(d, limit);
             stored = true;
-            tatMillis = now + d / limit;
+            tatMillis = at + d / limit;
             tatFraction = d % limit;
-            writtenAt = now;
+            writtenAt = at;
             writerWindow = window;
             writerLimit = limit;
             generation = kept ? generation : call;
+            chargedFrom = 0;
+            chargedTo = 0;
         }
 
         long remaining = d < tolerance ? (tolerance - d) / window : 0;
@@ -68,16 +74,20 @@ final class GcraState implements KeyState {
         long limit = rule.limit();
         long d = BucketDebt.read((tatMillis - writtenAt) * writerLimit + tatFraction, writtenAt, writerWindow,
                 writerLimit, now, window, limit, rule.burst()).debt();
-        long back = BucketDebt.refundable(d, now, limit, window, cost, takenAt);
-        if (back == 0) {
+        long at = BucketDebt.writeTime(now, writtenAt);
+        BucketDebt.Refunded refunded = BucketDebt.refundable(d, at, limit, window, cost, takenAt, chargedFrom,
+                chargedTo);
+        if (refunded.ticks() == 0) {
             return false;
         }
-        // The TAT moves back by what of the cost's emission intervals cannot have passed, never before now.
-        d -= back;
+        // The TAT moves back by what of the cost's emission intervals had to be charged, never before now.
+        d -= refunded.ticks();
+        chargedFrom = refunded.from();
+        chargedTo = refunded.to();
         stored = d > 0;
-        tatMillis = now + d / limit;
+        tatMillis = at + d / limit;
         tatFraction = d % limit;
-        writtenAt = now;
+        writtenAt = at;
         writerWindow = window;
         writerLimit = limit;
         return true;

@@ -16,6 +16,9 @@ final class TokenBucketState implements KeyState {
     private long writerLimit;
     /** The call that started the debt (see {@link BucketDebt#keptGeneration}). */
     private long generation;
+    /** The stretch of refill refunds charged ({@link BucketDebt#refundable}); 0, 0: none since the last take. */
+    private long chargedFrom;
+    private long chargedTo;
 
     @Override
     public Outcome take(long now, Rule rule, long cost, boolean consumeIfAllowed, boolean consumeIfRejected,
@@ -36,15 +39,18 @@ final class TokenBucketState implements KeyState {
         boolean allowed = d + need <= capacity;
         boolean consume = allowed ? consumeIfAllowed : consumeIfRejected;
         if (consume) {
+            long at = stored ? BucketDebt.writeTime(now, writtenAt) : now;
             // A counted rejection may overdraw the bucket by at most one full bucket (see the Lua file).
             d = Math.min(d + need, 2 * capacity);
-            expires = now + KeyState.ceilDiv(d, limit);
+            expires = at + KeyState.ceilDiv(d, limit);
             stored = true;
             debt = d;
-            writtenAt = now;
+            writtenAt = at;
             writerWindow = window;
             writerLimit = limit;
             generation = kept ? generation : call;
+            chargedFrom = 0;
+            chargedTo = 0;
         }
 
         long remaining = d < capacity ? (capacity - d) / window : 0;
@@ -64,14 +70,18 @@ final class TokenBucketState implements KeyState {
         }
         long d = BucketDebt.read(debt, writtenAt, writerWindow, writerLimit, now, window, rule.limit(), rule.burst())
                 .debt();
-        long back = BucketDebt.refundable(d, now, rule.limit(), window, cost, takenAt);
-        if (back == 0) {
+        long at = BucketDebt.writeTime(now, writtenAt);
+        BucketDebt.Refunded refunded = BucketDebt.refundable(d, at, rule.limit(), window, cost, takenAt, chargedFrom,
+                chargedTo);
+        if (refunded.ticks() == 0) {
             return false;
         }
-        d -= back;
+        d -= refunded.ticks();
+        chargedFrom = refunded.from();
+        chargedTo = refunded.to();
         stored = d > 0;
         debt = d;
-        writtenAt = now;
+        writtenAt = at;
         writerWindow = window;
         writerLimit = rule.limit();
         return true;

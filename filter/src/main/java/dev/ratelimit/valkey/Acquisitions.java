@@ -38,8 +38,15 @@ final class Acquisitions {
         return leased.take(claims);
     }
 
-    /** The acquiring call(s): every claim's answer, to give back, and the request's decisions. */
     private SlotGroups.Outcome fromStore(List<Claim> claims) {
+        return fromStore(claims, Lending.NONE);
+    }
+
+    /**
+     * The acquiring call(s): every claim's answer, to give back, and the request's decisions;
+     * {@code lending} says what of the claims local leases take.
+     */
+    private SlotGroups.Outcome fromStore(List<Claim> claims, Lending lending) {
         // Before deciding, so that this request already finds the slots they held free.
         calls.releaseLostLeases();
         String now = calls.now();
@@ -47,14 +54,14 @@ final class Acquisitions {
             List<List<Integer>> groups = calls.slotGroups(claims);
             if (groups.size() > 1) {
                 SlotGroups.Outcome outcome = SlotGroups.acquire(claims, groups,
-                        (group, mode) -> calls.answers(group, mode, now), this::giveBackQuietly);
+                        (group, mode) -> calls.answers(group, lending, mode, now), this::giveBackQuietly);
                 if (!outcome.decisions().allowed()) {
                     giveBackRaced(claims, outcome.answers());
                 }
                 return outcome;
             }
         }
-        List<Verdicts.Answer> answers = calls.answers(claims, ScriptMode.ACQUIRE, now);
+        List<Verdicts.Answer> answers = calls.answers(claims, lending, ScriptMode.ACQUIRE, now);
         return new SlotGroups.Outcome(Verdicts.combine(claims, answers, false), answers);
     }
 
@@ -82,16 +89,24 @@ final class Acquisitions {
                     indexes.add(i);
                 }
             }
-            return leased.giveBack(claims, taken.portions(), indexes, (back, undo) -> calls.refund(back, undo, true))
+            return leased.giveBack(claims, taken.portions(), indexes, back -> calls.refund(back, true))
                     .stream().map(i -> claims.get(i).rule().name()).toList();
         });
     }
 
-    /** Takes the claims' units and hands back a reservation that can give them back. */
+    /**
+     * Takes the claims' units and hands back a reservation that can give them back. Never from a
+     * lease: a reservation's units go back to the store, by its own undo values. Refused, it is
+     * asked again once this instance's leases of the refused keys went back (see
+     * {@link LeasedTakes#reclaimed(List, SlotGroups.Outcome, long)}): they are not to hold it back.
+     */
     Reservation reserve(List<Claim> claims) {
-        // Never from a lease: a reservation's units go back to the store, by its own undo values.
         Claims.check(claims);
+        long mark = leased == null ? 0 : leased.mark();
         SlotGroups.Outcome taken = fromStore(claims);
+        if (leased != null && !taken.decisions().allowed() && leased.reclaimed(claims, taken, mark)) {
+            taken = fromStore(claims);
+        }
         return reservation(claims, taken.answers(), taken.decisions());
     }
 
@@ -120,7 +135,7 @@ final class Acquisitions {
      */
     private void giveBackQuietly(List<Claim> claims, List<Verdicts.Answer> answers) {
         try {
-            calls.refund(claims, answers, true);
+            calls.refund(refunds(claims, answers), true);
         } catch (RateLimitException e) {
             // Counted until their window or refill frees them, which errs on the side of the limit.
         }
@@ -132,7 +147,7 @@ final class Acquisitions {
             return List.of();
         }
         List<Claim> back = SlotGroups.subList(claims, indexes);
-        boolean[] given = calls.refund(back, indexes.stream().map(answers::get).toList(), true);
+        boolean[] given = calls.refund(refunds(back, indexes.stream().map(answers::get).toList()), true);
         List<String> rules = new ArrayList<>();
         for (int i = 0; i < back.size(); i++) {
             if (given[i]) {
@@ -140,5 +155,14 @@ final class Acquisitions {
             }
         }
         return rules;
+    }
+
+    /** A reservation's refunds: each claim's units, by its answer's undo values. */
+    private static List<Refund> refunds(List<Claim> claims, List<Verdicts.Answer> answers) {
+        List<Refund> refunds = new ArrayList<>(claims.size());
+        for (int i = 0; i < claims.size(); i++) {
+            refunds.add(Refund.of(claims.get(i), answers.get(i)));
+        }
+        return refunds;
     }
 }

@@ -138,38 +138,14 @@ final class GuardedCalls {
         return new UnreadableStateException(rule, message);
     }
 
-    /** The deciding function's reply (see {@code dispatcher.lua}) as one answer per claim. */
+    /** The deciding function's reply as one answer per claim (see {@link ScriptFormat#answers}). */
     List<Verdicts.Answer> answers(List<Claim> claims, Object reply) {
-        if (!(reply instanceof List<?> values) || values.size() != 1 + 7 * claims.size()) {
-            throw new RateLimitException(endpoint + " sent an unexpected script reply: " + reply, null);
-        }
-        List<Verdicts.Answer> answers = new ArrayList<>(claims.size());
-        for (int i = 0; i < claims.size(); i++) {
-            int at = 1 + 7 * i;
-            answers.add(new Verdicts.Answer(number(values.get(at)) == 1, number(values.get(at + 1)),
-                    number(values.get(at + 2)), number(values.get(at + 3)), number(values.get(at + 4)),
-                    number(values.get(at + 5)), number(values.get(at + 6))));
-        }
-        return answers;
+        return ScriptFormat.answers(endpoint, claims, reply);
     }
 
-    /** The refund function's reply (see {@code refund.lua}): for each claim, whether it gave units back. */
+    /** The refund function's reply: for each claim, whether it gave units back. */
     List<Boolean> givenBack(List<Claim> claims, Object reply) {
-        if (!(reply instanceof List<?> values) || values.size() != claims.size()) {
-            throw new RateLimitException(endpoint + " sent an unexpected refund reply: " + reply, null);
-        }
-        List<Boolean> given = new ArrayList<>(claims.size());
-        for (int i = 0; i < claims.size(); i++) {
-            given.add(number(values.get(i)) == 1);
-        }
-        return given;
-    }
-
-    private long number(Object value) {
-        if (value instanceof Long number) {
-            return number;
-        }
-        throw new RateLimitException(endpoint + " sent a non-integer in the script reply: " + value, null);
+        return ScriptFormat.givenBack(endpoint, claims.size(), reply);
     }
 
     /** An Error is no ordinary failure of the store: its stack is logged once, the first time. */

@@ -9,20 +9,39 @@ import dev.ratelimit.internal.Verdicts;
  * Units of one rule taken ahead for one key in one function call, served here without a round
  * trip until they run out or the lease ends. Guarded by its {@link Leases} entry.
  *
- * <p>The call took the request's units, the lease's {@code size}, and (for the buckets) a margin:
- * the refill during the lease, charged so that a unit admitted late is still one the bucket
- * could have given at that moment (see {@link LeasePolicy#margin}). Once the lease no longer
- * serves (run out, or its time over), what it did not use goes back in a refund of the unused
- * units plus the margin, with the take's undo values: the refund gives back what of them the
- * bucket cannot have refilled since the take, which is the unused units and the part of the
- * margin not yet refilled. The margin covered the refill while units were held and unused; with
- * none held any more, what of it has not refilled is owed to no one. A lease run out early so
- * does not keep its whole margin for its whole time, which would leave a key hammered within its
- * limit with less than its limit.
+ * <p>The call took the request's own units, the lease's {@code size}, and for the buckets a
+ * margin: the refill during the lease, charged so that a unit admitted late is still one the
+ * bucket could have given at that moment (see {@link LeasePolicy#margin}). Once the lease no
+ * longer serves (run out, replaced, its time over, or its key refused), what it did not use goes
+ * back at once: its unused units and the margin, less the refill the bucket would have lost had
+ * the lease not been taken.
+ *
+ * <h2>What goes back</h2>
+ * In ticks (a unit is {@code w} ticks, the window in ms; the bucket refills {@code l} ticks a ms,
+ * the limit). Let {@code S} be the store's debt for the key and {@code M} the debt of a bucket fed
+ * only this instance's own admissions, each when it was admitted ({@link LeaseEntry}'s
+ * simulation). With one instance and no leases, {@code S = M}. A lease's take adds
+ * {@code (size + margin)·w} to {@code S} and nothing to {@code M}; each unit it serves adds
+ * {@code w} to {@code M}. So {@code E = S - M} grows by what a lease holds unserved, and shrinks
+ * by the refill {@code M} loses while full ({@code M} cannot go below zero; {@code S}, above it
+ * by {@code E}, refills on). A give-back of {@code (left + margin)·w} less the refill {@code M}
+ * lost meanwhile brings {@code E} back to what it was: the key is as if the lease had never been
+ * taken. Each stretch of lost refill is charged once, to the first give-back of the key sent
+ * after it ({@link LeaseEntry#charge}), up to what that one returns; the rest to the next.
+ *
+ * <p>Other instances only add to {@code S}, never to {@code M}: the store's bucket loses at most
+ * what {@code M} loses, so the charge is never too small, and a give-back never leaves the key
+ * fuller than without the lease. The simulation runs up to the moment the give-back is sent; the
+ * store adds the refill from then until it runs while {@code M}, with the debt it had then, would
+ * be full ({@code refundable} in {@code prelude.lua}: the floor is the charge, and the headroom
+ * lets the store's clock measure the rest).
+ *
+ * <p>A lease used up early thus gives its margin back whole; one whose units were served late,
+ * after the bucket would have been full, gives back less of it, which is what keeps the bound.
  */
 final class Lease {
 
-    /** The claim as sent, with the lease's units and margin added to the request's cost. */
+    /** The claim as sent, with the lease's units and margin added to the request's own cost. */
     final Claim take;
     /** The take's answer: what the state held after it, and the undo values for the refund. */
     final Verdicts.Answer answer;
@@ -34,10 +53,17 @@ final class Lease {
     final long size;
     /** The margin charged with the take. */
     final long margin;
+    /** Its key's entry, whose simulation its give-back reads (a bucket's lease); its lock guards the lease. */
+    final LeaseEntry entry;
+    /** The units its take lent (its size and margin; none for a remnant), which its give-back returns to the account. */
+    final long lent;
     /** Units not served yet. */
     long left;
+    /** Whether its give-back was worked out: the units it served count as admitted for good. Guarded by the entry. */
+    private boolean settled;
 
-    Lease(Claim take, Verdicts.Answer answer, long start, long ends, long size, long margin) {
+    Lease(Claim take, Verdicts.Answer answer, long start, long ends, long size, long margin, LeaseEntry entry,
+          long lent) {
         this.take = take;
         this.answer = answer;
         this.start = start;
@@ -45,18 +71,23 @@ final class Lease {
         this.size = size;
         this.left = size;
         this.margin = margin;
+        this.entry = entry;
+        this.lent = lent;
     }
 
     /**
-     * The lease a store call took beside a claim's own units.
+     * The lease a store call took beside a claim's own units; its entry counts it as lent.
      *
      * @param claim  the request's claim
+     * @param own    the units of it the call took (its cost, less what an older lease served)
      * @param policy its rule's lease policy
      * @param extra  the units asked beside the claim's: the lease's and its margin
      * @param answer the call's answer, which took them
      * @param start  the limiter's clock before the call was sent
+     * @param entry  its key's entry, locked by the caller
      */
-    static Lease taken(Claim claim, LeasePolicy policy, long extra, Verdicts.Answer answer, long start) {
+    static Lease taken(Claim claim, long own, LeasePolicy policy, long extra, Verdicts.Answer answer, long start,
+                       LeaseEntry entry) {
         Rule rule = claim.rule();
         long margin = policy.margin(rule);
         long ends = start + policy.time().toMillis();
@@ -65,17 +96,23 @@ final class Lease {
             // reset_after after it ran, which was no earlier than start.
             ends = Math.min(ends, start + answer.resetMillis());
         }
-        return new Lease(Claim.of(rule, claim.key(), claim.cost() + extra), answer, start, ends, extra - margin, margin);
+        if (rule.algorithm() != Algorithm.FIXED_WINDOW) {
+            entry.lent(start, rule.limit());
+        }
+        return new Lease(Claim.of(rule, claim.key(), own + extra), answer, start, ends, extra - margin, margin, entry,
+                extra);
     }
 
     /**
-     * Units of this lease put back after it ended, to go back to the store on their own: its
-     * take and times, no margin (its own give-back has that). A refund of them apart from the
-     * lease's own gives back no more than one of both would: each refund deducts the refill
-     * since the take.
+     * Units of this lease put back after it ended, to go back to the store on their own, with its
+     * take and times and no margin (its own give-back has that); the entry, locked by the caller,
+     * counts them as lent.
      */
-    Lease remnant(long units) {
-        return new Lease(take, answer, start, ends, units, 0);
+    Lease remnant(long units, long now) {
+        if (take.rule().algorithm() != Algorithm.FIXED_WINDOW) {
+            entry.lent(now, take.rule().limit());
+        }
+        return new Lease(take, answer, start, ends, units, 0, entry, 0);
     }
 
     /** Whether it still serves at {@code now}. */
@@ -95,25 +132,49 @@ final class Lease {
     }
 
     /**
-     * The claim whose refund gives back what the lease did not use: its unused units and its
-     * margin, of which the refund returns what the bucket has not refilled since the take.
+     * Works out what goes back of the lease, now that it no longer serves (see the class comment):
+     * its unused units and its margin, less the refill the bucket would have lost without it. A
+     * fixed window's lease gives back its unused units to the window that counted them.
+     *
+     * @param now the limiter's clock as the give-back is sent
+     * @return the refund, or null when there is nothing to give back
      */
-    Claim giveBack() {
-        return Claim.of(take.rule(), take.key(), left + margin);
+    Refund giveBack(long now) {
+        Rule rule = take.rule();
+        synchronized (entry) {
+            settled = true;
+            if (rule.algorithm() == Algorithm.FIXED_WINDOW) {
+                return left > 0 ? Refund.of(Claim.of(rule, take.key(), left), answer) : null;
+            }
+            long owed = (left + margin) * rule.window().toMillis();
+            long charge = entry.charge(now, rule.limit(), owed);
+            if (owed == 0 && lent == 0) {
+                return null;
+            }
+            long headroom = Math.max(0, now - start) * rule.limit() + entry.debtAt(now, rule.limit()) - charge;
+            return new Refund(Claim.of(rule, take.key(), left + margin), answer, charge, Math.max(0, headroom), lent);
+        }
     }
 
-    /** Whether a give-back would return anything: unused units, or a bucket's margin. */
-    boolean owesBack() {
-        return left + margin > 0;
+    /**
+     * The request whose call took this lease gives its own units back apart (another layer
+     * refused it); the caller holds the entry's lock.
+     *
+     * @return false when the lease's give-back was worked out counting them as admitted: they
+     *         must then stay counted (given back too, they could give back more than was taken)
+     */
+    boolean disown() {
+        return !settled;
     }
 
     /**
      * Units of a lease serving a claim.
      *
-     * @param lease the lease
-     * @param units how many of the claim's cost it serves (all of it, or what it had left)
+     * @param lease  the lease
+     * @param units  how many of the claim's cost it serves (all of it, or what it had left)
      * @param answer the claim's answer when it serves all of it
+     * @param at     the limiter's clock when it served them
      */
-    record Served(Lease lease, long units, Verdicts.Answer answer) {
+    record Served(Lease lease, long units, Verdicts.Answer answer, long at) {
     }
 }

@@ -25,6 +25,103 @@ final class LeaseEntry {
     boolean removed;
 
     /**
+     * This instance's own use of the key, as a bucket of the rule's rate fed by nothing else: its
+     * debt in ticks and the refill it lost being full, up to {@link #simAt}. The key's real
+     * bucket without this instance's leases holds at least this debt at any time (other traffic
+     * only adds), so it loses at most this refill: what a lease's give-back charges (see
+     * {@link Lease}). Buckets only; a fixed window's lease charges nothing.
+     */
+    private long simDebt;
+    private long simLost;
+    private long simAt = Long.MIN_VALUE;
+    /** The simulation's lost refill up to which give-backs were charged for it (see {@link Lease}). */
+    private long charged;
+    /** This key's leases (and remnants) taken and not yet given back. */
+    private int lent;
+
+    /**
+     * The simulation brought to {@code at} (a time before the last one counts as the last:
+     * used later, the units only make the bucket lose more, never less).
+     */
+    private void advance(long at, long limit) {
+        if (simAt == Long.MIN_VALUE) {
+            simAt = at;
+            return;
+        }
+        long t = Math.max(at, simAt);
+        long refill = (t - simAt) * limit;
+        if (refill > simDebt) {
+            simLost += refill - simDebt;
+            simDebt = 0;
+        } else {
+            simDebt -= refill;
+        }
+        simAt = t;
+    }
+
+    /**
+     * Counts units this instance admitted for the key at {@code at}: served by a lease, or taken
+     * by the store as a request's own.
+     */
+    void consumed(long at, long units, long limit, long window) {
+        advance(at, limit);
+        simDebt += units * window;
+    }
+
+    /**
+     * Units counted as admitted at {@code since} went back at {@code at} (a request refused after
+     * they were counted): taken off the debt; and the refill the simulation, holding them
+     * meanwhile, may not have counted as lost (at most theirs, at most the refill in between)
+     * counts as lost, so that no give-back charges less for it.
+     */
+    void unconsumed(long at, long units, long limit, long window, long since) {
+        advance(at, limit);
+        simDebt = Math.max(0, simDebt - units * window);
+        simLost += Math.min(units * window, Math.max(0, at - since) * limit);
+    }
+
+    /**
+     * A lease of the key is taken at {@code at}: the first of several not yet given back starts
+     * the stretch whose lost refill their give-backs are charged (refill lost before it was lost
+     * with no lease of the key held: the store lost it too).
+     */
+    void lent(long at, long limit) {
+        if (lent++ == 0) {
+            charged = lostBy(at, limit);
+        }
+    }
+
+    /**
+     * What a give-back sent at {@code at} is charged for refill lost (see {@link Lease}): what the
+     * simulation lost since the last charge, up to the {@code owed} ticks it gives back; the rest
+     * goes to the key's next give-back, and is dropped with the last one.
+     *
+     * @return the charge, ticks
+     */
+    long charge(long at, long limit, long owed) {
+        long due = lostBy(at, limit) - charged;
+        long charge = Math.max(0, Math.min(due, owed));
+        charged += charge;
+        if (--lent <= 0) {
+            lent = 0;
+            charged = simLost;
+        }
+        return charge;
+    }
+
+    /** The refill the simulation lost by {@code at}, ticks. */
+    long lostBy(long at, long limit) {
+        advance(at, limit);
+        return simLost;
+    }
+
+    /** The simulation's debt at {@code at}, ticks. */
+    long debtAt(long at, long limit) {
+        advance(at, limit);
+        return simDebt;
+    }
+
+    /**
      * The lease that serves at {@code now}, if one holds units: the serving one, else the one
      * taken ahead, which then serves (the first ends: handed to {@code ended}).
      */

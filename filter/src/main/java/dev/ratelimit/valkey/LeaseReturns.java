@@ -1,19 +1,20 @@
 package dev.ratelimit.valkey;
 
 import dev.ratelimit.Algorithm;
-import dev.ratelimit.Claim;
 import dev.ratelimit.RateLimitException;
-import dev.ratelimit.internal.Verdicts;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Leases that no longer serve, until what they did not use goes back to the store (see
- * {@link Lease}): at the next sweep, in one refund call for all of them. A give-back Valkey
- * cannot take is dropped, as refunds are: the units stay counted until their window ends or the
- * bucket refills, never granted twice.
+ * {@link Lease}): at once, in one refund call for all of them then ended, on the sweeper's thread
+ * or on a request's own that needs it there. A give-back Valkey cannot take is dropped, as
+ * refunds are: the units stay counted until their window ends or the bucket refills, never
+ * granted twice.
  */
 final class LeaseReturns {
 
@@ -22,28 +23,52 @@ final class LeaseReturns {
     /** Gives units back to the store: one refund call for all of them (one per slot group). */
     @FunctionalInterface
     interface GiveBack {
-        void giveBack(List<Claim> claims, List<Verdicts.Answer> answers);
+        void giveBack(List<Refund> refunds);
     }
 
     private final GiveBack store;
+    /** Asks for the ended leases to be given back soon, off the caller's thread. */
+    private final Runnable soon;
     private final ConcurrentLinkedQueue<Lease> ended = new ConcurrentLinkedQueue<>();
+    /** Give-backs made: a caller that waited for one can tell whether any landed meanwhile. */
+    private final AtomicLong givenBack = new AtomicLong();
+    /** Whether a give-back is asked for and not yet begun: one at a time, however many leases end. */
+    private final AtomicBoolean asked = new AtomicBoolean();
 
-    LeaseReturns(GiveBack store) {
+    LeaseReturns(GiveBack store, Runnable soon) {
         this.store = store;
+        this.soon = soon;
     }
 
-    /** A lease that stopped serving: no one takes from it any more. */
+    /** A lease that stopped serving: no one takes from it any more; what it did not use goes back soon. */
     void ended(Lease lease) {
         ended.add(lease);
+        if (asked.compareAndSet(false, true)) {
+            soon.run();
+        }
     }
 
-    /** Gives back what the ended leases did not use, at {@code now}. */
-    void due(long now) {
+    /**
+     * Gives back what the ended leases did not use, now, on the calling thread; one give-back
+     * at a time, so that one asked for while another is on its way returns after it landed.
+     *
+     * @return whether any lease was given back, by this call or by one it waited for
+     */
+    boolean due(long now) {
+        // Cleared first: a lease ending from here on asks again, and is given back by this run or that one.
+        asked.set(false);
+        long before = givenBack.get();
         all(List.of(), now);
+        return givenBack.get() != before;
+    }
+
+    /** How many give-backs have landed so far: a mark to tell later whether any landed since. */
+    long landed() {
+        return givenBack.get();
     }
 
     /** Gives back what every ended lease and the given ones hold, due or not (the limiter closes). */
-    void all(List<Lease> live, long now) {
+    synchronized void all(List<Lease> live, long now) {
         List<Lease> all = new ArrayList<>(live);
         for (Lease lease; (lease = ended.poll()) != null; ) {
             all.add(lease);
@@ -52,23 +77,23 @@ final class LeaseReturns {
     }
 
     private void giveBack(List<Lease> leases, long now) {
-        List<Claim> claims = new ArrayList<>();
-        List<Verdicts.Answer> answers = new ArrayList<>();
+        List<Refund> refunds = new ArrayList<>();
         for (Lease lease : leases) {
             // A fixed window's lease whose window has ended has nothing left to give back to; one
             // cut to its window and closed before it ended still has (the window counts them).
             boolean windowEnded = lease.take.rule().algorithm() == Algorithm.FIXED_WINDOW
                     && now >= lease.start + lease.answer.resetMillis();
-            if (lease.owesBack() && !windowEnded) {
-                claims.add(lease.giveBack());
-                answers.add(lease.answer);
+            Refund refund = lease.giveBack(now);
+            if (refund != null && !windowEnded) {
+                refunds.add(refund);
             }
         }
-        if (claims.isEmpty()) {
+        if (refunds.isEmpty()) {
             return;
         }
         try {
-            store.giveBack(claims, answers);
+            store.giveBack(refunds);
+            givenBack.incrementAndGet();
         } catch (RateLimitException e) {
             LOG.log(System.Logger.Level.DEBUG, "unused leased units not given back: {0}", e.getMessage());
         }

@@ -1,6 +1,7 @@
 package dev.ratelimit.valkey;
 
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
@@ -30,5 +31,23 @@ final class LeaseSweeper {
             }
         }, periodMillis, periodMillis, TimeUnit.MILLISECONDS);
         return sweeper;
+    }
+
+    /**
+     * Runs {@code work} on the sweeper's thread as soon as it is free (after the running sweep),
+     * unless it is shut down; a run that throws is logged.
+     */
+    static void now(ScheduledExecutorService sweeper, Runnable work) {
+        try {
+            sweeper.execute(() -> {
+                try {
+                    work.run();
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.WARNING, "giving back ended leases failed; they go at the next sweep", e);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            // Shut down: the close gives back what is left.
+        }
     }
 }

@@ -5,7 +5,9 @@ import dev.ratelimit.RateLimitException;
 import dev.ratelimit.internal.Verdicts;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.BiFunction;
 import java.util.function.Function;
 
@@ -22,9 +24,9 @@ import java.util.function.Function;
 final class LeasedTakes {
 
     private final Leases leases;
-    private final Function<List<Claim>, SlotGroups.Outcome> store;
+    private final BiFunction<List<Claim>, Lending, SlotGroups.Outcome> store;
 
-    LeasedTakes(Leases leases, Function<List<Claim>, SlotGroups.Outcome> store) {
+    LeasedTakes(Leases leases, BiFunction<List<Claim>, Lending, SlotGroups.Outcome> store) {
         this.leases = leases;
         this.store = store;
     }
@@ -38,9 +40,10 @@ final class LeasedTakes {
      * @param stored the units the store took for the request (its cost less what a lease served),
      *               or null when the store was not asked for it
      * @param answer the store's answer: its undo values give {@code stored} back
-     * @param lease  the lease the same call took, which takes {@code stored} back instead, or null
+     * @param lease  the lease the same call took, or null
+     * @param at     the limiter's clock when the call was sent
      */
-    record Portion(Lease.Served served, Claim stored, Verdicts.Answer answer, Lease lease) {
+    record Portion(Lease.Served served, Claim stored, Verdicts.Answer answer, Lease lease, long at) {
     }
 
     /**
@@ -82,9 +85,10 @@ final class LeasedTakes {
         List<Portion> portions = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             answers.add(served[i] == null ? null : served[i].answer());
-            portions.add(new Portion(served[i], null, null, null));
+            portions.add(new Portion(served[i], null, null, null, start));
         }
         if (toStore.isEmpty()) {
+            endUsedUp(claims, served);
             if (!countsRejected) {
                 takeAhead(claims, policies, served);
             }
@@ -103,23 +107,29 @@ final class LeasedTakes {
         // on-failure policy then decides) alike give the lease units back.
         boolean allowed = false;
         try {
-            SlotGroups.Outcome stored = store.apply(sent(claims, toStore, served, extra));
+            long landed = leases.landed();
+            SlotGroups.Outcome stored = store.apply(sent(claims, toStore, served, extra), lending(claims, extra));
             if (asked && !stored.decisions().allowed()) {
                 extra = new long[n];
-                stored = store.apply(sent(claims, toStore, served, extra));
+                stored = store.apply(sent(claims, toStore, served, extra), Lending.NONE);
+            }
+            if (!stored.decisions().allowed() && !countsRejected && reclaimed(claims, toStore, policies, stored, landed)) {
+                // This instance's own leases held back what the request needed: given back, asked again.
+                extra = new long[n];
+                stored = store.apply(sent(claims, toStore, served, extra), Lending.NONE);
             }
             allowed = stored.decisions().allowed();
             for (int j = 0; j < toStore.size(); j++) {
                 int i = toStore.get(j);
                 Claim claim = claims.get(i);
                 Verdicts.Answer answer = stored.answers().get(j);
+                long own = claim.cost() - (served[i] == null ? 0 : served[i].units());
                 Lease lease = null;
                 if (policies[i] != null) {
-                    Leases.Taken taken = leases.taken(claim, policies[i], allowed ? extra[i] : 0, answer, start);
+                    Leases.Taken taken = leases.taken(claim, own, policies[i], allowed ? extra[i] : 0, answer, start);
                     lease = taken.lease();
                 }
-                long own = claim.cost() - (served[i] == null ? 0 : served[i].units());
-                portions.set(i, new Portion(served[i], Claim.of(claim.rule(), claim.key(), own), answer, lease));
+                portions.set(i, new Portion(served[i], Claim.of(claim.rule(), claim.key(), own), answer, lease, start));
                 answers.set(i, lease == null ? answer : lease.served(start));
             }
         } finally {
@@ -134,15 +144,70 @@ final class LeasedTakes {
                         leases.putBack(claims.get(i), served[i]);
                     }
                 }
+            } else {
+                endUsedUp(claims, served);
             }
         }
         return new Taken(new SlotGroups.Outcome(Verdicts.combine(claims, answers, false), answers), portions);
     }
 
+    /** The leases an allowed request ran out end now (see {@link Leases#kept}). */
+    private void endUsedUp(List<Claim> claims, Lease.Served[] served) {
+        for (int i = 0; i < claims.size(); i++) {
+            if (served[i] != null) {
+                leases.kept(claims.get(i), served[i]);
+            }
+        }
+    }
+
     /**
-     * Gives back what the claims of an allowed request took: to the lease that served them, or
-     * that the same call took beside them (it gives them back to the store with its own unused
-     * units, or on their own once it has ended); the rest to the store by the call's undo values.
+     * Ends, and gives back at once, this limiter's leases of the keys whose rules refused the
+     * request: units a lease holds unused, and a bucket's margin, are held back from this
+     * instance's own requests too, which without leases the store would have let in.
+     *
+     * @return whether a lease was ended, so that asking again may be answered otherwise
+     */
+    private boolean reclaimed(List<Claim> claims, List<Integer> toStore, LeasePolicy[] policies,
+                              SlotGroups.Outcome stored, long landed) {
+        boolean reclaimed = false;
+        for (int j = 0; j < toStore.size(); j++) {
+            int i = toStore.get(j);
+            if (policies[i] != null && !stored.answers().get(j).allowed()) {
+                reclaimed |= leases.reclaim(claims.get(i), landed);
+            }
+        }
+        return reclaimed;
+    }
+
+    /** A mark of the give-backs landed so far, taken before a store call (see {@link #reclaimed(List, SlotGroups.Outcome, long)}). */
+    long mark() {
+        return leases.landed();
+    }
+
+    /**
+     * For a request decided by the store alone (a reservation): {@link #reclaimed} its refused
+     * claims' leases, so that the caller may ask again; never for a request with a rule that counts
+     * rejected attempts (asked again, it would count the first).
+     *
+     * @param mark {@link #mark()} before the refused call was sent
+     */
+    boolean reclaimed(List<Claim> claims, SlotGroups.Outcome stored, long mark) {
+        LeasePolicy[] policies = new LeasePolicy[claims.size()];
+        List<Integer> all = new ArrayList<>(claims.size());
+        for (int i = 0; i < claims.size(); i++) {
+            if (claims.get(i).rule().countRejected()) {
+                return false;
+            }
+            policies[i] = leases.policy(claims.get(i));
+            all.add(i);
+        }
+        return reclaimed(claims, all, policies, stored, mark);
+    }
+
+    /**
+     * Gives back what the claims of an allowed request took: to the lease that served them (or,
+     * once it has ended, to the store on their own); the rest to the store by the call's undo
+     * values.
      *
      * @param claims   the request's claims
      * @param portions what each took
@@ -151,7 +216,7 @@ final class LeasedTakes {
      * @return the indexes of the claims that gave units back
      */
     List<Integer> giveBack(List<Claim> claims, List<Portion> portions, List<Integer> indexes,
-                           BiFunction<List<Claim>, List<Verdicts.Answer>, boolean[]> store) {
+                           Function<List<Refund>, boolean[]> store) {
         List<Integer> given = new ArrayList<>();
         List<Integer> toStore = new ArrayList<>();
         for (int i : indexes) {
@@ -162,20 +227,22 @@ final class LeasedTakes {
                 leases.putBack(claim, portion.served());
                 back = true;
             }
-            if (portion.stored() != null && portion.stored().cost() > 0 && portion.lease() != null) {
-                leases.putBack(claim, new Lease.Served(portion.lease(), portion.stored().cost(), null));
-                back = true;
-            } else if (portion.stored() != null && portion.stored().cost() > 0 && portion.answer().took()) {
-                toStore.add(i);
-                continue;
+            if (portion.stored() != null && portion.stored().cost() > 0 && portion.answer().took()) {
+                // The lease the same call took no longer counts these units as admitted; if it ended
+                // counting them already, they stay counted (withheld, never granted twice).
+                if (leases.policy(claim) == null
+                        || leases.disown(claim, portion.stored().cost(), portion.lease(), portion.at())) {
+                    toStore.add(i);
+                    continue;
+                }
             }
             if (back) {
                 given.add(i);
             }
         }
         if (!toStore.isEmpty()) {
-            boolean[] back = store.apply(toStore.stream().map(i -> portions.get(i).stored()).toList(),
-                    toStore.stream().map(i -> portions.get(i).answer()).toList());
+            boolean[] back = store.apply(toStore.stream()
+                    .map(i -> Refund.of(portions.get(i).stored(), portions.get(i).answer())).toList());
             for (int j = 0; j < toStore.size(); j++) {
                 int i = toStore.get(j);
                 if (back[j] || portions.get(i).served() != null && portions.get(i).served().units() > 0) {
@@ -183,6 +250,8 @@ final class LeasedTakes {
                 }
             }
         }
+        // What ended leases hold goes back now too: the request's answer describes the key after it.
+        leases.flush();
         given.sort(null);
         return given;
     }
@@ -202,15 +271,27 @@ final class LeasedTakes {
             }
             long asked = leases.now();
             try {
-                SlotGroups.Outcome stored = store.apply(List.of(Claim.of(claim.rule(), claim.key(), extra)));
+                SlotGroups.Outcome stored = store.apply(List.of(Claim.of(claim.rule(), claim.key(), extra)),
+                        new Lending(Map.of(claim.rule().name(), extra)));
                 Verdicts.Answer answer = stored.answers().get(0);
-                leases.taken(claim, policies[i], answer.allowed() ? extra : 0, answer, asked);
+                leases.taken(claim, 0, policies[i], answer.allowed() ? extra : 0, answer, asked);
             } catch (RateLimitException e) {
                 // No lease ahead: the key's next request after this lease asks Valkey, as it would have.
             } finally {
                 leases.settled(claim);
             }
         }
+    }
+
+    /** What of each claim sent a new lease asks for. */
+    private static Lending lending(List<Claim> claims, long[] extra) {
+        Map<String, Long> byRule = new HashMap<>();
+        for (int i = 0; i < claims.size(); i++) {
+            if (extra[i] > 0) {
+                byRule.put(claims.get(i).rule().name(), extra[i]);
+            }
+        }
+        return byRule.isEmpty() ? Lending.NONE : new Lending(byRule);
     }
 
     /** The claims sent to the store: what leases did not serve, plus what a new lease asks. */

@@ -18,10 +18,12 @@ import java.util.function.LongSupplier;
  * The leases this limiter holds, per rule and key, and how they grow with demand: a key seen
  * once now and then gets none (its units would be given back unused); a key asked for again
  * within its rule's lease time gets a lease twice the size of the last, up to the rule's size,
- * and then as many units as its last lease served. Leases that end give back their unused units
- * (and the margin, see {@link LeasePolicy#margin}) from a sweeper thread, within the lease time
- * plus one sweep; a give-back Valkey cannot take is dropped, as refunds are: the units stay
- * counted until their window or refill frees them, never granted twice.
+ * and then as many units as its last lease served. A lease that stops serving (run out, replaced,
+ * its time over, or its key refused) gives back at once what it did not use (see {@link Lease}):
+ * on the sweeper's thread, or on the request's own when the request needs it there; a sweep
+ * every quarter of the shortest lease time ends those whose time is over. A give-back Valkey
+ * cannot take is dropped, as refunds are: the units stay counted until their window or refill
+ * frees them, never granted twice.
  */
 final class Leases implements AutoCloseable {
 
@@ -46,9 +48,10 @@ final class Leases implements AutoCloseable {
     private final LeaseCallsInFlight inFlight = new LeaseCallsInFlight();
 
     Leases(Map<String, LeasePolicy> policies, LongSupplier clock, LeaseReturns.GiveBack store) {
+        // A lease that stops serving gives back at once, on the sweeper's thread, not at the next sweep.
+        this.returns = new LeaseReturns(store, this::giveBackSoon);
         this.policies = Map.copyOf(policies);
         this.clock = clock;
-        this.returns = new LeaseReturns(store);
         this.idleScanMillis = 4 * policies.values().stream().mapToLong(p -> p.time().toMillis()).max().orElse(100);
         long period = Math.max(5, policies.values().stream().mapToLong(p -> p.time().toMillis()).min().orElse(100) / 4);
         this.sweeper = policies.isEmpty() ? null : LeaseSweeper.every(period, this::sweep);
@@ -102,22 +105,57 @@ final class Leases implements AutoCloseable {
                 }
                 long units = Math.min(lease.left, claim.cost());
                 lease.left -= units;
-                return new Lease.Served(lease, units, lease.served(now));
+                consumed(entry, claim.rule(), now, units);
+                return new Lease.Served(lease, units, lease.served(now), now);
+            }
+        }
+    }
+
+    /**
+     * After a request its lease served was allowed: a lease it ran out ends now, so that its
+     * margin goes back at once rather than at the next sweep (a key taking leases of 1, 2, 4, 8
+     * would otherwise hold a margin for each), and the key's next lease is as large as this one.
+     * (Not when it served: a request refused after that puts its units back into the lease.)
+     */
+    void kept(Claim claim, Lease.Served served) {
+        Lease lease = served.lease();
+        LeaseEntry entry = entries.get(new Slot(claim.rule(), claim.key()));
+        if (entry == null) {
+            return;
+        }
+        synchronized (entry) {
+            if (lease.left == 0 && entry.holds(lease)) {
+                entry.demand = lease.size;
+                entry.drop(lease);
+                returns.ended(lease);
             }
         }
     }
 
     /** Returns units {@link #serve} took for a request that was rejected. */
     void putBack(Claim claim, Lease.Served served) {
-        LeaseEntry entry = entries.computeIfAbsent(new Slot(claim.rule(), claim.key()), slot -> new LeaseEntry());
+        Lease lease = served.lease();
+        LeaseEntry entry = lease.entry;
+        Lease remnant = null;
+        long now = now();
         synchronized (entry) {
-            if (entry.holds(served.lease())) {
-                served.lease().left += served.units();
-            } else if (!closed) {
+            boolean held = entry.holds(lease);
+            if (!held && !closed) {
                 // Ended meanwhile (run out as this request took its last units, a lease taken ahead
-                // serving now): its give-back may be gone, so these go back on their own.
-                returns.ended(served.lease().remnant(served.units()));
+                // serving now): its give-back may be gone, so these go back on their own. Lent
+                // first, so that the refill unconsumed counts as lost is charged to them.
+                remnant = lease.remnant(served.units(), now);
             }
+            unconsumed(entry, claim.rule(), now, served.units(), served.at());
+            if (held) {
+                lease.left += served.units();
+            } else if (remnant != null) {
+                returns.ended(remnant);
+            }
+        }
+        if (remnant != null) {
+            // Now, on this thread: the request's answer describes the key after them.
+            returns.due(now);
         }
     }
 
@@ -202,12 +240,15 @@ final class Leases implements AutoCloseable {
      * @return the answer for the request (the lease's units count as remaining for this key),
      *         and the lease installed, if any
      */
-    Taken taken(Claim claim, LeasePolicy policy, long extra, Verdicts.Answer answer, long start) {
+    Taken taken(Claim claim, long own, LeasePolicy policy, long extra, Verdicts.Answer answer, long start) {
         LeaseEntry entry = entries.computeIfAbsent(new Slot(claim.rule(), claim.key()), slot -> new LeaseEntry());
         synchronized (entry) {
             entry.storeRemaining = answer.remaining();
+            if (answer.allowed() && answer.took()) {
+                consumed(entry, claim.rule(), start, own);
+            }
             if (extra > 0 && answer.allowed() && answer.took() && !entry.removed) {
-                Lease taken = Lease.taken(claim, policy, extra, answer, start);
+                Lease taken = Lease.taken(claim, own, policy, extra, answer, start, entry);
                 entry.install(taken, now(), returns::ended);
                 live.add(new Held(entry, taken));
                 return new Taken(taken.served(start), taken);
@@ -233,6 +274,88 @@ final class Leases implements AutoCloseable {
         }
         synchronized (entry) {
             return entry.held(now());
+        }
+    }
+
+    /**
+     * Ends the key's leases now and gives back what they did not use, on this thread: a request
+     * Valkey refused finds there the units its own instance held back from it (the margin of a
+     * bucket's lease above all), so that one instance is never refused for its own leases.
+     *
+     * @param mark {@link #landed()} before the refused call was sent
+     * @return whether anything was given back since the call was sent, so that asking again may
+     *         be answered otherwise
+     */
+    boolean reclaim(Claim claim, long mark) {
+        LeaseEntry entry = entries.get(new Slot(claim.rule(), claim.key()));
+        List<Lease> ended = new ArrayList<>(2);
+        if (entry != null) {
+            synchronized (entry) {
+                entry.drainTo(ended);
+                ended.forEach(returns::ended);
+            }
+        }
+        // Also what leases ended before gave back, or are giving back now: waited for, so that
+        // asking Valkey again finds it there; and what landed since the refused call was sent.
+        boolean due = returns.due(now());
+        return due || !ended.isEmpty() || returns.landed() != mark;
+    }
+
+    /**
+     * A mark of the give-backs landed so far, taken before a store call: {@link #reclaim} then
+     * tells whether any landed since.
+     */
+    long landed() {
+        return returns.landed();
+    }
+
+    /** Units this instance admitted for a key, for its simulation (buckets only). */
+    private static void consumed(LeaseEntry entry, Rule rule, long at, long units) {
+        if (rule.algorithm() != Algorithm.FIXED_WINDOW && units > 0) {
+            entry.consumed(at, units, rule.limit(), rule.window().toMillis());
+        }
+    }
+
+    private static void unconsumed(LeaseEntry entry, Rule rule, long at, long units, long since) {
+        if (rule.algorithm() != Algorithm.FIXED_WINDOW && units > 0) {
+            entry.unconsumed(at, units, rule.limit(), rule.window().toMillis(), since);
+        }
+    }
+
+    /**
+     * The request whose store call took units of a leasing rule gives them back apart (another
+     * layer refused it): its lease, if the same call took one, no longer counts them as admitted.
+     *
+     * @param lease the lease the call took, or null
+     * @param at    when the call was sent: when the units were counted as admitted
+     * @return false when that lease has ended counting them: they must then stay counted
+     */
+    boolean disown(Claim claim, long own, Lease lease, long at) {
+        LeaseEntry entry = lease != null ? lease.entry : entries.get(new Slot(claim.rule(), claim.key()));
+        if (entry == null) {
+            return true; // forgotten: no simulation left to count them
+        }
+        synchronized (entry) {
+            if (lease != null && !lease.disown()) {
+                return false;
+            }
+            unconsumed(entry, claim.rule(), now(), own, at);
+            return true;
+        }
+    }
+
+    /**
+     * Gives back, on this thread, what ended leases hold: after a request's units went back (its
+     * answer then describes the key after them).
+     */
+    void flush() {
+        returns.due(now());
+    }
+
+    /** Gives back what the ended leases did not use as soon as the sweeper's thread is free. */
+    private void giveBackSoon() {
+        if (sweeper != null) {
+            LeaseSweeper.now(sweeper, () -> returns.due(now()));
         }
     }
 

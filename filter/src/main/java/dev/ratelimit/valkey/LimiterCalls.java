@@ -2,7 +2,6 @@ package dev.ratelimit.valkey;
 
 import dev.ratelimit.Claim;
 import dev.ratelimit.RateLimitException;
-import dev.ratelimit.Rule;
 import dev.ratelimit.UnreadableStateException;
 import dev.ratelimit.internal.Verdicts;
 
@@ -20,7 +19,6 @@ import java.util.function.LongSupplier;
  */
 final class LimiterCalls {
 
-    private static final int ARGS_PER_RULE = 7;
     private static final String SERVER_CLOCK = "-1";
     /** Call numbers stay below 2^53, exact in Lua's numbers. */
     private static final long MAX_CALL_NUMBER = 1L << 53;
@@ -78,19 +76,14 @@ final class LimiterCalls {
      * with nothing known of what Valkey did (a lost reply), they are remembered to be released.
      */
     List<Verdicts.Answer> answers(List<Claim> claims, ScriptMode mode, String now) {
+        return answers(claims, Lending.NONE, mode, now);
+    }
+
+    /** One function call, some of whose units local leases take (see {@link Lending}). */
+    List<Verdicts.Answer> answers(List<Claim> claims, Lending lending, ScriptMode mode, String now) {
         long call = ThreadLocalRandom.current().nextLong(1, MAX_CALL_NUMBER);
-        List<String> keys = new ArrayList<>(claims.size());
-        List<String> args = new ArrayList<>(3 + ARGS_PER_RULE * claims.size());
-        args.add(now);
-        args.add(mode.argument());
-        args.add(Long.toString(call));
-        for (Claim claim : claims) {
-            Rule rule = claim.rule();
-            keys.add(stateKey.apply(claim));
-            addRuleArgs(args, claim, callerNow(now));
-            args.add(rule.countRejected() ? "1" : "0");
-            args.add(rule.shadow() ? "1" : "0");
-        }
+        List<String> keys = claims.stream().map(stateKey).toList();
+        List<String> args = ScriptFormat.decide(now, mode, call, claims, lending, callerNow(now));
         try {
             Object reply = calls.run(mode == ScriptMode.PEEK ? "peek" : "acquire", claims,
                     () -> script.run(client.client(), client.functionCalls(), keys, args));
@@ -108,39 +101,31 @@ final class LimiterCalls {
     }
 
     /**
-     * One refund call per slot group: for each claim, whether it gave anything back. When a
+     * One refund call per slot group: for each refund, whether it gave anything back. When a
      * group's call fails and {@code rememberLeases}, the leases of that group and of the groups
      * not yet called are remembered, to be released once Valkey answers again.
      */
-    boolean[] refund(List<Claim> back, List<Verdicts.Answer> undo, boolean rememberLeases) {
+    boolean[] refund(List<Refund> back, boolean rememberLeases) {
         boolean[] given = new boolean[back.size()];
-        List<List<Integer>> groups = cluster() ? slotGroups(back) : List.of(allIndexes(back.size()));
+        List<Claim> claims = back.stream().map(Refund::claim).toList();
+        List<List<Integer>> groups = cluster() ? slotGroups(claims) : List.of(allIndexes(back.size()));
         String now = now();
         for (int g = 0; g < groups.size(); g++) {
-            List<Integer> group = groups.get(g);
-            List<String> keys = new ArrayList<>(group.size());
-            List<String> args = new ArrayList<>(1 + ARGS_PER_RULE * group.size());
-            args.add(now);
-            List<Claim> claimsOfGroup = new ArrayList<>(group.size());
-            for (int j : group) {
-                Claim claim = back.get(j);
-                claimsOfGroup.add(claim);
-                keys.add(stateKey.apply(claim));
-                addRuleArgs(args, claim, callerNow(now));
-                args.add(Long.toString(undo.get(j).undoA()));
-                args.add(Long.toString(undo.get(j).undoB()));
-            }
+            List<Refund> ofGroup = groups.get(g).stream().map(back::get).toList();
+            List<Claim> claimsOfGroup = ofGroup.stream().map(Refund::claim).toList();
+            List<String> keys = claimsOfGroup.stream().map(stateKey).toList();
+            List<String> args = ScriptFormat.refund(now, ofGroup, callerNow(now));
             try {
                 Object reply = calls.run("refund", claimsOfGroup,
                         () -> script.run(client.client(), client.functionCalls(), script.refundName(), keys, args));
-                List<Boolean> ofGroup = calls.givenBack(claimsOfGroup, reply);
-                for (int j = 0; j < group.size(); j++) {
-                    given[group.get(j)] = ofGroup.get(j);
+                List<Boolean> givenOfGroup = calls.givenBack(claimsOfGroup, reply);
+                for (int j = 0; j < ofGroup.size(); j++) {
+                    given[groups.get(g).get(j)] = givenOfGroup.get(j);
                 }
             } catch (RateLimitException e) {
                 for (List<Integer> unsent : rememberLeases ? groups.subList(g, groups.size()) : List.<List<Integer>>of()) {
                     for (int j : unsent) {
-                        lostLeases.remember(back.get(j), undo.get(j).undoA());
+                        lostLeases.remember(back.get(j).claim(), back.get(j).taken().undoA());
                     }
                 }
                 throw e;
@@ -159,12 +144,11 @@ final class LimiterCalls {
         if (due.isEmpty()) {
             return;
         }
-        List<Claim> claims = due.stream().map(LostLeases.Lease::claim).toList();
-        List<Verdicts.Answer> undo = due.stream().map(lease -> new Verdicts.Answer(true, 0, 0, 0, 0, lease.call(), 0))
-                .toList();
+        List<Refund> releases = due.stream().map(lease -> Refund.of(lease.claim(),
+                new Verdicts.Answer(true, 0, 0, 0, 0, lease.call(), 0))).toList();
         boolean[] released = null;
         try {
-            released = refund(claims, undo, false);
+            released = refund(releases, false);
         } catch (RateLimitException e) {
             // Valkey failed again: they are tried once more after a later answer.
         }
@@ -185,18 +169,5 @@ final class LimiterCalls {
      */
     private static long callerNow(String now) {
         return SERVER_CLOCK.equals(now) ? System.currentTimeMillis() : Long.parseLong(now);
-    }
-
-    /**
-     * The five values every function call takes first for a rule: algorithm, limit, window (see
-     * {@link CalendarArgument}), burst, cost.
-     */
-    private static void addRuleArgs(List<String> args, Claim claim, long callerNow) {
-        Rule rule = claim.rule();
-        args.add(rule.algorithm().id());
-        args.add(Long.toString(rule.limit()));
-        args.add(CalendarArgument.of(rule, callerNow));
-        args.add(Long.toString(rule.burst()));
-        args.add(Long.toString(claim.cost()));
     }
 }

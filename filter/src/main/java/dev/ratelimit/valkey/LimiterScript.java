@@ -17,7 +17,7 @@ import java.util.Locale;
 
 /**
  * The limiter's code on Valkey: one Valkey Functions library joined at start-up from the
- * prelude, every algorithm's file and the dispatcher (see {@code dispatcher.lua} for the layout
+ * prelude, the bucket the token bucket and GCRA share, every algorithm's file and the dispatcher (see {@code dispatcher.lua} for the layout
  * of KEYS, ARGV and the reply), registering two functions: {@code <name>}, which decides, and
  * {@code <name>_refund} ({@code refund.lua}), which gives units back.
  *
@@ -48,7 +48,7 @@ final class LimiterScript {
 
     /** The library assembled from the resource files next to this class. */
     static LimiterScript load() {
-        StringBuilder body = new StringBuilder(read("prelude.lua"));
+        StringBuilder body = new StringBuilder(read("prelude.lua")).append('\n').append(read("bucket.lua"));
         body.append("\nlocal ALGORITHMS = {}\n");
         for (Algorithm algorithm : Algorithm.values()) {
             body.append("\nALGORITHMS['").append(algorithm.id()).append("'] = (function()\n")

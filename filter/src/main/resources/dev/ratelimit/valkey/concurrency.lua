@@ -10,7 +10,7 @@
 --   limit    units in progress at once; window = the lease timeout in ms; burst is not used
 --   cost     units this request takes (1 <= cost <= limit <= 10,000, checked by the caller)
 -- reads the state and returns this rule's own verdict (a boolean) and the live leases;
--- finish(key, now, limit, window, burst, cost, consume, allowed, count)
+-- finish(key, now, limit, window, burst, cost, consume, count_rejected, lend, allowed, count)
 --   takes the leases if consume (false: a read-only decision), on what read returned.
 --   Never asked to consume a rejection: count-rejected does not apply (checked by the caller).
 -- finish returns allowed (0/1), remaining, reset_after_ms, next_ms, wait_ms: remaining is the
@@ -44,7 +44,7 @@ local function wait_for(c, key, live, count, limit, now)
   return tonumber(lease[2]) - now
 end
 
-local function finish(key, now, limit, window, burst, cost, consume, allowed, count)
+local function finish(key, now, limit, window, burst, cost, consume, _, _, allowed, count)
   local live = '(' .. int(now)
   if consume then
     -- Leases their holders never released come back here, in the same atomic call.

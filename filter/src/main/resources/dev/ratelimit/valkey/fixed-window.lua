@@ -11,7 +11,7 @@
 --            burst is not used by this algorithm
 --   cost     units this request takes (1 <= cost <= limit, checked by the caller)
 -- reads the state and returns this rule's own verdict (a boolean) and what it read;
--- finish(key, now, limit, window, burst, cost, consume, allowed, count, ends, gen, _, count_rejected)
+-- finish(key, now, limit, window, burst, cost, consume, count_rejected, lend, allowed, count, ends, gen)
 --   takes the units if consume (false: a read-only decision), on what read returned:
 --   the dispatcher decides consume from every rule's verdict, so each state is read
 --   once per call. Plain values, not a closure or a table: nothing is allocated.
@@ -90,7 +90,7 @@ local function read(key, now, limit, window, burst, cost)
   return allowed, count, ends, gen
 end
 
-local function finish(key, now, limit, window, burst, cost, consume, allowed, count, ends, gen, _, count_rejected)
+local function finish(key, now, limit, window, burst, cost, consume, count_rejected, _, allowed, count, ends, gen)
   local start, stop = period(now, window)
   if consume then
     -- The count goes on whole (an edited window only moves its end), so its generation does.

@@ -91,55 +91,11 @@ local function generation(kept)
   return CALL_ID
 end
 
--- The token bucket's and GCRA's shared model. A bucket's state is its debt at time ts: the
--- units taken and not yet refilled, in ticks of the rule that wrote it (one unit = w ticks,
--- l ticks refilled per ms, so d / w units). Returns the debt now in this rule's ticks and
--- when the stored state is forgotten (nil when there is none).
---
--- A rule edited since the write reads the debt in its own units: the same whole units owed
--- (rounded up, so an edit never grants a fraction of a unit), at most two full buckets of
--- the new rule, refilled at the new rate from ts. The state is forgotten when the rule that
--- wrote it said it would be full again, so an edit never blocks longer than the old state
--- justified.
-local function bucket_debt(d, ts, w, l, now, window, limit, burst)
-  local expires = ts + cdiv(d, l)
-  if now >= expires then
-    return 0, nil
-  end
-  if w ~= window then
-    d = cdiv(d, w)
-    -- Whole units beyond two buckets are capped before scaling, so the product stays exact.
-    d = math.min(d, 2 * burst) * window
-  end
-  d = math.min(d, 2 * burst * window)
-  -- A clock that went backwards refills nothing rather than draining the bucket.
-  local elapsed = math.max(0, now - ts)
-  if elapsed >= cdiv(d, limit) then
-    return 0, expires
-  end
-  return d - elapsed * limit, expires
-end
-
--- The generation a bucket's write keeps (token bucket, GCRA; see generation): the stored one
--- g when the debt read is the stored debt whole, by the rule that wrote it (same window and
--- limit, nothing cut by a burst lowered since) and not yet refilled; else nil, a new one.
-local function kept_generation(g, d, stored, w, l, window, limit, burst)
-  if d > 0 and w == window and l == limit and stored <= 2 * burst * window then
-    return g
-  end
-  return nil
-end
-
--- The ticks a bucket's refund gives back (token bucket, GCRA): of the `cost` units a write at
--- ms taken_at took, at most those the bucket cannot have refilled since, even had it refilled
--- them first: cost * window - elapsed * limit ticks, and never more than the debt now (d), so
--- the bucket never holds more than its burst. Whatever else was taken or given back since,
--- this never gives back a unit the bucket already refilled: units taken at t = 0 and given
--- back after a full refill give nothing.
-local function refundable(d, now, limit, window, cost, taken_at)
-  local owed = cost * window - math.max(0, now - taken_at) * limit
-  return math.max(0, math.min(owed, d))
-end
+-- The call format, documented in dispatcher.lua and refund.lua: values per rule in an acquiring
+-- call's ARGV and in its reply, and in a refund's ARGV.
+local RULE_ARGS = 8
+local RULE_REPLY = 7
+local REFUND_ARGS = 10
 
 -- The sliding log's and the concurrency leases' sorted-set members: one per unit,
 -- "<ms>:<seq>:<window>", seq zero-padded so that members of one millisecond sort in the order

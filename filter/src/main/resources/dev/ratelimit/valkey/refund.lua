@@ -5,10 +5,13 @@
 --
 -- KEYS[i]   the state key of rule i, as in the acquiring call
 -- ARGV[1]   the time in ms from the client's clock, or -1 to read the server's TIME
--- ARGV[2..] seven values per rule i, starting at ARGV[2 + 7 * (i - 1)]:
---           algorithm id, limit, window ms, burst, cost, undo_a, undo_b: the rule as it was
---           when the units were taken, and the two numbers the acquiring call's reply gave
---           for it (what it wrote; see each algorithm's refund)
+-- ARGV[2..] REFUND_ARGS (10) values per rule i, starting at ARGV[2 + REFUND_ARGS * (i - 1)]:
+--           algorithm id, limit, window ms, burst, cost, undo_a, undo_b, floor, headroom, lend:
+--           the rule as it was when the units were taken, the units to give back, the two
+--           numbers the acquiring call's reply gave for it (what it wrote; see each algorithm's
+--           refund), and for a bucket's local lease what it knows of the refill the bucket
+--           would have lost without it and the units its take lent (see refundable and
+--           lease_pool in bucket.lua; -1, 0, 0 for a reservation)
 --
 -- Reply: { given_back (0/1) for each rule i }: 0 when there was nothing left to give back
 -- (the state expired, its window rolled over, it was reset, or it cannot be read).
@@ -21,13 +24,14 @@ return function(KEYS, ARGV)
   local now = clock(ARGV[1])
   local reply = {}
   for i = 1, #KEYS do
-    local base = 2 + 7 * (i - 1)
+    local base = 2 + REFUND_ARGS * (i - 1)
     local algorithm = ALGORITHMS[ARGV[base]]
     if not algorithm then
       return redis.error_reply('unknown algorithm ' .. tostring(ARGV[base]))
     end
     local ok, given = pcall(algorithm.refund, KEYS[i], now, tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]),
-      tonumber(ARGV[base + 3]), tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]))
+      tonumber(ARGV[base + 3]), tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]),
+      tonumber(ARGV[base + 7]), tonumber(ARGV[base + 8]), tonumber(ARGV[base + 9]))
     if not ok then
       -- An unreadable state (another type, another form) keeps what it has; any other error
       -- (OOM, READONLY...) is the server's and goes back as it is.

@@ -9,7 +9,7 @@
 --   limit    units per window; window in ms; burst is not used by this algorithm
 --   cost     units this request takes (1 <= cost <= limit <= 10,000, checked by the caller)
 -- reads the state and returns this rule's own verdict (a boolean) and what it read;
--- finish(key, now, limit, window, burst, cost, consume, allowed, count, expires)
+-- finish(key, now, limit, window, burst, cost, consume, count_rejected, lend, allowed, count, expires)
 --   takes the units if consume (false: a read-only decision), on what read returned:
 --   the dispatcher decides consume from every rule's verdict, so each state is read
 --   once per call. Plain values, not a closure or a table: nothing is allocated.
@@ -70,7 +70,7 @@ local function read(key, now, limit, window, burst, cost)
   return allowed, count, expires
 end
 
-local function finish(key, now, limit, window, burst, cost, consume, allowed, count, expires)
+local function finish(key, now, limit, window, burst, cost, consume, _, _, allowed, count, expires)
   local since = now - window
   local seq = -1
   local in_window = '(' .. int(since)

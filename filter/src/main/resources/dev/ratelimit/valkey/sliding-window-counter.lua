@@ -10,7 +10,8 @@
 --   limit    units per window; window in ms; burst is not used by this algorithm
 --   cost     units this request takes (1 <= cost <= limit, checked by the caller)
 -- reads the state and returns this rule's own verdict (a boolean) and what it read;
--- finish(key, now, limit, window, burst, cost, consume, allowed, cur, prev, expires, gen)
+-- finish(key, now, limit, window, burst, cost, consume, count_rejected, lend, allowed, cur, prev,
+--        expires, gen)
 --   takes the units if consume (false: a read-only decision), on what read returned:
 --   the dispatcher decides consume from every rule's verdict, so each state is read
 --   once per call. Plain values, not a closure or a table: nothing is allocated.
@@ -108,7 +109,7 @@ local function read(key, now, limit, window, burst, cost)
   return allowed, cur, prev, expires, gen
 end
 
-local function finish(key, now, limit, window, burst, cost, consume, allowed, cur, prev, expires, gen)
+local function finish(key, now, limit, window, burst, cost, consume, _, _, allowed, cur, prev, expires, gen)
   local start = now - now % window
   local elapsed = now - start
   local prev_weight = prev * (window - elapsed)

@@ -82,7 +82,7 @@ class CalendarServerClockTest {
                     .filter(n -> n.startsWith("ratelimit_")).findFirst().orElseThrow();
             // now = 10^12 ms (2001), periods of 1970: far outside.
             assertThatThrownBy(() -> jedis.fcall(function, java.util.List.of("k"), java.util.List.of("1000000000000", "1",
-                    "7", "fixed-window", "2", "0,1000,2000,3000", "2", "1", "0", "0")))
+                    "7", "fixed-window", "2", "0,1000,2000,3000", "2", "1", "0", "0", "0")))
                     .isInstanceOf(JedisDataException.class).hasMessageContaining("RATELIMIT_CALENDAR")
                     .hasMessageContaining("outside the calendar periods");
             assertThat(jedis.exists("k")).isFalse();

@@ -1,0 +1,242 @@
+-- bucket.lua: the bucket the token bucket and GCRA both are, in one place; each of their files
+-- only encodes its state (see token-bucket.lua, gcra.lua). Loaded after the prelude, whose
+-- helpers are in scope.
+--
+-- A bucket's state: its debt d (ticks missing from a full bucket) at ms ts, in ticks of the rule
+-- that wrote it: one unit is w ticks (its window in ms) and l ticks (its limit) come back per ms.
+-- Counting in ticks keeps the refill exact in integers: no fractional unit can round a request
+-- through early. Keeping the writer's w and l lets an edited rule read the debt in whole units
+-- (see bucket_debt). g is the number of the call that started the debt (see fields in the
+-- prelude): a write keeps it only when it adds to a debt read whole, by the rule that wrote it; a
+-- debt started on a full bucket (after a reset, say) or read by an edited rule has a new one.
+-- Once a refund or a local lease touched it, four numbers more: the stretch [from, to] of refill
+-- plain refunds charged (see refundable), and the leases' `lent` and `pool` (see lease_pool). A
+-- missing key is a full bucket, which is why a full bucket need not be stored at all.
+
+-- The token bucket's and GCRA's shared model. A bucket's state is its debt at time ts: the
+-- units taken and not yet refilled, in ticks of the rule that wrote it (one unit = w ticks,
+-- l ticks refilled per ms, so d / w units). Returns the debt now in this rule's ticks and
+-- when the stored state is forgotten (nil when there is none).
+--
+-- A rule edited since the write reads the debt in its own units: the same whole units owed
+-- (rounded up, so an edit never grants a fraction of a unit), at most two full buckets of
+-- the new rule, refilled at the new rate from ts. The state is forgotten when the rule that
+-- wrote it said it would be full again, so an edit never blocks longer than the old state
+-- justified.
+local function bucket_debt(d, ts, w, l, now, window, limit, burst)
+  local expires = ts + cdiv(d, l)
+  if now >= expires then
+    return 0, nil
+  end
+  if w ~= window then
+    d = cdiv(d, w)
+    -- Whole units beyond two buckets are capped before scaling, so the product stays exact.
+    d = math.min(d, 2 * burst) * window
+  end
+  d = math.min(d, 2 * burst * window)
+  -- A clock that went backwards refills nothing rather than draining the bucket.
+  local elapsed = math.max(0, now - ts)
+  if elapsed >= cdiv(d, limit) then
+    return 0, expires
+  end
+  return d - elapsed * limit, expires
+end
+
+-- The time a bucket's write stamps on its state: never before the time it read there. A call
+-- whose clock is behind the state's (a client clock of another thread or instance a few ms
+-- behind, a refund sent by a thread that read the clock earlier) reads the debt as stored, with
+-- no refill (bucket_debt); written back at its own, earlier, time, the next read would refill the
+-- stretch in between a second time, and admit units the bucket never had. Its undo values still
+-- name the call's own time, the earlier: a refund then charges more refill, never less.
+local function write_time(now, ts)
+  return math.max(now, ts)
+end
+
+-- The generation a bucket's write keeps (token bucket, GCRA; see generation): the stored one
+-- g when the debt read is the stored debt whole, by the rule that wrote it (same window and
+-- limit, nothing cut by a burst lowered since) and not yet refilled; else nil, a new one.
+local function kept_generation(g, d, stored, w, l, window, limit, burst)
+  if d > 0 and w == window and l == limit and stored <= 2 * burst * window then
+    return g
+  end
+  return nil
+end
+
+-- The ticks a bucket's refund gives back, the state's new marks, and what it charged the leases'
+-- pool. Of the `cost` units a write at ms taken_at took, it gives back all but the refill the
+-- bucket would have lost had they not been taken, and never more than the debt now (d), so the
+-- bucket never holds more than its burst.
+--
+-- Without the units, the bucket's debt would have been smaller, and at zero (a full bucket) its
+-- refill is lost; with them, it is not. So a refund that gave every tick back would leave the
+-- bucket fuller than it would have been. For a plain give-back (a reservation's: floor -1), the
+-- bucket without the units is taken as full from taken_at on, all of whose refill is lost, but
+-- for the stretch [from, to] (ms) that earlier refunds charged already (the state's marks, 0, 0
+-- for none): their units were as good as not taken then, so that refill was lost once, and is
+-- charged once. Twenty reservations taken together and cancelled one after another so charge the
+-- refill of that time once, not twenty times over, and leave the bucket as a bucket that never
+-- lent them. A refund that absorbed all it charged stretches the marks over its own time; one
+-- that could not (the units had refilled before) leaves them.
+--
+-- A local lease's give-back (floor 0 or more, see Lease.java) knows more: the refill this
+-- instance's own use of the key lost up to when it sent the give-back (`floor`, ticks), and how
+-- long after that its own use would still not have filled the bucket (`headroom`, ticks counted
+-- from taken_at), so at most max(floor, refill since taken_at - headroom) was lost; and the store
+-- knows that no more was lost than its leases' pool (see lease_pool). It charges the lesser, and
+-- leaves the marks where they are.
+--
+-- Other traffic since only adds debt, which only delays a bucket's filling up: a refund may give
+-- back less than it could, never more (the refund fuzz contract checks it against a key that
+-- never had the units).
+local function refundable(d, now, limit, window, cost, taken_at, from, to, floor, headroom, pool)
+  local owed = cost * window
+  if floor >= 0 then
+    local lost = math.max(0, floor, math.max(0, now - taken_at) * limit - headroom)
+    local charge = math.min(lost, pool, owed)
+    return math.max(0, math.min(owed - charge, d)), from, to, charge
+  end
+  local start = math.min(taken_at, now)
+  local spans
+  if to == 0 or start > to then
+    -- No stretch charged, or one before these units were taken: all of their time.
+    spans = now - start
+  else
+    -- Their time less the stretch charged already: before it, and after it.
+    spans = math.max(0, math.min(from, now) - start) + math.max(0, now - math.max(to, start))
+  end
+  local lost = spans * limit
+  local back = math.max(0, math.min(owed - lost, d))
+  if lost > owed then
+    return back, from, to, 0
+  end
+  if to == 0 or start > to then
+    return back, start, now, 0
+  end
+  return back, math.min(start, from), math.max(to, now), 0
+end
+
+-- The accounts of the key's local leases (see Lease.java), kept with its state: `lent`, the
+-- ticks that leases took beside their requests' own units (their units and margins) and have
+-- not given back yet, and `pool`, the refill the bucket without them may have lost meanwhile,
+-- which no give-back was charged yet. What a lease holds unserved is at most what it took, so
+-- the bucket without the leases holds a debt of at least d - lent: it can only lose refill while
+-- d <= lent. Over dt ms from a stored debt d, that is the refill after d came down to lent. A
+-- give-back is charged at most the pool; the last one (nothing lent any more) empties it.
+local function lease_pool(d, dt, limit, lent, pool)
+  if lent <= 0 then
+    return 0
+  end
+  return pool + math.max(0, math.max(0, dt) * limit - math.max(0, d - lent))
+end
+
+-- The three functions the dispatcher calls for a bucket algorithm (see dispatcher.lua), on the
+-- state as `decode` reads it and `encode` writes it:
+--   decode(key, value) -> stored debt (ticks), ts, w, l, g, from, to, lent, pool
+--   encode(d, at, window, limit, gen, from, to, lent, pool) -> the state's value
+--
+-- read(key, now, limit, window, burst, cost) -> allowed, d, expires, gen, at, lent, pool
+--   its verdict for `cost` units (1 <= cost <= burst, checked by the caller), the debt now,
+--   when the state is forgotten (nil: none), the generation a write keeps (nil: a new one), the
+--   time a write stamps (write_time), and the leases' accounts brought to it.
+-- finish(key, now, limit, window, burst, cost, consume, count_rejected, lend, allowed, d, expires,
+--        gen, at, lent, pool)
+--   takes the units if consume (false: a read-only decision), `lend` of them for a local lease;
+--   returns allowed (0/1), remaining, reset_after_ms, next_ms (the effective window, draft-11's
+--   t: when the next whole unit is back; 0 with the bucket full), wait_ms (until a request of this
+--   cost would be allowed; 0 if it would be now), all of the state after any write, then the two
+--   numbers that undo the write: the time of the call and the generation, or -1, 0.
+-- refund(key, now, limit, window, burst, cost, taken_at, gen, floor, headroom, lend)
+--   gives back the cost less the refill the bucket would have lost without it (refundable), and
+--   for a lease's give-back its `lend` units leave the leases' accounts; nothing once a rule of
+--   another window or limit has written the state, nor to a debt of another generation. Returns
+--   1 if it gave any back.
+local function bucket_algorithm(decode, encode)
+  -- Writes a debt of d ticks at ms at, forgotten when it is refilled; a full bucket (d = 0) is
+  -- a missing key.
+  local function store(key, at, now, window, limit, d, gen, from, to, lent, pool)
+    if d == 0 then
+      redis.call('DEL', key)
+    else
+      redis.call('SET', key, encode(d, at, window, limit, gen, from, to, lent, pool),
+        'PX', ttl(cdiv(d, limit) + at - now))
+    end
+  end
+
+  -- The time until a debt of d ticks allows c units (it must fall to capacity - c * window),
+  -- never past the moment the state is forgotten.
+  local function wait_for(c, d, window, capacity, limit, expires, now)
+    return math.min(cdiv(d + c * window - capacity, limit), expires - now)
+  end
+
+  local function read(key, now, limit, window, burst, cost)
+    local d, expires, gen, at, lent, pool = 0, nil, nil, now, 0, 0
+    local value = redis.call('GET', key)
+    if value then
+      local stored, ts, w, l, g, _, _, stored_lent, stored_pool = decode(key, value)
+      d, expires = bucket_debt(stored, ts, w, l, now, window, limit, burst)
+      gen = kept_generation(g, d, stored, w, l, window, limit, burst)
+      at = write_time(now, ts)
+      if gen then
+        -- The same debt, by the same rule: its leases are still out.
+        lent = stored_lent
+        pool = lease_pool(stored, at - ts, limit, stored_lent, stored_pool)
+      end
+    end
+    return d + cost * window <= burst * window, d, expires, gen, at, lent, pool
+  end
+
+  local function finish(key, now, limit, window, burst, cost, consume, _, lend, allowed, d, expires, gen, at, lent,
+                        pool)
+    local capacity = burst * window
+    local need = cost * window
+    if consume then
+      -- A counted rejection may overdraw the bucket, by at most one full bucket: the hammering
+      -- client stays locked out after it stops for at most twice the time to refill.
+      d = math.min(d + need, 2 * capacity)
+      expires = at + cdiv(d, limit)
+      gen = generation(gen)
+      -- A take starts afresh what plain refunds charged (their units are in the debt read).
+      store(key, at, now, window, limit, d, gen, 0, 0, lent + lend * window, pool)
+    end
+
+    local remaining = 0
+    if d < capacity then
+      remaining = idiv(capacity - d, window)
+    end
+    local reset_after, next_after, wait = 0, 0, 0
+    if d > 0 then
+      next_after = wait_for(remaining + 1, d, window, capacity, limit, expires, now)
+      -- Never past the moment the state itself is forgotten (only an edit makes that earlier).
+      reset_after = math.min(cdiv(d, limit), expires - now)
+    end
+    if d + need > capacity then
+      wait = wait_for(cost, d, window, capacity, limit, expires, now)
+    end
+    return allowed and 1 or 0, remaining, reset_after, next_after, wait, consume and now or -1, consume and gen or 0
+  end
+
+  local function refund(key, now, limit, window, burst, cost, taken_at, charged_gen, floor, headroom, lend)
+    local value = redis.call('GET', key)
+    if not value then
+      return 0
+    end
+    local _, _, w, l, g, from, to = decode(key, value)
+    if w ~= window or l ~= limit or g ~= charged_gen then
+      -- Written since by an edited rule (or another plan): its refill since the units were
+      -- taken may have been faster than this rule's, so nothing is known to be owed; or a debt
+      -- started since (a reset): the units are not in it.
+      return 0
+    end
+    local _, d, _, _, at, lent, pool = read(key, now, limit, window, burst, cost)
+    local back, charge
+    back, from, to, charge = refundable(d, at, limit, window, cost, taken_at, from, to, floor, headroom, pool)
+    lent = math.max(0, lent - lend * window)
+    pool = lent > 0 and pool - charge or 0
+    if back > 0 or lend > 0 then
+      store(key, at, now, window, limit, d - back, g, from, to, lent, pool)
+    end
+    return back > 0 and 1 or 0
+  end
+
+  return { read = read, finish = finish, refund = refund }
+end

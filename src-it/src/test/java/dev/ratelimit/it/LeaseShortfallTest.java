@@ -1,0 +1,303 @@
+package dev.ratelimit.it;
+
+import dev.ratelimit.Algorithm;
+import dev.ratelimit.ManualClock;
+import dev.ratelimit.Reservation;
+import dev.ratelimit.Rule;
+import dev.ratelimit.valkey.ValkeyRateLimiter;
+import dev.ratelimit.valkey.ValkeySettings;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * What local leases cost a bucket (token bucket, GCRA) in admissions, against a real Valkey
+ * (README, "Local leases"): one instance is never held below what it would get without leases,
+ * whatever the phase (a fresh key, a steady rate, a burst after idle); several instances fall
+ * short by at most {@code (instances − 1) × (local-lease + 2 × margin)}. And reservations given
+ * back give back exactly what they took. Each measure runs leased and unleased keys through the
+ * same steps, on a clock the test moves.
+ */
+@ExtendWith(ValkeyExtension.class)
+class LeaseShortfallTest {
+
+    private static final long START = 1_700_000_000_000L;
+
+    private final ValkeyServer valkey;
+    private final ManualClock clock = new ManualClock(START);
+
+    LeaseShortfallTest(ValkeyServer valkey) {
+        this.valkey = valkey;
+    }
+
+    @BeforeEach
+    void empty() {
+        valkey.flushAll();
+    }
+
+    private ValkeyRateLimiter limiter(String leased, int size, Duration time) {
+        ValkeyRateLimiter.Builder builder = ValkeyRateLimiter.builder().settings(ValkeySettings.of(valkey.url())
+                .withSocketTimeout(Duration.ofSeconds(5))).clientClock(clock);
+        return (leased == null ? builder : builder.localLease(leased, size, time)).build();
+    }
+
+    private static Rule bucket(Algorithm algorithm, long limit, Duration window, long burst) {
+        return Rule.of("b", algorithm, limit, window).withBurst(burst);
+    }
+
+    private static long take(ValkeyRateLimiter limiter, Rule rule, String key, int times) {
+        long allowed = 0;
+        for (int i = 0; i < times; i++) {
+            allowed += limiter.acquire(rule, key).allowed() ? 1 : 0;
+        }
+        return allowed;
+    }
+
+    /** A fresh key asked back to back: leases of 1, 2, 4, 8, 16 and their margins never hold it below its burst. */
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
+    void aFreshKeyGetsItsWholeBurst(Algorithm algorithm) {
+        Rule rule = bucket(algorithm, 50, Duration.ofSeconds(1), 100);
+        try (ValkeyRateLimiter leased = limiter("b", 16, Duration.ofMillis(400))) {
+            assertThat(take(leased, rule, "fresh", 100)).as("100 back to back, leases of 16 for 400 ms").isEqualTo(100);
+            assertThat(leased.acquire(rule, "fresh").allowed()).as("the 101st, with no time passed").isFalse();
+        }
+    }
+
+    /** The README's own example: 1,000 a second, a burst of 2,000, leases of 50 for 50 ms. */
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
+    void theReadmesExampleGetsItsWholeBurst(Algorithm algorithm) {
+        Rule rule = bucket(algorithm, 1_000, Duration.ofSeconds(1), 2_000);
+        try (ValkeyRateLimiter leased = limiter("b", 50, Duration.ofMillis(50))) {
+            assertThat(take(leased, rule, "readme", 2_000)).isEqualTo(2_000);
+        }
+    }
+
+    /**
+     * A steady rate within the limit, then a second idle, then a burst, on the server's clock as in
+     * production: once the leases are over the key is as full as without them, and the burst gets
+     * all of it.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
+    void aBurstAfterASteadyRateAndIdleGetsAsMuchAsWithoutLeases(Algorithm algorithm) throws Exception {
+        Rule rule = bucket(algorithm, 50, Duration.ofSeconds(1), 100);
+        try (ValkeyRateLimiter leased = serverClock("b"); ValkeyRateLimiter plain = serverClock(null)) {
+            long steadyLeased = 0;
+            long steadyPlain = 0;
+            // 3 s at 40 a second, paced by the wall clock.
+            long began = System.nanoTime();
+            for (int i = 0; i < 120; i++) {
+                steadyLeased += leased.acquire(rule, "l").allowed() ? 1 : 0;
+                steadyPlain += plain.acquire(rule, "p").allowed() ? 1 : 0;
+                long due = began + (i + 1) * 25_000_000L;
+                while (System.nanoTime() < due) {
+                    Thread.sleep(1);
+                }
+            }
+            assertThat(steadyLeased).isEqualTo(steadyPlain).isEqualTo(120);
+            Thread.sleep(1_000);
+            assertThat(plain.peek(rule, "l", 1).remaining()).as("the leased key after a second idle, asked from outside")
+                    .isEqualTo(plain.peek(rule, "p", 1).remaining()).isEqualTo(100);
+            long began2 = System.nanoTime();
+            long burstLeased = take(leased, rule, "l", 150);
+            long burstPlain = take(plain, rule, "p", 150);
+            // The bucket refills while the bursts run: at most that much more than the burst.
+            long refill = (System.nanoTime() - began2) * 50 / 1_000_000_000L + 1;
+            assertThat(burstLeased).as("a burst of 150 after idle, with leases").isBetween(100L, 100 + refill);
+            assertThat(burstPlain).as("a burst of 150 after idle, without").isBetween(100L, 100 + refill);
+        }
+    }
+
+    private ValkeyRateLimiter serverClock(String leased) {
+        ValkeyRateLimiter.Builder builder = ValkeyRateLimiter.builder().settings(ValkeySettings.of(valkey.url())
+                .withSocketTimeout(Duration.ofSeconds(5)));
+        return (leased == null ? builder : builder.localLease(leased, 16, Duration.ofMillis(400))).build();
+    }
+
+    /**
+     * One instance, calm and busy phases: it falls short of what it would admit without leases by
+     * at most two margins while its leases live (what its own leases hold back from a refused
+     * request is given back first; what a give-back charges for refill the bucket would have lost
+     * is bounded by the refill of a lease's time), and not at all once they are over: a burst after
+     * idle gets as much as without leases.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
+    void oneInstanceFallsShortByAtMostTwoMarginsAndNotOnceLeasesAreOver(Algorithm algorithm) throws Exception {
+        Rule rule = bucket(algorithm, 50, Duration.ofSeconds(1), 100);
+        Duration leaseTime = Duration.ofMillis(200);
+        long margin = (leaseTime.toMillis() * 50 + 999) / 1000;
+        try (ValkeyRateLimiter leased = limiter("b", 16, leaseTime); ValkeyRateLimiter plain = limiter(null, 0, null)) {
+            long totalLeased = 0;
+            long totalPlain = 0;
+            long worst = 0;
+            for (int step = 0; step < 300; step++) {
+                // Busy phases ask more than the rate allows; calm ones less.
+                int asks = (step / 50) % 2 == 0 ? 1 : 4;
+                long tl = take(leased, rule, "l", asks);
+                long tp = take(plain, rule, "p", asks);
+                totalLeased += tl;
+                totalPlain += tp;
+                worst = Math.max(worst, totalPlain - totalLeased);
+                assertThat(totalLeased).as("admitted by step %d", step).isLessThanOrEqualTo(100 + step);
+                assertThat(totalPlain - totalLeased).as("shortfall by step %d", step).isLessThanOrEqualTo(2 * margin);
+                clock.advance(20);
+            }
+            // Idle: the leases end (the sweeper runs on real time: a little of each) and the key refills.
+            for (int step = 0; step < 50; step++) {
+                clock.advance(20);
+                Thread.sleep(leaseTime.toMillis() / 20);
+            }
+            assertThat(take(leased, rule, "l", 150)).as("a burst after the leases are over")
+                    .isEqualTo(take(plain, rule, "p", 150));
+            System.out.println("LeaseShortfallTest " + algorithm + ": one instance admitted " + totalLeased
+                    + " with leases, " + totalPlain + " without; worst shortfall " + worst + " (2 margins: " + 2 * margin
+                    + ")");
+        }
+    }
+
+    /**
+     * Three instances, calm and busy phases: with leases they admit at most
+     * {@code (instances − 1) × local-lease + instances × 2 × margin} fewer units than without, at
+     * every step.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
+    void threeInstancesFallShortByAtMostTheBound(Algorithm algorithm) throws Exception {
+        Rule rule = bucket(algorithm, 50, Duration.ofSeconds(1), 300);
+        Duration leaseTime = Duration.ofMillis(200);
+        long margin = (leaseTime.toMillis() * 50 + 999) / 1000;
+        long bound = 2 * 16 + 3 * 2 * margin;
+        List<ValkeyRateLimiter> leased = List.of(limiter("b", 16, leaseTime), limiter("b", 16, leaseTime),
+                limiter("b", 16, leaseTime));
+        List<ValkeyRateLimiter> plain = List.of(limiter(null, 0, null), limiter(null, 0, null), limiter(null, 0, null));
+        ExecutorService pool = Executors.newFixedThreadPool(3);
+        try {
+            long totalLeased = 0;
+            long totalPlain = 0;
+            long worst = 0;
+            for (int step = 0; step < 300; step++) {
+                int asks = (step / 60) % 2 == 0 ? 1 : 5;
+                List<Callable<long[]>> each = new ArrayList<>();
+                for (int i = 0; i < 3; i++) {
+                    ValkeyRateLimiter l = leased.get(i);
+                    ValkeyRateLimiter p = plain.get(i);
+                    each.add(() -> new long[] {take(l, rule, "l", asks), take(p, rule, "p", asks)});
+                }
+                for (Future<long[]> done : pool.invokeAll(each)) {
+                    totalLeased += done.get()[0];
+                    totalPlain += done.get()[1];
+                }
+                worst = Math.max(worst, totalPlain - totalLeased);
+                assertThat(totalLeased).as("admitted by step %d", step).isLessThanOrEqualTo(300 + step);
+                assertThat(totalPlain - totalLeased).as("shortfall by step %d (bound %d)", step, bound)
+                        .isLessThanOrEqualTo(bound);
+                clock.advance(20);
+            }
+            System.out.println("LeaseShortfallTest " + algorithm + ": three instances admitted " + totalLeased
+                    + " with leases, " + totalPlain + " without; worst shortfall " + worst + " (bound " + bound + ")");
+        } finally {
+            pool.shutdownNow();
+            leased.forEach(ValkeyRateLimiter::close);
+            plain.forEach(ValkeyRateLimiter::close);
+        }
+    }
+
+    /**
+     * Two instances, one calm (a tenth of the rate) and one busy (the rest), together at the
+     * rate: without leases all of it is admitted; with them, what the calm one's own bucket loses
+     * while the key stays busy must not be charged to its give-backs, or the busy one is held
+     * ever further below the rate.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
+    void aCalmInstanceBesideABusyOneCostsNoMoreThanTheBound(Algorithm algorithm) {
+        Rule rule = bucket(algorithm, 50, Duration.ofSeconds(1), 100);
+        Duration leaseTime = Duration.ofMillis(200);
+        long margin = (leaseTime.toMillis() * 50 + 999) / 1000;
+        long bound = 16 + 2 * 2 * margin;
+        try (ValkeyRateLimiter calm = limiter("b", 16, leaseTime); ValkeyRateLimiter busy = limiter("b", 16, leaseTime);
+             ValkeyRateLimiter calmPlain = limiter(null, 0, null); ValkeyRateLimiter busyPlain = limiter(null, 0, null)) {
+            long totalLeased = 0;
+            long totalPlain = 0;
+            long worst = 0;
+            for (int step = 0; step < 6000; step++) {
+                boolean calmTurn = step % 5 == 0;
+                int asks = step % 10 == 1 ? 2 : 1;
+                totalLeased += take(calmTurn ? calm : busy, rule, "l", asks);
+                totalPlain += take(calmTurn ? calmPlain : busyPlain, rule, "p", asks);
+                worst = Math.max(worst, totalPlain - totalLeased);
+                assertThat(totalLeased).as("admitted by step %d", step).isLessThanOrEqualTo(100 + step);
+                clock.advance(20);
+            }
+            System.out.println("LeaseShortfallTest " + algorithm + ": calm beside busy admitted " + totalLeased
+                    + " with leases, " + totalPlain + " without; worst shortfall " + worst + " (bound " + bound + ")"
+                    + " remaining " + calmPlain.peek(rule, "l", 1).remaining() + " vs " + calmPlain.peek(rule, "p", 1).remaining());
+            assertThat(totalPlain - totalLeased).isLessThanOrEqualTo(bound);
+        }
+    }
+
+    /**
+     * Reservations given back give back exactly what they took: forty at once on twenty an hour,
+     * the twenty allowed then cancelled at once, and the key is whole again: twenty more.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
+    void reservationsCancelledTogetherGiveBackEveryUnit(Algorithm algorithm) throws Exception {
+        Rule rule = Rule.of("r", algorithm, 20, Duration.ofHours(1));
+        // The server's clock, as in production: the cancels come a few ms after the takes.
+        try (ValkeyRateLimiter limiter = ValkeyRateLimiter.builder().settings(ValkeySettings.of(valkey.url())
+                .withSocketTimeout(Duration.ofSeconds(5))).build()) {
+            ExecutorService pool = Executors.newFixedThreadPool(8);
+            try {
+                CyclicBarrier start = new CyclicBarrier(8);
+                List<Callable<Reservation>> reserve = new ArrayList<>();
+                for (int i = 0; i < 40; i++) {
+                    boolean first = i < 8;
+                    reserve.add(() -> {
+                        if (first) {
+                            start.await();
+                        }
+                        return limiter.reserve(rule, "k");
+                    });
+                }
+                List<Reservation> allowed = new ArrayList<>();
+                for (Future<Reservation> taken : pool.invokeAll(reserve)) {
+                    if (taken.get().allowed()) {
+                        allowed.add(taken.get());
+                    }
+                }
+                assertThat(allowed).hasSize(20);
+                List<Callable<List<String>>> cancel = allowed.stream().<Callable<List<String>>>map(r -> r::cancel).toList();
+                for (Future<List<String>> given : pool.invokeAll(cancel)) {
+                    assertThat(given.get()).containsExactly("r");
+                }
+                List<Callable<Boolean>> again = new ArrayList<>();
+                for (int i = 0; i < 40; i++) {
+                    again.add(() -> limiter.acquire(rule, "k").allowed());
+                }
+                long admitted = 0;
+                for (Future<Boolean> a : pool.invokeAll(again)) {
+                    admitted += a.get() ? 1 : 0;
+                }
+                assertThat(admitted).as("admitted after every reservation was given back").isEqualTo(20);
+            } finally {
+                pool.shutdownNow();
+            }
+        }
+    }
+}
