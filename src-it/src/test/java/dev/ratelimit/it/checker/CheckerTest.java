@@ -47,7 +47,11 @@ class CheckerTest {
 
     /** Steps per run in the build: a few seconds per run on a busy two-core machine. */
     static final int STEPS = Integer.getInteger("checker.steps", 1_500);
-    static final long[] SEEDS = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+    /**
+     * The build's seeds: 1 to 10, and seeds kept for what they once caught (1010: a token bucket
+     * whose own instance's lease held it below its burst).
+     */
+    static final long[] SEEDS = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 1010};
     /** Seeds on each cluster target in the build: the cluster's share of its time is small. */
     private static final long[] CLUSTER_SEEDS = {1, 2};
 

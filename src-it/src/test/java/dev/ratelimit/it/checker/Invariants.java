@@ -259,7 +259,7 @@ final class Invariants {
     }
 
     private void fault(Event.Fault fault) {
-        leaseSlack.fault();
+        leaseSlack.fault(fault.at());
         if (fault.kind().equals("plant") || fault.kind().equals("unplant")) {
             ledger(STORE, fault.rule(), fault.key()).wipe(fault.at(), true, true);
         } else if (fault.kind().equals("time-uncertain")) {
@@ -373,12 +373,12 @@ final class Invariants {
         Ledger ledger;
         long cost;
         // Units the store holds in local leases, unseen here (LeaseSlack); none in the fallback.
-        long withheld = 0;
+        Rule leased = null;
         long othersHold = 0;
         if (decision.basis() == Decision.Basis.SHARED) {
             ledger = ledger(STORE, claim.rule().name(), claim.key());
             cost = claim.cost();
-            withheld = leaseSlack.withheld(claim.rule());
+            leased = claim.rule();
             othersHold = leaseSlack.othersHold(claim.rule());
         } else if (decision.basis() == Decision.Basis.LOCAL) {
             ledger = ledger(local(call.instance()), claim.rule().name(), claim.key());
@@ -407,12 +407,28 @@ final class Invariants {
             report(call.op(), ledger, Bounds.safety(ledger, latest, cost, afterWipe));
             return;
         }
-        report(call.op(), ledger, Bounds.liveness(ledger, t, cost + withheld, call.op()));
+        report(call.op(), ledger, liveness(ledger, t, cost, call.op(), leased));
         report(call.op(), ledger, Bounds.early(ledger, latest, cost, decision.retryAfter().toMillis()));
         if (request != null && !request.unavailable() && !claim.rule().shadow()
                 && request.retryAfter().compareTo(decision.retryAfter()) != 0) {
             report(call.op(), ledger, Bounds.early(ledger, latest, cost, request.retryAfter().toMillis()));
         }
+    }
+
+    /**
+     * Liveness with what leases may hold in the store beyond the history (LeaseSlack): the
+     * most first, then the least, and only between the two the exact allowance, which walks the
+     * history once per fault.
+     */
+    private Bounds.Finding liveness(Ledger ledger, long t, long cost, long op, Rule leased) {
+        if (leased == null) {
+            return Bounds.liveness(ledger, t, cost, op);
+        }
+        Bounds.Finding most = Bounds.liveness(ledger, t, cost + leaseSlack.mostWithheld(leased), op);
+        if (most != null || Bounds.liveness(ledger, t, cost + leaseSlack.leastWithheld(leased), op) == null) {
+            return most;
+        }
+        return Bounds.liveness(ledger, t, cost + leaseSlack.withheld(leased, ledger, t), op);
     }
 
     private void report(long op, Ledger ledger, Bounds.Finding finding) {

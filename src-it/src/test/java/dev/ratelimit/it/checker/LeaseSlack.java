@@ -3,7 +3,9 @@ package dev.ratelimit.it.checker;
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.Rule;
 
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -12,11 +14,14 @@ import java.util.Map;
  * charges the refill while it lasts, so the lower bounds hold exactly. What the history cannot
  * see are the units taken ahead and not yet admitted:
  * <ul>
- *   <li>liveness: each instance may hold, per rule and key, leases of at most {@code size}
- *       units together (the serving one and one taken ahead) and their two margins, which the
- *       store counts and no request has used; a lease whose
- *       give-back or whose take's reply was lost (a fault) stays counted until its window ends or
- *       the bucket refills, so each fault may leave one more;</li>
+ *   <li>liveness: an instance refused by the store first gives back its own leases of the key
+ *       (README, "Local leases"), so what the store counts beyond the history at a rejection is
+ *       the other instances': each holds, per rule and key, leases of at most {@code size} units
+ *       together (the serving one and one taken ahead) and their two margins, and may have as
+ *       much again on its way back to the store. A lease whose give-back or whose take's reply
+ *       was lost (a fault) stays counted until the bucket without it would have refilled it:
+ *       each fault may leave one per instance, which goes as the history's bucket loses refill
+ *       (a fixed window's, when its window ends);</li>
  *   <li>the promise of {@code r} within {@code t}: a decision counts the units its own live
  *       lease holds, not those another instance holds and may admit, nor those of an ended
  *       lease (its own or another's) that go back to the store meanwhile, with what of a
@@ -29,12 +34,13 @@ final class LeaseSlack {
 
     private final Map<String, Workload.LocalLease> leases = new HashMap<>();
     private int instances = 1;
-    private int faults;
+    /** When faults happened (client ms). */
+    private final List<Long> faults = new ArrayList<>();
 
     /** Reads the run's leases from its start event's options ({@code localLeases}, {@code instances}). */
     void start(Map<String, Object> options) {
         leases.clear();
-        faults = 0;
+        faults.clear();
         instances = ((Number) options.getOrDefault("instances", 1)).intValue();
         if (options.get("localLeases") instanceof Map<?, ?> all) {
             all.forEach((rule, lease) -> {
@@ -45,15 +51,52 @@ final class LeaseSlack {
         }
     }
 
-    /** A fault happened: one more lease per instance and key may stay counted. */
-    void fault() {
-        faults++;
+    /** A fault happened at {@code at}: one more lease per instance and key may stay counted. */
+    void fault(long at) {
+        faults.add(at);
     }
 
-    /** Units the store may count beyond the history's for the rule: held in leases, never admitted. */
-    long withheld(Rule rule) {
+    /**
+     * Units the store may count beyond the history's for the rule at a rejection at {@code t}:
+     * held in the other instances' leases, never admitted; and leases faults left counted, less
+     * what the history's bucket refilled away since.
+     *
+     * @param ledger the key's ledger, whose upper bound tells what refilled since a fault
+     */
+    long withheld(Rule rule, Ledger ledger, long t) {
         Workload.LocalLease lease = leaseOf(rule);
-        return lease == null ? 0 : instances * (lease.size() + 2 * lease.margin(rule)) * (1L + faults);
+        if (lease == null) {
+            return 0;
+        }
+        long held = lease.size() + 2 * lease.margin(rule);
+        long window = rule.window().toMillis();
+        long withheld = (instances - 1) * 2 * held;
+        for (long at : faults) {
+            if (at > t) {
+                continue;
+            }
+            long gone = rule.algorithm() == Algorithm.FIXED_WINDOW
+                    ? (Calendars.window(rule, at)[1] <= t ? held : 0)
+                    : ledger.ubLost(at, t) / window;
+            withheld += Math.max(0, instances * held - gone);
+        }
+        return withheld;
+    }
+
+    /** The most {@link #withheld} can be, faults never refilled: asked first, as it is cheap. */
+    long mostWithheld(Rule rule) {
+        Workload.LocalLease lease = leaseOf(rule);
+        if (lease == null) {
+            return 0;
+        }
+        long held = lease.size() + 2 * lease.margin(rule);
+        return (instances - 1) * 2 * held + (long) faults.size() * instances * held;
+    }
+
+    /** The least {@link #withheld} can be: no fault's lease left. */
+    long leastWithheld(Rule rule) {
+        Workload.LocalLease lease = leaseOf(rule);
+        return lease == null ? 0 : (instances - 1) * 2 * (lease.size() + 2 * lease.margin(rule));
     }
 
     /**

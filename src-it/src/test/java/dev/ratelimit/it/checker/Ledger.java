@@ -307,6 +307,45 @@ final class Ledger {
         return debt(t, false);
     }
 
+    /**
+     * The refill the upper bound's bucket lost (full, at zero debt) in {@code [from, t]}, ticks,
+     * since the last edit or wipe: at least what the store's bucket without leases lost, and so
+     * at least what units a fault left counted in the store have refilled away since (units the
+     * store counts beyond the history only go once the history's bucket would be full).
+     */
+    long ubLost(long from, long t) {
+        long window = current.window().toMillis();
+        long limit = current.limit();
+        long debt = bucketFromDebt;
+        long last = bucketFromAt == Long.MIN_VALUE ? Long.MIN_VALUE : bucketFromAt;
+        long lost = 0;
+        for (int i = bucketFrom; i < units.size(); i++) {
+            Unit unit = units.get(i);
+            if (unit.at > t || !upper(unit, false)) {
+                continue;
+            }
+            if (last != Long.MIN_VALUE) {
+                lost += lostBetween(debt, last, unit.at, from, limit);
+                debt = Math.max(0, debt - (unit.at - last) * limit);
+            }
+            debt += unit.cost * window;
+            last = unit.at;
+        }
+        if (last != Long.MIN_VALUE) {
+            lost += lostBetween(debt, last, t, from, limit);
+        } else {
+            lost += Math.max(0, t - from) * limit;
+        }
+        return lost;
+    }
+
+    /** The refill a bucket of {@code debt} at {@code a} loses by {@code b}, counted from {@code from}. */
+    private static long lostBetween(long debt, long a, long b, long from, long limit) {
+        long full = a + (debt + limit - 1) / limit; // when it is full
+        long start = Math.max(full, Math.max(a, from));
+        return Math.max(0, b - start) * limit;
+    }
+
     private long[] debt(long t, boolean lower) {
         long window = current.window().toMillis();
         long limit = current.limit();
