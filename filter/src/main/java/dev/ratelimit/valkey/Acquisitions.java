@@ -103,9 +103,13 @@ final class Acquisitions {
     Reservation reserve(List<Claim> claims) {
         Claims.check(claims);
         long mark = leased == null ? 0 : leased.mark();
+        long at = leased == null ? 0 : leased.now();
         SlotGroups.Outcome taken = fromStore(claims);
         if (leased != null && !taken.decisions().allowed() && leased.reclaimed(claims, taken, mark)) {
             taken = fromStore(claims);
+        }
+        if (leased != null && taken.decisions().allowed()) {
+            leased.reserved(claims, taken.answers(), at);
         }
         return reservation(claims, taken.answers(), taken.decisions());
     }
@@ -147,10 +151,13 @@ final class Acquisitions {
             return List.of();
         }
         List<Claim> back = SlotGroups.subList(claims, indexes);
-        boolean[] given = calls.refund(refunds(back, indexes.stream().map(answers::get).toList()), true);
+        long[] given = calls.refund(refunds(back, indexes.stream().map(answers::get).toList()), true);
+        if (leased != null) {
+            leased.unreserved(back, given);
+        }
         List<String> rules = new ArrayList<>();
         for (int i = 0; i < back.size(); i++) {
-            if (given[i]) {
+            if (given[i] > 0) {
                 rules.add(back.get(i).rule().name());
             }
         }

@@ -143,8 +143,8 @@ final class GuardedCalls {
         return ScriptFormat.answers(endpoint, claims, reply);
     }
 
-    /** The refund function's reply: for each claim, whether it gave units back. */
-    List<Boolean> givenBack(List<Claim> claims, Object reply) {
+    /** The refund function's reply: for each claim, what it gave back (0: nothing; see {@link ScriptFormat#givenBack}). */
+    long[] givenBack(List<Claim> claims, Object reply) {
         return ScriptFormat.givenBack(endpoint, claims.size(), reply);
     }
 

@@ -146,12 +146,14 @@ final class Lease {
             if (rule.algorithm() == Algorithm.FIXED_WINDOW) {
                 return left > 0 ? Refund.of(Claim.of(rule, take.key(), left), answer) : null;
             }
+            // At the simulation's time if later: the headroom must count from where its debt is.
+            long at = entry.simulatedAt(now);
             long owed = (left + margin) * rule.window().toMillis();
-            long charge = entry.charge(now, rule.limit(), owed);
+            long charge = entry.charge(at, rule.limit(), owed);
             if (owed == 0 && lent == 0) {
                 return null;
             }
-            long headroom = Math.max(0, now - start) * rule.limit() + entry.debtAt(now, rule.limit()) - charge;
+            long headroom = Math.max(0, at - start) * rule.limit() + entry.debtAt(at, rule.limit()) - charge;
             return new Refund(Claim.of(rule, take.key(), left + margin), answer, charge, Math.max(0, headroom), lent);
         }
     }

@@ -81,6 +81,16 @@ final class LeaseEntry {
     }
 
     /**
+     * A refund made alike with leases and without (a reservation cancelled, a layer's units given
+     * back after another refused) took {@code ticks} off the key's debt in the store at {@code at}:
+     * off the simulation's too, which so stays the bucket without leases.
+     */
+    void returned(long at, long ticks, long limit) {
+        advance(at, limit);
+        simDebt = Math.max(0, simDebt - ticks);
+    }
+
+    /**
      * A lease of the key is taken at {@code at}: the first of several not yet given back starts
      * the stretch whose lost refill their give-backs are charged (refill lost before it was lost
      * with no lease of the key held: the store lost it too).
@@ -107,6 +117,14 @@ final class LeaseEntry {
             charged = simLost;
         }
         return charge;
+    }
+
+    /**
+     * The time the simulation has reached: never before {@code at}, later when this instance
+     * counted units at a later time meanwhile (another thread read the clock after the caller).
+     */
+    long simulatedAt(long at) {
+        return Math.max(at, simAt);
     }
 
     /** The refill the simulation lost by {@code at}, ticks. */

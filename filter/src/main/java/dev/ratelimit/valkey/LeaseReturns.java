@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 
 /**
  * Leases that no longer serve, until what they did not use goes back to the store (see
@@ -20,13 +21,15 @@ final class LeaseReturns {
 
     private static final System.Logger LOG = System.getLogger(ValkeyRateLimiter.class.getName());
 
-    /** Gives units back to the store: one refund call for all of them (one per slot group). */
+    /** Gives units back to the store: one refund call for all of them (one per slot group), sent at {@code now}. */
     @FunctionalInterface
     interface GiveBack {
-        void giveBack(List<Refund> refunds);
+        void giveBack(List<Refund> refunds, long now);
     }
 
     private final GiveBack store;
+    /** The lease clock: read as a give-back is worked out, and the give-back sent at that time. */
+    private final LongSupplier clock;
     /** Asks for the ended leases to be given back soon, off the caller's thread. */
     private final Runnable soon;
     private final ConcurrentLinkedQueue<Lease> ended = new ConcurrentLinkedQueue<>();
@@ -35,8 +38,9 @@ final class LeaseReturns {
     /** Whether a give-back is asked for and not yet begun: one at a time, however many leases end. */
     private final AtomicBoolean asked = new AtomicBoolean();
 
-    LeaseReturns(GiveBack store, Runnable soon) {
+    LeaseReturns(GiveBack store, LongSupplier clock, Runnable soon) {
         this.store = store;
+        this.clock = clock;
         this.soon = soon;
     }
 
@@ -54,11 +58,11 @@ final class LeaseReturns {
      *
      * @return whether any lease was given back, by this call or by one it waited for
      */
-    boolean due(long now) {
+    boolean due() {
         // Cleared first: a lease ending from here on asks again, and is given back by this run or that one.
         asked.set(false);
         long before = givenBack.get();
-        all(List.of(), now);
+        all(List.of());
         return givenBack.get() != before;
     }
 
@@ -68,7 +72,9 @@ final class LeaseReturns {
     }
 
     /** Gives back what every ended lease and the given ones hold, due or not (the limiter closes). */
-    synchronized void all(List<Lease> live, long now) {
+    synchronized void all(List<Lease> live) {
+        // Read here, once another give-back has landed: what is worked out is sent at this time.
+        long now = clock.getAsLong();
         List<Lease> all = new ArrayList<>(live);
         for (Lease lease; (lease = ended.poll()) != null; ) {
             all.add(lease);
@@ -92,7 +98,7 @@ final class LeaseReturns {
             return;
         }
         try {
-            store.giveBack(refunds);
+            store.giveBack(refunds, now);
             givenBack.incrementAndGet();
         } catch (RateLimitException e) {
             LOG.log(System.Logger.Level.DEBUG, "unused leased units not given back: {0}", e.getMessage());

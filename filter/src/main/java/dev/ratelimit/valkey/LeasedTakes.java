@@ -179,6 +179,27 @@ final class LeasedTakes {
         return reclaimed;
     }
 
+    /** A reservation took the claims' units at {@code at}: what of them leasing rules took counts as this instance's (see {@link Leases#reserved}). */
+    void reserved(List<Claim> claims, List<Verdicts.Answer> answers, long at) {
+        for (int i = 0; i < claims.size(); i++) {
+            if (answers.get(i).allowed() && answers.get(i).took()) {
+                leases.reserved(claims.get(i), at);
+            }
+        }
+    }
+
+    /** A reservation gave back the claims' units: {@code given} what the store took back of each (see {@link Leases#returned}). */
+    void unreserved(List<Claim> claims, long[] given) {
+        for (int i = 0; i < claims.size(); i++) {
+            leases.returned(claims.get(i), given[i]);
+        }
+    }
+
+    /** The lease clock now. */
+    long now() {
+        return leases.now();
+    }
+
     /** A mark of the give-backs landed so far, taken before a store call (see {@link #reclaimed(List, SlotGroups.Outcome, long)}). */
     long mark() {
         return leases.landed();
@@ -216,7 +237,7 @@ final class LeasedTakes {
      * @return the indexes of the claims that gave units back
      */
     List<Integer> giveBack(List<Claim> claims, List<Portion> portions, List<Integer> indexes,
-                           Function<List<Refund>, boolean[]> store) {
+                           Function<List<Refund>, long[]> store) {
         List<Integer> given = new ArrayList<>();
         List<Integer> toStore = new ArrayList<>();
         for (int i : indexes) {
@@ -241,11 +262,14 @@ final class LeasedTakes {
             }
         }
         if (!toStore.isEmpty()) {
-            boolean[] back = store.apply(toStore.stream()
+            long[] back = store.apply(toStore.stream()
                     .map(i -> Refund.of(portions.get(i).stored(), portions.get(i).answer())).toList());
             for (int j = 0; j < toStore.size(); j++) {
                 int i = toStore.get(j);
-                if (back[j] || portions.get(i).served() != null && portions.get(i).served().units() > 0) {
+                if (leases.policy(claims.get(i)) != null) {
+                    leases.returned(claims.get(i), back[j]);
+                }
+                if (back[j] > 0 || portions.get(i).served() != null && portions.get(i).served().units() > 0) {
                     given.add(i);
                 }
             }

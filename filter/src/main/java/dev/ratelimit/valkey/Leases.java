@@ -49,7 +49,7 @@ final class Leases implements AutoCloseable {
 
     Leases(Map<String, LeasePolicy> policies, LongSupplier clock, LeaseReturns.GiveBack store) {
         // A lease that stops serving gives back at once, on the sweeper's thread, not at the next sweep.
-        this.returns = new LeaseReturns(store, this::giveBackSoon);
+        this.returns = new LeaseReturns(store, clock, this::giveBackSoon);
         this.policies = Map.copyOf(policies);
         this.clock = clock;
         this.idleScanMillis = 4 * policies.values().stream().mapToLong(p -> p.time().toMillis()).max().orElse(100);
@@ -155,7 +155,7 @@ final class Leases implements AutoCloseable {
         }
         if (remnant != null) {
             // Now, on this thread: the request's answer describes the key after them.
-            returns.due(now);
+            returns.due();
         }
     }
 
@@ -297,7 +297,7 @@ final class Leases implements AutoCloseable {
         }
         // Also what leases ended before gave back, or are giving back now: waited for, so that
         // asking Valkey again finds it there; and what landed since the refused call was sent.
-        boolean due = returns.due(now());
+        boolean due = returns.due();
         return due || !ended.isEmpty() || returns.landed() != mark;
     }
 
@@ -336,11 +336,38 @@ final class Leases implements AutoCloseable {
             return true; // forgotten: no simulation left to count them
         }
         synchronized (entry) {
-            if (lease != null && !lease.disown()) {
-                return false;
+            // Kept counted by the lease's give-back, they stay: else their refund, sent next, and
+            // its account here (returned) go ahead.
+            return lease == null || lease.disown();
+        }
+    }
+
+    /**
+     * A reservation, which never uses a lease, took units of a leasing rule at {@code at}: this
+     * instance's simulation of the key counts them, as it counts every unit this instance takes.
+     */
+    void reserved(Claim claim, long at) {
+        if (policy(claim) == null) {
+            return;
+        }
+        LeaseEntry entry = entries.computeIfAbsent(new Slot(claim.rule(), claim.key()), slot -> new LeaseEntry());
+        synchronized (entry) {
+            consumed(entry, claim.rule(), at, claim.cost());
+        }
+    }
+
+    /**
+     * A refund made alike with leases and without (a reservation cancelled, a layer's units given
+     * back after another refused) took {@code ticks} back from the claim's key in the store: this
+     * instance's simulation of the key gives back as much, no more (the rest the store kept for
+     * refill, as the bucket without leases does).
+     */
+    void returned(Claim claim, long ticks) {
+        LeaseEntry entry = policy(claim) == null || ticks <= 0 ? null : entries.get(new Slot(claim.rule(), claim.key()));
+        if (entry != null && claim.rule().algorithm() != Algorithm.FIXED_WINDOW) {
+            synchronized (entry) {
+                entry.returned(now(), ticks, claim.rule().limit());
             }
-            unconsumed(entry, claim.rule(), now(), own, at);
-            return true;
         }
     }
 
@@ -349,13 +376,13 @@ final class Leases implements AutoCloseable {
      * answer then describes the key after them).
      */
     void flush() {
-        returns.due(now());
+        returns.due();
     }
 
     /** Gives back what the ended leases did not use as soon as the sweeper's thread is free. */
     private void giveBackSoon() {
         if (sweeper != null) {
-            LeaseSweeper.now(sweeper, () -> returns.due(now()));
+            LeaseSweeper.now(sweeper, returns::due);
         }
     }
 
@@ -392,14 +419,18 @@ final class Leases implements AutoCloseable {
             for (Map.Entry<Slot, LeaseEntry> each : entries.entrySet()) {
                 LeaseEntry entry = each.getValue();
                 synchronized (entry) {
-                    if (entry.lease == null && entry.next == null && now - entry.lastSeen > leaseTime(each.getKey().rule())) {
+                    // Kept while its simulation holds a debt: a new one would start from a full
+                    // bucket, and charge give-backs refill the key did not lose.
+                    Rule rule = each.getKey().rule();
+                    if (entry.lease == null && entry.next == null && now - entry.lastSeen > leaseTime(rule)
+                            && (rule.algorithm() == Algorithm.FIXED_WINDOW || entry.debtAt(now, rule.limit()) == 0)) {
                         entry.removed = true;
                         entries.remove(each.getKey(), entry);
                     }
                 }
             }
         }
-        returns.due(now);
+        returns.due();
     }
 
     private long leaseTime(Rule rule) {
@@ -425,6 +456,6 @@ final class Leases implements AutoCloseable {
             }
         }
         entries.clear();
-        returns.all(all, now());
+        returns.all(all);
     }
 }

@@ -101,15 +101,28 @@ final class LimiterCalls {
     }
 
     /**
-     * One refund call per slot group: for each refund, whether it gave anything back. When a
+     * One refund call per slot group: for each refund, what it gave back (0: nothing; a bucket's
+     * ticks, else 1; see {@code refund.lua}). When a
      * group's call fails and {@code rememberLeases}, the leases of that group and of the groups
      * not yet called are remembered, to be released once Valkey answers again.
      */
-    boolean[] refund(List<Refund> back, boolean rememberLeases) {
-        boolean[] given = new boolean[back.size()];
+    long[] refund(List<Refund> back, boolean rememberLeases) {
+        return refund(back, rememberLeases, now());
+    }
+
+    /**
+     * Local leases' give-backs, worked out at {@code clientNow} on the lease clock: with a client
+     * clock, sent at that same time, so that the store measures no refill the give-back did not
+     * (a thread held up between the two would otherwise have the store charge its delay as lost).
+     */
+    void giveBack(List<Refund> back, long clientNow) {
+        refund(back, false, clientClock == null ? SERVER_CLOCK : Long.toString(clientNow));
+    }
+
+    private long[] refund(List<Refund> back, boolean rememberLeases, String now) {
+        long[] given = new long[back.size()];
         List<Claim> claims = back.stream().map(Refund::claim).toList();
         List<List<Integer>> groups = cluster() ? slotGroups(claims) : List.of(allIndexes(back.size()));
-        String now = now();
         for (int g = 0; g < groups.size(); g++) {
             List<Refund> ofGroup = groups.get(g).stream().map(back::get).toList();
             List<Claim> claimsOfGroup = ofGroup.stream().map(Refund::claim).toList();
@@ -118,9 +131,9 @@ final class LimiterCalls {
             try {
                 Object reply = calls.run("refund", claimsOfGroup,
                         () -> script.run(client.client(), client.functionCalls(), script.refundName(), keys, args));
-                List<Boolean> givenOfGroup = calls.givenBack(claimsOfGroup, reply);
+                long[] givenOfGroup = calls.givenBack(claimsOfGroup, reply);
                 for (int j = 0; j < ofGroup.size(); j++) {
-                    given[groups.get(g).get(j)] = givenOfGroup.get(j);
+                    given[groups.get(g).get(j)] = givenOfGroup[j];
                 }
             } catch (RateLimitException e) {
                 for (List<Integer> unsent : rememberLeases ? groups.subList(g, groups.size()) : List.<List<Integer>>of()) {
@@ -148,7 +161,11 @@ final class LimiterCalls {
                 new Verdicts.Answer(true, 0, 0, 0, 0, lease.call(), 0))).toList();
         boolean[] released = null;
         try {
-            released = refund(releases, false);
+            long[] given = refund(releases, false);
+            released = new boolean[given.length];
+            for (int i = 0; i < given.length; i++) {
+                released[i] = given[i] > 0;
+            }
         } catch (RateLimitException e) {
             // Valkey failed again: they are tried once more after a later answer.
         }

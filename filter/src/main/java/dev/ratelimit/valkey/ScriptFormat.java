@@ -112,21 +112,21 @@ final class ScriptFormat {
     }
 
     /**
-     * The refund function's reply: for each claim, whether it gave units back.
+     * The refund function's reply: for each claim, what it gave back.
      *
      * @param endpoint what answered, for the error
      * @param count    how many rules were given back
      * @param reply    the reply
-     * @return one flag per rule, in order
+     * @return per rule, in order, what it gave back: 0 for nothing, a bucket's ticks, else 1
      * @throws RateLimitException when the reply is not in the format
      */
-    static List<Boolean> givenBack(String endpoint, int count, Object reply) {
+    static long[] givenBack(String endpoint, int count, Object reply) {
         if (!(reply instanceof List<?> values) || values.size() != count) {
             throw new RateLimitException(endpoint + " sent an unexpected refund reply: " + reply, null);
         }
-        List<Boolean> given = new ArrayList<>(count);
-        for (Object value : values) {
-            given.add(number(endpoint, value) == 1);
+        long[] given = new long[count];
+        for (int i = 0; i < count; i++) {
+            given[i] = number(endpoint, values.get(i));
         }
         return given;
     }

@@ -69,7 +69,7 @@ public final class ValkeyRateLimiter implements RateLimiter {
         this.breaker = new CircuitBreaker(options.breakerFailures, options.breakerOpenFor, System::nanoTime,
                 options.listener);
         this.calls = new LimiterCalls(client, breaker, options.clientClock, claim -> stateKey(claim.rule(), claim.key()));
-        this.leases = new Leases(options.leases, options.leaseClock(), refunds -> calls.refund(refunds, false));
+        this.leases = new Leases(options.leases, options.leaseClock(), calls::giveBack);
         this.acquisitions = new Acquisitions(calls, leases);
     }
 

@@ -149,7 +149,7 @@ end
 --   gives back the cost less the refill the bucket would have lost without it (refundable), and
 --   for a lease's give-back its `lend` units leave the leases' accounts; nothing once a rule of
 --   another window or limit has written the state, nor to a debt of another generation. Returns
---   1 if it gave any back.
+--   the ticks it gave back (0: none).
 local function bucket_algorithm(decode, encode)
   -- Writes a debt of d ticks at ms at, forgotten when it is refilled; a full bucket (d = 0) is
   -- a missing key.
@@ -235,7 +235,7 @@ local function bucket_algorithm(decode, encode)
     if back > 0 or lend > 0 then
       store(key, at, now, window, limit, d - back, g, from, to, lent, pool)
     end
-    return back > 0 and 1 or 0
+    return back
   end
 
   return { read = read, finish = finish, refund = refund }

@@ -13,8 +13,10 @@
 --           would have lost without it and the units its take lent (see refundable and
 --           lease_pool in bucket.lua; -1, 0, 0 for a reservation)
 --
--- Reply: { given_back (0/1) for each rule i }: 0 when there was nothing left to give back
--- (the state expired, its window rolled over, it was reset, or it cannot be read).
+-- Reply: { given_back for each rule i }: 0 when there was nothing left to give back (the state
+-- expired, its window rolled over, it was reset, or it cannot be read); else a bucket's ticks
+-- given back (its caller keeps its own account of the key by them, see Lease.java), and 1 for
+-- the other algorithms.
 --
 -- Each algorithm's refund gives back at most what was taken and never leaves a state better
 -- than empty (a bucket fuller than its burst, a count below zero). Rules are independent: a

@@ -1,0 +1,151 @@
+package dev.ratelimit.it;
+
+import dev.ratelimit.Algorithm;
+import dev.ratelimit.Claim;
+import dev.ratelimit.ManualClock;
+import dev.ratelimit.Reservation;
+import dev.ratelimit.Rule;
+import dev.ratelimit.valkey.ValkeyRateLimiter;
+import dev.ratelimit.valkey.ValkeySettings;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * README, "Local leases": one instance, reservations ({@code reserve}/{@code cancel}) on a leased
+ * bucket rule beside its leased requests. Promised: unused units and margins go back exactly,
+ * charged only the refill the bucket without the lease would have lost; a reservation Valkey
+ * refuses first takes back its own instance's leases, so one instance is never refused for its
+ * own leases; none short once leases are over.
+ *
+ * <p>A lease's give-back is charged the lesser of the refill this instance's own simulated
+ * bucket lost (which does not see its reservations) and the store's lease pool (which counts a
+ * lease's served units as still lent). With a reservation out, both would overstate what the
+ * bucket without the lease lost, were the simulation not to count the instance's reservations
+ * too, by what the store took back of each when cancelled. The clock moves on whether or not the
+ * give-backs landed: one instance is never refused for what it holds.
+ */
+@ExtendWith(ValkeyExtension.class)
+class LeaseReservationMixTest {
+
+    private final ValkeyServer valkey;
+    private final ManualClock clock = new ManualClock(1_700_000_000_000L);
+
+    LeaseReservationMixTest(ValkeyServer valkey) {
+        this.valkey = valkey;
+    }
+
+    @BeforeEach
+    void empty() {
+        valkey.flushAll();
+    }
+
+    private ValkeyRateLimiter limiter(boolean leased) {
+        ValkeyRateLimiter.Builder builder = ValkeyRateLimiter.builder().settings(ValkeySettings.of(valkey.url())
+                .withSocketTimeout(Duration.ofSeconds(5))).clientClock(clock);
+        return (leased ? builder.localLease("b", 16, Duration.ofMillis(400)) : builder).build();
+    }
+
+    private void tick(long millis) {
+        clock.advance(millis);
+    }
+
+    /** Reserve 30 of a burst of 40 at 10 a second, cancel it after 800 ms, requests at half the rate meanwhile. */
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
+    void aCancelledReservationLeavesTheKeyAsWithoutLeases(Algorithm algorithm) throws Exception {
+        Rule rule = Rule.of("b", algorithm, 10, Duration.ofSeconds(1)).withBurst(40);
+        long leased = 0;
+        long plain = 0;
+        try (ValkeyRateLimiter l = limiter(true); ValkeyRateLimiter p = limiter(false)) {
+            Reservation rl = l.reserveAll(List.of(Claim.of(rule, "l", 30)));
+            Reservation rp = p.reserveAll(List.of(Claim.of(rule, "p", 30)));
+            assertThat(rl.allowed()).isTrue();
+            assertThat(rp.allowed()).isTrue();
+            for (int step = 0; step < 14; step++) {
+                if (step == 4) {
+                    assertThat(rl.cancel()).containsExactly("b");
+                    assertThat(rp.cancel()).containsExactly("b");
+                }
+                leased += l.acquire(rule, "l").allowed() ? 1 : 0;
+                plain += p.acquire(rule, "p").allowed() ? 1 : 0;
+                tick(200);
+            }
+        }
+        Thread.sleep(30);
+        try (ValkeyRateLimiter fresh = limiter(false)) {
+            long left = fresh.peek(rule, "l", 1).remaining();
+            long right = fresh.peek(rule, "p", 1).remaining();
+            System.out.println("LeaseReservationMixTest " + algorithm + ": admitted " + leased + " / " + plain
+                    + "; after close " + left + " with leases, " + right + " without");
+            assertThat(leased).isEqualTo(plain).isEqualTo(14);
+            assertThat(left).as("the leased key after close, against the same traffic without leases").isEqualTo(right);
+        }
+    }
+
+    /**
+     * A mixed run: requests of cost 1 to 3 and reservations of 4 to 13 kept and cancelled, on a
+     * leased key and a key without leases, the same steps. Every reservation the key without
+     * leases allows must be allowed with them (one instance), and after close both keys hold the same.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
+    void reservationsAndRequestsMixedGetWhatTheyWouldWithoutLeases(Algorithm algorithm) throws Exception {
+        Rule rule = Rule.of("b", algorithm, 10, Duration.ofSeconds(1)).withBurst(40);
+        Random random = new Random(10);
+        List<String> refused = new ArrayList<>();
+        List<Reservation[]> held = new ArrayList<>();
+        try (ValkeyRateLimiter l = limiter(true); ValkeyRateLimiter p = limiter(false)) {
+            for (int step = 0; step < 200; step++) {
+                int op = random.nextInt(10);
+                if (op < 6) {
+                    int n = random.nextInt(2);
+                    for (int i = 0; i < n; i++) {
+                        int cost = 1 + (random.nextInt(4) == 0 ? random.nextInt(3) : 0);
+                        boolean a = l.acquireAll(List.of(Claim.of(rule, "l", cost))).allowed();
+                        boolean b = p.acquireAll(List.of(Claim.of(rule, "p", cost))).allowed();
+                        if (a != b) {
+                            refused.add("step " + step + ": acquire " + cost + " " + a + " with leases, " + b + " without");
+                        }
+                    }
+                } else if (op < 8) {
+                    int cost = 4 + random.nextInt(10);
+                    Reservation a = l.reserveAll(List.of(Claim.of(rule, "l", cost)));
+                    Reservation b = p.reserveAll(List.of(Claim.of(rule, "p", cost)));
+                    if (a.allowed() != b.allowed()) {
+                        refused.add("step " + step + ": reserve " + cost + " " + a.allowed() + " with leases, " + b.allowed()
+                                + " without");
+                        a.cancel();
+                        b.cancel();
+                        break;
+                    }
+                    if (a.allowed()) {
+                        held.add(new Reservation[] {a, b});
+                    }
+                } else if (op < 9 && !held.isEmpty()) {
+                    Reservation[] both = held.remove(random.nextInt(held.size()));
+                    both[0].cancel();
+                    both[1].cancel();
+                }
+                tick(random.nextInt(5) == 0 ? 300 : 40 + random.nextInt(120));
+            }
+        }
+        Thread.sleep(30);
+        try (ValkeyRateLimiter fresh = limiter(false)) {
+            long left = fresh.peek(rule, "l", 1).remaining();
+            long right = fresh.peek(rule, "p", 1).remaining();
+            System.out.println("LeaseReservationMixTest " + algorithm + " mixed: " + refused + "; after close " + left
+                    + " with leases, " + right + " without");
+            assertThat(refused).as("decisions that differ").isEmpty();
+            assertThat(left).as("the leased key after close, against the same traffic without leases").isEqualTo(right);
+        }
+    }
+}
