@@ -231,7 +231,7 @@ local function bucket_algorithm(decode, encode)
     local back, charge
     back, from, to, charge = refundable(d, at, limit, window, cost, taken_at, from, to, floor, headroom, pool)
     lent = math.max(0, lent - lend * window)
-    pool = lent > 0 and pool - charge or 0
+    pool = lent > 0 and math.max(0, pool - charge) or 0
     if back > 0 or lend > 0 then
       store(key, at, now, window, limit, d - back, g, from, to, lent, pool)
     end
