@@ -8,6 +8,9 @@
 #   hammer-nc the same with the deny cache off
 #   many-off, many-on, many-lease  off, on and lease with requests from CLIENTS (10,000) client
 #             addresses, forwarded by a trusted proxy (bench/many-clients.lua): one key each
+#   limit, limit-lease  the api rule as a token bucket of 2,000 a second (burst 2,000) that the
+#             load exceeds, without and with local leases: the 2xx responses are the units
+#             admitted, whose bound is burst + limit × seconds
 # Usage: bench/http-overhead.sh  (needs wrk and valkey-server; WRK="-t2 -c32 -d10s" to change the load,
 #        WARM="-t2 -c32 -d20s" the warm-up before it, RUNS="off on" to run only some)
 set -euo pipefail
@@ -59,7 +62,8 @@ run() { # name, then environment assignments
   local requests; requests=$(awk '/requests in/ {print $1}' /tmp/wrk-$name.txt)
   local keys; keys=$(valkey-cli -p "$vport" dbsize); valkey-cli -p "$vport" flushall >/dev/null
   kill -TERM -- "-$pid"; wait $pid 2>/dev/null || true
-  echo "$name: per request $(per_request "$before" "$after" "$requests"), keys in Valkey $keys, $(grep 'Requests/sec' /tmp/wrk-$name.txt | awk '{print $2}') req/s, p50 $(grep ' 50%' /tmp/wrk-$name.txt | awk '{print $2}'), p99 $(grep ' 99%' /tmp/wrk-$name.txt | awk '{print $2}'), non-2xx: $(grep -o 'Non-2xx or 3xx responses: [0-9]*' /tmp/wrk-$name.txt | awk '{print $NF}')"
+  local non2xx; non2xx=$( (grep -o 'Non-2xx or 3xx responses: [0-9]*' /tmp/wrk-$name.txt || true) | awk '{print $NF}')
+  echo "$name: per request $(per_request "$before" "$after" "$requests"), keys in Valkey $keys, $(grep 'Requests/sec' /tmp/wrk-$name.txt | awk '{print $2}') req/s, p50 $(grep ' 50%' /tmp/wrk-$name.txt | awk '{print $2}'), p99 $(grep ' 99%' /tmp/wrk-$name.txt | awk '{print $2}'), non-2xx: ${non2xx:-0}, 2xx: $(( requests - ${non2xx:-0} ))"
 }
 runs=${RUNS:-off on hammer hammer-nc}
 # Many keys: a limit each key stays well within, whose state Valkey keeps for a while (a key's
@@ -75,6 +79,11 @@ for r in $runs; do
     hammer-nc) run hammer-nc RATELIMIT_DENY_CACHE_ENABLED=false ;;
     many-off) run many-off RATELIMIT_ENABLED=false ;;
     many-on) run many-on RATELIMIT_TRUSTED_PROXIES=127.0.0.1 $many_rule ;;
+    limit) run limit RATELIMIT_RULE_API_ALGORITHM=token-bucket RATELIMIT_RULE_API_LIMIT=2000 \
+      RATELIMIT_RULE_API_WINDOW=1s RATELIMIT_RULE_API_BURST=2000 ;;
+    limit-lease) run limit-lease RATELIMIT_RULE_API_ALGORITHM=token-bucket RATELIMIT_RULE_API_LIMIT=2000 \
+      RATELIMIT_RULE_API_WINDOW=1s RATELIMIT_RULE_API_BURST=2000 RATELIMIT_RULE_API_LOCAL_LEASE=${LEASE:-64} \
+      RATELIMIT_RULE_API_LOCAL_LEASE_TIME=50ms ;;
     many-lease) run many-lease RATELIMIT_TRUSTED_PROXIES=127.0.0.1 $many_rule RATELIMIT_RULE_API_LOCAL_LEASE=${LEASE:-64} \
       RATELIMIT_RULE_API_LOCAL_LEASE_TIME=50ms ;;
   esac

@@ -25,6 +25,9 @@ import java.util.function.ToDoubleFunction;
  * <ul>
  *   <li>throughput, p50 and p99 latency and the JVM's CPU per decision, on one hot key and on
  *       100,000 random keys, at 1, 8 and 32 threads, every request allowed;</li>
+ *   <li>what local leases admit at the limit: 8 threads hammer one key of a token bucket for
+ *       two seconds, with leases and without, and the units each admitted against the bucket's
+ *       own bound;</li>
  *   <li>the five algorithms, and one rule against three in one call;</li>
  *   <li>{@code valkey-benchmark} calling our function at the same concurrency, with and
  *       without {@code -P 16};</li>
@@ -81,6 +84,7 @@ public final class Bench {
                     .split(",")).map(String::trim).map(Integer::valueOf).toList();
             List<Result> results = throughput(valkey, ops, threadCounts);
             print("Throughput, every request allowed", results);
+            printAdmitted(admitted(valkey, 8, 2_000));
             if ("throughput".equals(System.getenv("BENCH_ONLY"))) {
                 return;
             }
@@ -203,6 +207,66 @@ public final class Bench {
             }
         }
         return results;
+    }
+
+    /**
+     * Units admitted on one key at its limit, and the bound: {@code burst + limit × elapsed / window}.
+     *
+     * @param decisions decisions made, allowed or not
+     */
+    record Admitted(String contender, long admitted, long bound, long decisions, double seconds) {
+    }
+
+    /**
+     * A token bucket of 1,000 a second (burst 1,000) hammered on one key by {@code threads} threads
+     * for {@code millis}, with local leases of {@code BENCH_LEASE} units for 50 ms and without:
+     * leases must not cost admissions (see the README's *Local leases*).
+     */
+    static List<Admitted> admitted(ValkeyServer valkey, int threads, long millis) throws InterruptedException {
+        long lease = Long.parseLong(System.getenv().getOrDefault("BENCH_LEASE", "64"));
+        List<Admitted> results = new ArrayList<>();
+        for (long leaseSize : new long[] {0, lease}) {
+            valkey.flushAll();
+            try (Contender contender = new OurLimiter(valkey.url(), List.of(Algorithm.TOKEN_BUCKET), 1_000,
+                    Duration.ofSeconds(1), OurLimiter.PIPELINES, leaseSize)) {
+                AtomicInteger allowed = new AtomicInteger();
+                AtomicInteger decided = new AtomicInteger();
+                long start = System.nanoTime();
+                long until = start + millis * 1_000_000L;
+                List<Thread> workers = new ArrayList<>();
+                for (int t = 0; t < threads; t++) {
+                    Thread worker = new Thread(() -> {
+                        while (System.nanoTime() < until) {
+                            if (contender.tryAcquire("at-limit")) {
+                                allowed.incrementAndGet();
+                            }
+                            decided.incrementAndGet();
+                        }
+                    });
+                    worker.start();
+                    workers.add(worker);
+                }
+                for (Thread worker : workers) {
+                    worker.join();
+                }
+                long elapsedMillis = (System.nanoTime() - start) / 1_000_000L;
+                results.add(new Admitted(contender.name(), allowed.get(), 1_000 + elapsedMillis, decided.get(),
+                        elapsedMillis / 1000.0));
+            }
+        }
+        return results;
+    }
+
+    static void printAdmitted(List<Admitted> results) {
+        System.out.printf(Locale.ROOT, "%nAdmitted at the limit: one key, token bucket 1000/s burst 1000, 8 threads, 2 s%n");
+        System.out.printf(Locale.ROOT, "%-40s %9s %9s %11s %11s %9s%n", "limiter", "admitted", "bound", "decisions/s",
+                "vs without", "admitted ÷ without");
+        Admitted without = results.get(0);
+        for (Admitted r : results) {
+            System.out.printf(Locale.ROOT, "%-40s %9d %9d %11.0f %10.2fx %9.3f%n", r.contender(), r.admitted(), r.bound(),
+                    r.decisions() / r.seconds(), (r.decisions() / r.seconds()) / (without.decisions() / without.seconds()),
+                    (double) r.admitted() / without.admitted());
+        }
     }
 
     static List<Result> exactness(ValkeyServer valkey, int threads) throws InterruptedException {
