@@ -98,10 +98,14 @@ final class Acquisitions {
      * Takes the claims' units and hands back a reservation that can give them back. Never from a
      * lease: a reservation's units go back to the store, by its own undo values. Refused, it is
      * asked again once this instance's leases of the refused keys went back (see
-     * {@link LeasedTakes#reclaimed(List, SlotGroups.Outcome, long)}): they are not to hold it back.
+     * {@link LeasedTakes#reclaimed(List, SlotGroups.Outcome, long)}): they are not to hold it back;
+     * with a rule that counts rejected attempts, which cannot be asked twice, they go back first.
      */
     Reservation reserve(List<Claim> claims) {
         Claims.check(claims);
+        if (leased != null && claims.stream().anyMatch(claim -> claim.rule().countRejected())) {
+            leased.returnOwn(claims);
+        }
         long mark = leased == null ? 0 : leased.mark();
         long at = leased == null ? 0 : leased.now();
         SlotGroups.Outcome taken = fromStore(claims);

@@ -19,7 +19,8 @@ import java.util.function.Function;
  * call fails (the rule's policy decides the request then). When a call that
  * asked for lease units is rejected, the request is asked again without them (a second call), so
  * that a lease never turns an allowed request into a rejected one; no lease is asked for a
- * request with a rule that counts rejected attempts, which would count the first call's.
+ * request with a rule that counts rejected attempts, which would count the first call's, and
+ * such a request, asked once, finds this instance's own leases of its keys given back first.
  */
 final class LeasedTakes {
 
@@ -103,6 +104,9 @@ final class LeasedTakes {
             }
         }
         long[] askedFor = extra;
+        if (countsRejected) {
+            returnOwn(SlotGroups.subList(claims, toStore));
+        }
         // False until the store allowed the request: a rejection and a failed call (the rule's
         // on-failure policy then decides) alike give the lease units back.
         boolean allowed = false;
@@ -206,9 +210,23 @@ final class LeasedTakes {
     }
 
     /**
+     * Before a call that cannot be asked again, one with a rule that counts rejected attempts
+     * (asked again, it would count the first): this limiter's leases of the claims' keys go back
+     * first, so that they do not hold the request back; one instance is never refused for its
+     * own leases. Nothing is sent when it holds none.
+     */
+    void returnOwn(List<Claim> claims) {
+        for (Claim claim : claims) {
+            if (leases.policy(claim) != null) {
+                leases.reclaim(claim, 0);
+            }
+        }
+    }
+
+    /**
      * For a request decided by the store alone (a reservation): {@link #reclaimed} its refused
      * claims' leases, so that the caller may ask again; never for a request with a rule that counts
-     * rejected attempts (asked again, it would count the first).
+     * rejected attempts (asked again, it would count the first: {@link #returnOwn} came first).
      *
      * @param mark {@link #mark()} before the refused call was sent
      */
