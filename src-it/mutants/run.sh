@@ -2,7 +2,9 @@
 # Puts back each one-line defect of src-it/mutants/*.patch, one at a time, and runs the checker
 # its header names ("# checker: CheckerTest"): first CI's fixed seeds, then, if those miss it, a
 # long run of at most BUDGET seconds from seed FROM; or, for a defect the checker's workloads do
-# not reach yet, the test class its header names ("# test: LeaseShortfallTest"), once. Prints
+# not reach yet, the test class its header names ("# test: LeaseShortfallTest"), once. A defect only
+# some targets reach names them ("# targets: CLUSTER,CLUSTER_RESILIENT", for the long run) and the
+# test method of CI's fixed seeds on them ("# fixed: fixedSeedsKeepEveryPromiseOnTheCluster"). Prints
 # one line per mutant: caught (where, after how long) or missed. The working tree is restored
 # after each, also when interrupted.
 #
@@ -55,6 +57,8 @@ for name in "${names[@]}"; do
   patch="$dir/$name.patch"
   test=$(sed -n 's/^# checker: *//p' "$patch" | head -1)
   plain=$(sed -n 's/^# test: *//p' "$patch" | head -1)
+  fixed=$(sed -n 's/^# fixed: *//p' "$patch" | head -1)
+  targets=$(sed -n 's/^# targets: *//p' "$patch" | head -1)
   what=$(sed -n '1s/^# *//p' "$patch")
   git apply "$patch" || { echo "$name: does not apply"; missed=$((missed + 1)); continue; }
   applied="$patch"
@@ -73,12 +77,12 @@ for name in "${names[@]}"; do
       result=caught
       where="by $plain"
     fi
-  elif ! ./mvnw -B -ntp -o test -pl src-it -Dtest="$test#fixedSeedsKeepEveryPromise" \
+  elif ! ./mvnw -B -ntp -o test -pl src-it -Dtest="$test#${fixed:-fixedSeedsKeepEveryPromise}" \
       -Dsurefire.failIfNoSpecifiedTests=false >"$log/$name-fixed.log" 2>&1; then
     result=caught
     where="by CI's fixed seeds"
   elif ! ./mvnw -B -ntp -o test -pl src-it -Dtest="$test#theChosenSeedsKeepEveryPromise" \
-      -Dchecker.seconds="$budget" -Dchecker.seed="$from" \
+      -Dchecker.seconds="$budget" -Dchecker.seed="$from" ${targets:+-Dchecker.targets="$targets"} \
       -Dsurefire.failIfNoSpecifiedTests=false >"$log/$name-long.log" 2>&1; then
     result=caught
     where="in the long run: $(grep -o 'caught in run [0-9]* (seeds [0-9]* to [0-9]*), [0-9]* ms into the long run' \
