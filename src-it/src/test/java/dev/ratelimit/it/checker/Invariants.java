@@ -159,6 +159,7 @@ final class Invariants {
             invariants.operation(group);
         }
         invariants.violations.addAll(BreakerInvariants.check(events));
+        invariants.violations.addAll(Availability.check(events));
         return invariants.violations;
     }
 
@@ -407,7 +408,9 @@ final class Invariants {
             report(call.op(), ledger, Bounds.safety(ledger, latest, cost, afterWipe));
             return;
         }
-        report(call.op(), ledger, liveness(ledger, t, cost, call.op(), leased));
+        if (!(cacheable(claim.rule()) && ledger.mayReplay(t, call.instance()))) {
+            report(call.op(), ledger, liveness(ledger, t, cost, call.op(), leased));
+        }
         report(call.op(), ledger, Bounds.early(ledger, latest, cost, decision.retryAfter().toMillis()));
         if (request != null && !request.unavailable() && !claim.rule().shadow()
                 && request.retryAfter().compareTo(decision.retryAfter()) != 0) {
@@ -429,6 +432,14 @@ final class Invariants {
             return most;
         }
         return Bounds.liveness(ledger, t, cost + leaseSlack.withheld(leased, ledger, t), op);
+    }
+
+    /**
+     * Whether a deny cache may remember a rejection of the rule (README, "A deny cache"): never a
+     * concurrency rule's, a count-rejected one's or a shadow rule's.
+     */
+    private static boolean cacheable(Rule rule) {
+        return !rule.algorithm().isConcurrency() && !rule.countRejected() && !rule.shadow();
     }
 
     private void report(long op, Ledger ledger, Bounds.Finding finding) {
@@ -492,8 +503,9 @@ final class Invariants {
                 ledger.roomMade();
                 if (instances > 1 && denyCacheHoldMs > 0) {
                     // Another instance's deny cache cannot see this give-back: it may replay its
-                    // rejection for up to its hold (README, ratelimit.deny-cache.max-hold).
-                    ledger.livenessNotBefore(settled.at() + denyCacheHoldMs);
+                    // rejection for up to its hold (README, ratelimit.deny-cache.max-hold); this
+                    // instance's forgets it.
+                    ledger.othersMayReplay(settled.at(), settled.at() + denyCacheHoldMs, reserved.call().instance());
                 }
             }
         }

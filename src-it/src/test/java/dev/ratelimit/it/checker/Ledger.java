@@ -33,6 +33,8 @@ final class Ledger {
     private int safetyEpoch;
     private int wipe;
     private long livenessFrom = Long.MIN_VALUE;
+    /** {at, until, instance}: room made by an instance that others' deny caches cannot see until then. */
+    private final List<long[]> replays = new ArrayList<>();
     /** When the state was last deleted, or may have been. */
     private long wipedAt = Long.MIN_VALUE;
     /**
@@ -99,6 +101,28 @@ final class Ledger {
      */
     void livenessNotBefore(long at) {
         livenessFrom = Math.max(livenessFrom, at);
+    }
+
+    /**
+     * Room was made at {@code at} by instance {@code by} (a give-back): another instance's deny
+     * cache cannot see it and may replay a rejection remembered before it until {@code until}
+     * (README, {@code ratelimit.deny-cache.max-hold}). The instance that made it forgets its own.
+     */
+    void othersMayReplay(long at, long until, int by) {
+        replays.add(new long[] {at, until, by});
+    }
+
+    /**
+     * Whether a rejection by {@code instance} at {@code t} may be another instance's deny cache
+     * replaying one remembered before room was made (see {@link #othersMayReplay}).
+     */
+    boolean mayReplay(long t, int instance) {
+        for (long[] replay : replays) {
+            if (t >= replay[0] && t < replay[1] && instance != replay[2]) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Client ms from which liveness is checked: the state written under older rules no longer weighs. */

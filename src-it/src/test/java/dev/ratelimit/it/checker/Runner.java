@@ -126,6 +126,7 @@ final class Runner {
             advance(advance);
         } else if (step instanceof Op.Retry) {
             if (lastRejected != null) {
+                releaseOneHeld(lastRejected.claims());
                 take(lastRejected.reserve(), current(lastRejected.claims()));
             }
         } else if (step instanceof Op.Edit edit) {
@@ -282,6 +283,30 @@ final class Runner {
             error = RecordingStore.describe(e);
         }
         history.add(new Event.Settled(op, now(), history.real(), chosen.op(), how, asked, given, error));
+    }
+
+    /**
+     * Before a retry of a call a concurrency rule may have refused: a reservation that holds one
+     * of that rule's leases of the key lets it go (the oldest), so that the retry finds a slot
+     * free at once, where a rejection remembered past it (a deny cache) would show. No draw of
+     * its own: the seeds' other steps stay as they were.
+     */
+    private void releaseOneHeld(List<Claim> rejected) {
+        for (Claim claim : rejected) {
+            if (claim.rule().algorithm() != Algorithm.CONCURRENCY) {
+                continue;
+            }
+            for (int p = 0; p < pending.size(); p++) {
+                for (Claim held : pending.get(p).claims()) {
+                    if (held.rule().name().equals(claim.rule().name()) && held.key().equals(claim.key())) {
+                        int rule = rules.indexOf(rules.stream().filter(r -> r.name().equals(claim.rule().name()))
+                                .findFirst().orElseThrow());
+                        settle(new Op.Settle(p, "commit", rule));
+                        return;
+                    }
+                }
+            }
+        }
     }
 
     private void advance(Op.Advance advance) {
