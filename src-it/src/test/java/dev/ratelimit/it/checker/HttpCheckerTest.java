@@ -53,8 +53,9 @@ class HttpCheckerTest {
         apps.close();
     }
 
+    /** Seed 1035: a plan's calendar week in another zone than the rule's own, the provider's answer changed between. */
     @ParameterizedTest(name = "seed {0} over HTTP")
-    @ValueSource(longs = {1, 2, 3})
+    @ValueSource(longs = {1, 2, 3, 1035})
     void fixedSeedsKeepEveryPromise(long seed) {
         check(seed, null);
     }

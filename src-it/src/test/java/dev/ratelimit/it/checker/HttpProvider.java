@@ -17,7 +17,7 @@ final class HttpProvider implements LimitProvider {
 
     /** Key to answer: a limit, {@link #NONE} or {@link #THROWS}. */
     final Map<String, Long> answers = new ConcurrentHashMap<>();
-    /** Every question, "rule algorithm windowMs key", to the answer given (NONE for none or a throw). */
+    /** Every question, "rule algorithm windowMs calendar key", to the answer given (NONE for none or a throw). */
     final Map<String, Long> asked = new ConcurrentHashMap<>();
 
     @Override
@@ -30,8 +30,13 @@ final class HttpProvider implements LimitProvider {
         return answer == NONE ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(answer);
     }
 
-    /** How the filter's cache names an answer: per rule, algorithm, window and key. */
+    /**
+     * How the filter's cache names an answer: per rule, algorithm, window and key, a calendar
+     * window with its zone (a week in one zone and a week in another are two windows of the same
+     * length, and an answer for one is not asked for the other).
+     */
     static String question(dev.ratelimit.Rule rule, String key) {
-        return rule.name() + ' ' + rule.algorithm().id() + ' ' + rule.window().toMillis() + ' ' + key;
+        return rule.name() + ' ' + rule.algorithm().id() + ' ' + rule.window().toMillis() + ' '
+                + (rule.calendar() == null ? "rolling" : Calendars.text(rule.calendar())) + ' ' + key;
     }
 }
