@@ -52,7 +52,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>A first filter, before the rate-limit filter, tags the request thread with the request's
  * {@code X-Check-Id} (so the listener's events are the request's), notes when the request reached
  * the application (the filter had decided by then) and when it left the filter chain, settled
- * (for an async request: when it completed, after the filter's own completion listener).
+ * (for an async request: when it completed, after the filter's own completion listener); it also
+ * stands for an authentication in front of the limiter: an {@code X-User} header is the request's
+ * principal.
  *
  * <p>Started once per test class and reused by every seed: each seed brings its own settings
  * (read by a refresh) and its own keys.
@@ -205,8 +207,9 @@ final class HttpApp implements AutoCloseable {
             Trace trace = id == null ? null : trace(id);
             CURRENT.set(trace);
             boolean later = false;
+            String user = ((HttpServletRequest) request).getHeader("X-User");
             try {
-                chain.doFilter(request, response);
+                chain.doFilter(user == null ? request : authenticated((HttpServletRequest) request, user), response);
                 if (trace != null && request.isAsyncStarted()) {
                     // Added after the rate-limit filter's own listener, so called after it has settled.
                     request.getAsyncContext().addListener(new Finished(trace));
@@ -219,6 +222,22 @@ final class HttpApp implements AutoCloseable {
                 }
             }
         }
+    }
+
+    /** The request as an authentication in front of the limiter leaves it: with the principal named. */
+    private static HttpServletRequest authenticated(HttpServletRequest request, String user) {
+        java.security.Principal principal = () -> user;
+        return new jakarta.servlet.http.HttpServletRequestWrapper(request) {
+            @Override
+            public java.security.Principal getUserPrincipal() {
+                return principal;
+            }
+
+            @Override
+            public String getRemoteUser() {
+                return user;
+            }
+        };
     }
 
     /** Marks an async request finished once it completed. */

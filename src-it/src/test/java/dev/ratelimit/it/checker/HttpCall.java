@@ -13,7 +13,7 @@ import java.util.Map;
 
 /**
  * One HTTP/1.1 request on its own raw socket, so the checker chooses what a real client can do:
- * come from a trusted proxy's address (127.0.0.1) or from another (127.0.0.2), read the whole
+ * come from a trusted proxy's address or from another (any of 127.0.0.0/8), read the whole
  * answer, give up after a timeout, reset the connection (SO_LINGER 0) before the answer or in
  * the middle of its body.
  */
@@ -50,9 +50,9 @@ final class HttpCall {
      * Sends a GET and behaves as told.
      *
      * @param port    the app's port on 127.0.0.1
-     * @param from    the client's own address (127.0.0.1 is the trusted proxy)
+     * @param from    the client's own address, on the loopback
+     * @param headers extra request fields, name then value (lines split at \n)
      * @param target  path and query
-     * @param headers extra request fields, name then value
      * @param client  how the client behaves
      * @return what it saw
      */
@@ -67,7 +67,12 @@ final class HttpCall {
             socket.setSoTimeout(client == Client.GIVES_UP ? GIVE_UP_MILLIS
                     : client == Client.RESETS_EARLY ? RESET_AFTER_MILLIS : 20_000);
             StringBuilder request = new StringBuilder("GET ").append(target).append(" HTTP/1.1\r\nHost: 127.0.0.1\r\n");
-            headers.forEach((name, value) -> request.append(name).append(": ").append(value).append("\r\n"));
+            // A value of several lines (split at \n) is sent as that many fields of the name.
+            headers.forEach((name, value) -> {
+                for (String line : value.split("\n", -1)) {
+                    request.append(name).append(": ").append(line).append("\r\n");
+                }
+            });
             request.append("Connection: close\r\n\r\n");
             socket.getOutputStream().write(request.toString().getBytes(StandardCharsets.US_ASCII));
             socket.getOutputStream().flush();

@@ -118,8 +118,8 @@ final class HttpChecker {
 
         /**
          * What every run shares: the wall clock of this JVM as the limiter's clock, generous
-         * timeouts (a busy machine must not turn a decision into a policy's), the trusted proxy
-         * 127.0.0.1, a refresh every 100 ms; every property name a run sets (see {@link HttpSettings#of}).
+         * timeouts (a busy machine must not turn a decision into a policy's), a refresh every 100 ms;
+         * every property name a run sets (see {@link HttpSettings#of}; its trusted proxies include 127.0.0.1).
          */
         private Map<String, String> settings(boolean pipelines) {
             Map<String, String> m = new HashMap<>();
@@ -130,10 +130,9 @@ final class HttpChecker {
             m.put("ratelimit.valkey.pipelines", pipelines ? "8" : "0");
             m.put("ratelimit.key-prefix", "ck:http:" + (pipelines ? "p" : "n"));
             m.put("ratelimit.clock", "client");
-            m.put("ratelimit.trusted-proxies", "127.0.0.1/32");
             m.put("ratelimit.refresh", "100ms");
             m.put("ratelimit.limit-provider.timeout", "2s");
-            m.putAll(HttpSettings.of(List.of(), List.of(), true));
+            m.putAll(HttpSettings.of(List.of(), List.of(), true, new HttpForwarding.Network("X-Forwarded-For", 64, 0), 1001));
             return m;
         }
 

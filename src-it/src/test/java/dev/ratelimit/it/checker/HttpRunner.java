@@ -40,6 +40,10 @@ final class HttpRunner {
     private final Map<String, Rule> held = new HashMap<>();
     private long nextOp = 1;
     private int probes;
+    /** Readings of the settings put, in this JVM: each one's number tells it from the one before. */
+    private static final java.util.concurrent.atomic.AtomicInteger READINGS = new java.util.concurrent.atomic.AtomicInteger();
+    /** The number of the reading last put. */
+    private int reading;
 
     HttpRunner(HttpWorkload workload, HttpApp app, History history) {
         this.workload = workload;
@@ -55,8 +59,7 @@ final class HttpRunner {
             app.provider().answers.remove(key(i, false));
             app.provider().answers.remove(key(i, true));
         }
-        app.settings().putAll(HttpSettings.of(rules, methodRules, workload.denyCache()));
-        awaitSettings();
+        putSettings();
         Map<String, Object> options = new LinkedHashMap<>();
         options.put("denyCache", workload.denyCache());
         options.put("pipelines", workload.pipelines());
@@ -66,6 +69,10 @@ final class HttpRunner {
         options.put("keys", workload.keys());
         options.put("steps", workload.steps().size());
         options.put("avoided", workload.avoided().stream().map(Enum::name).sorted().toList());
+        options.put("clientIpHeader", workload.network().header());
+        options.put("ipv6Prefix", workload.network().ipv6Prefix());
+        options.put("trustedProxies", workload.network().trustedProxies());
+        options.put("peers", List.of(workload.network().trustedPeer(), workload.network().untrustedPeer()));
         long now = System.currentTimeMillis();
         history.add(new Event.Start(0, now, history.real(), workload.seed(), "HTTP", options));
         for (HttpWorkload.Spec spec : allRules()) {
@@ -128,6 +135,15 @@ final class HttpRunner {
         if (request.plan() != null) {
             headers.put("X-Plan", request.plan());
         }
+        if (request.user()) {
+            headers.put("X-User", caller);
+        }
+        for (HttpForwarding.Header header : request.forwarding()) {
+            headers.put(header.name(), String.join("\n", header.text())); // a line each
+        }
+        boolean trusted = request.from().equals("trusted");
+        // The client address by the checker's own reading of the README, not the filter's code.
+        String address = HttpForwarding.client(workload.network(), trusted, request.forwarding());
         HttpMethods.Method method = request.method() < 0 ? null : HttpMethods.METHODS.get(request.method());
         String path = method == null ? "/s" + request.mask() + "/o"
                 : method.target(request.mask() == 0 ? "/j/" : "/s" + request.mask() + "/j/", caller);
@@ -140,18 +156,26 @@ final class HttpRunner {
                     default -> "";
                 };
         long sent = System.currentTimeMillis();
-        HttpCall.Seen seen = HttpCall.get(app.port(), request.from().equals("trusted") ? "127.0.0.1" : "127.0.0.2",
-                target, headers, request.client());
+        HttpCall.Seen seen = HttpCall.get(app.port(), trusted ? workload.network().trustedPeer()
+                : workload.network().untrustedPeer(), target, headers, request.client());
         awaitFinished(trace, id);
         long latest = trace.reached >= 0 ? Math.min(trace.reached, trace.finished) : trace.finished;
         app.forget(id);
         // The filter decides the mask's route rules, keyed by its own reading of the request: the
-        // X-Caller header, or the query's caller (whatever the path says).
+        // X-Caller header, or the query's caller (whatever the path says), or the client address
+        // (the principal first, for principal-or-ip).
         List<HttpWorkload.Spec> routed = new ArrayList<>();
         List<String> routedKeys = new ArrayList<>();
         for (int i = 0; i < rules.size(); i++) {
             HttpWorkload.Spec spec = rules.get(i);
-            if ((request.mask() & 1 << i) != 0 && (!spec.byParam() || queryCaller != null)) {
+            if ((request.mask() & 1 << i) == 0) {
+                continue;
+            }
+            if (spec.address() != null) {
+                routed.add(spec);
+                routedKeys.add(spec.address().equals("principal-or-ip") && request.user() ? "user:" + caller
+                        : "ip:" + address);
+            } else if (!spec.byParam() || queryCaller != null) {
                 routed.add(spec);
                 routedKeys.add(spec.byParam() ? key(request.queryKey(), true) : key(request.key(), false));
             }
@@ -201,6 +225,7 @@ final class HttpRunner {
                 (method == null ? "" : "method " + (request.mask() == 0 ? "" : "under filter ")
                         + (byMethod == null ? "refused by the filter " : "") + method.path() + " ")
                         + request.app() + " " + request.client().name().toLowerCase() + " from " + request.from()
+                        + forwarding(request, address)
                         + (request.plan() == null ? "" : " plan " + request.plan())
                         + (queryCaller == null ? " no query caller" : queryCaller.equals(caller) ? "" : " query caller "
                         + queryCaller), seen.headers().get("ratelimit-policy"), decided));
@@ -222,6 +247,15 @@ final class HttpRunner {
             }
             settle(part.op(), part.specs(), part.claims(), seen, request);
         }
+    }
+
+    /** What a response's account says of the request's address: the headers sent, and the client they make. */
+    private static String forwarding(HttpWorkload.Request request, String address) {
+        StringBuilder out = new StringBuilder();
+        for (HttpForwarding.Header header : request.forwarding()) {
+            out.append(' ').append(header.name()).append(' ').append(header.text());
+        }
+        return out + (request.user() ? " user" : "") + " client " + address;
     }
 
     /** The route rules and the method rules. */
@@ -314,19 +348,28 @@ final class HttpRunner {
             rule = rule.withCalendar(Calendars.parse(edit.calendar()));
         }
         edited.set(edit.rule(), spec.withRule(rule));
-        app.settings().putAll(HttpSettings.of(rules, methodRules, workload.denyCache()));
-        awaitSettings();
+        putSettings();
         // Recorded per key at each key's next request (the rule it is held to changed).
     }
 
+    /** Puts the settings as they are now, as a reading of its own number, and waits until a refresh has applied them. */
+    private void putSettings() {
+        reading = 1 + READINGS.getAndIncrement() % 1000;
+        app.settings().putAll(HttpSettings.of(rules, methodRules, workload.denyCache(), workload.network(), reading));
+        awaitSettings();
+    }
+
     /**
-     * Waits until a refresh has applied the settings: a new caller's requests show every rule as
+     * Waits until a refresh has applied the settings: its reading's number announced by rule
+     * {@code g} (a run's settings may announce the same policies as the run's before), and a new caller's requests show every rule as
      * set, the route rules through the filter alone and the method rules through two methods alone
      * that name them all ({@code acd} and {@code b}). Each rule's own item is looked for, whatever
      * else the field holds: which rules a response names is {@link HttpChecks}' to judge.
      */
     private void awaitSettings() {
         int all = (1 << rules.size()) - 1;
+        awaitPolicy("/gen/o?caller=", List.of("\"" + HttpSettings.GENERATION_RULE + "\";q=" + reading + ";w="
+                + HttpWorkload.WINDOWS[0] / 1000));
         awaitPolicy("/s" + all + "/o?caller=", policy(rules, all));
         awaitPolicy("/j/acd/", policy(methodRules, 0b1101));
         awaitPolicy("/j/b?caller=", policy(methodRules, 0b0010));

@@ -24,9 +24,13 @@ final class HttpSettings {
      * @param rules       the route rules as they are now (the others are placeholders)
      * @param methodRules the method rules as they are now (the others are placeholders)
      * @param denyCache   whether the deny cache is on
+     * @param network     the forwarding settings
+     * @param generation  this reading's number, the limit of rule {@code g} (on {@code /gen/*}): a
+     *                    response that announces it was decided by this reading, whole
      * @return property to value
      */
-    static Map<String, String> of(List<HttpWorkload.Spec> rules, List<HttpWorkload.Spec> methodRules, boolean denyCache) {
+    static Map<String, String> of(List<HttpWorkload.Spec> rules, List<HttpWorkload.Spec> methodRules, boolean denyCache,
+                                  HttpForwarding.Network network, int generation) {
         Map<String, String> m = new LinkedHashMap<>();
         List<String> names = new ArrayList<>();
         for (int i = 0; i < HttpWorkload.MAX_RULES; i++) {
@@ -46,8 +50,14 @@ final class HttpSettings {
             names.add(spec.rule().name());
             rule(m, spec, null);
         }
-        m.put("ratelimit.rules", String.join(",", names));
+        m.put("ratelimit.trusted-proxies", network.trustedProxies());
+        m.put("ratelimit.client-ip-header", network.header());
+        m.put("ratelimit.ipv6-prefix", Integer.toString(network.ipv6Prefix()));
         m.put("ratelimit.deny-cache.enabled", Boolean.toString(denyCache));
+        Rule marker = Rule.of(GENERATION_RULE, Algorithm.FIXED_WINDOW, generation, Duration.ofMillis(HttpWorkload.WINDOWS[0]));
+        rule(m, new HttpWorkload.Spec(marker, 1, null, null, marker, marker, true, null), "/gen/*");
+        names.add(GENERATION_RULE);
+        m.put("ratelimit.rules", String.join(",", names));
         return m;
     }
 
@@ -63,7 +73,7 @@ final class HttpSettings {
         m.put(p + "window", window(rule));
         m.put(p + "time-zone", rule.calendar() == null ? "" : rule.calendar().zone().getId());
         m.put(p + "burst", burst ? Long.toString(rule.burst()) : "");
-        m.put(p + "key", spec.byParam() ? "param:caller" : "header:X-Caller");
+        m.put(p + "key", spec.address() != null ? spec.address() : spec.byParam() ? "param:caller" : "header:X-Caller");
         m.put(p + "cost", Long.toString(spec.cost()));
         m.put(p + "count-rejected", Boolean.toString(rule.countRejected()));
         m.put(p + "count-when", "count-when".equals(spec.outcome()) ? spec.statuses() : "");
@@ -86,6 +96,9 @@ final class HttpSettings {
     /** A rule no request of a run asks: it keeps the property names set. */
     private static HttpWorkload.Spec placeholder(String name) {
         Rule rule = Rule.of(name, Algorithm.FIXED_WINDOW, 1, Duration.ofMillis(HttpWorkload.WINDOWS[0]));
-        return new HttpWorkload.Spec(rule, 1, null, null, rule, rule, true);
+        return new HttpWorkload.Spec(rule, 1, null, null, rule, rule, true, null);
     }
+
+    /** The rule whose limit is the reading's number. */
+    static final String GENERATION_RULE = "g";
 }

@@ -21,7 +21,11 @@ import java.util.Set;
  * client that resets early or gives up); rule edits applied by {@code ratelimit.refresh}; the
  * application's {@code LimitProvider} changing its answers (limits, none, one below the cost, a
  * failure). A route rule counts per the {@code X-Caller} header or per the {@code caller} query
- * parameter, a method rule per the method's {@code caller} parameter.
+ * parameter, or (a third of them) per client address ({@code ip}) or per principal else address
+ * ({@code principal-or-ip}), a method rule per the method's {@code caller} parameter. Requests send
+ * {@code X-Forwarded-For} and {@code Forwarded} headers, honest and spoofed, and an authenticated
+ * principal now and then ({@link HttpForwarding}); the settings name one header, trust a run's
+ * proxies and count IPv6 clients per network of a drawn prefix.
  *
  * <p>Adversarial about keys: the query's {@code caller} is now and then another caller's or left
  * out, so a method whose caller is its path parameter must not be keyed by it, and a method with a
@@ -43,10 +47,11 @@ import java.util.Set;
  * @param methodRules the method rules, {@code m0} to {@code m3}
  * @param keys        the callers
  * @param avoided     the open defects steered clear of
+ * @param network     the forwarding settings and the peers' addresses
  * @param steps       what to do
  */
 record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> rules, List<Spec> methodRules,
-                    List<String> keys, Set<Known> avoided, List<Step> steps) {
+                    List<String> keys, Set<Known> avoided, HttpForwarding.Network network, List<Step> steps) {
 
     private static final long[] LIMITS = {1, 2, 3, 5, 10, 20};
     static final long[] WINDOWS = {3_600_000, 7_200_000, 86_400_000};
@@ -66,8 +71,11 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
      * @param basic   the plan with a lower limit (and a window of its own)
      * @param pro     the plan with a higher one
      * @param byParam whether the caller is read from the {@code caller} parameter (else the X-Caller header)
+     * @param address {@code ip} or {@code principal-or-ip} when the rule counts per client address
+     *                (or principal) instead of per caller, else null; a route rule's only
      */
-    record Spec(Rule rule, long cost, String outcome, String statuses, Rule basic, Rule pro, boolean byParam) {
+    record Spec(Rule rule, long cost, String outcome, String statuses, Rule basic, Rule pro, boolean byParam,
+                String address) {
 
         /** The rule a plan named by a believed header holds its callers to. */
         Rule plan(String name) {
@@ -91,7 +99,7 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
         }
 
         Spec withRule(Rule edited) {
-            return new Spec(edited, cost, outcome, statuses, basic, pro, byParam);
+            return new Spec(edited, cost, outcome, statuses, basic, pro, byParam, address);
         }
     }
 
@@ -106,14 +114,17 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
      * @param method   the annotated method it calls ({@link HttpMethods#METHODS}), or -1 for the plain servlet
      * @param key      the caller's index: the X-Caller header, and the path's caller
      * @param queryKey the index of the caller the query's {@code caller} names, or -1 when it has none
-     * @param from     "trusted" (127.0.0.1, the trusted proxy) or "untrusted" (127.0.0.2)
+     * @param from     "trusted" (from the trusted proxy's address) or "untrusted" (from another)
      * @param plan     the X-Plan header, or null
      * @param status   the status the application is asked for
      * @param app      plain, slow, async, throw or stream
      * @param client   what the client does
+     * @param user     whether the request is authenticated (an {@code X-User} header naming the caller,
+     *                 which the app makes its principal)
+     * @param forwarding the forwarding headers sent
      */
     record Request(int mask, int method, int key, int queryKey, String from, String plan, int status, String app,
-                   HttpCall.Client client)
+                   HttpCall.Client client, boolean user, List<HttpForwarding.Header> forwarding)
             implements Step {
     }
 
@@ -153,7 +164,7 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
             if (spec.rule().algorithm() == Algorithm.FIXED_WINDOW && calendars.nextBoolean()) {
                 Rule pro = calendars.nextBoolean() ? spec.pro().withCalendar(Calendars.draw(calendars)) : spec.pro();
                 rules.set(i, new Spec(spec.rule().withCalendar(Calendars.draw(calendars)), spec.cost(), spec.outcome(),
-                        spec.statuses(), spec.basic(), pro, spec.byParam()));
+                        spec.statuses(), spec.basic(), pro, spec.byParam(), null));
             }
         }
         // The method rules and what a request sends as the query's caller, from streams of their own.
@@ -162,7 +173,18 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
         for (int i = 0; i < MAX_RULES; i++) {
             Spec spec = spec(methods, "m" + i);
             methodRules.add(new Spec(spec.rule(), spec.cost(), spec.outcome(), spec.statuses(), spec.basic(), spec.pro(),
-                    true));
+                    true, null));
+        }
+        // Client addresses, from a stream of their own: the forwarding settings, a third of the
+        // route rules keyed by the client's address (or its principal), each request's headers.
+        Random addresses = new Random(seed * 389 + 29);
+        HttpForwarding.Network network = HttpForwarding.network(addresses, seed);
+        for (int i = 0; i < count; i++) {
+            if (addresses.nextInt(3) == 0) {
+                Spec spec = rules.get(i);
+                rules.set(i, new Spec(spec.rule(), spec.cost(), spec.outcome(), spec.statuses(), spec.basic(),
+                        spec.pro(), false, addresses.nextBoolean() ? "ip" : "principal-or-ip"));
+            }
         }
         List<String> keys = List.of("s" + seed + "-a", "s" + seed + "-b", "s" + seed + "-c");
         List<Step> list = new ArrayList<>(steps);
@@ -179,11 +201,11 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
             } else if (roll < 6) {
                 list.add(new Answer(random.nextInt(keys.size()), answer(random)));
             } else {
-                list.add(request(random, methods, count));
+                list.add(request(random, methods, addresses, network, count));
             }
         }
         return new HttpWorkload(seed, random.nextInt(3) > 0, random.nextBoolean(), List.copyOf(rules),
-                List.copyOf(methodRules), keys, Set.copyOf(avoided), List.copyOf(list));
+                List.copyOf(methodRules), keys, Set.copyOf(avoided), network, List.copyOf(list));
     }
 
     private static Spec spec(Random random, String name) {
@@ -220,7 +242,7 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
             basic = basic.withBurst(basicLimit);
             pro = pro.withBurst(proLimit);
         }
-        return new Spec(rule, cost, outcome, statuses, basic, pro, random.nextInt(3) == 0);
+        return new Spec(rule, cost, outcome, statuses, basic, pro, random.nextInt(3) == 0, null);
     }
 
     /** New limit, window and burst, never below the cost (a refresh would refuse them whole). */
@@ -244,7 +266,8 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
         };
     }
 
-    private static Step request(Random random, Random methods, int count) {
+    private static Step request(Random random, Random methods, Random addresses, HttpForwarding.Network network,
+                                int count) {
         int mask = 0;
         while (mask == 0) {
             mask = random.nextInt(1 << count);
@@ -275,14 +298,16 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
         // Mostly the caller's own; now and then another caller's, or none: named like the method's key.
         int spoof = methods.nextInt(6);
         int queryKey = spoof == 0 ? -1 : spoof == 1 ? (key + 1 + methods.nextInt(2)) % 3 : key;
+        boolean user = addresses.nextInt(3) == 0;
+        List<HttpForwarding.Header> forwarding = HttpForwarding.headers(addresses, network);
         if (random.nextInt(4) == 0) {
             // An annotated method: a plain answer, read whole, under the filter's route rules of the mask or none.
             int method = HttpMethods.draw(random);
             boolean alone = random.nextBoolean();
             return new Request(alone ? 0 : mask, method, key, queryKey, from, plan, status, "plain",
-                    HttpCall.Client.READS);
+                    HttpCall.Client.READS, user, forwarding);
         }
-        return new Request(mask, -1, key, queryKey, from, plan, status, app, client);
+        return new Request(mask, -1, key, queryKey, from, plan, status, app, client, user, forwarding);
     }
 
     private static long pick(Random random, long[] values) {
