@@ -6,6 +6,7 @@ import dev.ratelimit.config.SettingsSource;
 import jakarta.servlet.ServletContext;
 import jakarta.servlet.ServletException;
 
+import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -15,15 +16,18 @@ import java.util.ServiceLoader;
 
 /**
  * What the filter finds at start-up in the application it runs in: the {@link RateLimitListener}
- * and {@link LimitProvider} it offers (in the servlet context, else as services), the deployment's
+ * and {@link LimitProvider} it offers (in the servlet context, else as services), its clock (a
+ * {@link InstantSource} in the servlet context, else the system's), the deployment's
  * name for the MBeans, and the settings through MicroProfile Config. Looked up once per
  * application, by {@link RateLimits#of} (which {@link RateLimitFilter#init} calls too).
  *
  * @param listener   where rate-limit events go, {@link RateLimitListener#NONE} when nowhere
  * @param provider   the application's own limits, or null
+ * @param clock      the time of day the filter reads when it does not ask Valkey's
  * @param deployment the deployment as its MBeans name it (see {@link #deploymentOf})
  */
-record ApplicationServices(RateLimitListener listener, LimitProvider provider, String deployment) {
+record ApplicationServices(RateLimitListener listener, LimitProvider provider, InstantSource clock,
+                           String deployment) {
 
     // The filter's own logger name: operators configure the filter's logging by its class.
     private static final System.Logger LOG = System.getLogger(RateLimitFilter.class.getName());
@@ -37,7 +41,11 @@ record ApplicationServices(RateLimitListener listener, LimitProvider provider, S
     static ApplicationServices of(ServletContext context) {
         RateLimitListener listener = RateLimitListener.NONE;
         LimitProvider provider = null;
+        InstantSource clock = InstantSource.system();
         if (context != null) {
+            if (context.getAttribute(InstantSource.class.getName()) instanceof InstantSource found) {
+                clock = found;
+            }
             if (context.getAttribute(RateLimitListener.class.getName()) instanceof RateLimitListener found) {
                 listener = found;
             }
@@ -60,7 +68,7 @@ record ApplicationServices(RateLimitListener listener, LimitProvider provider, S
                 }
             }
         }
-        return new ApplicationServices(listener, provider, deploymentOf(context));
+        return new ApplicationServices(listener, provider, clock, deploymentOf(context));
     }
 
     /**

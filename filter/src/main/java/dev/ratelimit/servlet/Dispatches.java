@@ -31,7 +31,7 @@ final class Dispatches {
      */
     void handle(RunningFilter.Active now, HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws IOException, ServletException {
-        RequestAccount account = RequestAccount.of(request, now.settings());
+        RequestAccount account = RequestAccount.of(request, now.settings(), now.clock());
         if (!account.filterSees()) {
             // One client request is decided once, whatever dispatches it goes through (REQUEST,
             // then FORWARD, ASYNC, ERROR...): later ones only put back the fields it was given.

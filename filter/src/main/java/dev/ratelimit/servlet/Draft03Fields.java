@@ -36,7 +36,7 @@ final class Draft03Fields implements HeaderVersion {
         for (RateLimitHeaders.Entry entry : entries) {
             if (!entry.rule().algorithm().isConcurrency()) {
                 limit.add(entry.rule().capacity() + ";w="
-                        + RateLimitHeaders.seconds(entry.rule().quotaWindow()));
+                        + RateLimitHeaders.seconds(entry.quotaWindow()));
             }
         }
         fields.put("RateLimit-Limit", limit.toString());

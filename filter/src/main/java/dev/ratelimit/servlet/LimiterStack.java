@@ -12,6 +12,7 @@ import dev.ratelimit.valkey.KeyInspector;
 import dev.ratelimit.valkey.ValkeyRateLimiter;
 import dev.ratelimit.valkey.ValkeySettings;
 
+import java.time.InstantSource;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
@@ -34,12 +35,16 @@ final class LimiterStack {
     private final ResilientRateLimiter limiter;
     /** Told of each reading's rules, for the long ones' persistence question. */
     private final PersistenceWarning persistence;
+    /** The application's clock: the deny cache's too, so that its holds and the decisions share one time. */
+    private final InstantSource clock;
     /** The latest decision path: the next one goes on with its deny cache. */
     private ResilientRateLimiter latest;
 
     private LimiterStack(RateLimiter shared, AtomicReference<ValkeyRateLimiter> valkey, LocalRateLimiter fallback,
-                         Metrics metrics, PersistenceWarning persistence, FilterSettings settings) {
+                         Metrics metrics, PersistenceWarning persistence, FilterSettings settings,
+                         InstantSource clock) {
         this.shared = shared;
+        this.clock = clock;
         this.persistence = persistence;
         this.valkey = valkey;
         this.fallback = fallback;
@@ -52,12 +57,15 @@ final class LimiterStack {
      *
      * @param settings the filter's settings
      * @param listener the application's listener
+     * @param clock    the application's clock: the time of day of the client clock, the fallback and
+     *                 an in-process limiter
      * @param deployment the deployment (virtual server and context path), for its MBean names
      * @return the stack
      */
-    static LimiterStack start(FilterSettings settings, RateLimitListener listener, String deployment) {
+    static LimiterStack start(FilterSettings settings, RateLimitListener listener, InstantSource clock,
+                              String deployment) {
         List<String> names = settings.rules().stream().map(r -> r.rule().name()).toList();
-        LocalRateLimiter fallback = LocalRateLimiter.create(settings.localMaxKeys());
+        LocalRateLimiter fallback = LocalRateLimiter.withClock(clock::millis, settings.localMaxKeys());
         AtomicReference<ValkeyRateLimiter> valkey = new AtomicReference<>();
         PersistenceWarning persistence = new PersistenceWarning();
         Metrics metrics = new Metrics(names, () -> valkey.get() != null && valkey.get().isBreakerOpen(), listener,
@@ -67,17 +75,17 @@ final class LimiterStack {
             LOG.log(System.Logger.Level.INFO, "Rate limiting is disabled (ratelimit.enabled=false)");
             shared = LocalRateLimiter.create(1);
         } else if (settings.valkeyUrl().isPresent()) {
-            shared = connect(settings, metrics, names, limiter -> {
+            shared = connect(settings, clock, metrics, names, limiter -> {
                 valkey.set(limiter);
                 persistence.connected(limiter);
             });
         } else {
-            shared = LocalRateLimiter.create(settings.localMaxKeys());
+            shared = LocalRateLimiter.withClock(clock::millis, settings.localMaxKeys());
             LOG.log(System.Logger.Level.WARNING, "Rate limiting {0} IN THIS PROCESS ONLY: ratelimit.valkey.url is "
                     + "not set, so each instance of the application enforces the limits on its own", names);
         }
         metrics.registerMBeans();
-        return new LimiterStack(shared, valkey, fallback, metrics, persistence, settings);
+        return new LimiterStack(shared, valkey, fallback, metrics, persistence, settings, clock);
     }
 
     /**
@@ -95,7 +103,7 @@ final class LimiterStack {
         persistence.rules(settings);
         ResilientRateLimiter.Builder builder = ResilientRateLimiter.builder(shared).fallback(fallback)
                 .denyCache(settings.denyCacheSize()).denyCacheHold(settings.denyCacheHold()).failureRetryAfter(settings.failureRetryAfter())
-                .nearLimitRatio(settings.nearLimitRatio()).listener(metrics);
+                .nearLimitRatio(settings.nearLimitRatio()).listener(metrics).clock(clock::millis);
         for (RuleSettings rule : settings.rules()) {
             builder.policy(rule.rule().name(), rule.failurePolicy());
         }
@@ -111,7 +119,8 @@ final class LimiterStack {
      * where the primaries are: when none answers, the start goes on as with a standalone Valkey
      * that is down, the rules' policies answering until one does ({@link ConnectingStore}).
      */
-    private static RateLimiter connect(FilterSettings settings, Metrics metrics, List<String> names,
+    private static RateLimiter connect(FilterSettings settings, InstantSource clock, Metrics metrics,
+                                       List<String> names,
                                        Consumer<ValkeyRateLimiter> connected) {
         ValkeySettings valkey = new ValkeySettings(settings.valkeyUrl().get(), settings.connectTimeout(),
                 settings.timeout(), settings.poolMaxTotal(), settings.poolMaxIdle(), settings.poolMaxWait(),
@@ -125,7 +134,7 @@ final class LimiterStack {
             }
         }
         if (settings.clientClock()) {
-            builder.clientClock(System::currentTimeMillis);
+            builder.clientClock(clock::millis);
         }
         LOG.log(System.Logger.Level.INFO, "Rate limiting {0} on {1}", names, valkey.redactedUrl());
         return ConnectingStore.start(builder::build, connected, settings.cluster()

@@ -12,6 +12,7 @@ import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.time.InstantSource;
 
 /**
  * A servlet filter that holds every instance of an application to one shared set of rate
@@ -212,12 +213,13 @@ public final class RateLimitFilter implements Filter {
             return;
         }
         ApplicationServices found = ApplicationServices.of((ServletContext) null);
-        running.start(ApplicationServices.settings(), found.listener(), found.provider(), found.deployment());
+        running.start(ApplicationServices.settings(), found.listener(), found.provider(), found.clock(),
+                found.deployment());
     }
 
     /** Package-private so tests can start the filter from any settings source. */
     void start(SettingsSource source, RateLimitListener listener) throws ServletException {
-        running.start(source, listener, null, "");
+        running.start(source, listener, null, InstantSource.system(), "");
     }
 
     /**

@@ -34,8 +34,20 @@ final class RateLimitHeaders {
     private RateLimitHeaders() {
     }
 
-    /** One decided rule of a request. */
-    record Entry(Rule rule, Decision decision) {
+    /**
+     * One decided rule of a request.
+     *
+     * @param rule        the rule announced
+     * @param decision    its decision
+     * @param quotaWindow the rule's {@link Rule#quotaWindow(long)} on the filter's clock: the
+     *                    {@code w} of the policy field, a calendar period's length of the moment
+     */
+    record Entry(Rule rule, Decision decision, Duration quotaWindow) {
+
+        /** An entry whose quota window is the rule's on this machine's clock. */
+        Entry(Rule rule, Decision decision) {
+            this(rule, decision, rule.quotaWindow());
+        }
     }
 
     /**

@@ -52,7 +52,8 @@ public final class RateLimits {
             ApplicationServices found = ApplicationServices.of(context);
             RunningFilter running = new RunningFilter();
             try {
-                running.start(ApplicationServices.settings(), found.listener(), found.provider(), found.deployment());
+                running.start(ApplicationServices.settings(), found.listener(), found.provider(), found.clock(),
+                        found.deployment());
             } catch (ServletException | RuntimeException e) {
                 running.stop();
                 throw e;
@@ -239,7 +240,7 @@ public final class RateLimits {
     private MethodDecision decide(HttpServletRequest request, Object method, List<String> rules,
                                   Map<String, String> parameters, boolean reserve, RequestAccount.Layer layer) {
         RunningFilter.Active now = running.active();
-        RequestAccount account = RequestAccount.of(request, now.settings());
+        RequestAccount account = RequestAccount.of(request, now.settings(), now.clock());
         if (!running.enabled() || layer == RequestAccount.Layer.CALL && account.passesResourceMethod(method)) {
             return new MethodDecision(now, account, RequestAccount.NONE);
         }

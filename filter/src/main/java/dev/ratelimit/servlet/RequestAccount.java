@@ -12,6 +12,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
 import java.time.Duration;
+import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
@@ -139,8 +140,12 @@ final class RequestAccount {
     /** The fields as last computed; null once a part changed. */
     private Map<String, String> fields;
 
-    private RequestAccount(FilterSettings settings) {
+    /** The filter's clock: a calendar period's length in the fields is the one holding its now. */
+    private final InstantSource clock;
+
+    private RequestAccount(FilterSettings settings, InstantSource clock) {
         this.settings = settings;
+        this.clock = clock;
     }
 
     /**
@@ -148,17 +153,18 @@ final class RequestAccount {
      *
      * @param request  the request, or null for a call outside any (then a fresh account of its own)
      * @param settings the reading of the settings a new account's fields are written by
+     * @param clock    the filter's clock, for the calendar periods its fields announce
      * @return the account
      */
-    static RequestAccount of(HttpServletRequest request, FilterSettings settings) {
+    static RequestAccount of(HttpServletRequest request, FilterSettings settings, InstantSource clock) {
         if (request == null) {
-            return new RequestAccount(settings);
+            return new RequestAccount(settings, clock);
         }
         // A request's layers run one after the other (on one thread at a time, async or not).
         if (request.getAttribute(ATTRIBUTE) instanceof RequestAccount account) {
             return account;
         }
-        RequestAccount account = new RequestAccount(settings);
+        RequestAccount account = new RequestAccount(settings, clock);
         request.setAttribute(ATTRIBUTE, account);
         return account;
     }
@@ -272,11 +278,13 @@ final class RequestAccount {
     }
 
     /** The entries the fields can announce: rules that were decided. */
-    private static List<RateLimitHeaders.Entry> announced(List<Entry> entries) {
+    private List<RateLimitHeaders.Entry> announced(List<Entry> entries) {
         List<RateLimitHeaders.Entry> announced = new ArrayList<>(entries.size());
+        long now = clock.millis();
         for (Entry entry : entries) {
             if (entry.announced() != null) {
-                announced.add(new RateLimitHeaders.Entry(entry.announced(), entry.decision()));
+                announced.add(new RateLimitHeaders.Entry(entry.announced(), entry.decision(),
+                        entry.announced().quotaWindow(now)));
             }
         }
         return announced;

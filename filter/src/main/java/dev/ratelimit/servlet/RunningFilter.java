@@ -9,6 +9,7 @@ import dev.ratelimit.config.SettingsReader;
 import dev.ratelimit.config.SettingsSource;
 import jakarta.servlet.ServletException;
 
+import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -41,8 +42,15 @@ final class RunningFilter {
      */
     private final List<Consumer<FilterSettings>> readingChecks = new CopyOnWriteArrayList<>();
 
-    /** What one request is decided by: one reading of the settings, taken whole. */
-    record Active(FilterSettings settings, RequestKeys keys, ResilientRateLimiter limiter) {
+    /**
+     * What one request is decided by: one reading of the settings, taken whole, and the filter's clock.
+     *
+     * @param settings the reading
+     * @param keys     its keys
+     * @param limiter  its decision path
+     * @param clock    the time of day when Valkey's is not asked ({@link ApplicationServices#clock})
+     */
+    record Active(FilterSettings settings, RequestKeys keys, ResilientRateLimiter limiter, InstantSource clock) {
     }
 
     /**
@@ -51,11 +59,13 @@ final class RunningFilter {
      *
      * @param listener   where rate-limit events go
      * @param provider   the application's own limits, or null
+     * @param clock      the application's clock: the time of day with {@code ratelimit.clock=client}
+     *                   or without Valkey, and of the calendar periods the fields announce
      * @param deployment the deployment's name, for the MBeans
      * @throws ServletException when the settings are invalid (the message lists every problem)
      */
-    void start(SettingsSource source, RateLimitListener listener, LimitProvider provider, String deployment)
-            throws ServletException {
+    void start(SettingsSource source, RateLimitListener listener, LimitProvider provider,
+               InstantSource clock, String deployment) throws ServletException {
         FilterSettings read;
         List<String> warnings = new ArrayList<>();
         try {
@@ -74,14 +84,14 @@ final class RunningFilter {
             LOG.log(System.Logger.Level.INFO, "Rate limits come from the application''s {0} where it gives one",
                     provider.getClass().getName());
         }
-        this.stack = LimiterStack.start(read, listener, deployment);
-        this.active = new Active(read, keysFor(read), stack.limiter());
+        this.stack = LimiterStack.start(read, listener, clock, deployment);
+        this.active = new Active(read, keysFor(read), stack.limiter(), clock);
         stack.keyOperations(this::active);
         if (read.enabled() && read.refresh().isPresent()) {
             this.refresh = SettingsRefresh.start(source, read, warnings,
                     settings -> {
                         readingChecks.forEach(check -> check.accept(settings));
-                        active = new Active(settings, keysFor(settings), stack.limiterFor(settings));
+                        active = new Active(settings, keysFor(settings), stack.limiterFor(settings), clock);
                     });
         }
     }

@@ -9,6 +9,7 @@ import dev.ratelimit.config.MapSettingsSource;
 import dev.ratelimit.config.SettingsReader;
 import org.junit.jupiter.api.Test;
 
+import java.time.InstantSource;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -28,7 +29,7 @@ class LimiterStackRefreshTest {
                 "ratelimit.rule.api.limit", "1",
                 "ratelimit.rule.api.window", "1h")));
         Rule api = settings.rules().get(0).rule();
-        LimiterStack stack = LimiterStack.start(settings, RateLimitListener.NONE, "");
+        LimiterStack stack = LimiterStack.start(settings, RateLimitListener.NONE, InstantSource.system(), "");
         try {
             Reservation inProgress = stack.limiter().reserve(api, "k");
             assertThat(inProgress.allowed()).isTrue();
