@@ -8,7 +8,7 @@ import java.util.List;
 /**
  * The aligned windows of an HTTP run (fixed windows, calendar ones included, and sliding window
  * counters, own and plans):
- * the filter decides on the wall clock, known only as an interval, so requests keep clear of a
+ * the filter decides on the app's clock (the wall clock's pace), known only as an interval, so requests keep clear of a
  * window's start and a decision that still straddles one is said so in the history.
  */
 final class AlignedWindows {
@@ -38,9 +38,9 @@ final class AlignedWindows {
         return windows;
     }
 
-    /** Sleeps past an aligned window's start that is due within the guard. */
-    static void await(List<HttpWorkload.Spec> rules) {
-        long now = System.currentTimeMillis();
+    /** Sleeps past an aligned window's start that is due within the guard, on the filter's clock. */
+    static void await(List<HttpWorkload.Spec> rules, java.util.function.LongSupplier clock) {
+        long now = clock.getAsLong();
         long until = now;
         for (Rule rule : of(rules)) {
             long next = Calendars.window(rule, now)[1];

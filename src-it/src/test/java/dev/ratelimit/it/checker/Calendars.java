@@ -38,9 +38,14 @@ final class Calendars {
 
     /** A client clock start up to two minutes before the end of an interesting period of the calendar. */
     static long clockStart(Random random, CalendarWindow calendar) {
+        return interestingEnd(random, calendar) - 1 - random.nextInt(LEAD_MILLIS);
+    }
+
+    /** The end of one of the calendar's interesting periods (see {@link #ANCHORS}), drawn from the stream. */
+    static long interestingEnd(Random random, CalendarWindow calendar) {
         long anchor = LocalDateTime.parse(ANCHORS.get(random.nextInt(ANCHORS.size()))).atZone(calendar.zone())
                 .toInstant().toEpochMilli();
-        return calendar.period(anchor).end() - 1 - random.nextInt(LEAD_MILLIS);
+        return calendar.period(anchor).end();
     }
 
     /** The rule with the calendar window, and its local failure policy's rule with it too. */

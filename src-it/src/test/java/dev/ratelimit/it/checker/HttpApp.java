@@ -65,9 +65,9 @@ final class HttpApp implements AutoCloseable {
     static final class Trace {
         /** The listener's events on the request thread: "rule EVENT". */
         final List<String> events = java.util.Collections.synchronizedList(new ArrayList<>());
-        /** Wall ms at which the application was reached, or -1. */
+        /** The filter's ms ({@link #now}) at which the application was reached, or -1. */
         volatile long reached = -1;
-        /** Wall ms at which the request left the chain, settled, or -1. */
+        /** The filter's ms at which the request left the chain, settled, or -1. */
         volatile long finished = -1;
     }
 
@@ -78,6 +78,8 @@ final class HttpApp implements AutoCloseable {
     private final EditableConfigSource settings;
     private final HttpProvider provider;
     private final Map<String, Trace> traces = new ConcurrentHashMap<>();
+    /** The filter's clock ({@link #now}): this JVM's wall clock moved by a run's offset. */
+    private final Clock clock = new Clock();
     /** The CDI container of the app's bean, started once the servlet context is. */
     private volatile WeldContainer weld;
     private volatile HttpBean bean;
@@ -112,6 +114,8 @@ final class HttpApp implements AutoCloseable {
         context.setClassLoader(loader);
         HttpApp app = new HttpApp(server, loader, settings, provider);
         context.setAttribute(LimitProvider.class.getName(), provider);
+        // The filter's clock: a run sets the date it runs at, whatever the day it runs on.
+        context.setAttribute(java.time.InstantSource.class.getName(), app.clock);
         context.setAttribute(RateLimitListener.class.getName(), new RateLimitListener() {
             @Override
             public void onEvent(String rule, Event event) {
@@ -131,7 +135,7 @@ final class HttpApp implements AutoCloseable {
         answers.setAsyncSupported(true);
         context.addServlet(answers, "/");
         context.addServletContainerInitializer(new RateLimitsInitializer());
-        ServletHolder jersey = HttpMethods.servlet(id -> app.trace(id).reached = System.currentTimeMillis(),
+        ServletHolder jersey = HttpMethods.servlet(id -> app.trace(id).reached = app.now(),
                 () -> app.bean);
         context.addServlet(jersey, "/j/*");
         for (int mask = 1; mask < 1 << HttpWorkload.MAX_RULES; mask++) {
@@ -162,6 +166,36 @@ final class HttpApp implements AutoCloseable {
     /** The port it listens on, on 127.0.0.1. */
     int port() {
         return ((ServerConnector) server.getConnectors()[0]).getLocalPort();
+    }
+
+    /** The filter's time, epoch ms: the wall clock moved to the date of the run ({@link #startClockAt}). */
+    long now() {
+        return clock.millis();
+    }
+
+    /**
+     * Moves the filter's clock so that it reads {@code epochMillis} now, and goes on at the wall
+     * clock's pace: a seed runs at the date it draws, on any day.
+     *
+     * @param epochMillis the time the clock reads from now on
+     */
+    void startClockAt(long epochMillis) {
+        clock.offset = epochMillis - System.currentTimeMillis();
+    }
+
+    /** The wall clock plus an offset a run sets. */
+    private static final class Clock implements java.time.InstantSource {
+        volatile long offset;
+
+        @Override
+        public long millis() {
+            return System.currentTimeMillis() + offset;
+        }
+
+        @Override
+        public java.time.Instant instant() {
+            return java.time.Instant.ofEpochMilli(millis());
+        }
     }
 
     /** The settings source: what a refresh reads. */
@@ -212,13 +246,13 @@ final class HttpApp implements AutoCloseable {
                 chain.doFilter(user == null ? request : authenticated((HttpServletRequest) request, user), response);
                 if (trace != null && request.isAsyncStarted()) {
                     // Added after the rate-limit filter's own listener, so called after it has settled.
-                    request.getAsyncContext().addListener(new Finished(trace));
+                    request.getAsyncContext().addListener(new Finished(trace, HttpApp.this::now));
                     later = true;
                 }
             } finally {
                 CURRENT.remove();
                 if (trace != null && !later) {
-                    trace.finished = System.currentTimeMillis();
+                    trace.finished = now();
                 }
             }
         }
@@ -241,10 +275,10 @@ final class HttpApp implements AutoCloseable {
     }
 
     /** Marks an async request finished once it completed. */
-    private record Finished(Trace trace) implements AsyncListener {
+    private record Finished(Trace trace, java.util.function.LongSupplier clock) implements AsyncListener {
         @Override
         public void onComplete(AsyncEvent event) {
-            trace.finished = System.currentTimeMillis();
+            trace.finished = clock.getAsLong();
         }
 
         @Override
@@ -271,7 +305,7 @@ final class HttpApp implements AutoCloseable {
         protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
             String id = request.getHeader("X-Check-Id");
             if (id != null) {
-                trace(id).reached = System.currentTimeMillis();
+                trace(id).reached = now();
             }
             int status = Integer.parseInt(Objects.requireNonNullElse(request.getParameter("status"), "200"));
             long sleep = Long.parseLong(Objects.requireNonNullElse(request.getParameter("sleep"), "0"));

@@ -38,7 +38,8 @@ final class HttpChecker {
 
         String summary() {
             return "seed " + workload.seed() + " HTTP (deny cache " + (workload.denyCache() ? "on" : "off")
-                    + ", pipelines " + (workload.pipelines() ? "on" : "off") + "): " + stats + " in " + millis + " ms";
+                    + ", pipelines " + (workload.pipelines() ? "on" : "off") + ", from "
+                    + java.time.Instant.ofEpochMilli(workload.clockStart()) + "): " + stats + " in " + millis + " ms";
         }
 
         String report() {
@@ -68,7 +69,7 @@ final class HttpChecker {
         long began = System.nanoTime();
         History history = new History(Checker.HISTORIES, seed + "-http");
         try {
-            new HttpRunner(workload, apps.app(workload.pipelines()), history).run();
+            new HttpRunner(workload, apps.app(workload.pipelines(), seed), history).run();
             List<Event> events = history.events();
             List<Violation> violations = Invariants.check(events);
             Map<String, Integer> stats = new java.util.LinkedHashMap<>(Checker.stats(events));
@@ -95,18 +96,33 @@ final class HttpChecker {
 
     /**
      * The apps runs share: one with pipelined calls to Valkey, one without, each started on its
-     * first use and kept until closed (a test class's lifetime).
+     * first use and kept until closed (a test class's lifetime), or until a seed it ran runs again.
      */
     static final class HttpApps implements AutoCloseable {
         private final ValkeyServer valkey;
         private final Map<Boolean, HttpApp> apps = new HashMap<>();
+        /** The seeds each app has run. */
+        private final Map<Boolean, java.util.Set<Long>> ran = new HashMap<>();
 
         HttpApps(ValkeyServer valkey) {
             this.valkey = valkey;
         }
 
-        /** The app with pipelines on or off. */
-        HttpApp app(boolean pipelines) {
+        /**
+         * The app with pipelines on or off, for a seed: a new one if it ran that seed before, since
+         * a run begins at its seed's date with its seed's keys, and the deny cache, the provider's
+         * cache and its answers of the run before would meet it (a seed reruns as it ran first).
+         */
+        HttpApp app(boolean pipelines, long seed) {
+            if (!ran.computeIfAbsent(pipelines, p -> new java.util.HashSet<>()).add(seed)) {
+                try (HttpApp used = apps.remove(pipelines)) {
+                    // closed: a fresh app below
+                } catch (Exception e) {
+                    throw new IllegalStateException("the checker's app (pipelines " + pipelines + ") did not stop", e);
+                }
+                ran.get(pipelines).clear();
+                ran.get(pipelines).add(seed);
+            }
             return apps.computeIfAbsent(pipelines, p -> {
                 try {
                     return HttpApp.start(settings(p));
@@ -117,7 +133,7 @@ final class HttpChecker {
         }
 
         /**
-         * What every run shares: the wall clock of this JVM as the limiter's clock, generous
+         * What every run shares: the app's clock as the limiter's (a run's date at the wall clock's pace), generous
          * timeouts (a busy machine must not turn a decision into a policy's), a refresh every 100 ms;
          * every property name a run sets (see {@link HttpSettings#of}; its trusted proxies include 127.0.0.1).
          */

@@ -59,13 +59,15 @@ final class HttpRunner {
             app.provider().answers.remove(key(i, false));
             app.provider().answers.remove(key(i, true));
         }
+        // The run's date, whatever the day: the filter's windows, calendar periods and fields are those of the seed's.
+        app.startClockAt(workload.clockStart());
         putSettings();
         Map<String, Object> options = new LinkedHashMap<>();
         options.put("denyCache", workload.denyCache());
         options.put("pipelines", workload.pipelines());
         // The filter's calls to Valkey are not seen: every claim it did not decide may have counted.
         options.put("storeEvents", false);
-        options.put("clock", "wall");
+        options.put("clock", "wall from " + java.time.Instant.ofEpochMilli(workload.clockStart()));
         options.put("keys", workload.keys());
         options.put("steps", workload.steps().size());
         options.put("avoided", workload.avoided().stream().map(Enum::name).sorted().toList());
@@ -73,7 +75,7 @@ final class HttpRunner {
         options.put("ipv6Prefix", workload.network().ipv6Prefix());
         options.put("trustedProxies", workload.network().trustedProxies());
         options.put("peers", List.of(workload.network().trustedPeer(), workload.network().untrustedPeer()));
-        long now = System.currentTimeMillis();
+        long now = app.now();
         history.add(new Event.Start(0, now, history.real(), workload.seed(), "HTTP", options));
         for (HttpWorkload.Spec spec : allRules()) {
             history.add(new Event.RuleSet(0, now, history.real(), spec.rule(), "open", null, "initial"));
@@ -124,7 +126,7 @@ final class HttpRunner {
     }
 
     private void request(HttpWorkload.Request request) {
-        AlignedWindows.await(allRules());
+        AlignedWindows.await(allRules(), app::now);
         String id = UUID.randomUUID().toString();
         HttpApp.Trace trace = app.trace(id);
         Map<String, String> headers = new LinkedHashMap<>();
@@ -155,7 +157,7 @@ final class HttpRunner {
                     case "stream" -> "&stream=1";
                     default -> "";
                 };
-        long sent = System.currentTimeMillis();
+        long sent = app.now();
         HttpCall.Seen seen = HttpCall.get(app.port(), trusted ? workload.network().trustedPeer()
                 : workload.network().untrustedPeer(), target, headers, request.client());
         awaitFinished(trace, id);
@@ -240,7 +242,7 @@ final class HttpRunner {
                 if (request.status() >= 400) {
                     // The bean threw Refused, listed to give the call back.
                     List<String> names = part.claims().stream().map(c -> c.rule().name()).toList();
-                    history.add(new Event.Settled(nextOp++, System.currentTimeMillis(), history.real(), part.op(),
+                    history.add(new Event.Settled(nextOp++, app.now(), history.real(), part.op(),
                             "refused", names, names, null));
                 }
                 continue;
@@ -328,7 +330,7 @@ final class HttpRunner {
             return;
         }
         long op = nextOp++;
-        long at = System.currentTimeMillis();
+        long at = app.now();
         String error = seen.status() < 0 ? "the client left before the head (" + request.client() + "): the outcome "
                 + "it was settled by is not known" : null;
         history.add(new Event.Settled(op, at, history.real(), reservation, "outcome", asked,
@@ -368,15 +370,16 @@ final class HttpRunner {
      */
     private void awaitSettings() {
         int all = (1 << rules.size()) - 1;
-        awaitPolicy("/gen/o?caller=", List.of("\"" + HttpSettings.GENERATION_RULE + "\";q=" + reading + ";w="
+        awaitPolicy("/gen/o?caller=", () -> List.of("\"" + HttpSettings.GENERATION_RULE + "\";q=" + reading + ";w="
                 + HttpWorkload.WINDOWS[0] / 1000));
-        awaitPolicy("/s" + all + "/o?caller=", policy(rules, all));
-        awaitPolicy("/j/acd/", policy(methodRules, 0b1101));
-        awaitPolicy("/j/b?caller=", policy(methodRules, 0b0010));
+        awaitPolicy("/s" + all + "/o?caller=", () -> policy(rules, all));
+        awaitPolicy("/j/acd/", () -> policy(methodRules, 0b1101));
+        awaitPolicy("/j/b?caller=", () -> policy(methodRules, 0b0010));
     }
 
     /** The RateLimit-Policy items of the rules of a mask. */
-    private static List<String> policy(List<HttpWorkload.Spec> specs, int mask) {
+    private List<String> policy(List<HttpWorkload.Spec> specs, int mask) {
+        long now = app.now();
         List<String> expected = new ArrayList<>();
         for (int i = 0; i < specs.size(); i++) {
             if ((mask & 1 << i) == 0) {
@@ -384,7 +387,7 @@ final class HttpRunner {
             }
             Rule rule = specs.get(i).rule();
             // A calendar window's w is its current period's length.
-            long quotaMillis = rule.calendar() != null ? rule.quotaWindow().toMillis()
+            long quotaMillis = rule.calendar() != null ? rule.quotaWindow(now).toMillis()
                     : !rule.algorithm().hasBurst() || rule.burst() == rule.limit() ? rule.window().toMillis()
                     : Ledger.ceilDiv(rule.burst() * rule.window().toMillis(), rule.limit());
             expected.add("\"" + rule.name() + "\";q=" + rule.capacity() + ";w=" + Ledger.ceilDiv(quotaMillis, 1000));
@@ -392,10 +395,14 @@ final class HttpRunner {
         return expected;
     }
 
-    /** Asks with new callers until the response announces every policy item expected (30 s at most). */
-    private void awaitPolicy(String prefix, List<String> expected) {
+    /**
+     * Asks with new callers until the response announces every policy item expected (30 s at
+     * most), expected as of each probe: a calendar period's length changes when a period ends.
+     */
+    private void awaitPolicy(String prefix, java.util.function.Supplier<List<String>> expecting) {
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
         while (true) {
+            List<String> expected = expecting.get();
             String probe = "probe-" + workload.seed() + "-" + probes++;
             String target = prefix.endsWith("=") ? prefix + probe : prefix + probe + "?caller=" + probe;
             HttpCall.Seen seen = HttpCall.get(app.port(), "127.0.0.1", target, Map.of("X-Caller", probe),

@@ -33,8 +33,11 @@ import java.util.Set;
  * sub-resource locator, one through the CDI bean), half of them under route rules of the filter
  * too: both layers decide one request, and a refusal by either gives back what the other took.
  *
- * <p>The filter runs on the wall clock ({@code ratelimit.clock=client}: its clock cannot be set
- * from outside), so a decision's time is known only as an interval of a few ms. Windows are
+ * <p>The filter runs on the app's clock ({@code ratelimit.clock=client}, the servlet context's
+ * {@code InstantSource}): the wall clock's pace from a start the seed draws, so a seed runs at
+ * the same date on any day ({@link #clockStart}); half the runs with a calendar window start a
+ * few seconds before one of its interesting periods ends (a DST day, a February's end), the
+ * others anywhere in 2026 and 2027. A decision's time is known only as an interval of a few ms. Windows are
  * therefore long (an hour or more) and limits at most 20: a run of seconds never sees a bucket
  * refill one unit nor a log entry leave its window, and an aligned window's start is waited out
  * (or, if a decision still straddles one, the history says so). Concurrency rules are left to
@@ -49,9 +52,11 @@ import java.util.Set;
  * @param avoided     the open defects steered clear of
  * @param network     the forwarding settings and the peers' addresses
  * @param steps       what to do
+ * @param clockStart  the filter's time, epoch ms, when the run begins
  */
 record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> rules, List<Spec> methodRules,
-                    List<String> keys, Set<Known> avoided, HttpForwarding.Network network, List<Step> steps) {
+                    List<String> keys, Set<Known> avoided, HttpForwarding.Network network, List<Step> steps,
+                    long clockStart) {
 
     private static final long[] LIMITS = {1, 2, 3, 5, 10, 20};
     static final long[] WINDOWS = {3_600_000, 7_200_000, 86_400_000};
@@ -205,7 +210,33 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
             }
         }
         return new HttpWorkload(seed, random.nextInt(3) > 0, random.nextBoolean(), List.copyOf(rules),
-                List.copyOf(methodRules), keys, Set.copyOf(avoided), network, List.copyOf(list));
+                List.copyOf(methodRules), keys, Set.copyOf(avoided), network, List.copyOf(list),
+                clockStart(new Random(seed * 613 + 41), rules));
+    }
+
+    /** The first day a run's clock may start on; runs start within two years of it. */
+    private static final long EARLIEST = java.time.Instant.parse("2026-01-01T00:00:00Z").toEpochMilli();
+
+    /**
+     * The filter's time when the run begins, from a stream of its own (every other draw of a seed
+     * stays): for half the runs whose route rules have a calendar window, 1 to 5 s before an
+     * interesting period of one of them ends (past the 2 s a request waits for an aligned start,
+     * and within a run's few seconds, so that its steps cross it); else anywhere in two years.
+     */
+    private static long clockStart(Random random, List<Spec> rules) {
+        List<dev.ratelimit.CalendarWindow> calendars = new ArrayList<>();
+        for (Spec spec : rules) {
+            for (Rule rule : List.of(spec.rule(), spec.pro())) {
+                if (rule.calendar() != null) {
+                    calendars.add(rule.calendar());
+                }
+            }
+        }
+        if (!calendars.isEmpty() && random.nextBoolean()) {
+            return Calendars.interestingEnd(random, calendars.get(random.nextInt(calendars.size())))
+                    - 1_000 - random.nextInt(4_000);
+        }
+        return EARLIEST + (long) (random.nextDouble() * 2 * 365 * 86_400_000L);
     }
 
     private static Spec spec(Random random, String name) {
