@@ -116,6 +116,30 @@ class LimitProviderTest {
     }
 
     /**
+     * A calendar week in UTC and a plan's week in Pacific/Kiritimati are two windows of one
+     * length: the provider is asked for each, and each answer holds its own (one cached answer
+     * for both held the rule's callers to the plan's, as the HTTP checker's seed 1036 showed).
+     */
+    @Test
+    void anAnswerIsCachedPerCalendarWindow() throws Exception {
+        LimitProvider byZone = (rule, key, principal) ->
+                OptionalLong.of(rule.calendar().zone().getId().equals("UTC") ? 3 : 6);
+        Map<String, String> settings = JettyApp.settings(valkey.url(), "ratelimit.rules", "api",
+                "ratelimit.rule.api.algorithm", "fixed-window", "ratelimit.rule.api.limit", "10",
+                "ratelimit.rule.api.window", "calendar-week", "ratelimit.rule.api.key", "header:X-Caller",
+                "ratelimit.rule.api.plan", "header:X-Plan", "ratelimit.rule.api.plan.pro.limit", "20",
+                "ratelimit.rule.api.plan.pro.window", "calendar-week",
+                "ratelimit.rule.api.plan.pro.time-zone", "Pacific/Kiritimati",
+                "ratelimit.trusted-proxies", "127.0.0.1/32", "ratelimit.limit-provider.timeout", "2s",
+                "ratelimit.deny-cache.enabled", "false");
+        try (JettyApp app = JettyApp.startWithAttributes(settings, Map.of(LimitProvider.class.getName(), byZone))) {
+            assertThat(app.get("/", "X-Caller", "a", "X-Plan", "pro").headers().firstValue("RateLimit-Policy"))
+                    .as("the plan's week").hasValueSatisfying(p -> assertThat(p).startsWith("\"api\";q=6;"));
+            assertThat(policyOf(app, "a")).as("the rule's own week").startsWith("\"api\";q=3;");
+        }
+    }
+
+    /**
      * The issue's case: a refresh lowered the limit from 100 to 3, and a caller seen before kept
      * 100 until the cache's answer expired. What is cached is the provider's answer; it is
      * applied to the rule as it is now.
