@@ -126,8 +126,14 @@ final class Runner {
             advance(advance);
         } else if (step instanceof Op.Retry) {
             if (lastRejected != null) {
-                releaseOneHeld(lastRejected.claims());
-                take(lastRejected.reserve(), current(lastRejected.claims()));
+                Rejection retried = lastRejected;
+                releaseOneHeld(retried.claims());
+                take(retried.reserve(), current(retried.claims()));
+                if (now() == retried.at() + retried.retryAfter()) {
+                    // At the very moment the retry-after named, clients that waited for it come
+                    // together: the same call again, in the same millisecond (a window's first).
+                    take(retried.reserve(), current(retried.claims()));
+                }
             }
         } else if (step instanceof Op.Edit edit) {
             edit(edit);
