@@ -106,16 +106,34 @@ final class Acquisitions {
         if (leased != null && claims.stream().anyMatch(claim -> claim.rule().countRejected())) {
             leased.returnOwn(claims);
         }
-        long mark = leased == null ? 0 : leased.mark();
-        long at = leased == null ? 0 : leased.now();
-        SlotGroups.Outcome taken = fromStore(claims);
-        if (leased != null && !taken.decisions().allowed() && leased.reclaimed(claims, taken, mark)) {
-            taken = fromStore(claims);
+        if (leased == null) {
+            SlotGroups.Outcome taken = fromStore(claims);
+            return reservation(claims, taken.answers(), taken.decisions());
         }
-        if (leased != null && taken.decisions().allowed()) {
-            leased.reserved(claims, taken.answers(), at);
+        // Its keys' give-backs wait for it until its units are counted (see Leases#writing).
+        List<LeaseEntry> writing = leased.writing(claims);
+        try {
+            long mark = leased.mark();
+            long at = leased.now();
+            SlotGroups.Outcome taken = fromStore(claims);
+            if (!taken.decisions().allowed()) {
+                // Refused: nothing taken to count; the keys' leases go back on this thread first.
+                leased.written(writing);
+                writing = List.of();
+                boolean again = leased.reclaimed(claims, taken, mark);
+                writing = leased.writing(claims);
+                if (again) {
+                    at = leased.now();
+                    taken = fromStore(claims);
+                }
+            }
+            if (taken.decisions().allowed()) {
+                leased.reserved(claims, taken.answers(), at);
+            }
+            return reservation(claims, taken.answers(), taken.decisions());
+        } finally {
+            leased.written(writing);
         }
-        return reservation(claims, taken.answers(), taken.decisions());
     }
 
     private Reservation reservation(List<Claim> claims, List<Verdicts.Answer> answers, Decisions decisions) {
@@ -155,9 +173,17 @@ final class Acquisitions {
             return List.of();
         }
         List<Claim> back = SlotGroups.subList(claims, indexes);
-        long[] given = calls.refund(refunds(back, indexes.stream().map(answers::get).toList()), true);
-        if (leased != null) {
-            leased.unreserved(back, given);
+        List<LeaseEntry> writing = leased == null ? List.of() : leased.writing(back);
+        long[] given;
+        try {
+            given = calls.refund(refunds(back, indexes.stream().map(answers::get).toList()), true);
+            if (leased != null) {
+                leased.unreserved(back, given);
+            }
+        } finally {
+            if (leased != null) {
+                leased.written(writing);
+            }
         }
         List<String> rules = new ArrayList<>();
         for (int i = 0; i < back.size(); i++) {

@@ -109,7 +109,7 @@ final class Lease {
      * counts them as lent.
      */
     Lease remnant(long units, long now) {
-        if (take.rule().algorithm() != Algorithm.FIXED_WINDOW) {
+        if (take.rule().algorithm() != Algorithm.FIXED_WINDOW && entry.current(answer.undoB())) {
             entry.lent(now, take.rule().limit());
         }
         return new Lease(take, answer, start, ends, units, 0, entry, 0);
@@ -145,6 +145,11 @@ final class Lease {
             settled = true;
             if (rule.algorithm() == Algorithm.FIXED_WINDOW) {
                 return left > 0 ? Refund.of(Claim.of(rule, take.key(), left), answer) : null;
+            }
+            if (!entry.current(answer.undoB())) {
+                // Taken from a debt the bucket has refilled since: nothing left there, and no
+                // charge (the refill it lost, the store lost too; see LeaseEntry#generation).
+                return null;
             }
             // At the simulation's time if later: the headroom must count from where its debt is.
             long at = entry.simulatedAt(now);

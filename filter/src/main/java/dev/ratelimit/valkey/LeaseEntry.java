@@ -23,6 +23,23 @@ final class LeaseEntry {
     /** A call asking for a lease is on its way: others ask for none (each would withhold one). */
     boolean taking;
     boolean removed;
+    /**
+     * Calls of this instance that write the key's state (a request's, a lease's, a reservation's
+     * or its refund), each from before it reads the clock for its call until its units are
+     * counted here: a give-back is worked out only once none is on its way (see
+     * {@link LeaseReturns}), and none starts while one is ({@link #returning}).
+     */
+    int writing;
+    /**
+     * A give-back of the key's leases is worked out and not yet landed: no call of this instance
+     * writes the key meanwhile.
+     */
+    boolean returning;
+    /**
+     * A give-back of the key waits for {@link #writing} to end: due once it has; no call of the
+     * key starts meanwhile (else a key busy with one thread's calls would never give back).
+     */
+    boolean deferred;
 
     /**
      * This instance's own use of the key, as a bucket of the rule's rate fed by nothing else: its
@@ -36,8 +53,14 @@ final class LeaseEntry {
     private long simAt = Long.MIN_VALUE;
     /** The simulation's lost refill up to which give-backs were charged for it (see {@link Lease}). */
     private long charged;
-    /** This key's leases (and remnants) taken and not yet given back. */
+    /** This key's leases (and remnants) taken and not yet given back, of the debt {@link #generation}. */
     private int lent;
+    /**
+     * The generation of the key's debt in the store (a bucket's, see {@code bucket.lua}) that
+     * this instance's latest take found, and that take's time; 0 before any.
+     */
+    private long generation;
+    private long generationAt = Long.MIN_VALUE;
 
     /**
      * The simulation brought to {@code at} (a time before the last one counts as the last:
@@ -91,6 +114,31 @@ final class LeaseEntry {
     }
 
     /**
+     * A take of this instance at {@code at} wrote the key's debt as generation {@code gen} (its
+     * answer's second undo value). Another than the last one seen means the store's bucket was
+     * full before it and started its debt afresh: the leases lent before have nothing left there
+     * to give back (the store takes no give-back to another generation; their units refilled
+     * with the bucket, see {@link #current}), and the refill this instance's bucket lost until
+     * then the store lost too, so no give-back is charged for it. Without this, a give-back held
+     * up past a bucket that filled (its sweeper late) would keep the stretch of lost refill open
+     * across it, and charge the key's next give-backs for refill no bucket lost.
+     */
+    void generation(long gen, long at, long limit) {
+        if (gen <= 0 || gen == generation || at < generationAt) {
+            return;
+        }
+        generation = gen;
+        generationAt = at;
+        lent = 0;
+        charged = lostBy(at, limit);
+    }
+
+    /** Whether a lease taken with {@code gen} is of the debt the store holds now, as far as this instance saw. */
+    boolean current(long gen) {
+        return generation == 0 || gen == generation;
+    }
+
+    /**
      * A lease of the key is taken at {@code at}: the first of several not yet given back starts
      * the stretch whose lost refill their give-backs are charged (refill lost before it was lost
      * with no lease of the key held: the store lost it too).
@@ -117,6 +165,15 @@ final class LeaseEntry {
             charged = simLost;
         }
         return charge;
+    }
+
+    /**
+     * Whether a lease of the key (or a remnant) is out, its give-back not yet worked out, or a
+     * call of this instance or a give-back is on its way to the key: the entry is then kept, as
+     * its simulation and marks are what those go by.
+     */
+    boolean busy() {
+        return lent > 0 || writing > 0 || returning || deferred;
     }
 
     /**
@@ -182,6 +239,16 @@ final class LeaseEntry {
      * @return whether to look again (the call is over, or may be); false when the wait is up
      */
     boolean awaitLeaseCall(long waitUntil) {
+        return await(waitUntil);
+    }
+
+    /**
+     * Waits, the caller holding the entry's lock, for its {@link #writing} or {@link #returning}
+     * to change (both notify the entry), until {@code waitUntil} ({@link System#nanoTime()}).
+     *
+     * @return whether to look again; false when the wait is up
+     */
+    boolean await(long waitUntil) {
         long left = waitUntil - System.nanoTime();
         if (left <= 0) {
             return false;

@@ -110,6 +110,8 @@ final class LeasedTakes {
         // False until the store allowed the request: a rejection and a failed call (the rule's
         // on-failure policy then decides) alike give the lease units back.
         boolean allowed = false;
+        List<Claim> written = SlotGroups.subList(claims, toStore);
+        List<LeaseEntry> writing = leases.writing(written);
         try {
             long landed = leases.landed();
             SlotGroups.Outcome stored = store.apply(sent(claims, toStore, served, extra), lending(claims, extra));
@@ -117,10 +119,18 @@ final class LeasedTakes {
                 extra = new long[n];
                 stored = store.apply(sent(claims, toStore, served, extra), Lending.NONE);
             }
-            if (!stored.decisions().allowed() && !countsRejected && reclaimed(claims, toStore, policies, stored, landed)) {
-                // This instance's own leases held back what the request needed: given back, asked again.
-                extra = new long[n];
-                stored = store.apply(sent(claims, toStore, served, extra), Lending.NONE);
+            if (!stored.decisions().allowed() && !countsRejected) {
+                // Refused: nothing taken to count. Its keys' leases go back on this thread, which
+                // their give-back would otherwise wait for (see Leases#writing).
+                leases.written(writing);
+                writing = List.of();
+                boolean again = reclaimed(claims, toStore, policies, stored, landed);
+                writing = leases.writing(written);
+                if (again) {
+                    // This instance's own leases held back what the request needed: given back, asked again.
+                    extra = new long[n];
+                    stored = store.apply(sent(claims, toStore, served, extra), Lending.NONE);
+                }
             }
             allowed = stored.decisions().allowed();
             for (int j = 0; j < toStore.size(); j++) {
@@ -137,6 +147,7 @@ final class LeasedTakes {
                 answers.set(i, lease == null ? answer : lease.served(start));
             }
         } finally {
+            leases.written(writing);
             for (int i : toStore) {
                 if (askedFor[i] > 0) {
                     leases.settled(claims.get(i));
@@ -187,7 +198,7 @@ final class LeasedTakes {
     void reserved(List<Claim> claims, List<Verdicts.Answer> answers, long at) {
         for (int i = 0; i < claims.size(); i++) {
             if (answers.get(i).allowed() && answers.get(i).took()) {
-                leases.reserved(claims.get(i), at);
+                leases.reserved(claims.get(i), answers.get(i), at);
             }
         }
     }
@@ -197,6 +208,16 @@ final class LeasedTakes {
         for (int i = 0; i < claims.size(); i++) {
             leases.returned(claims.get(i), given[i]);
         }
+    }
+
+    /** A call writing the claims' keys is about to read its clock (see {@link Leases#writing}). */
+    List<LeaseEntry> writing(List<Claim> claims) {
+        return leases.writing(claims);
+    }
+
+    /** The call {@link #writing} announced is over and counted (see {@link Leases#written}). */
+    void written(List<LeaseEntry> writing) {
+        leases.written(writing);
     }
 
     /** The lease clock now. */
@@ -280,16 +301,21 @@ final class LeasedTakes {
             }
         }
         if (!toStore.isEmpty()) {
-            long[] back = store.apply(toStore.stream()
-                    .map(i -> Refund.of(portions.get(i).stored(), portions.get(i).answer())).toList());
-            for (int j = 0; j < toStore.size(); j++) {
-                int i = toStore.get(j);
-                if (leases.policy(claims.get(i)) != null) {
-                    leases.returned(claims.get(i), back[j]);
+            List<LeaseEntry> writing = leases.writing(toStore.stream().map(claims::get).toList());
+            try {
+                long[] back = store.apply(toStore.stream()
+                        .map(i -> Refund.of(portions.get(i).stored(), portions.get(i).answer())).toList());
+                for (int j = 0; j < toStore.size(); j++) {
+                    int i = toStore.get(j);
+                    if (leases.policy(claims.get(i)) != null) {
+                        leases.returned(claims.get(i), back[j]);
+                    }
+                    if (back[j] > 0 || portions.get(i).served() != null && portions.get(i).served().units() > 0) {
+                        given.add(i);
+                    }
                 }
-                if (back[j] > 0 || portions.get(i).served() != null && portions.get(i).served().units() > 0) {
-                    given.add(i);
-                }
+            } finally {
+                leases.written(writing);
             }
         }
         // What ended leases hold goes back now too: the request's answer describes the key after it.
@@ -311,6 +337,7 @@ final class LeasedTakes {
             if (extra == 0) {
                 continue;
             }
+            List<LeaseEntry> writing = leases.writing(List.of(claim));
             long asked = leases.now();
             try {
                 SlotGroups.Outcome stored = store.apply(List.of(Claim.of(claim.rule(), claim.key(), extra)),
@@ -320,6 +347,7 @@ final class LeasedTakes {
             } catch (RateLimitException e) {
                 // No lease ahead: the key's next request after this lease asks Valkey, as it would have.
             } finally {
+                leases.written(writing);
                 leases.settled(claim);
             }
         }

@@ -234,6 +234,94 @@ final class Leases implements AutoCloseable {
     }
 
     /**
+     * A call of this instance that writes the claims' keys (a request's, a lease's, a
+     * reservation's or its refund) is about to read its clock: for each leasing claim, it waits
+     * for a give-back of the key on its way (at most the rule's lease time), then counts as on
+     * its way until {@link #written}, which must follow, also when the call fails. A give-back of
+     * the key's leases meanwhile waits for it (see {@link LeaseReturns#all}): worked out while the
+     * call's units are not yet counted here, or landing after the call's write, it would charge
+     * refill the key without leases never lost. The caller holds no entry's lock, and between the
+     * two gives nothing back on its own thread.
+     *
+     * @return the entries to hand to {@link #written}
+     */
+    List<LeaseEntry> writing(List<Claim> claims) {
+        long patience = 0;
+        for (Claim claim : claims) {
+            LeasePolicy policy = policy(claim);
+            patience = Math.max(patience, policy == null ? 0 : policy.time().toNanos());
+        }
+        List<LeaseEntry> marked = new ArrayList<>(claims.size());
+        if (patience == 0) {
+            return marked; // no leasing claim
+        }
+        long waitUntil = System.nanoTime() + patience;
+        boolean patient = true;
+        while (true) {
+            LeaseEntry blocked = null;
+            for (Claim claim : claims) {
+                if (policy(claim) == null) {
+                    continue;
+                }
+                Slot slot = new Slot(claim.rule(), claim.key());
+                while (blocked == null) {
+                    LeaseEntry entry = entries.computeIfAbsent(slot, absent -> new LeaseEntry());
+                    synchronized (entry) {
+                        if (entry.removed) {
+                            continue;
+                        }
+                        if (patient && !closed && (entry.returning || entry.deferred)) {
+                            blocked = entry;
+                            break;
+                        }
+                        entry.writing++;
+                        marked.add(entry);
+                        break;
+                    }
+                }
+                if (blocked != null) {
+                    break;
+                }
+            }
+            if (blocked == null) {
+                return marked;
+            }
+            // Waits holding none of its keys, so that no two calls wait for each other's give-backs.
+            written(marked);
+            marked.clear();
+            synchronized (blocked) {
+                while ((blocked.returning || blocked.deferred) && !closed && patient) {
+                    patient = blocked.await(waitUntil);
+                }
+            }
+        }
+    }
+
+    /**
+     * The calls {@link #writing} announced are over, and what they took is counted: a give-back
+     * of their keys that waited for them is due (on the sweeper's thread), and the keys' next
+     * calls wait for it.
+     */
+    void written(List<LeaseEntry> marked) {
+        boolean due = false;
+        for (LeaseEntry entry : marked) {
+            synchronized (entry) {
+                if (--entry.writing == 0) {
+                    due |= entry.deferred;
+                    entry.notifyAll(); // a reclaim waiting for the key's calls
+                }
+            }
+        }
+        if (due) {
+            returns.ask();
+            if (closed) {
+                // No sweeper any more: the close may have come before they waited.
+                returns.due();
+            }
+        }
+    }
+
+    /**
      * Records what a store call answered for a leasing claim: the remaining units as a hint for
      * the next lease, and the new lease when it took {@code extra} units beside the request's.
      *
@@ -245,6 +333,7 @@ final class Leases implements AutoCloseable {
         synchronized (entry) {
             entry.storeRemaining = answer.remaining();
             if (answer.allowed() && answer.took()) {
+                took(entry, claim.rule(), start, answer);
                 consumed(entry, claim.rule(), start, own);
             }
             if (extra > 0 && answer.allowed() && answer.took() && !entry.removed) {
@@ -289,8 +378,15 @@ final class Leases implements AutoCloseable {
     boolean reclaim(Claim claim, long mark) {
         LeaseEntry entry = entries.get(new Slot(claim.rule(), claim.key()));
         List<Lease> ended = new ArrayList<>(2);
+        LeasePolicy policy = policy(claim);
         if (entry != null) {
             synchronized (entry) {
+                // Other calls of the key on their way are waited for (at most its lease time): its
+                // give-back waits for them (see writing), and asking again must find it landed.
+                long waitUntil = System.nanoTime() + (policy == null ? 0 : policy.time().toNanos());
+                while (entry.writing > 0 && !closed && entry.await(waitUntil)) {
+                    // looks again
+                }
                 entry.drainTo(ended);
                 ended.forEach(returns::ended);
             }
@@ -307,6 +403,13 @@ final class Leases implements AutoCloseable {
      */
     long landed() {
         return returns.landed();
+    }
+
+    /** A take of this instance wrote the key's debt (buckets only; see {@link LeaseEntry#generation}). */
+    private static void took(LeaseEntry entry, Rule rule, long at, Verdicts.Answer answer) {
+        if (rule.algorithm() != Algorithm.FIXED_WINDOW) {
+            entry.generation(answer.undoB(), at, rule.limit());
+        }
     }
 
     /** Units this instance admitted for a key, for its simulation (buckets only). */
@@ -346,12 +449,13 @@ final class Leases implements AutoCloseable {
      * A reservation, which never uses a lease, took units of a leasing rule at {@code at}: this
      * instance's simulation of the key counts them, as it counts every unit this instance takes.
      */
-    void reserved(Claim claim, long at) {
+    void reserved(Claim claim, Verdicts.Answer answer, long at) {
         if (policy(claim) == null) {
             return;
         }
         LeaseEntry entry = entries.computeIfAbsent(new Slot(claim.rule(), claim.key()), slot -> new LeaseEntry());
         synchronized (entry) {
+            took(entry, claim.rule(), at, answer);
             consumed(entry, claim.rule(), at, claim.cost());
         }
     }
@@ -420,9 +524,13 @@ final class Leases implements AutoCloseable {
                 LeaseEntry entry = each.getValue();
                 synchronized (entry) {
                     // Kept while its simulation holds a debt: a new one would start from a full
-                    // bucket, and charge give-backs refill the key did not lose.
+                    // bucket, and charge give-backs refill the key did not lose. Kept too while a
+                    // lease ended and not yet given back, or a call, goes by it (busy): the
+                    // give-back would read a simulation that misses what the key's calls took
+                    // meanwhile, and not hold back those calls until it landed (LeaseReturns#all).
                     Rule rule = each.getKey().rule();
-                    if (entry.lease == null && entry.next == null && now - entry.lastSeen > leaseTime(rule)
+                    if (entry.lease == null && entry.next == null && !entry.busy()
+                            && now - entry.lastSeen > leaseTime(rule)
                             && (rule.algorithm() == Algorithm.FIXED_WINDOW || entry.debtAt(now, rule.limit()) == 0)) {
                         entry.removed = true;
                         entries.remove(each.getKey(), entry);
@@ -456,6 +564,6 @@ final class Leases implements AutoCloseable {
             }
         }
         entries.clear();
-        returns.all(all);
+        returns.all(all, true);
     }
 }
