@@ -201,9 +201,24 @@ final class Ledger {
      * @return the unit, for refunds and lost leases to find later
      */
     Unit add(long op, long at, long cost, Unit.Kind kind, long reservation) {
+        return add(op, at, at, cost, kind, reservation);
+    }
+
+    /**
+     * Adds units counted at a time in [{@code at}, {@code latest}] (the server clock's).
+     *
+     * @return the unit, for refunds and lost leases to find later
+     */
+    Unit add(long op, long at, long latest, long cost, Unit.Kind kind, long reservation) {
         Unit unit = new Unit(op, at, cost, kind, current.window().toMillis(), safetyEpoch, wipe, reservation);
+        unit.latest = latest;
         units.add(unit);
         return unit;
+    }
+
+    /** The latest time the upper bound reads a unit at, judged at {@code t}: no later than {@code t}. */
+    private static long upperTime(Unit unit, long t) {
+        return Math.min(unit.latest, t);
     }
 
     /**
@@ -235,22 +250,25 @@ final class Ledger {
         return !(exactRefunds && unit.refund == Unit.Refund.GIVEN);
     }
 
-    /** Lower bound of the units taken at times in [from, to]. */
+    /** Lower bound of the units taken at times in [from, to]: those certainly taken within it. */
     long lbSum(long from, long to) {
         long sum = 0;
         for (Unit unit : units) {
-            if (unit.at >= from && unit.at <= to && lower(unit)) {
+            if (unit.at >= from && unit.latest <= to && lower(unit)) {
                 sum += unit.cost;
             }
         }
         return sum;
     }
 
-    /** Upper bound of the units counted at times in [from, to] (window algorithms: refunds exact). */
+    /**
+     * Upper bound of the units counted at times in [from, to]: those that may have been counted
+     * within it (window algorithms: refunds exact).
+     */
     long ubSum(long from, long to) {
         long sum = 0;
         for (Unit unit : units) {
-            if (unit.at >= from && unit.at <= to && upper(unit, true)) {
+            if (unit.latest >= from && unit.at <= to && upper(unit, true)) {
                 sum += unit.cost;
             }
         }
@@ -262,7 +280,7 @@ final class Ledger {
         long sum = 0;
         for (Unit unit : units) {
             if (unit.kind == Unit.Kind.TAKEN && unit.refund == Unit.Refund.NONE && unit.safetyEpoch == safetyEpoch
-                    && unit.at <= takenBy && unit.at + unit.window > until) {
+                    && unit.latest <= takenBy && unit.at + unit.window > until) {
                 sum += unit.cost;
             }
         }
@@ -274,7 +292,7 @@ final class Ledger {
         long since = takenBy;
         for (Unit unit : units) {
             if (unit.kind == Unit.Kind.TAKEN && unit.refund == Unit.Refund.NONE && unit.safetyEpoch == safetyEpoch
-                    && unit.at <= takenBy && unit.at + unit.window > until) {
+                    && unit.latest <= takenBy && unit.at + unit.window > until) {
                 since = Math.min(since, unit.at);
             }
         }
@@ -285,7 +303,8 @@ final class Ledger {
     long ubHeld(long t, long op) {
         long sum = 0;
         for (Unit unit : units) {
-            if (unit.at > t || unit.at + unit.window <= t) {
+            // Timed out by t only if even taken at its latest it has (its lease counts from there).
+            if (unit.at > t || unit.latest != Long.MAX_VALUE && unit.latest + unit.window <= t) {
                 continue;
             }
             if (unit.kind != Unit.Kind.POSSIBLE && unit.wipe != wipe) {
@@ -348,12 +367,13 @@ final class Ledger {
             if (unit.at > t || !upper(unit, false)) {
                 continue;
             }
+            long time = Math.max(upperTime(unit, t), last);
             if (last != Long.MIN_VALUE) {
-                lost += lostBetween(debt, last, unit.at, from, limit);
-                debt = Math.max(0, debt - (unit.at - last) * limit);
+                lost += lostBetween(debt, last, time, from, limit);
+                debt = Math.max(0, debt - (time - last) * limit);
             }
             debt += unit.cost * window;
-            last = unit.at;
+            last = time;
         }
         if (last != Long.MIN_VALUE) {
             lost += lostBetween(debt, last, t, from, limit);
@@ -381,6 +401,9 @@ final class Ledger {
             if (unit.at > t || !(lower ? lower(unit) : upper(unit, false))) {
                 continue;
             }
+            // The lower bound's units at their earliest, the upper bound's at their latest (up
+            // to t): each reading refills the most, or the least, it can have between them.
+            long time = lower ? unit.at : Math.max(upperTime(unit, t), last);
             if (!lower && i < bucketFrom) {
                 if (unit.kind == Unit.Kind.POSSIBLE) {
                     debt += unit.cost * window;
@@ -388,13 +411,13 @@ final class Ledger {
                 continue;
             }
             if (last != Long.MIN_VALUE) {
-                debt = Math.max(0, debt - (unit.at - last) * limit);
+                debt = Math.max(0, debt - (time - last) * limit);
             }
             if (debt == 0) {
-                busySince = unit.at;
+                busySince = time;
             }
             debt += unit.cost * window;
-            last = unit.at;
+            last = time;
         }
         if (last != Long.MIN_VALUE) {
             debt = Math.max(0, debt - (t - last) * limit);

@@ -31,7 +31,15 @@ final class Unit {
     }
 
     final long op;
+    /** The earliest time the store can have counted them (the call's start). */
     final long at;
+    /**
+     * The latest: {@code at} on the client clock, whose time the call carries; on the server
+     * clock the time the call returned, or for a lost reply the time the store answered again
+     * (it ran before that), {@code Long.MAX_VALUE} until then. The lower bound reads a unit at
+     * times it certainly lies within, the upper bound at any it may.
+     */
+    long latest;
     final long cost;
     final Kind kind;
     /** The rule's window when taken: for a lease, its timeout. */
@@ -66,6 +74,7 @@ final class Unit {
     Unit(long op, long at, long cost, Kind kind, long window, int safetyEpoch, int wipe, long reservation) {
         this.op = op;
         this.at = at;
+        this.latest = at;
         this.cost = cost;
         this.kind = kind;
         this.window = window;
@@ -76,6 +85,6 @@ final class Unit {
 
     @Override
     public String toString() {
-        return kind + "×" + cost + "@" + at + " op " + op + (refund == Refund.NONE ? "" : " " + refund + "@" + refundAt);
+        return kind + "×" + cost + "@" + at + (latest == at ? "" : ".." + latest) + " op " + op + (refund == Refund.NONE ? "" : " " + refund + "@" + refundAt);
     }
 }
