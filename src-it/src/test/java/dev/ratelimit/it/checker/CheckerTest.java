@@ -23,7 +23,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The invariant checker in the build: random mixed workloads on the in-process limiter, on
- * a real Valkey (client clock) and on a three-node Valkey Cluster (a few seeds; the cluster is
+ * a real Valkey (on the client clock or, every other seed of each target, on Valkey's
+ * {@code TIME}, production's default: {@link Workload#serverClock}) and on a three-node
+ * Valkey Cluster (client clock; a few seeds; the cluster is
  * started once, only when a cluster target runs), with and without the resilient layer, one or
  * two limiter instances sharing the store, their histories checked
  * against every algorithm's promises ({@link Invariants}). A fixed set of seeds and one random
@@ -47,6 +49,14 @@ class CheckerTest {
 
     /** Steps per run in the build: a few seconds per run on a busy two-core machine. */
     static final int STEPS = Integer.getInteger("checker.steps", 1_500);
+
+    /**
+     * Steps of a seed's run on a target: half as many on the server clock, whose clock moves
+     * are real waits, so that a run takes about as long on either clock.
+     */
+    static int steps(long seed, Workload.Target target) {
+        return Workload.serverClock(seed, target) ? STEPS / 2 : STEPS;
+    }
     /**
      * The build's seeds: 1 to 10, and seeds kept for what they once caught (1010: a token bucket
      * whose own instance's lease held it below its burst; 1000: a deny cache that held a
@@ -122,7 +132,7 @@ class CheckerTest {
                 Workload.Target.CLUSTER)) {
             List<Op> steps = new ArrayList<>();
             for (long seed : target == Workload.Target.CLUSTER ? CLUSTER_SEEDS : SEEDS) {
-                steps.addAll(Workload.generate(seed, target, STEPS, Known.avoided()).steps());
+                steps.addAll(Workload.generate(seed, target, steps(seed, target), Known.avoided()).steps());
             }
             assertThat(steps.stream().filter(Op.OperatorReset.class::isInstance).count()).as(target + " resets")
                     .isPositive();
@@ -238,7 +248,7 @@ class CheckerTest {
     }
 
     private Checker.Result run(long seed, Workload.Target target) {
-        return run(Workload.generate(seed, target, STEPS, Known.avoided()), Checker.name(seed, target), true);
+        return run(Workload.generate(seed, target, steps(seed, target), Known.avoided()), Checker.name(seed, target), true);
     }
 
     /**

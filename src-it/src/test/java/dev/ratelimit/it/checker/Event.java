@@ -83,7 +83,8 @@ sealed interface Event {
      * one store; each has its own breaker, fallback and deny cache). The limiter decided at a
      * time in [{@code at}, {@code latest}]: the same instant for a call on the client clock, the
      * time the request went out and the time the filter's answer was seen for one over HTTP on
-     * the wall clock.
+     * the wall clock. A call on the server clock is recorded as sent at {@code at}; the time of
+     * its outcome (its {@link Decided} or {@link Failed}) is its latest.
      */
     record Call(long op, long at, long real, Kind kind, List<Claim> claims, int instance, long latest)
             implements Event {
@@ -249,7 +250,24 @@ sealed interface Event {
         }
     }
 
-    /** The client clock moved forward by {@code by} ms, to {@code at}. */
+    /**
+     * A state key's TTL as Valkey had it ({@code PTTL}: -2 for no key, -1 for none), read on the
+     * server clock after a call claimed {@code rule} and {@code key}: Valkey read it at a time in
+     * [{@code at}, {@code after}] (wall ms).
+     */
+    record Ttl(long op, long at, long real, Rule rule, String key, String stateKey, long pttl, long after)
+            implements Event {
+        @Override
+        public Json json() {
+            return base("ttl", this).with("rule", ruleJson(rule)).with("key", key).with("stateKey", stateKey)
+                    .with("pttl", pttl).with("after", after);
+        }
+    }
+
+    /**
+     * The client clock moved forward by {@code by} ms, to {@code at}; on the server clock, the
+     * runner waited (at most {@link Runner#MOST_WAIT_MILLIS}) until {@code at}.
+     */
     record Clock(long op, long at, long real, long by, String why) implements Event {
         @Override
         public Json json() {

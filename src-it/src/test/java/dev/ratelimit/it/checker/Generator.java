@@ -21,21 +21,24 @@ final class Generator {
 
     /** Draws whether a fixed window's edit makes it a calendar window, or null for never. */
     private final Random calendars;
+    /** Whether edits draw the server clock's short windows. */
+    private final boolean serverClock;
 
     Generator(Random random, List<Rule> rules, boolean valkey, boolean single) {
-        this(random, rules, valkey, single, null);
+        this(random, rules, valkey, single, null, false);
     }
 
     /**
      * A generator whose fixed-window edits may also make or keep a calendar window, drawn from
      * {@code calendars} (a stream of its own: the steps drawn from {@code random} stay as they were).
      */
-    Generator(Random random, List<Rule> rules, boolean valkey, boolean single, Random calendars) {
+    Generator(Random random, List<Rule> rules, boolean valkey, boolean single, Random calendars, boolean serverClock) {
         this.random = random;
         this.rules = rules;
         this.valkey = valkey;
         this.single = single;
         this.calendars = calendars;
+        this.serverClock = serverClock;
     }
 
     Op next() {
@@ -176,7 +179,7 @@ final class Generator {
 
     private Op edit() {
         int index = random.nextInt(rules.size());
-        Rule edited = Workload.rule(random, "r" + index, rules.get(index).algorithm());
+        Rule edited = Workload.rule(random, "r" + index, rules.get(index).algorithm(), serverClock);
         // In a run with a calendar window, a fixed window's edit is to a calendar window one time in
         // two: edits both ways between rolling and calendar windows, and between calendars.
         String calendar = calendars != null && edited.algorithm() == dev.ratelimit.Algorithm.FIXED_WINDOW

@@ -98,6 +98,11 @@ final class Invariants {
     private static final long CHANCE_SPACING_MILLIS = 110;
     /** Chances after which a lost lease must be free. */
     private static final int CHANCES = 3;
+    /**
+     * How far the lease clock (monotonic, read in whole ms) and Valkey's {@code TIME} (read in
+     * whole ms on another base) may see a fixed window's end apart, with a ms of reading either.
+     */
+    private static final long LEASE_CLOCK_MILLIS = 2;
 
     private final Map<String, Ledger> ledgers = new LinkedHashMap<>();
     private final Map<String, Rule> rules = new HashMap<>();
@@ -125,6 +130,23 @@ final class Invariants {
      * makes (a refund, a release) is seen by this one only after that.
      */
     private long denyCacheHoldMs;
+    /**
+     * Whether the store decided on Valkey's {@code TIME}: each call's time is then known only as
+     * the interval from its sending to its outcome (see {@link Ledger}), and a lost reply's units
+     * may have been counted until the store next answered.
+     */
+    private boolean serverClock;
+    /** Possible units of lost replies (server clock) whose latest time is not known until the store answers again. */
+    private final List<Unit> unanswered = new ArrayList<>();
+    /**
+     * Per instance, rule and key (server clock): until when the instance's deny cache may replay
+     * the last rejection the store made, its hold counted from when the answer came back.
+     */
+    private final Map<String, Long> replayUntil = new HashMap<>();
+    /** Per rule (server clock): from when every state of it was written under its current settings. */
+    private final Map<String, Long> ttlFrom = new HashMap<>();
+    /** The events of the operation being judged. */
+    private List<Event> current = List.of();
 
     /** An allowed reservation: what it claimed and was told. */
     private record Reserved(Event.Call call, Decisions decisions) {
@@ -183,6 +205,7 @@ final class Invariants {
                 overHttp = "HTTP".equals(start.target());
                 denyCacheHoldMs = Boolean.TRUE.equals(start.options().get("denyCache"))
                         ? ((Number) start.options().getOrDefault("denyCacheHoldMs", 0)).longValue() : 0;
+                serverClock = "server".equals(start.options().get("clock"));
             } else if (event instanceof Event.RuleSet set) {
                 ruleSet(set);
             } else if (event instanceof Event.Fault fault) {
@@ -195,12 +218,22 @@ final class Invariants {
                 outcome = event;
             } else if (event instanceof Event.StoreCall store && store.answered()) {
                 storeAnswered(event.real(), op, store.instance());
+                answeredAgain(event.at());
             } else if (event instanceof Event.StoreRefund refund && refund.error() == null) {
                 storeAnswered(event.real(), op, refund.instance());
+                answeredAgain(event.at());
+            } else if (event instanceof Event.Ttl ttl) {
+                ttl(ttl);
             }
             if (!overHttp) {
                 contract(event);
             }
+        }
+        current = events;
+        if (call != null && serverClock && outcome != null) {
+            // Decided by Valkey's TIME somewhere between the sending and the outcome.
+            call = new Event.Call(call.op(), call.at(), call.real(), call.kind(), call.claims(), call.instance(),
+                    outcome.at());
         }
         if (call != null) {
             switch (call.kind()) {
@@ -245,7 +278,11 @@ final class Invariants {
             }
             return;
         }
-        rules.put(rule.name(), rule);
+        Rule before = rules.put(rule.name(), rule);
+        if (before != null && !before.equals(rule)) {
+            // States written under the old settings end on their own terms.
+            ttlFrom.merge(rule.name(), set.at() + lifetime(before), Math::max);
+        }
         if (set.localRule() != null) {
             localRules.put(rule.name(), set.localRule());
         }
@@ -261,6 +298,10 @@ final class Invariants {
 
     private void fault(Event.Fault fault) {
         leaseSlack.fault(fault.at());
+        if (fault.kind().equals("stall-end")) {
+            // The calls queued in the stall have run (the runner pinged after them).
+            answeredAgain(fault.at());
+        }
         if (fault.kind().equals("plant") || fault.kind().equals("unplant")) {
             ledger(STORE, fault.rule(), fault.key()).wipe(fault.at(), true, true);
         } else if (fault.kind().equals("time-uncertain")) {
@@ -327,9 +368,9 @@ final class Invariants {
             long reservation = call.kind() == Event.Kind.RESERVE ? call.op() : -1;
             if (decision.basis() == Decision.Basis.SHARED) {
                 if (decisions.allowed() && decision.allowed()) {
-                    shared.add(call.op(), t, claim.cost(), Unit.Kind.TAKEN, reservation);
+                    shared.add(call.op(), t, call.latest(), claim.cost(), Unit.Kind.TAKEN, reservation);
                 } else if (claim.rule().countRejected()) {
-                    shared.add(call.op(), t, claim.cost(), Unit.Kind.ATTEMPT, -1);
+                    shared.add(call.op(), t, call.latest(), claim.cost(), Unit.Kind.ATTEMPT, -1);
                 } else if (decision.allowed() && refundDropped(events, name)) {
                     // Taken by the store, owed back because another side rejected, not given back.
                     possible(shared, call.op(), t, claim.cost(), call.instance());
@@ -337,9 +378,9 @@ final class Invariants {
             } else if (decision.basis() == Decision.Basis.LOCAL) {
                 Ledger local = ledger(local(call.instance()), name, claim.key());
                 if (decisions.allowed() && decision.allowed()) {
-                    local.add(call.op(), t, localCost(claim), Unit.Kind.TAKEN, reservation);
+                    local.add(call.op(), t, call.latest(), localCost(claim), Unit.Kind.TAKEN, reservation);
                 } else if (local.current().countRejected()) {
-                    local.add(call.op(), t, localCost(claim), Unit.Kind.ATTEMPT, -1);
+                    local.add(call.op(), t, call.latest(), localCost(claim), Unit.Kind.ATTEMPT, -1);
                 }
             }
         }
@@ -358,7 +399,12 @@ final class Invariants {
     }
 
     private void possible(Ledger ledger, long op, long at, long cost, int instance) {
-        Unit unit = ledger.add(op, at, cost, Unit.Kind.POSSIBLE, -1);
+        // On the server clock a lost reply's call ran at Valkey's time then, which may be after
+        // the client gave up on it: until the store is next seen answering.
+        Unit unit = ledger.add(op, at, serverClock ? Long.MAX_VALUE : at, cost, Unit.Kind.POSSIBLE, -1);
+        if (serverClock) {
+            unanswered.add(unit);
+        }
         if (ledger.current().algorithm().isConcurrency()) {
             ledger.leaseLost();
             lose(unit, op, instance);
@@ -408,7 +454,7 @@ final class Invariants {
             report(call.op(), ledger, Bounds.safety(ledger, latest, cost, afterWipe));
             return;
         }
-        if (!(cacheable(claim.rule()) && ledger.mayReplay(t, call.instance()))) {
+        if (!(cacheable(claim.rule()) && ledger.mayReplay(t, call.instance())) && !mayBeReplayed(call, claim, decision)) {
             report(call.op(), ledger, liveness(ledger, t, cost, call.op(), leased));
         }
         report(call.op(), ledger, Bounds.early(ledger, latest, cost, decision.retryAfter().toMillis()));
@@ -419,6 +465,89 @@ final class Invariants {
     }
 
     /**
+     * Whether a rejection may be a deny cache's replay of one the store made, still within the
+     * hold the cache counts from when that answer came back (server clock only: the store
+     * decided up to that call's length earlier, so the cache may replay past the moment the
+     * store would have room again, by as much). A rejection the store made now is never one.
+     */
+    private boolean mayBeReplayed(Event.Call call, Claim claim, Decision decision) {
+        if (!serverClock || decision.basis() != Decision.Basis.SHARED) {
+            return false;
+        }
+        String which = call.instance() + "/" + claim.rule().name() + "/" + claim.key();
+        boolean fromStore = current.stream().anyMatch(e -> e instanceof Event.StoreCall store && store.answered()
+                && store.claims().stream().anyMatch(c -> c.rule().name().equals(claim.rule().name())
+                && c.key().equals(claim.key())));
+        if (fromStore) {
+            replayUntil.merge(which, call.latest() + decision.retryAfter().toMillis(), Math::max);
+            return false;
+        }
+        return call.at() < replayUntil.getOrDefault(which, Long.MIN_VALUE);
+    }
+
+    /** The store answered at {@code at}: the lost replies sent before it had run by then. */
+    private void answeredAgain(long at) {
+        for (Unit unit : unanswered) {
+            unit.latest = Math.max(unit.at, at);
+        }
+        unanswered.clear();
+    }
+
+    /**
+     * A key's TTL (server clock) is no longer than its state is needed (README, "Key design":
+     * no slack on the server clock): it ends by the end of the state that any write up to the
+     * read can have left, under the rule's settings, once every state written under settings
+     * before its last edit has ended. 1 ms for TIME and PTTL each rounding down to the ms.
+     */
+    private void ttl(Event.Ttl ttl) {
+        Rule rule = ttl.rule();
+        if (ttl.pttl() == -2 || ttl.at() < ttlFrom.getOrDefault(rule.name(), Long.MIN_VALUE)) {
+            return;
+        }
+        String invariant = "ttl: a key lives no longer than its state is needed";
+        if (ttl.pttl() == -1) {
+            violations.add(new Violation(invariant, "key " + ttl.stateKey() + " has no TTL", ttl.op(), STORE,
+                    rule.name(), ttl.key(), ttl.at(), ttl.after()));
+            return;
+        }
+        long end = stateEnd(rule, ttl.after());
+        if (ttl.pttl() > end - ttl.at() + 1) {
+            violations.add(new Violation(invariant, "key " + ttl.stateKey() + " had a TTL of " + ttl.pttl()
+                    + " ms read in [" + ttl.at() + ", " + ttl.after() + "]: it outlives " + end + ", the end of any "
+                    + rule.algorithm().id() + " state of " + rule.window().toMillis() + " ms written by then, by "
+                    + (ttl.pttl() - (end - ttl.at())) + " ms", ttl.op(), STORE, rule.name(), ttl.key(), ttl.at(),
+                    ttl.after()));
+        }
+    }
+
+    /**
+     * The latest a state written at or before {@code w} under the rule can still matter: a
+     * fixed window's end; the newest log entry's time plus the window; a sliding window
+     * counter's current window's end plus one window; a bucket's refill of the most debt it can
+     * hold (two full buckets: a counted rejection overdraws by one); the newest lease's timeout.
+     */
+    static long stateEnd(Rule rule, long w) {
+        long window = rule.window().toMillis();
+        return switch (rule.algorithm()) {
+            case FIXED_WINDOW -> Calendars.window(rule, w)[1];
+            case SLIDING_LOG, CONCURRENCY -> w + window;
+            case SLIDING_WINDOW_COUNTER -> w - Math.floorMod(w, window) + 2 * window;
+            case TOKEN_BUCKET, GCRA -> w + Ledger.ceilDiv(2 * rule.burst() * window, rule.limit());
+        };
+    }
+
+    /** The longest a state written under the rule can matter after its write (see {@link #stateEnd}). */
+    static long lifetime(Rule rule) {
+        long window = rule.window().toMillis();
+        return switch (rule.algorithm()) {
+            case FIXED_WINDOW -> Calendars.longest(rule);
+            case SLIDING_LOG, CONCURRENCY -> window;
+            case SLIDING_WINDOW_COUNTER -> 2 * window;
+            case TOKEN_BUCKET, GCRA -> Ledger.ceilDiv(2 * rule.burst() * window, rule.limit());
+        };
+    }
+
+    /**
      * Liveness with what leases may hold in the store beyond the history (LeaseSlack): the
      * most first, then the least, and only between the two the exact allowance, which walks the
      * history once per fault.
@@ -426,6 +555,15 @@ final class Invariants {
     private Bounds.Finding liveness(Ledger ledger, long t, long cost, long op, Rule leased) {
         if (leased == null) {
             return Bounds.liveness(ledger, t, cost, op);
+        }
+        if (serverClock && leased.algorithm() == dev.ratelimit.Algorithm.FIXED_WINDOW && leaseSlack.leases(leased)
+                && Calendars.window(leased, t)[1] - t <= LEASE_CLOCK_MILLIS) {
+            // The instance's leases end by its own monotonic clock, which may see the window end
+            // up to a ms before Valkey's TIME does: a lease taken ahead ends with nothing to give
+            // back (its window over) while the store still counts it, and may refuse the
+            // instance for its own lease until the window really ends (seed 1010 on
+            // VALKEY_RESILIENT, 1 ms before the end).
+            return null;
         }
         Bounds.Finding most = Bounds.liveness(ledger, t, cost + leaseSlack.mostWithheld(leased), op);
         if (most != null || Bounds.liveness(ledger, t, cost + leaseSlack.leastWithheld(leased), op) == null) {
@@ -457,7 +595,8 @@ final class Invariants {
         // Another instance's deny cache still remembers rejections from before: for it, the
         // state was deleted behind its back. An operator's reset is behind every instance's.
         boolean operator = call.instance() == Target.OPERATOR;
-        ledger(STORE, name, claim.key()).wipe(call.at(), answered, instances > 1 || operator);
+        // At the latest it can have happened: liveness then waits the longest after it.
+        ledger(STORE, name, claim.key()).wipe(call.latest(), answered, instances > 1 || operator);
         if (localRules.containsKey(name) && !operator) {
             // The fallback is reset first, in process: it cannot fail.
             ledger(local(call.instance()), name, claim.key()).wipe(call.at(), true, false);

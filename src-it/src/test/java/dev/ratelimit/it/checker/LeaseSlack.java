@@ -118,6 +118,11 @@ final class LeaseSlack {
         return lease == null || wipedAt == Long.MIN_VALUE || t - wipedAt >= lease.millis() ? 0 : instances * lease.size();
     }
 
+    /** Whether instances lease the rule's units ahead. */
+    boolean leases(Rule rule) {
+        return leaseOf(rule) != null;
+    }
+
     private Workload.LocalLease leaseOf(Rule rule) {
         Algorithm algorithm = rule.algorithm();
         boolean leases = algorithm == Algorithm.FIXED_WINDOW || algorithm == Algorithm.TOKEN_BUCKET

@@ -39,6 +39,14 @@ final class Runner {
     /** Real time a stall is given to start before calls are sent into it. */
     static final long STALL_LEAD_MILLIS = 30;
 
+    /**
+     * The longest a clock move waits on the server clock, where time moves only by waiting: the
+     * windows there are at most 200 ms and roll over many times in a run anyway (a call takes
+     * a ms or more), so a longer move would only make the run slower. A retry may then wait
+     * less than the retry-after it was told: judged all the same.
+     */
+    static final long MOST_WAIT_MILLIS = 10;
+
     private final Workload workload;
     private final Target target;
     private final History history;
@@ -48,6 +56,10 @@ final class Runner {
     private final Set<String> planted = new HashSet<>();
     private final AtomicLong nextOp = new AtomicLong(1);
     private Rejection lastRejected;
+    /** Whether a stall's calls are being sent: nothing else may wait on the stalled server then. */
+    private boolean stalling;
+    /** A connection of the checker's own, for reading TTLs on the server clock (reopened after a restart). */
+    private Jedis ttls;
     /** Whether the last take was decided by the store for every rule (no failure, no fallback). */
     private boolean lastAnswered;
 
@@ -101,15 +113,23 @@ final class Runner {
         // The commands each instance's client sends are recorded on a single Valkey (ErrorClient).
         options.put("wires", workload.valkey() && !workload.cluster());
         options.put("pipelined", workload.pipelined());
+        // Whose time decides: the client clock the runner moves, or Valkey's TIME (the wall clock).
+        options.put("clock", workload.serverClock() ? "server" : "client");
         history.add(new Event.Start(0, now(), history.real(), workload.seed(), workload.target().name(), options));
         for (Rule rule : rules) {
             history.add(new Event.RuleSet(0, now(), history.real(), rule, target.policy(rule.name()),
                     target.localRule(rule.name()), "initial"));
         }
         List<Long> firstOps = new ArrayList<>(workload.steps().size());
-        for (Op step : workload.steps()) {
-            firstOps.add(nextOp.get());
-            step(step);
+        try {
+            for (Op step : workload.steps()) {
+                firstOps.add(nextOp.get());
+                step(step);
+            }
+        } finally {
+            if (ttls != null) {
+                ttls.close();
+            }
         }
         return firstOps;
     }
@@ -167,7 +187,7 @@ final class Runner {
     }
 
     private long now() {
-        return target.clock().getAsLong();
+        return target.now();
     }
 
     /** The next operation's number, on this thread. */
@@ -200,6 +220,42 @@ final class Runner {
             }
         } catch (RuntimeException | Error e) {
             failed(op, e);
+        }
+        ttls(op, claims);
+    }
+
+    /**
+     * On the server clock, each claimed key's TTL as Valkey has it now, recorded for the
+     * invariants to hold against the state's end (README: no longer than the state is needed,
+     * with no slack on the server clock). Not while a stall holds the server (the read would
+     * wait it out, and the stall's calls must go in while it lasts), nor for a planted key.
+     */
+    private void ttls(long op, List<Claim> claims) {
+        if (!target.serverClock() || stalling) {
+            return;
+        }
+        Set<String> read = new HashSet<>();
+        for (Claim claim : claims) {
+            String stateKey = target.stateKey(claim.rule(), claim.key());
+            if (planted.contains(stateKey) || !read.add(stateKey)) {
+                continue;
+            }
+            long before = now();
+            long pttl;
+            try {
+                if (ttls == null) {
+                    ttls = target.valkey().connect();
+                }
+                pttl = ttls.pttl(stateKey);
+            } catch (RuntimeException e) {
+                // The server was unreachable (a restart): the next read opens another connection.
+                if (ttls != null) {
+                    ttls.close();
+                    ttls = null;
+                }
+                continue;
+            }
+            history.add(new Event.Ttl(op, before, history.real(), claim.rule(), claim.key(), stateKey, pttl, now()));
         }
     }
 
@@ -327,7 +383,12 @@ final class Runner {
             default -> Math.max(0, retryAt - 1 - now());
         };
         long op = begin();
-        target.clock().advance(by);
+        if (target.serverClock()) {
+            // Time passes only by waiting here; the event's time is when the wait ended.
+            pause(Math.min(by, MOST_WAIT_MILLIS));
+        } else {
+            target.advance(by);
+        }
         history.add(new Event.Clock(op, now(), history.real(), by, advance.how()));
     }
 
@@ -405,8 +466,13 @@ final class Runner {
         CompletableFuture<Void> sleeping = CompletableFuture.runAsync(
                 () -> target.valkey().stall(Duration.ofMillis(stall.millis())));
         pause(STALL_LEAD_MILLIS);
-        for (Op during : stall.during()) {
-            step(during);
+        stalling = true;
+        try {
+            for (Op during : stall.during()) {
+                step(during);
+            }
+        } finally {
+            stalling = false;
         }
         sleeping.join();
         // The calls queued in the stall run as it ends; a command on another connection after

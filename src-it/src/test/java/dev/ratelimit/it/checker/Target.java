@@ -12,6 +12,7 @@ import dev.ratelimit.local.LocalRateLimiter;
 import dev.ratelimit.valkey.KeyInspector;
 import dev.ratelimit.valkey.ValkeyRateLimiter;
 import dev.ratelimit.valkey.ValkeySettings;
+import redis.clients.jedis.Jedis;
 import redis.clients.jedis.RedisClient;
 import redis.clients.jedis.util.JedisClusterCRC16;
 
@@ -19,11 +20,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.LongSupplier;
 import java.util.function.UnaryOperator;
 
 /**
- * What a workload runs against, on the client clock the runner moves: the store (in-process,
- * a single Valkey or a Valkey Cluster, in client-clock mode with the default 50 ms timeouts, so
+ * What a workload runs against, on the client clock the runner moves or, for a workload on the
+ * server clock, on Valkey's {@code TIME} and the wall clock: the store (in-process,
+ * a single Valkey or a Valkey Cluster, with the default 50 ms timeouts, so
  * a stall loses replies), and one or two limiter instances sharing it, as two application
  * servers would: each its own client, circuit breaker and lost leases, its store wrapped in a
  * {@link RecordingStore}, and optionally the resilient layer on top, built as the filter builds
@@ -39,7 +42,14 @@ final class Target implements AutoCloseable {
     private static final int BREAKER_FAILURES = 5;
 
     private final Workload workload;
-    private final ManualClock clock;
+    /** The client clock the runner moves; null on the server clock. */
+    private final ManualClock manual;
+    /**
+     * The time every layer reads: the client clock, or on the server clock this machine's wall
+     * clock, the clock Valkey's {@code TIME} reads (checked when the target is built), for the
+     * fallback, the deny cache and the history.
+     */
+    private final LongSupplier clock;
     private final History history;
     private final ValkeyServer valkey;
     private final ValkeyCluster cluster;
@@ -68,8 +78,10 @@ final class Target implements AutoCloseable {
             if (workload.valkey()) {
                 ValkeyRateLimiter.Builder builder = ValkeyRateLimiter.builder()
                         .keyPrefix("ck:" + workload.seed() + ":" + workload.target().ordinal())
-                        .clientClock(clock)
                         .circuitBreaker(BREAKER_FAILURES, Duration.ofMillis(workload.breakerOpenMillis()));
+                if (manual != null) {
+                    builder.clientClock(manual);
+                }
                 workload.localLeases().forEach((rule, lease) ->
                         builder.localLease(rule, lease.size(), Duration.ofMillis(lease.millis())));
                 if (cluster != null) {
@@ -143,10 +155,14 @@ final class Target implements AutoCloseable {
     Target(Workload workload, ValkeyServer valkey, ValkeyCluster cluster, History history,
            UnaryOperator<RateLimiter> beneath) {
         this.workload = workload;
-        this.clock = new ManualClock(workload.clockStart());
+        this.manual = workload.serverClock() ? null : new ManualClock(workload.clockStart());
+        this.clock = workload.serverClock() ? System::currentTimeMillis : manual;
         this.history = history;
         this.valkey = workload.cluster() ? null : valkey;
         this.cluster = workload.cluster() ? cluster : null;
+        if (workload.serverClock()) {
+            sameClockAs(this.valkey);
+        }
         // Room for every key: an evicted state would be counts forgotten.
         RateLimiter local = workload.valkey() ? null : LocalRateLimiter.withClock(clock, 100_000);
         for (int i = 0; i < workload.instances(); i++) {
@@ -178,7 +194,10 @@ final class Target implements AutoCloseable {
         if (operator == null) {
             ValkeyRateLimiter.Builder builder = ValkeyRateLimiter.builder()
                     .keyPrefix("ck:" + workload.seed() + ":" + workload.target().ordinal())
-                    .clientClock(clock).circuitBreaker(0, Duration.ofSeconds(1)).pipelines(0);
+                    .circuitBreaker(0, Duration.ofSeconds(1)).pipelines(0);
+            if (manual != null) {
+                builder.clientClock(manual);
+            }
             builder.settings(cluster != null ? ValkeySettings.of(cluster.seedUrl()).withCluster(true)
                     : ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(2)));
             operator = builder.build();
@@ -206,12 +225,51 @@ final class Target implements AutoCloseable {
     }
 
     /**
-     * The client clock.
+     * The time now: the client clock's, or the wall clock's on the server clock.
      *
-     * @return the clock every decision reads
+     * @return epoch ms
      */
-    ManualClock clock() {
-        return clock;
+    long now() {
+        return clock.getAsLong();
+    }
+
+    /**
+     * Whether the limiter decides on Valkey's {@code TIME}.
+     *
+     * @return true on the server clock
+     */
+    boolean serverClock() {
+        return manual == null;
+    }
+
+    /**
+     * Moves the client clock (not on the server clock, where time passes by waiting).
+     *
+     * @param by ms
+     */
+    void advance(long by) {
+        manual.advance(by);
+    }
+
+    /**
+     * Valkey's {@code TIME} must be this machine's wall clock, which the history records the
+     * calls' intervals on: a server elsewhere (at {@code VALKEY_URL}) with a clock of its own
+     * would make every bound on the server clock wrong.
+     */
+    private static void sameClockAs(ValkeyServer valkey) {
+        try (Jedis jedis = valkey.connect()) {
+            for (int attempt = 0; attempt < 5; attempt++) {
+                long before = System.currentTimeMillis();
+                List<String> time = jedis.time();
+                long after = System.currentTimeMillis();
+                long server = Long.parseLong(time.get(0)) * 1000 + Long.parseLong(time.get(1)) / 1000;
+                if (server >= before && server <= after) {
+                    return;
+                }
+            }
+        }
+        throw new IllegalStateException("Valkey's TIME is not this machine's clock: the checker's server-clock runs "
+                + "need a Valkey on this machine (unset VALKEY_URL, or point it at a local server)");
     }
 
     /**

@@ -38,6 +38,9 @@ import java.util.Set;
  * @param instances  limiter instances sharing the store (1 or 2; the calls alternate between them)
  * @param breakerOpenMillis how long each instance's circuit breaker stays open before a probe
  * @param localLeases the rules whose units each Valkey instance leases ahead, by name
+ * @param serverClock whether the limiter reads Valkey's {@code TIME} (production's default) rather
+ *                   than the client clock the runner moves: then time is the wall clock, a clock
+ *                   move is real waiting, and rules' windows are short (see {@link #serverClock(long, Target)})
  * @param drawn      how many steps were drawn from the seed (the rest of the workload is drawn
  *                   after them, so this is needed to draw it again)
  * @param steps      what to do: the steps drawn, or fewer when the workload was shrunk
@@ -45,7 +48,7 @@ import java.util.Set;
 record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
                 Map<String, FailurePolicy> policies, List<String> keys, long clockStart,
                 Set<Known> avoided, int instances, long breakerOpenMillis, Map<String, LocalLease> localLeases,
-                int drawn, List<Op> steps) {
+                boolean serverClock, int drawn, List<Op> steps) {
 
     /**
      * A rule's local lease: the most units an instance takes ahead per key, and for how long
@@ -68,6 +71,11 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
 
     private static final long[] LOCAL_LEASE_SIZES = {1, 2, 4, 8};
     private static final long[] LOCAL_LEASE_MILLIS = {20, 100, 1_000};
+    /**
+     * Local lease times on the server clock (real time), drawn in the same place: short beside
+     * the windows, so that leases end, and the sweeper gives them back, many times in a run.
+     */
+    private static final long[] SERVER_LOCAL_LEASE_MILLIS = {5, 20, 50};
 
     /** The breaker's open period, long enough that a run goes on. */
     static final long BREAKER_OPEN_MILLIS = 300;
@@ -79,6 +87,12 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
 
     private static final long[] LIMITS = {1, 2, 3, 5, 10, 20};
     private static final long[] WINDOWS = {50, 100, 1_000, 10_000, 60_000};
+    /**
+     * The windows on the server clock, drawn as {@link #WINDOWS} are (the same draw, the value in
+     * the same place): short enough that each rolls over, refills or ages out many times within
+     * a run of a few seconds of real time, and that a clock move, now a wait, is short.
+     */
+    private static final long[] SERVER_WINDOWS = {10, 20, 50, 100, 200};
     private static final long[] LEASE_LIMITS = {1, 2, 3, 5};
     /**
      * Lease timeouts, client time. At least 30 s because a lost lease is released by the
@@ -86,6 +100,12 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
      * timeout never ends that duty early.
      */
     private static final long[] LEASE_TIMEOUTS = {30_000, 60_000, 120_000};
+    /**
+     * Lease timeouts on the server clock: real time, so short enough that leases never released
+     * time out within a run, and long enough (beside the three 110 ms chances) that a lost lease
+     * is often released by the limiter before it times out.
+     */
+    private static final long[] SERVER_LEASE_TIMEOUTS = {250, 500, 1_000};
     static final List<String> KEYS = List.of("a", "b", "c");
 
     /** The kinds of target a seed can draw. */
@@ -133,6 +153,7 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
      */
     static Workload generate(long seed, Target target, int steps, Set<Known> avoided) {
         Random random = new Random(seed * 31 + target.ordinal());
+        boolean serverClock = serverClock(seed, target);
         boolean valkey = target.valkey();
         boolean resilient = target.resilient();
         int ruleCount = 3 + random.nextInt(3);
@@ -140,7 +161,7 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
         Map<String, FailurePolicy> policies = new LinkedHashMap<>();
         for (int i = 0; i < ruleCount; i++) {
             Algorithm algorithm = Algorithm.values()[random.nextInt(Algorithm.values().length)];
-            Rule rule = rule(random, "r" + i, algorithm);
+            Rule rule = rule(random, "r" + i, algorithm, serverClock);
             rules.add(rule);
             policies.put(rule.name(), policy(random, rule));
         }
@@ -162,13 +183,13 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
         int instances = valkey && extra.nextBoolean() ? 2 : 1;
         boolean single = valkey && !target.cluster();
         int opening = single ? extra.nextInt(3) : 0;
-        Generator openings = new Generator(extra, rules, valkey, single);
+        Generator openings = new Generator(extra, rules, valkey, single, null, serverClock);
         if (opening == 1) {
             ops.add(openings.burst());
         } else if (opening == 2) {
             ops.add(openings.crowd());
         }
-        Generator generator = new Generator(random, rules, valkey, single, calendars);
+        Generator generator = new Generator(random, rules, valkey, single, calendars, serverClock);
         while (ops.size() < steps) {
             ops.add(generator.next());
         }
@@ -179,7 +200,8 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
         if (valkey && leasing.nextBoolean()) {
             for (Rule rule : rules) {
                 if (leasing.nextInt(3) > 0) {
-                    localLeases.put(rule.name(), new LocalLease(pick(leasing, LOCAL_LEASE_SIZES), pick(leasing, LOCAL_LEASE_MILLIS)));
+                    localLeases.put(rule.name(), new LocalLease(pick(leasing, LOCAL_LEASE_SIZES),
+                            pick(leasing, serverClock ? SERVER_LOCAL_LEASE_MILLIS : LOCAL_LEASE_MILLIS)));
                 }
             }
         }
@@ -189,7 +211,17 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
         }
         return new Workload(seed, target, denyCache, List.copyOf(rules), policies, KEYS, clockStart, Set.copyOf(avoided),
                 instances, opening == 2 ? CROWD_BREAKER_OPEN_MILLIS : BREAKER_OPEN_MILLIS, Map.copyOf(localLeases),
-                steps, List.copyOf(ops));
+                serverClock, steps, List.copyOf(ops));
+    }
+
+    /**
+     * Whether a seed runs on the server clock: on a single Valkey, every other seed of each
+     * target, the two targets in turn (seed + target odd), so that as many runs decide on
+     * Valkey's {@code TIME} as on the client clock, in the build's seeds and in a long run's.
+     * No random draw: every other draw of a seed stays as it was.
+     */
+    static boolean serverClock(long seed, Target target) {
+        return target.valkey() && !target.cluster() && Math.floorMod(seed + target.ordinal(), 2) == 1;
     }
 
     /**
@@ -200,7 +232,7 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
      */
     Workload withSteps(List<Op> steps) {
         return new Workload(seed, target, denyCache, rules, policies, keys, clockStart, avoided, instances,
-                breakerOpenMillis, localLeases, drawn, List.copyOf(steps));
+                breakerOpenMillis, localLeases, serverClock, drawn, List.copyOf(steps));
     }
 
     /**
@@ -241,14 +273,18 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
         return steps.isEmpty() || !(steps.get(0) instanceof Op.Crowd);
     }
 
-    /** A rule of the algorithm with random settings. */
-    static Rule rule(Random random, String name, Algorithm algorithm) {
+    /**
+     * A rule of the algorithm with random settings; on the server clock its window (a lease's
+     * timeout) is the short one drawn in the same place.
+     */
+    static Rule rule(Random random, String name, Algorithm algorithm, boolean serverClock) {
         if (algorithm.isConcurrency()) {
-            return Rule.of(name, algorithm, pick(random, LEASE_LIMITS), Duration.ofMillis(pick(random, LEASE_TIMEOUTS)))
+            long timeout = pick(random, serverClock ? SERVER_LEASE_TIMEOUTS : LEASE_TIMEOUTS);
+            return Rule.of(name, algorithm, pick(random, LEASE_LIMITS), Duration.ofMillis(timeout))
                     .withShadow(random.nextInt(8) == 0);
         }
         long limit = pick(random, LIMITS);
-        Rule rule = Rule.of(name, algorithm, limit, Duration.ofMillis(pick(random, WINDOWS)))
+        Rule rule = Rule.of(name, algorithm, limit, Duration.ofMillis(pick(random, serverClock ? SERVER_WINDOWS : WINDOWS)))
                 .withCountRejected(random.nextInt(4) == 0)
                 .withShadow(random.nextInt(8) == 0);
         if (algorithm.hasBurst() && random.nextBoolean()) {
