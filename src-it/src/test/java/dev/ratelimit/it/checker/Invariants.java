@@ -99,8 +99,8 @@ final class Invariants {
     /** Chances after which a lost lease must be free. */
     private static final int CHANCES = 3;
     /**
-     * How far the lease clock (monotonic, read in whole ms) and Valkey's {@code TIME} (read in
-     * whole ms on another base) may see a fixed window's end apart, with a ms of reading either.
+     * How far the lease clock (monotonic, read in whole ms) and Valkey's {@code TIME} (whole ms
+     * on another base) may see one instant apart beyond a call's length: a ms of rounding each.
      */
     private static final long LEASE_CLOCK_MILLIS = 2;
 
@@ -145,6 +145,12 @@ final class Invariants {
     private final Map<String, Long> replayUntil = new HashMap<>();
     /** Per rule (server clock): from when every state of it was written under its current settings. */
     private final Map<String, Long> ttlFrom = new HashMap<>();
+    /**
+     * Per rule and key (fixed windows, server clock): the start of the window of the latest
+     * allowed call that claimed it, and the longest such a call in that window took, sending to
+     * answer.
+     */
+    private final Map<String, long[]> longestTake = new HashMap<>();
     /** The events of the operation being judged. */
     private List<Event> current = List.of();
 
@@ -352,6 +358,18 @@ final class Invariants {
         Decisions decisions = decided.decisions();
         List<Claim> claims = call.claims();
         long t = call.at();
+        for (Claim claim : claims) {
+            if (serverClock && decisions.allowed() && claim.rule().algorithm() == dev.ratelimit.Algorithm.FIXED_WINDOW) {
+                long start = Calendars.window(claim.rule(), t)[0];
+                long[] longest = longestTake.computeIfAbsent(claim.rule().name() + "/" + claim.key(),
+                        k -> new long[] {start, 0});
+                if (longest[0] != start) {
+                    longest[0] = start;
+                    longest[1] = 0;
+                }
+                longest[1] = Math.max(longest[1], call.latest() - t);
+            }
+        }
         // Every rule is judged on the state before this call.
         for (int i = 0; i < claims.size(); i++) {
             judge(call, claims.get(i), decisions.decisions().get(i), decisions);
@@ -464,6 +482,12 @@ final class Invariants {
         }
     }
 
+    /** The longest an allowed call on a fixed window's key took in the window of {@code t}, 0 if none. */
+    private long longestLeaseTake(Rule rule, Ledger ledger, long t) {
+        long[] longest = longestTake.get(ledger.rule + "/" + ledger.key);
+        return longest != null && longest[0] == Calendars.window(rule, t)[0] ? longest[1] : 0;
+    }
+
     /**
      * Whether a rejection may be a deny cache's replay of one the store made, still within the
      * hold the cache counts from when that answer came back (server clock only: the store
@@ -557,12 +581,12 @@ final class Invariants {
             return Bounds.liveness(ledger, t, cost, op);
         }
         if (serverClock && leased.algorithm() == dev.ratelimit.Algorithm.FIXED_WINDOW && leaseSlack.leases(leased)
-                && Calendars.window(leased, t)[1] - t <= LEASE_CLOCK_MILLIS) {
-            // The instance's leases end by its own monotonic clock, which may see the window end
-            // up to a ms before Valkey's TIME does: a lease taken ahead ends with nothing to give
-            // back (its window over) while the store still counts it, and may refuse the
-            // instance for its own lease until the window really ends (seed 1010 on
-            // VALKEY_RESILIENT, 1 ms before the end).
+                && Calendars.window(leased, t)[1] - t <= longestLeaseTake(leased, ledger, t) + LEASE_CLOCK_MILLIS) {
+            // A fixed window's lease ends reset-after past the lease clock's time before its
+            // call was sent (Lease.taken), so up to that call's length (and a ms of each clock's
+            // rounding) before Valkey's window does: it then gives nothing back (its window over)
+            // while the store still counts its units, and the instance may be refused for its
+            // own lease until the window really ends (seed 1010 on VALKEY_RESILIENT, 1 ms before).
             return null;
         }
         Bounds.Finding most = Bounds.liveness(ledger, t, cost + leaseSlack.mostWithheld(leased), op);
