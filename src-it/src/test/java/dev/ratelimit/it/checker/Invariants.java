@@ -136,8 +136,11 @@ final class Invariants {
      * may have been counted until the store next answered.
      */
     private boolean serverClock;
-    /** Possible units of lost replies (server clock) whose latest time is not known until the store answers again. */
-    private final List<Unit> unanswered = new ArrayList<>();
+    /**
+     * Possible units of lost replies (server clock), by rule and key, whose latest time is not
+     * known until the server that holds that key is seen answering again.
+     */
+    private final Map<String, List<Unit>> unanswered = new HashMap<>();
     /**
      * Per instance, rule and key (server clock): until when the instance's deny cache may replay
      * the last rejection the store made, its hold counted from when the answer came back.
@@ -224,10 +227,11 @@ final class Invariants {
                 outcome = event;
             } else if (event instanceof Event.StoreCall store && store.answered()) {
                 storeAnswered(event.real(), op, store.instance());
-                answeredAgain(event.at());
+                for (Claim claim : store.claims()) {
+                    answeredAgain(claim.rule().name() + "/" + claim.key(), event.at());
+                }
             } else if (event instanceof Event.StoreRefund refund && refund.error() == null) {
                 storeAnswered(event.real(), op, refund.instance());
-                answeredAgain(event.at());
             } else if (event instanceof Event.Ttl ttl) {
                 ttl(ttl);
             }
@@ -306,7 +310,9 @@ final class Invariants {
         leaseSlack.fault(fault.at());
         if (fault.kind().equals("stall-end")) {
             // The calls queued in the stall have run (the runner pinged after them).
-            answeredAgain(fault.at());
+            for (String which : List.copyOf(unanswered.keySet())) {
+                answeredAgain(which, fault.at());
+            }
         }
         if (fault.kind().equals("plant") || fault.kind().equals("unplant")) {
             ledger(STORE, fault.rule(), fault.key()).wipe(fault.at(), true, true);
@@ -421,7 +427,7 @@ final class Invariants {
         // the client gave up on it: until the store is next seen answering.
         Unit unit = ledger.add(op, at, serverClock ? Long.MAX_VALUE : at, cost, Unit.Kind.POSSIBLE, -1);
         if (serverClock) {
-            unanswered.add(unit);
+            unanswered.computeIfAbsent(ledger.rule + "/" + ledger.key, k -> new ArrayList<>()).add(unit);
         }
         if (ledger.current().algorithm().isConcurrency()) {
             ledger.leaseLost();
@@ -509,12 +515,15 @@ final class Invariants {
         return call.at() < replayUntil.getOrDefault(which, Long.MIN_VALUE);
     }
 
-    /** The store answered at {@code at}: the lost replies sent before it had run by then. */
-    private void answeredAgain(long at) {
-        for (Unit unit : unanswered) {
+    /**
+     * The server of a rule and key answered a call on it at {@code at}: the lost replies sent to it
+     * before had run by then (one event loop; on a cluster, another node's answer says nothing).
+     */
+    private void answeredAgain(String which, long at) {
+        List<Unit> units = unanswered.remove(which);
+        for (Unit unit : units == null ? List.<Unit>of() : units) {
             unit.latest = Math.max(unit.at, at);
         }
-        unanswered.clear();
     }
 
     /**
@@ -586,7 +595,7 @@ final class Invariants {
             // call was sent (Lease.taken), so up to that call's length (and a ms of each clock's
             // rounding) before Valkey's window does: it then gives nothing back (its window over)
             // while the store still counts its units, and the instance may be refused for its
-            // own lease until the window really ends (seed 1010 on VALKEY_RESILIENT, 1 ms before).
+            // own lease until the window really ends.
             return null;
         }
         Bounds.Finding most = Bounds.liveness(ledger, t, cost + leaseSlack.mostWithheld(leased), op);
