@@ -71,6 +71,7 @@ final class FaultSteps {
         history.add(new Event.Fault(op, runner.clockNow(), history.real(), "stall-begin", null, null,
                 stall.millis() + " ms, node " + node.url()));
         CompletableFuture<Void> sleeping = CompletableFuture.runAsync(() -> node.stall(Duration.ofMillis(stall.millis())));
+        runner.stalling(true);
         if (lease != null && partner != null) {
             for (int i = 0; i < MAX_INTO_STALL && !sleeping.isDone(); i++) {
                 if (!runner.probe(List.of(lease, partner))) {
@@ -84,6 +85,7 @@ final class FaultSteps {
             runner.run(during);
         }
         sleeping.join();
+        runner.stalling(false);
         try (Jedis jedis = node.connect()) {
             jedis.ping();
         }

@@ -58,8 +58,8 @@ final class Runner {
     private Rejection lastRejected;
     /** Whether a stall's calls are being sent: nothing else may wait on the stalled server then. */
     private boolean stalling;
-    /** A connection of the checker's own, for reading TTLs on the server clock (reopened after a restart). */
-    private Jedis ttls;
+    /** Connections of the checker's own, per server, for reading TTLs on the server clock (reopened after a restart). */
+    private final Map<ValkeyServer, Jedis> ttls = new java.util.HashMap<>();
     /** Whether the last take was decided by the store for every rule (no failure, no fallback). */
     private boolean lastAnswered;
 
@@ -127,9 +127,7 @@ final class Runner {
                 step(step);
             }
         } finally {
-            if (ttls != null) {
-                ttls.close();
-            }
+            ttls.values().forEach(Jedis::close);
         }
         return firstOps;
     }
@@ -240,18 +238,16 @@ final class Runner {
             if (planted.contains(stateKey) || !read.add(stateKey)) {
                 continue;
             }
+            ValkeyServer server = target.serverOf(stateKey);
             long before = now();
             long pttl;
             try {
-                if (ttls == null) {
-                    ttls = target.valkey().connect();
-                }
-                pttl = ttls.pttl(stateKey);
+                pttl = ttls.computeIfAbsent(server, ValkeyServer::connect).pttl(stateKey);
             } catch (RuntimeException e) {
                 // The server was unreachable (a restart): the next read opens another connection.
-                if (ttls != null) {
-                    ttls.close();
-                    ttls = null;
+                Jedis broken = ttls.remove(server);
+                if (broken != null) {
+                    broken.close();
                 }
                 continue;
             }
@@ -584,6 +580,15 @@ final class Runner {
     /** Runs a step of a fault's, on this thread. */
     void run(Op step) {
         step(step);
+    }
+
+    /**
+     * Says whether a stall holds a server: while it does, no TTL is read (see {@link #ttls}).
+     *
+     * @param stalling true from the stall's start until it ended
+     */
+    void stalling(boolean stalling) {
+        this.stalling = stalling;
     }
 
     /** The client clock now. */

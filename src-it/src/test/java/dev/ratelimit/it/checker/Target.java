@@ -161,7 +161,9 @@ final class Target implements AutoCloseable {
         this.valkey = workload.cluster() ? null : valkey;
         this.cluster = workload.cluster() ? cluster : null;
         if (workload.serverClock()) {
-            sameClockAs(this.valkey);
+            for (ValkeyServer server : servers()) {
+                sameClockAs(server);
+            }
         }
         // Room for every key: an evicted state would be counts forgotten.
         RateLimiter local = workload.valkey() ? null : LocalRateLimiter.withClock(clock, 100_000);

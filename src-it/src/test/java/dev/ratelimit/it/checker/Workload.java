@@ -216,9 +216,12 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
 
     /**
      * Whether a seed runs on the server clock: on a single Valkey, every other seed of each
-     * target, the two targets in turn (seed + target odd), so that as many runs decide on
-     * Valkey's {@code TIME} as on the client clock, in the build's seeds and in a long run's.
-     * No random draw: every other draw of a seed stays as it was.
+     * target, the two targets in turn (seed + target odd), so that as many single-Valkey runs
+     * decide on Valkey's {@code TIME} as on the client clock, in the build's seeds and in a long
+     * run's. No random draw: every other draw of a seed stays as it was. Not yet on the cluster:
+     * long runs there on the server clock broke invariants now and then, in ways not yet
+     * explained (a concurrency acquire allowed whose leases the store did not hold; a sliding
+     * window counter over its limit), and a rerun of the same seed passed.
      */
     static boolean serverClock(long seed, Target target) {
         return target.valkey() && !target.cluster() && Math.floorMod(seed + target.ordinal(), 2) == 1;
