@@ -71,6 +71,54 @@ class InvariantsTest {
         return Invariants.check(history);
     }
 
+    /** A call on the server clock: sent at {@code sent}, decided by Valkey's TIME before it returned at {@code answered}. */
+    private void timed(long sent, long answered, Rule rule, boolean allowed, long retryAfter) {
+        long id = ++op;
+        List<Claim> claims = List.of(Claim.of(rule, "k", 1));
+        Decision decision = allowed ? Decision.allowed(rule.name(), rule.limit(), 0, Duration.ZERO)
+                : Decision.rejected(rule.name(), rule.limit(), 0, Duration.ofMillis(retryAfter), Duration.ofMillis(retryAfter));
+        Decisions decisions = Decisions.of(claims, List.of(decision));
+        events.add(new Event.Call(id, sent, 0, Event.Kind.ACQUIRE, claims));
+        events.add(new Event.StoreCall(id, answered, 0, "acquire", claims, decisions, null, null));
+        events.add(new Event.Decided(id, answered, 0, decisions));
+    }
+
+    private List<Violation> checkOnTheServerClock() {
+        return check("hand", Map.of("storeEvents", true, "clock", "server"));
+    }
+
+    /**
+     * On the server clock a decision's time is known only between the call's sending and its
+     * answer: a unit taken by a call that straddles a window's start may count in either window,
+     * so a rejection in the later one is no lockout; in the window after, it is.
+     */
+    @Test
+    void onTheServerClockAUnitCountsWhereverItsCallMayHaveBeenDecided() {
+        Rule rule = Rule.of("fw", Algorithm.FIXED_WINDOW, 1, Duration.ofMillis(10));
+        rule(rule);
+        timed(T0 + 8, T0 + 12, rule, true, 0);
+        timed(T0 + 15, T0 + 16, rule, false, 4);
+        assertThat(checkOnTheServerClock()).as("the unit may be in [10, 20)").isEmpty();
+        assertThat(check()).as("read as decided when sent, the same history has a lockout")
+                .singleElement().extracting(Violation::invariant).asString().contains("not rejected");
+        timed(T0 + 25, T0 + 26, rule, false, 4);
+        assertThat(checkOnTheServerClock()).singleElement().extracting(Violation::invariant).asString()
+                .isEqualTo("fixed-window: not rejected while the history shows room");
+    }
+
+    /** On the server clock a key's TTL ends by its state's end: a fixed window's, no slack. */
+    @Test
+    void onTheServerClockATtlPastTheWindowsEndIsFlagged() {
+        Rule rule = Rule.of("fw", Algorithm.FIXED_WINDOW, 1, Duration.ofMillis(100));
+        rule(rule);
+        timed(T0 + 30, T0 + 31, rule, true, 0);
+        events.add(new Event.Ttl(op, T0 + 31, 0, rule, "k", "rl:fw:k", 69, T0 + 32));
+        assertThat(checkOnTheServerClock()).isEmpty();
+        events.add(new Event.Ttl(op, T0 + 32, 0, rule, "k", "rl:fw:k", 99, T0 + 32));
+        assertThat(checkOnTheServerClock()).singleElement().extracting(Violation::invariant).asString()
+                .startsWith("ttl:");
+    }
+
     @Test
     void aFixedWindowAllowingPastItsLimitIsFlagged() {
         Rule rule = Rule.of("fw", Algorithm.FIXED_WINDOW, 2, Duration.ofSeconds(1));
