@@ -33,7 +33,8 @@ import java.util.regex.Pattern;
  *       restarts, as an unreadable state only;</li>
  *   <li>the breaker refusing a call: an instance whose calls failed within its open period.</li>
  * </ul>
- * A socket timeout is the one failure a busy machine makes alone: it is allowed anywhere (and
+ * A timeout (a socket's, a pool's wait, a cluster call's retry time) is the one failure a busy
+ * machine makes alone: it is allowed anywhere (and
  * opens the breaker's period), since it cannot tell a slow box from a slow product; a defect that
  * fails calls fast, with an error, is not hidden by it. And a call that threw to its caller while
  * every store call beneath it was answered is a failure of the limiter itself.
@@ -244,7 +245,14 @@ final class Availability {
         return claim.rule().name() + "/" + claim.key();
     }
 
+    /**
+     * The failures a busy machine makes alone: a read or connect that timed out, a pool that had
+     * no connection free within its wait, a cluster call out of its retry time.
+     */
     private static boolean timedOut(String error) {
-        return error.contains("SocketTimeoutException") || error.contains("timed out") || error.contains("Read timed");
+        return error.contains("SocketTimeoutException") || error.contains("timed out") || error.contains("Read timed")
+                || error.contains("Could not get a resource from the pool") || error.contains("Timeout waiting for idle")
+                || error.contains("Pool exhausted") || error.contains("retry deadline exceeded")
+                || error.contains("No more cluster attempts left");
     }
 }
