@@ -161,7 +161,8 @@ final class Leases implements AutoCloseable {
 
     /**
      * How many units to ask beside the claim's own for a new lease (its size plus its margin),
-     * from the key's demand: 0 for a key not asked for within its lease time.
+     * from the key's demand: 0 for a key not asked for within its lease time, and 0 when a lease
+     * of the key holds units again since {@link #serve} found none.
      */
     long extra(Claim claim, LeasePolicy policy, long now) {
         LeaseEntry entry = entries.get(new Slot(claim.rule(), claim.key()));
@@ -170,6 +171,15 @@ final class Leases implements AutoCloseable {
         }
         synchronized (entry) {
             if (closed || entry.taking) {
+                return 0;
+            }
+            if (entry.held(now) > 0) {
+                // Another thread's call installed a lease after serve found the key's empty (and
+                // none on its way): a second one now would go beside it as the one taken ahead,
+                // both full, or replace both and hold their units until their give-back lands,
+                // which waits for the key's calls on their way. Either way the key would withhold
+                // up to twice the rule's size. The request takes its own units; the lease serves
+                // the next ones.
                 return 0;
             }
             if (entry.demand < 0) {
