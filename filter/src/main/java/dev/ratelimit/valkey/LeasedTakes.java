@@ -147,12 +147,17 @@ final class LeasedTakes {
                 answers.set(i, lease == null ? answer : lease.served(start));
             }
         } finally {
-            leases.written(writing);
+            // Settled first: the lease is in (or none came), and while taking holds no lease is
+            // taken ahead for the key. A written that asks for a deferred give-back (waking the
+            // sweeper's thread) delayed it enough for the new lease to run dry under the key's
+            // other threads with none ahead: they then found it empty with no call on its way and
+            // each went to the store (see Leases#extra).
             for (int i : toStore) {
                 if (askedFor[i] > 0) {
                     leases.settled(claims.get(i));
                 }
             }
+            leases.written(writing);
             if (!allowed) {
                 for (int i = 0; i < n; i++) {
                     if (served[i] != null) {
@@ -347,8 +352,9 @@ final class LeasedTakes {
             } catch (RateLimitException e) {
                 // No lease ahead: the key's next request after this lease asks Valkey, as it would have.
             } finally {
-                leases.written(writing);
+                // Settled first, as in takeWithPortions.
                 leases.settled(claim);
+                leases.written(writing);
             }
         }
     }
