@@ -122,7 +122,8 @@ final class Availability {
                 // Nothing beneath it recorded (a peek's call is not): the failure is the store's,
                 // as far as the history tells, and needs a fault as a failed store call does.
                 judge(failed.op(), failed.at(), failed.real(), call == null ? 0 : call.instance(), failed.error(),
-                        call == null ? List.of() : call.claims(), false, null, "peek");
+                        call == null ? List.of() : call.claims(), false, null,
+                        call == null ? "a call" : call.kind().name().toLowerCase(java.util.Locale.ROOT));
             } else if (!storeFailed) {
                 violations.add(new Violation(INVARIANT, "the call threw while every store call beneath it was answered: "
                         + failed.error(), failed.op(), Invariants.STORE, first == null ? "-" : first.rule().name(),

@@ -1,0 +1,84 @@
+package dev.ratelimit.it.checker;
+
+import dev.ratelimit.Algorithm;
+import dev.ratelimit.Claim;
+import dev.ratelimit.Rule;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@link Availability} on histories written by hand: a failed store call is flagged unless an
+ * injected fault explains it, by time and by instance; a busy machine's timeout never is.
+ */
+class AvailabilityTest {
+
+    private static final long T0 = 1_700_000_000_000L;
+    private static final long OPEN_FOR = 300;
+    private static final Rule RULE = Rule.of("r", Algorithm.FIXED_WINDOW, 1_000, Duration.ofHours(1));
+
+    private final List<Event> events = new ArrayList<>();
+    private long op;
+
+    /** An acquire of instance 0 whose one store call returned at {@code real}, failed with {@code error} or answered. */
+    private void call(long real, String error) {
+        long id = ++op;
+        List<Claim> claims = List.of(Claim.of(RULE, "k"));
+        events.add(new Event.Call(id, T0, real, Event.Kind.ACQUIRE, claims, 0));
+        events.add(new Event.StoreCall(id, T0, real, "acquire", claims, null,
+                error == null ? null : "RateLimitException: acquire failed on Valkey: " + error, null, real, 0));
+    }
+
+    private void fault(long real, String kind) {
+        events.add(new Event.Fault(++op, T0, real, kind, null, null, null));
+    }
+
+    private List<Violation> check() {
+        List<Event> history = new ArrayList<>();
+        history.add(new Event.Start(0, T0, 0, 0, "hand", Map.of("storeEvents", true, "wires", true,
+                "breakerOpenMs", OPEN_FOR, "instances", 1)));
+        history.add(new Event.RuleSet(0, T0, 0, RULE, null, null, "initial"));
+        history.addAll(events);
+        return Availability.check(history);
+    }
+
+    @Test
+    void aCallFailingWithNoFaultIsFlagged() {
+        call(1_000, null);
+        call(1_010, "JedisDataException: ERR user_function:42: attempt to compare nil with number");
+        assertThat(check()).singleElement().extracting(Violation::invariant).isEqualTo(Availability.INVARIANT);
+    }
+
+    @Test
+    void aStallExplainsFailuresUntilTheBreakersPeriodAfterIt() {
+        fault(1_000, "stall-begin");
+        call(1_100, "JedisConnectionException: Unexpected end of stream.");
+        fault(1_400, "stall-end");
+        call(1_400 + OPEN_FOR, "JedisConnectionException: Unexpected end of stream.");
+        assertThat(check()).isEmpty();
+        // Long after it, answered calls in between: an error no fault explains.
+        call(5_000, null);
+        call(5_010, "JedisDataException: ERR unknown command");
+        assertThat(check()).singleElement().extracting(Violation::invariant).isEqualTo(Availability.INVARIANT);
+    }
+
+    @Test
+    void aTimeoutIsABusyMachinesAnywhere() {
+        call(1_000, "JedisConnectionException: java.net.SocketTimeoutException: Read timed out");
+        call(9_000, "JedisException: Could not get a resource from the pool");
+        assertThat(check()).isEmpty();
+    }
+
+    @Test
+    void aConnectionARestartBrokeMayFailOnceWhenTakenLater() {
+        fault(1_000, "restart");
+        call(5_000, null);
+        call(9_000, "JedisConnectionException: Unexpected end of stream.");
+        assertThat(check()).isEmpty();
+    }
+}
