@@ -8,7 +8,6 @@ import org.junit.jupiter.api.Test;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -39,12 +38,7 @@ class AvailabilityTest {
     }
 
     private List<Violation> check() {
-        List<Event> history = new ArrayList<>();
-        history.add(new Event.Start(0, T0, 0, 0, "hand", Map.of("storeEvents", true, "wires", true,
-                "breakerOpenMs", OPEN_FOR, "instances", 1)));
-        history.add(new Event.RuleSet(0, T0, 0, RULE, null, null, "initial"));
-        history.addAll(events);
-        return Availability.check(history);
+        return Availability.check(HandHistory.of(T0, OPEN_FOR, RULE, events));
     }
 
     @Test
