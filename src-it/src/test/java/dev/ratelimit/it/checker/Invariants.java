@@ -669,6 +669,9 @@ final class Invariants {
                     lose(unit, settled.op(), reserved.call().instance());
                 }
             } else if (settled.how().equals("commit") || settled.given() != null && settled.given().contains(name)) {
+                if (!settled.how().equals("commit")) {
+                    report(settled.op(), ledger, refundedAfterItsWindow(claim.rule(), ledger, unit, settled.at()));
+                }
                 // A commit asks only leases, and releases them (or finds them timed out).
                 unit.refund = Unit.Refund.GIVEN;
                 unit.refundAt = settled.at();
@@ -681,6 +684,48 @@ final class Invariants {
                 }
             }
         }
+    }
+
+    /**
+     * A window algorithm's refund said given back though the units' window had ended by then:
+     * they no longer counted where they were taken (a fixed window's or sliding window counter's
+     * window over, a sliding log's entry out of its window), and giving them back would make room
+     * in another window. The store's word on a refund is trusted by the upper bound, so it is
+     * held to this here. Judged only where it is certain: the units' window is known (the take's
+     * earliest and latest times lie in one), the rule's window is as it was, and no local lease
+     * stands between (a lease takes its units back itself).
+     *
+     * @param taken   the rule as the units were taken
+     * @param refundAt the earliest the refund can have run (its call's start)
+     */
+    private Bounds.Finding refundedAfterItsWindow(Rule taken, Ledger ledger, Unit unit, long refundAt) {
+        Rule now = ledger.current();
+        boolean sameWindow = now.algorithm() == taken.algorithm() && now.window().equals(taken.window())
+                && java.util.Objects.equals(now.calendar(), taken.calendar());
+        if (!sameWindow || unit.latest == Long.MAX_VALUE || leaseSlack.leases(taken)) {
+            return null;
+        }
+        long end;
+        switch (taken.algorithm()) {
+            case FIXED_WINDOW, SLIDING_WINDOW_COUNTER -> {
+                long[] window = Calendars.window(taken, unit.at);
+                if (window[1] <= unit.latest) {
+                    return null; // taken across a window's end: which window is not known
+                }
+                end = window[1];
+            }
+            case SLIDING_LOG -> end = unit.latest + taken.window().toMillis();
+            default -> {
+                return null; // buckets give back part; leases are released whenever held
+            }
+        }
+        if (refundAt < end) {
+            return null;
+        }
+        return new Bounds.Finding(taken.algorithm().id() + ": a refund gives nothing back once the units' window has ended",
+                "the refund at " + refundAt + " of " + unit.cost + " taken at " + unit.at
+                        + (unit.latest == unit.at ? "" : ".." + unit.latest) + " said given back, but their window ended at "
+                        + end, unit.at, refundAt);
     }
 
     /**
