@@ -149,7 +149,10 @@ final class DecisionPath {
         Reservation local = policies.decide(claims, byPolicy, decisions);
         Decisions result = withStoreVerdict(Decisions.of(claims, List.of(decisions)), answer);
         events.report(claims, result);
-        remember(claims, result, now, mark);
+        // Held from when the answer came back, not from before the store was asked: the store
+        // decided somewhere between (on its own clock), and a retry-after counted from before it
+        // would end early by as much.
+        remember(claims, result, clock.getAsLong(), mark);
         return settling.settle(claims, result, reserve, reserved, reservedClaims, local);
     }
 
