@@ -201,14 +201,22 @@ sealed interface Event {
      * or cancel-outcome (the rules that give back by outcome, and the leases); {@code asked} the rules
      * asked to give back (a commit asks the concurrency rules to release their leases);
      * {@code given} what the cancel returned (null for a commit, whose answer says nothing);
-     * {@code error} what it threw.
+     * {@code error} what it threw; {@code began} the time before it was sent ({@code at} is after
+     * it returned: on the server clock the store gave back somewhere between).
      */
     record Settled(long op, long at, long real, long reservation, String how, List<String> asked, List<String> given,
-                   String error) implements Event {
+                   String error, long began) implements Event {
+        /** A settlement whose time is one instant (the client clock). */
+        Settled(long op, long at, long real, long reservation, String how, List<String> asked, List<String> given,
+                String error) {
+            this(op, at, real, reservation, how, asked, given, error, at);
+        }
+
         @Override
         public Json json() {
-            return base("settled", this).with("reservation", reservation).with("how", how).with("asked", asked)
+            Json json = base("settled", this).with("reservation", reservation).with("how", how).with("asked", asked)
                     .with("given", given).with("error", error);
+            return began == at ? json : json.with("began", began);
         }
     }
 

@@ -670,7 +670,7 @@ final class Invariants {
                 }
             } else if (settled.how().equals("commit") || settled.given() != null && settled.given().contains(name)) {
                 if (!settled.how().equals("commit")) {
-                    report(settled.op(), ledger, refundedAfterItsWindow(claim.rule(), ledger, unit, settled.at()));
+                    report(settled.op(), ledger, refundedAfterItsWindow(claim.rule(), ledger, unit, settled.began()));
                 }
                 // A commit asks only leases, and releases them (or finds them timed out).
                 unit.refund = Unit.Refund.GIVEN;
