@@ -48,6 +48,13 @@ final class Runner {
     static final long MOST_WAIT_MILLIS = 10;
 
     private final Workload workload;
+    /**
+     * With the deny cache on, the first rule it can remember, whose requests are acquired, never
+     * reserved: a rule a request reserves is never remembered again (its units may be given back
+     * at any moment), so without one the cache would be tried only at a run's start. As in an
+     * application, where a rule without refund conditions is acquired.
+     */
+    private final String acquiredOnly;
     private final Target target;
     private final History history;
     private final List<Rule> rules;
@@ -84,6 +91,9 @@ final class Runner {
         this.history = history;
         this.rules = new ArrayList<>(workload.rules());
         this.faults = new FaultSteps(this, workload, target, history);
+        this.acquiredOnly = workload.resilient() && workload.denyCache() ? workload.rules().stream()
+                .filter(r -> !r.algorithm().isConcurrency() && !r.countRejected() && !r.shadow())
+                .map(Rule::name).findFirst().orElse(null) : null;
     }
 
     /**
@@ -135,7 +145,8 @@ final class Runner {
     private void step(Op step) {
         // Java 17: no patterns in switch yet.
         if (step instanceof Op.Take take) {
-            take(take.reserve(), resolve(take.claims()));
+            List<Claim> claims = resolve(take.claims());
+            take(take.reserve() && claims.stream().noneMatch(c -> c.rule().name().equals(acquiredOnly)), claims);
         } else if (step instanceof Op.Peek peek) {
             peek(resolve(List.of(peek.claim())).get(0));
         } else if (step instanceof Op.Settle settle) {
@@ -196,6 +207,16 @@ final class Runner {
     }
 
     private void take(boolean reserve, List<Claim> claims) {
+        take(reserve, claims, true);
+    }
+
+    /**
+     * One call; after a rejection, one in five ({@code askMore}) is followed at once by the same
+     * call with each cost one more (up to its capacity), as a caller turned away that asks for
+     * more: a rejection of the smaller cost says nothing of the bigger's wait, and a deny cache
+     * must not answer it (no draw of its own: the seeds' steps stay as they were).
+     */
+    private void take(boolean reserve, List<Claim> claims, boolean askMore) {
         long op = begin();
         history.add(new Event.Call(op, now(), history.real(), reserve ? Event.Kind.RESERVE : Event.Kind.ACQUIRE, claims,
                 target.instance()));
@@ -220,6 +241,10 @@ final class Runner {
             failed(op, e);
         }
         ttls(op, claims);
+        if (askMore && op % 5 == 0 && lastRejected != null && lastRejected.claims() == claims) {
+            take(reserve, claims.stream()
+                    .map(c -> Claim.of(c.rule(), c.key(), Math.min(c.cost() + 1, c.rule().capacity()))).toList(), false);
+        }
     }
 
     /**
@@ -271,6 +296,7 @@ final class Runner {
         if (taken != null && taken.op() == nextOp.get() - 1) {
             pending.remove(pending.size() - 1);
             long op = begin();
+            long began = now();
             List<String> given = null;
             String error = null;
             try {
@@ -279,7 +305,7 @@ final class Runner {
                 error = RecordingStore.describe(e);
             }
             history.add(new Event.Settled(op, now(), history.real(), taken.op(), "cancel",
-                    taken.claims().stream().map(c -> c.rule().name()).toList(), given, error));
+                    taken.claims().stream().map(c -> c.rule().name()).toList(), given, error, began));
         }
         return answered;
     }
@@ -329,6 +355,7 @@ final class Runner {
             }
         }
         long op = begin();
+        long began = now();
         List<String> given = null;
         String error = null;
         try {
@@ -340,7 +367,7 @@ final class Runner {
         } catch (RuntimeException | Error e) {
             error = RecordingStore.describe(e);
         }
-        history.add(new Event.Settled(op, now(), history.real(), chosen.op(), how, asked, given, error));
+        history.add(new Event.Settled(op, now(), history.real(), chosen.op(), how, asked, given, error, began));
     }
 
     /**
