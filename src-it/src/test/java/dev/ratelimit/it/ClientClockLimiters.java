@@ -22,6 +22,18 @@ final class ClientClockLimiters {
      */
     static ValkeyRateLimiter fresh(ValkeyServer valkey, ManualClock clock) {
         valkey.flushAll();
+        return unflushed(valkey, clock);
+    }
+
+    /**
+     * Another limiter on the same Valkey, as {@link #fresh} builds it, without emptying it: a
+     * second instance beside one made fresh.
+     *
+     * @param valkey the server
+     * @param clock  this instance's clock
+     * @return a new limiter; the caller closes it
+     */
+    static ValkeyRateLimiter unflushed(ValkeyServer valkey, ManualClock clock) {
         return ValkeyRateLimiter.builder()
                 .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(2)))
                 .clientClock(clock)
