@@ -411,6 +411,36 @@ final class Invariants {
         if (call.kind() == Event.Kind.RESERVE && decisions.allowed()) {
             reservations.put(call.op(), new Reserved(call, decisions));
         }
+        if (storeEvents && !decisions.allowed()) {
+            allOrNothing(call, events);
+        }
+    }
+
+    /**
+     * A request rejected after the store allowed its part (another part fell to a policy that
+     * rejected: an unreadable state, a failure, {@code on-failure=local}) gives the store back
+     * every unit that part took but count-rejected attempts, leases among them, within the same
+     * call (all or nothing, as one store call is), or is heard dropping the refund. Checked on the store's
+     * calls beneath the request, so it does not wait for a lockout to show it later.
+     */
+    private void allOrNothing(Event.Call call, List<Event> events) {
+        for (Event event : events) {
+            if (!(event instanceof Event.StoreCall store) || !store.answered() || store.answer() == null
+                    || !store.answer().allowed() || !(store.kind().equals("acquire") || store.kind().equals("reserve"))) {
+                continue;
+            }
+            for (Claim claim : store.claims()) {
+                String name = claim.rule().name();
+                boolean asked = events.stream().anyMatch(e -> e instanceof Event.StoreRefund refund
+                        && refund.instance() == store.instance() && refund.asked().contains(name));
+                if (!claim.rule().countRejected() && !asked && !refundDropped(events, name)) {
+                    violations.add(new Violation("all or nothing: a rejected request gives back what the store took for it",
+                            "rejected, but the store allowed " + name + "/" + claim.key() + " x" + claim.cost()
+                                    + " for it and was not asked to give it back", call.op(), STORE, name, claim.key(),
+                            call.at(), call.latest()));
+                }
+            }
+        }
     }
 
     private void failedTake(Event.Call call, List<Event> events) {
