@@ -146,6 +146,10 @@ final class Invariants {
      * the last rejection the store made, its hold counted from when the answer came back.
      */
     private final Map<String, Long> replayUntil = new HashMap<>();
+    /** Per instance, rule and key: the op of the last rejection the store made (not a replay). */
+    private final Map<String, Long> storeRejected = new HashMap<>();
+    /** Per rule and key: the last op at which each instance took units on the store. */
+    private final Map<String, Map<Integer, Long>> lastTake = new HashMap<>();
     /** Per rule (server clock): from when every state of it was written under its current settings. */
     private final Map<String, Long> ttlFrom = new HashMap<>();
     /**
@@ -393,6 +397,7 @@ final class Invariants {
             if (decision.basis() == Decision.Basis.SHARED) {
                 if (decisions.allowed() && decision.allowed()) {
                     shared.add(call.op(), t, call.latest(), claim.cost(), Unit.Kind.TAKEN, reservation);
+                    lastTake.computeIfAbsent(name + "/" + claim.key(), k -> new HashMap<>()).put(call.instance(), call.op());
                 } else if (claim.rule().countRejected()) {
                     shared.add(call.op(), t, call.latest(), claim.cost(), Unit.Kind.ATTEMPT, -1);
                 } else if (decision.allowed() && refundDropped(events, name)) {
@@ -511,11 +516,38 @@ final class Invariants {
         if (!(cacheable(claim.rule()) && ledger.mayReplay(t, call.instance())) && !mayBeReplayed(call, claim, decision)) {
             report(call.op(), ledger, liveness(ledger, t, cost, call.op(), leased));
         }
-        report(call.op(), ledger, Bounds.early(ledger, latest, cost, decision.retryAfter().toMillis()));
-        if (request != null && !request.unavailable() && !claim.rule().shadow()
+        if (!replayPastOthers(call, claim, decision)) {
+            report(call.op(), ledger, Bounds.early(ledger, latest, cost, decision.retryAfter().toMillis()));
+        }
+        if (request != null && !request.unavailable() && !claim.rule().shadow() && !replayPastOthers(call, claim, decision)
                 && request.retryAfter().compareTo(decision.retryAfter()) != 0) {
             report(call.op(), ledger, Bounds.early(ledger, latest, cost, request.retryAfter().toMillis()));
         }
+    }
+
+    /**
+     * Whether a rejection is a deny cache's replay of one the store made before another instance
+     * took units of the rule and key: the cache sees only what its own instance does (README, "A
+     * deny cache"), so its retry-after is the store's as of then, and may be early by what the
+     * others took since. Its retry-after is then not judged; a replay with no take of others'
+     * between is, as the store's own rejection is. Also records the store's own rejections.
+     */
+    private boolean replayPastOthers(Event.Call call, Claim claim, Decision decision) {
+        if (decision.basis() != Decision.Basis.SHARED || decision.allowed()) {
+            return false;
+        }
+        String which = call.instance() + "/" + claim.rule().name() + "/" + claim.key();
+        boolean fromStore = current.stream().anyMatch(e -> e instanceof Event.StoreCall store && store.answered()
+                && store.claims().stream().anyMatch(c -> c.rule().name().equals(claim.rule().name())
+                && c.key().equals(claim.key())));
+        if (fromStore) {
+            storeRejected.put(which, call.op());
+            return false;
+        }
+        Long rejected = storeRejected.get(which);
+        Map<Integer, Long> takes = lastTake.getOrDefault(claim.rule().name() + "/" + claim.key(), Map.of());
+        return rejected != null && takes.entrySet().stream()
+                .anyMatch(e -> e.getKey() != call.instance() && e.getValue() > rejected);
     }
 
     /** The longest an allowed call on a fixed window's key took in the window of {@code t}, 0 if none. */
