@@ -83,6 +83,11 @@ final class ErrorClient {
     }
 
     /** Forgets the faults not thrown yet. */
+    /** Whether armed faults are left for the next commands. */
+    boolean armed() {
+        return !armed.isEmpty();
+    }
+
     void disarm() {
         armed.clear();
     }

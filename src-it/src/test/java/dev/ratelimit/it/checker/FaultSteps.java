@@ -100,7 +100,8 @@ final class FaultSteps {
     /**
      * The first instance's client fails commands as reset connections, then throws Errors;
      * the burst's calls go to that instance, and then its breaker's open period is waited out,
-     * so that the next call of that instance is the probe (and meets an Error if any is left).
+     * so that the next call of that instance is the probe (and meets an Error if any is left);
+     * then the probe meets an unreadable state.
      */
     void burst(Op.Burst burst) {
         long op = runner.begin();
@@ -118,6 +119,23 @@ final class FaultSteps {
             target.pin(-1);
         }
         Runner.pause(workload.breakerOpenMillis() + 20);
+        String key = Workload.KEYS.get(0);
+        target.pin(0);
+        try {
+            // Errors left meet the probes, each of which reopens the breaker: waited out in turn.
+            for (int i = 0; i < burst.errors() && client.armed(); i++) {
+                runner.run(burst.during().get(i));
+                Runner.pause(workload.breakerOpenMillis() + 20);
+            }
+            // Then the probe meets an unreadable state: Valkey answered, which must close the
+            // breaker like any answer (one that did not would leave it open for good). A state of
+            // its own, planted for it and deleted after.
+            runner.run(new Op.Plant(0, key));
+            runner.run(new Op.Peek(new Op.ClaimSpec(0, key, 1)));
+            runner.run(new Op.Unplant(0, key));
+        } finally {
+            target.pin(-1);
+        }
     }
 
     /**
