@@ -86,7 +86,7 @@ class CalendarPeriodEndServerClockTest {
             AtomicLong lockedOut = new AtomicLong();
             AtomicLong newDayRejected = new AtomicLong();
             long deadline = System.currentTimeMillis() + 60_000;
-            ExecutorService pool = Executors.newFixedThreadPool(4);
+            ExecutorService pool = Executors.newFixedThreadPool(6);
             List<Future<?>> done = new ArrayList<>();
             for (int t = 0; t < 4; t++) {
                 done.add(pool.submit(() -> {
@@ -106,10 +106,34 @@ class CalendarPeriodEndServerClockTest {
                     return null;
                 }));
             }
+            // And a key with room in the old day, called back to back by two threads from 3 ms
+            // before the midnight until the new day has counted a few: some call runs at the very
+            // ms the new day starts, which must count in the new day (a period taken to include
+            // its end would write a unit that expires at once, which Valkey refuses).
+            AtomicLong edgeOld = new AtomicLong();
+            AtomicLong edgeNew = new AtomicLong();
+            for (int t = 0; t < 2; t++) {
+                done.add(pool.submit(() -> {
+                    try (Jedis clock = valkey.connect()) {
+                        while (serverNow(clock) < end - 3 && System.currentTimeMillis() < deadline) {
+                            Thread.onSpinWait();
+                        }
+                    }
+                    while (edgeNew.get() < 3 && System.currentTimeMillis() < deadline) {
+                        Decision d = limiter.acquire(rule, "edge");
+                        if (d.allowed()) {
+                            (d.resetAfter().compareTo(Duration.ofHours(1)) > 0 ? edgeNew : edgeOld).incrementAndGet();
+                        }
+                    }
+                    return null;
+                }));
+            }
             for (Future<?> f : done) {
                 f.get();
             }
             pool.shutdown();
+            assertThat(edgeOld.get()).as("edge calls counted in the old day").isLessThanOrEqualTo(LIMIT);
+            assertThat(edgeNew.get()).as("edge calls counted in the new day").isBetween(3L, LIMIT);
             assertThat(newDayRejected.get()).as("the new day was reached and filled within a minute").isPositive();
             assertThat(oldDay.get()).as("the old day's grants").isLessThanOrEqualTo(LIMIT);
             assertThat(newDay.get()).as("the new day's grants: its limit, no more, no less").isEqualTo(LIMIT);
