@@ -1,5 +1,6 @@
 package dev.ratelimit.it.checker;
 
+import dev.ratelimit.Algorithm;
 import dev.ratelimit.Rule;
 
 import java.util.ArrayList;
@@ -133,7 +134,8 @@ final class Ledger {
     /**
      * The rule was edited at {@code at}. Safety restarts: units taken under the old rule are
      * left out of the lower bound, which only lowers it (they still weigh on the new rule, "never
-     * less"), except leases, which keep their own timeouts whatever the rule says. Liveness
+     * less"), except leases, which keep their own timeouts whatever the rule says, and a fixed
+     * window's whose window stays, which count on as they were. Liveness
      * waits until the old state cannot weigh any more: its horizon and the new rule's.
      *
      * @param edited the rule from now on
@@ -141,7 +143,11 @@ final class Ledger {
      */
     void edit(Rule edited, long at) {
         room++;
-        if (!edited.algorithm().isConcurrency()) {
+        // A fixed window whose window stays (its limit edited) keeps counting the same units: its
+        // state is the window's end and count, whatever the limit, so they stay in the bound.
+        boolean sameWindow = edited.algorithm() == Algorithm.FIXED_WINDOW && current.algorithm() == Algorithm.FIXED_WINDOW
+                && edited.window().equals(current.window()) && java.util.Objects.equals(edited.calendar(), current.calendar());
+        if (!edited.algorithm().isConcurrency() && !sameWindow) {
             safetyEpoch++;
         }
         livenessFrom = Math.max(livenessFrom, at + horizon(current) + horizon(edited));
