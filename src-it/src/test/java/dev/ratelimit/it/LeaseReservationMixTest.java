@@ -150,6 +150,45 @@ class LeaseReservationMixTest {
     }
 
     /**
+     * A request, and a reservation, that Valkey refuses only because of what this instance's own
+     * lease of the key holds is allowed: the refusal first takes that lease back, and the request
+     * is asked again. Forced with the clock standing still, so that nothing ends or goes back on
+     * its own: ten a second, a burst of ten, leases of 16 for 400 ms (margin 4). Two requests take
+     * two units and a lease of one beside the second, with its margin: the key then has 3 left in
+     * Valkey and 5 in the lease. The third asks for 8, which the key without leases has (10 − 2):
+     * an acquire finds 1 in the lease and asks Valkey for the other 7, a reservation (never served
+     * from a lease) asks for all 8; either is refused by Valkey alone, and allowed only once the
+     * lease's unit and margin are back. After it the key is empty, as without leases.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
+    void aRequestRefusedForItsOwnInstancesLeaseTakesItBackAndIsAllowed(Algorithm algorithm) {
+        Rule rule = Rule.of("b", algorithm, 10, Duration.ofSeconds(1)).withBurst(10);
+        try (ValkeyRateLimiter l = limiter(true); ValkeyRateLimiter p = limiter(false)) {
+            for (String way : List.of("acquire", "reserve")) {
+                String leasedKey = "l-" + way;
+                String plainKey = "p-" + way;
+                // The first request finds no demand yet; the second takes a lease of one beside its unit.
+                for (int i = 0; i < 2; i++) {
+                    assertThat(l.acquire(rule, leasedKey).allowed()).isTrue();
+                    assertThat(p.acquire(rule, plainKey).allowed()).isTrue();
+                }
+                assertThat(p.peek(rule, leasedKey, 1).remaining()).as(way + ": left in Valkey beside the lease and its margin")
+                        .isEqualTo(3);
+                List<Claim> leased = List.of(Claim.of(rule, leasedKey, 8));
+                List<Claim> plain = List.of(Claim.of(rule, plainKey, 8));
+                boolean withLeases = way.equals("acquire") ? l.acquireAll(leased).allowed() : l.reserveAll(leased).allowed();
+                boolean without = way.equals("acquire") ? p.acquireAll(plain).allowed() : p.reserveAll(plain).allowed();
+                assertThat(without).as(algorithm + ", " + way + " 8 without leases").isTrue();
+                assertThat(withLeases).as(algorithm + ", " + way + " 8 of the 8 its own instance's lease left it").isTrue();
+                assertThat(p.peek(rule, leasedKey, 1).remaining()).as(way + ": the leased key after it")
+                        .isEqualTo(p.peek(rule, plainKey, 1).remaining()).isZero();
+                assertThat(l.acquire(rule, leasedKey).allowed()).as(algorithm + ", " + way + ": an eleventh").isFalse();
+            }
+        }
+    }
+
+    /**
      * A request with a rule that counts rejected attempts is asked of Valkey once (asked again, the
      * attempt would count twice), so this instance's leases of its other keys go back before it:
      * found by the checker (seed 694176137), where a lease taken by two requests days before held
