@@ -8,6 +8,8 @@ import dev.ratelimit.valkey.ValkeySettings;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.RepeatedTest;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -17,14 +19,16 @@ import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The README's bound on units withheld (section "Local leases"): per rule and key, another
- * instance holds at most {@code local-lease} units (a fixed window has no margin). Measured with
- * the clock standing still, so that no lease ends and nothing goes back while the other instance
- * counts what it can still get.
+ * instance holds at most {@code local-lease} units (a fixed window has no margin), and nothing of
+ * a lease its requests ran out. Measured with the clock standing still, so that no lease ends by
+ * its time and nothing else goes back while the other instance counts what it can still get.
  */
 @ExtendWith(ValkeyExtension.class)
 class LeaseWithheldTest {
@@ -62,6 +66,43 @@ class LeaseWithheldTest {
             long withheld = LIMIT - admitted - other;
             assertThat(withheld).as("units withheld by the holder (admitted %d, the other got %d)", admitted, other)
                     .isBetween(0L, (long) LEASE);
+        }
+    }
+
+    /**
+     * Promise: a lease that a request runs out ends with that request, and its margin goes back at
+     * once, not at the sweeper's next pass: the other instances can then take every unit the holder
+     * did not admit. Forced with leases of ten minutes (the sweeper passes every two and a half) on
+     * a bucket of 60 an hour, a burst of 100 (margin 10), the clock standing still: the holder's
+     * first request takes no lease, its second a lease of one beside its unit (and the margin), its
+     * third runs that lease out. The holder then admitted three units and holds none; once the
+     * margin has landed (waited for, at most 30 s) the other instance gets the other 97, no fewer.
+     * Kept until the sweeper's pass, the margin would be withheld meanwhile, and the request that
+     * ran the lease out would find it still serving and take the next one ahead of it.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
+    void aLeaseRunOutWithholdsNothingOnceItsMarginIsBack(Algorithm algorithm) {
+        Rule rule = Rule.of("kept", algorithm, 60, Duration.ofHours(1)).withBurst(100);
+        try (ValkeyRateLimiter holder = ValkeyRateLimiter.builder().settings(ValkeySettings.of(valkey.url())
+                .withSocketTimeout(Duration.ofSeconds(5))).clientClock(clock)
+                .localLease("kept", LEASE, Duration.ofMinutes(10)).build();
+             ValkeyRateLimiter other = plain()) {
+            for (int i = 0; i < 3; i++) {
+                assertThat(holder.acquire(rule, "hot").allowed()).isTrue();
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            long left;
+            while ((left = other.peek(rule, "hot", 1).remaining()) != 97 && System.nanoTime() < deadline) {
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+            }
+            assertThat(left).as("left in Valkey once the holder, having admitted 3, gave back what it held (30 s)")
+                    .isEqualTo(97);
+            long got = 0;
+            while (other.acquire(rule, "hot").allowed()) {
+                got++;
+            }
+            assertThat(got).as("units the other instance got").isEqualTo(97);
         }
     }
 
