@@ -1,6 +1,7 @@
 package dev.ratelimit.it;
 
 import dev.ratelimit.Algorithm;
+import dev.ratelimit.Claim;
 import dev.ratelimit.ManualClock;
 import dev.ratelimit.Reservation;
 import dev.ratelimit.Rule;
@@ -26,9 +27,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  * What local leases cost a bucket (token bucket, GCRA) in admissions, against a real Valkey
  * (README, "Local leases"): one instance is never held below what it would get without leases,
  * whatever the phase (a fresh key, a steady rate, a burst after idle); several instances fall
- * short by at most {@code (instances − 1) × (local-lease + 2 × margin)}. And reservations given
- * back give back exactly what they took. Each measure runs leased and unleased keys through the
- * same steps, on a clock the test moves.
+ * short by at most {@code (instances − 1) × (local-lease + 2 × margin)}, and not at all once a
+ * lease went back on a key that would not have filled without it meanwhile (another instance
+ * keeping it busy). And
+ * reservations given back give back exactly what they took. Each measure runs leased and
+ * unleased keys through the same steps, on a clock the test moves.
  */
 @ExtendWith(ValkeyExtension.class)
 class LeaseShortfallTest {
@@ -252,6 +255,46 @@ class LeaseShortfallTest {
                     + " with leases, " + totalPlain + " without; worst shortfall " + worst + " (bound " + bound + ")"
                     + " remaining " + calmPlain.peek(rule, "l", 1).remaining() + " vs " + calmPlain.peek(rule, "p", 1).remaining());
             assertThat(totalPlain - totalLeased).isLessThanOrEqualTo(bound);
+        }
+    }
+
+    /**
+     * Two instances on one key: a calm one whose lease sits unused past the moment its own use of
+     * the key would have let the key fill, beside a busy one whose requests keep the key far from
+     * full. Ten a second, a burst of 40, leases of 16 for 200 ms (margin 2), the clock moved by the
+     * test. The busy instance takes 30 units and the calm one two, the second with a lease of one
+     * beside it and its margin; 100 ms on the busy one takes two more; at 400 ms the calm one
+     * closes, its lease's time over. Its own use (two units at 0 ms) would have refilled by 200 ms,
+     * so its own bucket lost 200 ms of refill (two units) while the lease sat there; the key,
+     * holding more debt than its leases lent all along, lost none. The give-back is charged the
+     * lesser of the two, nothing: the key is then exactly what the same traffic leaves without
+     * leases. Charged its own bucket's loss, it would stay two units short until it next refills.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
+    void aCalmInstancesGiveBackOnAKeyAnotherKeepsBusyIsChargedNothing(Algorithm algorithm) {
+        Rule rule = bucket(algorithm, 10, Duration.ofSeconds(1), 40);
+        try (ValkeyRateLimiter plain = limiter(null, 0, null)) {
+            // The busy instance on the leased key, and the same traffic without leases on "p".
+            try (ValkeyRateLimiter calm = limiter("b", 16, Duration.ofMillis(200))) {
+                assertThat(plain.acquireAll(List.of(Claim.of(rule, "l", 30))).allowed()).isTrue();
+                assertThat(plain.acquireAll(List.of(Claim.of(rule, "p", 30))).allowed()).isTrue();
+                for (int i = 0; i < 2; i++) {
+                    assertThat(calm.acquire(rule, "l").allowed()).isTrue();
+                    assertThat(plain.acquire(rule, "p").allowed()).isTrue();
+                }
+                assertThat(plain.peek(rule, "l", 1).remaining()).as("left beside the calm one's lease of one and its margin")
+                        .isEqualTo(5);
+                clock.advance(100);
+                assertThat(take(plain, rule, "l", 2)).isEqualTo(2);
+                assertThat(take(plain, rule, "p", 2)).isEqualTo(2);
+                clock.advance(300);
+            }
+            long leased = plain.peek(rule, "l", 1).remaining();
+            long without = plain.peek(rule, "p", 1).remaining();
+            assertThat(leased).as("the key after the calm one's give-back, against the same traffic without leases")
+                    .isEqualTo(without).isEqualTo(10);
+            assertThat(take(plain, rule, "l", 15)).as("then admitted at once").isEqualTo(take(plain, rule, "p", 15));
         }
     }
 
