@@ -20,6 +20,8 @@ import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -29,7 +31,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * whatever the phase (a fresh key, a steady rate, a burst after idle); several instances fall
  * short by at most {@code (instances − 1) × (local-lease + 2 × margin)}, and not at all once a
  * lease went back on a key that would not have filled without it meanwhile (another instance
- * keeping it busy). And
+ * keeping it busy, or this instance's own units still refilling after the key sat idle). And
  * reservations given back give back exactly what they took. Each measure runs leased and
  * unleased keys through the same steps, on a clock the test moves.
  */
@@ -295,6 +297,99 @@ class LeaseShortfallTest {
             assertThat(leased).as("the key after the calm one's give-back, against the same traffic without leases")
                     .isEqualTo(without).isEqualTo(10);
             assertThat(take(plain, rule, "l", 15)).as("then admitted at once").isEqualTo(take(plain, rule, "p", 15));
+        }
+    }
+
+    /**
+     * The limiter's clock: the test's, and what the lease sweeper's thread reads of it counted, so
+     * that the test can wait for a whole sweep at a time it set.
+     */
+    static final class SweepWatchingClock implements LongSupplier {
+        private final ManualClock base;
+        private long since = Long.MAX_VALUE;
+        private int reads;
+
+        SweepWatchingClock(ManualClock base) {
+            this.base = base;
+        }
+
+        @Override
+        public long getAsLong() {
+            long now = base.getAsLong();
+            if (Thread.currentThread().getName().equals("ratelimit-lease-sweeper")) {
+                synchronized (this) {
+                    if (now >= since) {
+                        reads++;
+                        notifyAll();
+                    }
+                }
+            }
+            return now;
+        }
+
+        /**
+         * Moves the clock on, then waits until a whole sweep has run at the new time. A sweep reads
+         * the clock as it begins and again as it ends (giving back what ended leases hold, none
+         * here); with no lease out, nothing else reads it on the sweeper's thread. So of three
+         * reads of the new time, at most the first is the end of a sweep begun before: the next
+         * two are a sweep's beginning and end.
+         */
+        void advanceAndAwaitSweep(long millis) throws InterruptedException {
+            synchronized (this) {
+                base.advance(millis);
+                since = base.getAsLong();
+                reads = 0;
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                while (reads < 3) {
+                    long left = deadline - System.nanoTime();
+                    assertThat(left).as("the lease sweeper read the clock %d times in 30 s", reads).isPositive();
+                    TimeUnit.NANOSECONDS.timedWait(this, left);
+                }
+            }
+        }
+    }
+
+    /**
+     * One instance, a key idle past the lease time while its own debt is still refilling: the
+     * sweep that forgets idle keys keeps its account. Ten a second, a burst of 40, leases of 16
+     * for 200 ms (margin 2). A request takes 20 units at 0 ms; at 800 ms (four lease times: a
+     * sweep then looks for idle keys, and the test waits for one) 12 are still owed. Then, at once,
+     * requests take a lease of one, run it out, and take a lease of two with its margin; at 900 ms
+     * one unit of it is served; at 2,500 ms the limiter closes and the lease goes back. Its own
+     * use of the key (the 20 units and the five after) would have refilled just then: no refill
+     * was lost, and the key is exactly what the same traffic leaves without leases. An account
+     * started afresh at 800 ms would have seen the five units refill by 1,300 ms and charged the
+     * give-back the refill after; the store's lease account, which counts the served unit as still
+     * lent, lets one unit of that through, and the key would stay short of it.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
+    void anIdleKeyStillOwingKeepsItsAccountAndIsNotChargedRefillItDidNotLose(Algorithm algorithm) throws Exception {
+        Rule rule = bucket(algorithm, 10, Duration.ofSeconds(1), 40);
+        SweepWatchingClock watched = new SweepWatchingClock(clock);
+        try (ValkeyRateLimiter plain = limiter(null, 0, null)) {
+            try (ValkeyRateLimiter leased = ValkeyRateLimiter.builder().settings(ValkeySettings.of(valkey.url())
+                    .withSocketTimeout(Duration.ofSeconds(5))).clientClock(watched)
+                    .localLease("b", 16, Duration.ofMillis(200)).build()) {
+                // A key seen for the first time gets no lease: these 20 units are its own debt.
+                assertThat(leased.acquireAll(List.of(Claim.of(rule, "l", 20))).allowed()).isTrue();
+                assertThat(plain.acquireAll(List.of(Claim.of(rule, "p", 20))).allowed()).isTrue();
+                watched.advanceAndAwaitSweep(800);
+                assertThat(plain.peek(rule, "l", 1).remaining()).as("owed at 800 ms: 12 of 40").isEqualTo(28);
+                // No lease, a lease of one, that lease run out, a lease of two beside the fourth unit.
+                assertThat(take(leased, rule, "l", 4)).isEqualTo(4);
+                assertThat(take(plain, rule, "p", 4)).isEqualTo(4);
+                clock.advance(100);
+                // Served from the lease of two: one unit of it admitted, one still held.
+                assertThat(take(leased, rule, "l", 1)).isEqualTo(1);
+                assertThat(take(plain, rule, "p", 1)).isEqualTo(1);
+                clock.advance(1_600);
+            }
+            long leased = plain.peek(rule, "l", 1).remaining();
+            long without = plain.peek(rule, "p", 1).remaining();
+            assertThat(leased).as("the key once its leases went back, against the same traffic without leases")
+                    .isEqualTo(without).isEqualTo(40);
+            assertThat(take(plain, rule, "l", 45)).as("then admitted at once").isEqualTo(take(plain, rule, "p", 45));
         }
     }
 
