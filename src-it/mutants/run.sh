@@ -2,9 +2,10 @@
 # Puts back each one-line defect of src-it/mutants/*.patch, one at a time, and runs the checker
 # its header names ("# checker: CheckerTest"): first CI's fixed seeds, then, if those miss it, a
 # long run of at most BUDGET seconds from seed FROM; or, for a defect the checker's workloads do
-# not reach yet, the test class its header names ("# test: LeaseShortfallTest"), once. A defect only
-# some targets reach names them ("# targets: CLUSTER,CLUSTER_RESILIENT", for the long run) and the
-# test method of CI's fixed seeds on them ("# fixed: fixedSeedsKeepEveryPromiseOnTheCluster"). Prints
+# not reach yet, the test class (or class#method) its header names ("# test: LeaseShortfallTest"),
+# once. A defect only some targets reach names them ("# targets: CLUSTER,CLUSTER_RESILIENT", for
+# the long run) and the test method of CI's fixed seeds on them ("# fixed:
+# fixedSeedsKeepEveryPromiseOnTheCluster"). Prints
 # one line per mutant: caught (where, after how long) or missed. The working tree is restored
 # after each, also when interrupted.
 #
