@@ -112,6 +112,11 @@ final class Runner {
         options.put("localLeases", leases);
         // The commands each instance's client sends are recorded on a single Valkey (ErrorClient).
         options.put("wires", workload.valkey() && !workload.cluster());
+        if (workload.target().twoJvms()) {
+            // The instance whose limiter runs in a child JVM: its client's commands are not
+            // recorded (its breaker's promises go unchecked), its calls and answers are.
+            options.put("childJvm", Target.CHILD);
+        }
         options.put("pipelined", workload.pipelined());
         // Whose time decides: the client clock the runner moves, or Valkey's TIME (the wall clock).
         options.put("clock", workload.serverClock() ? "server" : "client");
@@ -125,6 +130,7 @@ final class Runner {
             for (Op step : workload.steps()) {
                 firstOps.add(nextOp.get());
                 step(step);
+                target.checkChild();
             }
         } finally {
             ttls.values().forEach(Jedis::close);

@@ -34,7 +34,9 @@ import java.util.function.UnaryOperator;
  * decision path (going on with the replaced one's deny cache) whenever the rules are edited, as
  * a settings refresh does.
  * On a single Valkey each instance's client is the checker's own ({@link ErrorClient}), so that
- * an Error can be thrown inside it and every command it sends is recorded.
+ * an Error can be thrown inside it and every command it sends is recorded. On the two-JVM target
+ * the second instance is a limiter in a child JVM ({@link ChildLimiter}), on the limiter's own
+ * client: what its client sends is not recorded, and no Error is thrown inside it.
  */
 final class Target implements AutoCloseable {
 
@@ -62,6 +64,11 @@ final class Target implements AutoCloseable {
     private ValkeyRateLimiter operator;
     /** The instance every call goes to for now, or -1: calls alternate. */
     private volatile int pinned = -1;
+    /**
+     * On the two-JVM target, the instance whose limiter runs in a child JVM: the second, so that
+     * the faults pinned to the first (a burst, a crowd: {@link FaultSteps}) stay in this JVM.
+     */
+    static final int CHILD = 1;
 
     /** One limiter instance: its own client, breaker, fallback and deny cache; the store is shared. */
     private final class Instance {
@@ -69,15 +76,24 @@ final class Target implements AutoCloseable {
         final ValkeyRateLimiter valkeyLimiter;
         final ErrorClient errors;
         final RedisClient client;
+        /** The limiter in a child JVM, for the two-JVM target's second instance; else null. */
+        final ChildLimiter child;
         final RecordingStore store;
         final LocalRateLimiter fallback = LocalRateLimiter.withClock(clock, 100_000);
         RateLimiter top;
 
         Instance(int index, RateLimiter local, UnaryOperator<RateLimiter> beneath) {
             this.index = index;
-            if (workload.valkey()) {
+            if (workload.target().twoJvms() && index == CHILD) {
+                valkeyLimiter = null;
+                errors = null;
+                client = null;
+                child = ChildLimiter.start(valkey.url(), keyPrefix(), BREAKER_FAILURES, workload.breakerOpenMillis(),
+                        manual, workload.pipelined(), workload.localLeases());
+            } else if (workload.valkey()) {
+                child = null;
                 ValkeyRateLimiter.Builder builder = ValkeyRateLimiter.builder()
-                        .keyPrefix("ck:" + workload.seed() + ":" + workload.target().ordinal())
+                        .keyPrefix(keyPrefix())
                         .circuitBreaker(BREAKER_FAILURES, Duration.ofMillis(workload.breakerOpenMillis()));
                 if (manual != null) {
                     builder.clientClock(manual);
@@ -101,9 +117,11 @@ final class Target implements AutoCloseable {
                 valkeyLimiter = null;
                 errors = null;
                 client = null;
+                child = null;
             }
-            store = new RecordingStore(beneath.apply(valkeyLimiter != null ? valkeyLimiter : local), history, Target.this::op, clock,
-                    index);
+            // The child's calls are recorded here as any instance's: from sending to answer.
+            RateLimiter decides = child != null ? child : valkeyLimiter != null ? valkeyLimiter : local;
+            store = new RecordingStore(beneath.apply(decides), history, Target.this::op, clock, index);
             top = workload.resilient() ? decisionPath() : store;
         }
 
@@ -131,13 +149,19 @@ final class Target implements AutoCloseable {
         }
 
         void close() {
-            // The decision path closes the store and the fallback; without it, close them here.
-            top.close();
-            if (!workload.resilient()) {
-                fallback.close();
-            }
-            if (client != null) {
-                client.close();
+            try {
+                // The decision path closes the store and the fallback; without it, close them here.
+                top.close();
+                if (!workload.resilient()) {
+                    fallback.close();
+                }
+                if (client != null) {
+                    client.close();
+                }
+            } finally {
+                if (child != null) {
+                    child.close(); // again, if the store's close did not get to it: the child is ended
+                }
             }
         }
     }
@@ -167,9 +191,19 @@ final class Target implements AutoCloseable {
         }
         // Room for every key: an evicted state would be counts forgotten.
         RateLimiter local = workload.valkey() ? null : LocalRateLimiter.withClock(clock, 100_000);
-        for (int i = 0; i < workload.instances(); i++) {
-            instances.add(new Instance(i, local, beneath));
+        try {
+            for (int i = 0; i < workload.instances(); i++) {
+                instances.add(new Instance(i, local, beneath));
+            }
+        } catch (RuntimeException | Error e) {
+            close(); // the instances built so far, and a child started
+            throw e;
         }
+    }
+
+    /** The key prefix every instance of the run uses, in this JVM or the child. */
+    private String keyPrefix() {
+        return "ck:" + workload.seed() + ":" + workload.target().ordinal();
     }
 
     private long op() {
@@ -195,7 +229,7 @@ final class Target implements AutoCloseable {
     KeyInspector operator() {
         if (operator == null) {
             ValkeyRateLimiter.Builder builder = ValkeyRateLimiter.builder()
-                    .keyPrefix("ck:" + workload.seed() + ":" + workload.target().ordinal())
+                    .keyPrefix(keyPrefix())
                     .circuitBreaker(0, Duration.ofSeconds(1)).pipelines(0);
             if (manual != null) {
                 builder.clientClock(manual);
@@ -251,6 +285,28 @@ final class Target implements AutoCloseable {
      */
     void advance(long by) {
         manual.advance(by);
+        for (Instance instance : instances) {
+            if (instance.child != null) {
+                // One clock for both instances, as two servers whose clocks agree: the child's
+                // moves now too, not only at its next call (its leases end by it meanwhile).
+                instance.child.clockMoved();
+            }
+        }
+    }
+
+    /**
+     * Stops the run if the child JVM of the two-JVM target broke (no answer in time, exited, a
+     * request it could not read): the run cannot go on, and its history says nothing of the
+     * limiter.
+     *
+     * @throws IllegalStateException what broke it
+     */
+    void checkChild() {
+        for (Instance instance : instances) {
+            if (instance.child != null && instance.child.broken() != null) {
+                throw instance.child.broken();
+            }
+        }
     }
 
     /**
@@ -370,13 +426,26 @@ final class Target implements AutoCloseable {
         return workload.resilient() ? workload.policies().get(rule).localRule() : null;
     }
 
+    /** Closes every instance (each one, whatever another's close throws: a child is always ended) and the operator's limiter. */
     @Override
     public void close() {
+        RuntimeException failed = null;
         for (Instance instance : instances) {
-            instance.close();
+            try {
+                instance.close();
+            } catch (RuntimeException e) {
+                if (failed == null) {
+                    failed = e;
+                } else {
+                    failed.addSuppressed(e);
+                }
+            }
         }
         if (operator != null) {
             operator.close();
+        }
+        if (failed != null) {
+            throw failed;
         }
     }
 }
