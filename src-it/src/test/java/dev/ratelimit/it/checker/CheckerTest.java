@@ -65,6 +65,11 @@ class CheckerTest {
     static final long[] SEEDS = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 1000, 1010};
     /** Seeds on each cluster target in the build: the cluster's share of its time is small. */
     private static final long[] CLUSTER_SEEDS = {1, 2};
+    /**
+     * Seeds on the two-JVM target in the build ({@link Workload.Target#VALKEY_TWO_JVMS}), on both
+     * clocks: a child JVM started for each.
+     */
+    static final long[] TWO_JVM_SEEDS = {1, 2, 3};
 
     /** Started at the first cluster run of this class, stopped after it. */
     private static ValkeyCluster cluster;
@@ -97,6 +102,17 @@ class CheckerTest {
     @ParameterizedTest(name = "seed {0} on {1}")
     @MethodSource("fixed")
     void fixedSeedsKeepEveryPromise(long seed, Workload.Target target) {
+        check(seed, target);
+    }
+
+    static Stream<Arguments> fixedInTwoJvms() {
+        return java.util.Arrays.stream(TWO_JVM_SEEDS).mapToObj(seed -> Arguments.of(seed, Workload.Target.VALKEY_TWO_JVMS));
+    }
+
+    /** Two instances in two JVMs on one Valkey and the same keys: what one JVM's shared static state hides. */
+    @ParameterizedTest(name = "seed {0} on {1}")
+    @MethodSource("fixedInTwoJvms")
+    void fixedSeedsKeepEveryPromiseInTwoJvms(long seed, Workload.Target target) {
         check(seed, target);
     }
 
