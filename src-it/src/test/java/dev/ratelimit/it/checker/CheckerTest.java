@@ -66,10 +66,13 @@ class CheckerTest {
     /** Seeds on each cluster target in the build: the cluster's share of its time is small. */
     private static final long[] CLUSTER_SEEDS = {1, 2};
     /**
-     * Seeds on the two-JVM target in the build ({@link Workload.Target#VALKEY_TWO_JVMS}), on both
-     * clocks: a child JVM started for each.
+     * Seeds on the two-JVM target in the build ({@link Workload.Target#VALKEY_TWO_JVMS}), a child
+     * JVM started for each: both clocks, an opening crowd and burst, concurrency rules, a
+     * calendar window. 14 first: when it is the first run in a fresh JVM (the method run alone),
+     * the two JVMs' static state starts together, and it catches call numbers drawn from one
+     * fixed seed in every JVM ({@code src-it/mutants/call-numbers-fixed-seed.patch}).
      */
-    static final long[] TWO_JVM_SEEDS = {1, 2, 3};
+    static final long[] TWO_JVM_SEEDS = {14, 9, 2, 12};
 
     /** Started at the first cluster run of this class, stopped after it. */
     private static ValkeyCluster cluster;
