@@ -63,6 +63,8 @@ final class ChildLimiter implements RateLimiter {
     private final Writer requests;
     /** The client clock, null on the server clock. */
     private final LongSupplier clientClock;
+    /** How long a call's answer is waited for: {@link #ANSWER_MILLIS}, shorter in the harness's own test. */
+    private final long answerMillis;
     private long nextId = 1;
     /** What broke this instance, once something did. */
     private volatile IllegalStateException broken;
@@ -108,9 +110,10 @@ final class ChildLimiter implements RateLimiter {
         String className();
     }
 
-    private ChildLimiter(Process process, LongSupplier clientClock) {
+    private ChildLimiter(Process process, LongSupplier clientClock, long answerMillis) {
         this.process = process;
         this.clientClock = clientClock;
+        this.answerMillis = answerMillis;
         this.requests = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
         Thread out = new Thread(() -> read(new BufferedReader(new InputStreamReader(process.getInputStream(),
                 StandardCharsets.UTF_8)), true), "checker-child-stdout-" + process.pid());
@@ -139,6 +142,13 @@ final class ChildLimiter implements RateLimiter {
      */
     static ChildLimiter start(String url, String keyPrefix, int breakerFailures, long breakerOpenMs,
                               LongSupplier clientClock, boolean pipelined, Map<String, Workload.LocalLease> localLeases) {
+        return start(url, keyPrefix, breakerFailures, breakerOpenMs, clientClock, pipelined, localLeases, ANSWER_MILLIS);
+    }
+
+    /** As above, each call's answer waited for at most {@code answerMillis}. */
+    static ChildLimiter start(String url, String keyPrefix, int breakerFailures, long breakerOpenMs,
+                              LongSupplier clientClock, boolean pipelined, Map<String, Workload.LocalLease> localLeases,
+                              long answerMillis) {
         Process process;
         try {
             // A small heap, the serial collector and the first compiler tier: the child answers
@@ -149,7 +159,7 @@ final class ChildLimiter implements RateLimiter {
         } catch (IOException e) {
             throw new IllegalStateException("cannot start the child JVM: " + e, e);
         }
-        ChildLimiter child = new ChildLimiter(process, clientClock);
+        ChildLimiter child = new ChildLimiter(process, clientClock, answerMillis);
         Map<String, Object> leases = new TreeMap<>();
         localLeases.forEach((rule, lease) -> leases.put(rule, Map.of("size", lease.size(), "ms", lease.millis())));
         Json config = Json.object().with("url", url).with("keyPrefix", keyPrefix).with("breakerFailures", breakerFailures)
@@ -250,7 +260,7 @@ final class ChildLimiter implements RateLimiter {
     private synchronized Map<String, Object> call(Json request, String what) {
         long id = nextId++;
         Map<String, Object> answer = exchange(request.with("id", id), id, "its answer to " + what + " (request " + id + ")",
-                ANSWER_MILLIS);
+                answerMillis);
         if (answer.get("threw") instanceof Map<?, ?> thrown) {
             @SuppressWarnings("unchecked")
             Map<String, Object> fields = (Map<String, Object>) thrown;
@@ -323,6 +333,15 @@ final class ChildLimiter implements RateLimiter {
         }
         process.destroyForcibly();
         return failure;
+    }
+
+    /**
+     * The child's process.
+     *
+     * @return its handle
+     */
+    ProcessHandle process() {
+        return process.toHandle();
     }
 
     /**
