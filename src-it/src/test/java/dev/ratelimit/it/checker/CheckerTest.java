@@ -27,7 +27,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code TIME}, production's default: {@link Workload#serverClock}) and on a three-node
  * Valkey Cluster (client clock; a few seeds; the cluster is
  * started once, only when a cluster target runs), with and without the resilient layer, one or
- * two limiter instances sharing the store, their histories checked
+ * two limiter instances sharing the store (on {@link Workload.Target#VALKEY_TWO_JVMS} the second
+ * in a child JVM, a few seeds), their histories checked
  * against every algorithm's promises ({@link Invariants}). A fixed set of seeds and one random
  * seed, printed, run in {@code ./mvnw verify}; a violation fails with the seed, the invariant,
  * the events that show it and the kept history file.
