@@ -16,11 +16,14 @@ import dev.ratelimit.valkey.ValkeyRateLimiter;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import redis.clients.jedis.Jedis;
+import redis.clients.jedis.RedisClient;
 
 import java.time.Duration;
 import java.time.ZoneId;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -94,9 +97,11 @@ class ChildLimiterTest {
         ManualClock clock = new ManualClock(1_700_000_000_000L);
         Rule rule = Rule.of("r", Algorithm.FIXED_WINDOW, 2, Duration.ofMillis(1_000));
         Claim claim = Claim.of(rule, "k", 1);
-        ChildLimiter child = ChildLimiter.start(valkey.url(), "ck:harness", 5, 300, clock, true, Map.of());
-        try (ValkeyRateLimiter here = ValkeyRateLimiter.builder().settings(dev.ratelimit.valkey.ValkeySettings.of(valkey.url()))
-                .keyPrefix("ck:harness").clientClock(clock).build()) {
+        ChildLimiter child = ChildLimiter.start(config(clock, ChildLimiter.ANSWER_MILLIS));
+        // Built as the child builds its own, and as the checker builds an instance here.
+        try (RedisClient client = new ErrorClient().client(valkey.url());
+             ValkeyRateLimiter here = ValkeyRateLimiter.builder().client(client).keyPrefix("ck:harness").clientClock(clock)
+                     .build()) {
             assertThat(child.acquireAll(List.of(claim)).allowed()).isTrue();
             assertThat(here.acquireAll(List.of(claim)).allowed()).isTrue();
             Decisions refused = child.acquireAll(List.of(claim));
@@ -135,7 +140,7 @@ class ChildLimiterTest {
     @Test
     void aChildThatStopsAnsweringBreaksItsInstanceNamingTheCallAndIsEnded() throws Exception {
         Rule rule = Rule.of("r", Algorithm.FIXED_WINDOW, 2, Duration.ofMillis(1_000));
-        ChildLimiter child = ChildLimiter.start(valkey.url(), "ck:harness", 5, 300, null, true, Map.of(), 500);
+        ChildLimiter child = ChildLimiter.start(config(null, 500));
         try {
             assertThat(new ProcessBuilder("kill", "-STOP", Long.toString(child.process().pid())).start()
                     .waitFor(10, TimeUnit.SECONDS)).isTrue();
@@ -151,6 +156,53 @@ class ChildLimiterTest {
         } finally {
             child.close();
         }
+    }
+
+    /**
+     * Two children started together are both ready, each a JVM of its own with its own static
+     * state; faults armed in one's client reach that one only; calls sent to one from several
+     * threads are out at once and each gets its own answer.
+     */
+    @Test
+    void twoChildrenStartTogetherTakeTheirOwnFaultsAndAnswerCallsOutAtOnce() throws Exception {
+        valkey.flushAll();
+        Rule rule = Rule.of("r", Algorithm.FIXED_WINDOW, 1_000, Duration.ofMillis(60_000));
+        long began = System.nanoTime();
+        List<ChildLimiter> children = ChildLimiter.start(2, config(null, ChildLimiter.ANSWER_MILLIS));
+        try {
+            System.out.println("checker: two child JVMs started together in " + (System.nanoTime() - began) / 1_000_000 + " ms");
+            assertThat(children.get(0).process().pid()).isNotEqualTo(children.get(1).process().pid());
+            assertThat(children.get(0).process().pid()).isNotEqualTo(ProcessHandle.current().pid());
+
+            children.get(1).armResets(1);
+            assertThat(children.get(0).acquireAll(List.of(Claim.of(rule, "k", 1))).allowed()).isTrue();
+            assertThatThrownBy(() -> children.get(1).acquireAll(List.of(Claim.of(rule, "k", 1))))
+                    .isInstanceOf(RateLimitException.class);
+            children.get(0).armErrors(1);
+            Throwable error = catchAll(() -> children.get(0).acquireAll(List.of(Claim.of(rule, "k", 1))));
+            assertThat(error).isNotNull();
+            assertThat(RecordingStore.describe(error)).contains("OutOfMemoryError");
+
+            ChildLimiter child = children.get(1);
+            List<CompletableFuture<Decision>> peeks = new ArrayList<>();
+            for (int i = 0; i < 6; i++) {
+                long cost = i + 1;
+                peeks.add(CompletableFuture.supplyAsync(() -> child.peek(rule, "k", cost)));
+            }
+            for (int i = 0; i < peeks.size(); i++) {
+                assertThat(peeks.get(i).get(20, TimeUnit.SECONDS).allowed()).isTrue();
+            }
+            assertThat(child.broken()).isNull();
+        } finally {
+            children.forEach(ChildLimiter::close);
+        }
+        for (ChildLimiter child : children) {
+            assertThat(child.process().isAlive()).as("a child after close").isFalse();
+        }
+    }
+
+    private ChildLimiter.Config config(ManualClock clock, long answerMillis) {
+        return new ChildLimiter.Config(valkey.url(), "ck:harness", 5, 300, clock, true, Map.of(), answerMillis);
     }
 
     private static Throwable catchAll(Runnable call) {

@@ -88,8 +88,9 @@ final class Target implements AutoCloseable {
                 valkeyLimiter = null;
                 errors = null;
                 client = null;
-                child = ChildLimiter.start(valkey.url(), keyPrefix(), BREAKER_FAILURES, workload.breakerOpenMillis(),
-                        manual, workload.pipelined(), workload.localLeases());
+                child = ChildLimiter.start(new ChildLimiter.Config(valkey.url(), keyPrefix(), BREAKER_FAILURES,
+                        workload.breakerOpenMillis(), manual, workload.pipelined(), workload.localLeases(),
+                        ChildLimiter.ANSWER_MILLIS));
             } else if (workload.valkey()) {
                 child = null;
                 ValkeyRateLimiter.Builder builder = ValkeyRateLimiter.builder()
