@@ -23,32 +23,22 @@ final class Generator {
     private final Random calendars;
     /** Whether edits draw the server clock's short windows. */
     private final boolean serverClock;
-    /**
-     * Whether an instance may be a limiter in a child JVM ({@link Workload.Target#VALKEY_TWO_JVMS}):
-     * then no Errors are armed on "the instance the next call goes to", which may be the child,
-     * whose client is the limiter's own (no {@link ErrorClient} to throw inside it). The opening
-     * burst still arms them, on the first instance, which is in this JVM.
-     */
-    private final boolean childJvm;
 
     Generator(Random random, List<Rule> rules, boolean valkey, boolean single) {
-        this(random, rules, valkey, single, null, false, false);
+        this(random, rules, valkey, single, null, false);
     }
 
     /**
      * A generator whose fixed-window edits may also make or keep a calendar window, drawn from
-     * {@code calendars} (a stream of its own: the steps drawn from {@code random} stay as they
-     * were), and that draws no client Errors for a child JVM's instance ({@code childJvm}).
+     * {@code calendars} (a stream of its own: the steps drawn from {@code random} stay as they were).
      */
-    Generator(Random random, List<Rule> rules, boolean valkey, boolean single, Random calendars, boolean serverClock,
-              boolean childJvm) {
+    Generator(Random random, List<Rule> rules, boolean valkey, boolean single, Random calendars, boolean serverClock) {
         this.random = random;
         this.rules = rules;
         this.valkey = valkey;
         this.single = single;
         this.calendars = calendars;
         this.serverClock = serverClock;
-        this.childJvm = childJvm;
     }
 
     Op next() {
@@ -71,7 +61,7 @@ final class Generator {
         if (single && roll >= 16 && roll < 17) {
             return new Op.Restart();
         }
-        if (single && !childJvm && roll >= 17 && roll < 19) {
+        if (single && roll >= 17 && roll < 19) {
             return new Op.ClientErrors(1 + random.nextInt(2));
         }
         if (roll < 36) {

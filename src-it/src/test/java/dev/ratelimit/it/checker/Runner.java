@@ -110,12 +110,12 @@ final class Runner {
         Map<String, Object> leases = new java.util.TreeMap<>();
         workload.localLeases().forEach((rule, lease) -> leases.put(rule, Map.of("size", lease.size(), "ms", lease.millis())));
         options.put("localLeases", leases);
-        // The commands each instance's client sends are recorded on a single Valkey (ErrorClient).
-        options.put("wires", workload.valkey() && !workload.cluster());
+        // The commands each instance's client sends are recorded on a single Valkey (ErrorClient),
+        // but not from the child JVMs of the two-JVM target (their breakers go unchecked there).
+        options.put("wires", workload.valkey() && !workload.cluster() && !workload.target().twoJvms());
         if (workload.target().twoJvms()) {
-            // The instance whose limiter runs in a child JVM: its client's commands are not
-            // recorded (its breaker's promises go unchecked), its calls and answers are.
-            options.put("childJvm", Target.CHILD);
+            // Every instance a limiter in a child JVM of its own: its calls and answers are recorded.
+            options.put("childJvms", workload.instances());
         }
         options.put("pipelined", workload.pipelined());
         // Whose time decides: the client clock the runner moves, or Valkey's TIME (the wall clock).

@@ -35,8 +35,9 @@ import java.util.function.UnaryOperator;
  * a settings refresh does.
  * On a single Valkey each instance's client is the checker's own ({@link ErrorClient}), so that
  * an Error can be thrown inside it and every command it sends is recorded. On the two-JVM target
- * the second instance is a limiter in a child JVM ({@link ChildLimiter}), on the limiter's own
- * client: what its client sends is not recorded, and no Error is thrown inside it.
+ * each instance is a limiter in a child JVM of its own ({@link ChildLimiter}), started for the
+ * run, so that every JVM-wide state starts the same way in every run: its client is built there
+ * alike and its faults are armed there, but what it sends is not recorded.
  */
 final class Target implements AutoCloseable {
 
@@ -64,11 +65,8 @@ final class Target implements AutoCloseable {
     private ValkeyRateLimiter operator;
     /** The instance every call goes to for now, or -1: calls alternate. */
     private volatile int pinned = -1;
-    /**
-     * On the two-JVM target, the instance whose limiter runs in a child JVM: the second, so that
-     * the faults pinned to the first (a burst, a crowd: {@link FaultSteps}) stay in this JVM.
-     */
-    static final int CHILD = 1;
+    /** On the two-JVM target, the child JVMs, one per instance; else empty. */
+    private final List<ChildLimiter> children = new ArrayList<>();
 
     /** One limiter instance: its own client, breaker, fallback and deny cache; the store is shared. */
     private final class Instance {
@@ -76,21 +74,19 @@ final class Target implements AutoCloseable {
         final ValkeyRateLimiter valkeyLimiter;
         final ErrorClient errors;
         final RedisClient client;
-        /** The limiter in a child JVM, for the two-JVM target's second instance; else null. */
+        /** The limiter in a child JVM, on the two-JVM target; else null. */
         final ChildLimiter child;
         final RecordingStore store;
         final LocalRateLimiter fallback = LocalRateLimiter.withClock(clock, 100_000);
         RateLimiter top;
 
-        Instance(int index, RateLimiter local, UnaryOperator<RateLimiter> beneath) {
+        Instance(int index, RateLimiter local, ChildLimiter inChild, UnaryOperator<RateLimiter> beneath) {
             this.index = index;
-            if (workload.target().twoJvms() && index == CHILD) {
+            if (inChild != null) {
                 valkeyLimiter = null;
                 errors = null;
                 client = null;
-                child = ChildLimiter.start(new ChildLimiter.Config(valkey.url(), keyPrefix(), BREAKER_FAILURES,
-                        workload.breakerOpenMillis(), manual, workload.pipelined(), workload.localLeases(),
-                        ChildLimiter.ANSWER_MILLIS));
+                child = inChild;
             } else if (workload.valkey()) {
                 child = null;
                 ValkeyRateLimiter.Builder builder = ValkeyRateLimiter.builder()
@@ -193,11 +189,23 @@ final class Target implements AutoCloseable {
         // Room for every key: an evicted state would be counts forgotten.
         RateLimiter local = workload.valkey() ? null : LocalRateLimiter.withClock(clock, 100_000);
         try {
+            if (workload.target().twoJvms()) {
+                // Valkey without the library, whatever the runs before left (a FUNCTION FLUSH or a
+                // restart drops it, other runs load it): the children's first calls load it, alike
+                // in every run.
+                try (Jedis jedis = valkey.connect()) {
+                    jedis.functionFlush();
+                }
+                // Fresh JVMs for every run (and every rerun of a shrinking), started together.
+                children.addAll(ChildLimiter.start(workload.instances(), new ChildLimiter.Config(valkey.url(),
+                        keyPrefix(), BREAKER_FAILURES, workload.breakerOpenMillis(), manual, workload.pipelined(),
+                        workload.localLeases(), ChildLimiter.ANSWER_MILLIS)));
+            }
             for (int i = 0; i < workload.instances(); i++) {
-                instances.add(new Instance(i, local, beneath));
+                instances.add(new Instance(i, local, children.isEmpty() ? null : children.get(i), beneath));
             }
         } catch (RuntimeException | Error e) {
-            close(); // the instances built so far, and a child started
+            close(); // the instances built so far, and every child started
             throw e;
         }
     }
@@ -228,6 +236,10 @@ final class Target implements AutoCloseable {
      * @return its inspector
      */
     KeyInspector operator() {
+        return operatorLimiter().inspector();
+    }
+
+    private ValkeyRateLimiter operatorLimiter() {
         if (operator == null) {
             ValkeyRateLimiter.Builder builder = ValkeyRateLimiter.builder()
                     .keyPrefix(keyPrefix())
@@ -239,7 +251,7 @@ final class Target implements AutoCloseable {
                     : ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(2)));
             operator = builder.build();
         }
-        return operator.inspector();
+        return operator;
     }
 
     /**
@@ -296,7 +308,7 @@ final class Target implements AutoCloseable {
     }
 
     /**
-     * Stops the run if the child JVM of the two-JVM target broke (no answer in time, exited, a
+     * Stops the run if a child JVM of the two-JVM target broke (no answer in time, exited, a
      * request it could not read): the run cannot go on, and its history says nothing of the
      * limiter.
      *
@@ -390,10 +402,11 @@ final class Target implements AutoCloseable {
      * The faulty client of an instance.
      *
      * @param instance the index
-     * @return its client's faults, or null on a cluster
+     * @return its client's faults (armed in its child JVM on the two-JVM target), or null on a cluster
      */
-    ErrorClient errors(int instance) {
-        return instances.get(instance).errors;
+    ClientFaults errors(int instance) {
+        Instance chosen = instances.get(instance);
+        return chosen.child != null ? chosen.child : chosen.errors;
     }
 
     /**
@@ -404,7 +417,9 @@ final class Target implements AutoCloseable {
      * @return the state key
      */
     String stateKey(Rule rule, String key) {
-        return instances.get(0).valkeyLimiter.stateKey(rule, key);
+        ValkeyRateLimiter here = instances.get(0).valkeyLimiter;
+        // With every instance in a child JVM, the operator's limiter names it (same key prefix).
+        return (here != null ? here : operatorLimiter()).stateKey(rule, key);
     }
 
     /**
@@ -427,13 +442,28 @@ final class Target implements AutoCloseable {
         return workload.resilient() ? workload.policies().get(rule).localRule() : null;
     }
 
-    /** Closes every instance (each one, whatever another's close throws: a child is always ended) and the operator's limiter. */
+    /**
+     * Closes every instance, then ends every child JVM (each one, whatever another's close
+     * throws: every child is always ended, also one no instance was built for), and closes the
+     * operator's limiter.
+     */
     @Override
     public void close() {
         RuntimeException failed = null;
         for (Instance instance : instances) {
             try {
                 instance.close();
+            } catch (RuntimeException e) {
+                if (failed == null) {
+                    failed = e;
+                } else {
+                    failed.addSuppressed(e);
+                }
+            }
+        }
+        for (ChildLimiter child : children) {
+            try {
+                child.close(); // again for one an instance closed: nothing more
             } catch (RuntimeException e) {
                 if (failed == null) {
                     failed = e;

@@ -24,7 +24,7 @@ import java.util.Set;
  * unreadable state; on a single Valkey also restarts, Errors thrown inside the client, and an
  * opening burst of failures or crowd of concurrent callers that opens a fresh breaker. Valkey
  * runs have one or two limiter instances sharing the store; on {@link Target#VALKEY_TWO_JVMS}
- * always two, the second in a child JVM. The steps are drawn by {@link Generator}.
+ * always two, each in a child JVM of its own. The steps are drawn by {@link Generator}.
  *
  * @param seed       the seed everything was drawn from
  * @param target     where it runs
@@ -123,12 +123,12 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
         /** A three-node Valkey Cluster behind the resilient layer. */
         CLUSTER_RESILIENT,
         /**
-         * Valkey, called directly, by two instances in two JVMs: the second a limiter in a child
-         * process ({@link ChildLimiter}) with its own client pool, leases, lost-lease memory,
-         * breaker and static state, on the same keys. Without the resilient layer: what a second
-         * JVM adds is beneath it (the Valkey limiter's process-wide state), and without it every
-         * failure of the child's limiter reaches the checker as what it threw, to be judged, and
-         * every decision is the store's.
+         * Valkey, called directly, by two instances in two JVMs: each a limiter in a child
+         * process of its own ({@link ChildLimiter}), started for the run, with its own client
+         * pool, leases, lost-lease memory, breaker and static state, on the same keys. Without
+         * the resilient layer: what a second JVM adds is beneath it (the Valkey limiter's
+         * process-wide state), and without it every failure of a child's limiter reaches the
+         * checker as what it threw, to be judged, and every decision is the store's.
          */
         VALKEY_TWO_JVMS;
 
@@ -145,7 +145,7 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
             return this == CLUSTER || this == CLUSTER_RESILIENT;
         }
 
-        /** Whether the second instance runs in a JVM of its own. */
+        /** Whether each instance runs in a child JVM of its own. */
         boolean twoJvms() {
             return this == VALKEY_TWO_JVMS;
         }
@@ -200,13 +200,13 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
         }
         boolean single = valkey && !target.cluster();
         int opening = single ? extra.nextInt(3) : 0;
-        Generator openings = new Generator(extra, rules, valkey, single, null, serverClock, target.twoJvms());
+        Generator openings = new Generator(extra, rules, valkey, single, null, serverClock);
         if (opening == 1) {
             ops.add(openings.burst());
         } else if (opening == 2) {
             ops.add(openings.crowd());
         }
-        Generator generator = new Generator(random, rules, valkey, single, calendars, serverClock, target.twoJvms());
+        Generator generator = new Generator(random, rules, valkey, single, calendars, serverClock);
         while (ops.size() < steps) {
             ops.add(generator.next());
         }
