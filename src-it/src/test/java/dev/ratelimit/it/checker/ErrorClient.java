@@ -31,9 +31,10 @@ import java.util.function.Supplier;
  * commands were written and before the replies are read); the history takes either as a call
  * that may have run, which only loosens the bounds. Every command sent, and every connection
  * that could not be opened, is recorded as a {@link Event.Wire}: what the circuit breaker's
- * promises are checked against.
+ * promises are checked against. In a child JVM of the two-JVM target ({@link ChildLimiterMain})
+ * the same client, its faults armed from the checker, records nothing.
  */
-final class ErrorClient {
+final class ErrorClient implements ClientFaults {
 
     private final Queue<Throwable> armed = new ConcurrentLinkedQueue<>();
     private final AtomicInteger errors = new AtomicInteger();
@@ -57,13 +58,19 @@ final class ErrorClient {
         this.instance = instance;
     }
 
+    /** A client factory whose commands are not recorded: in a JVM without the run's history. */
+    ErrorClient() {
+        this(null, () -> 0, () -> 0, 0);
+    }
+
     /**
      * The next {@code count} commands (sent alone or as a pipeline) each throw an Error: out
      * of memory and out of stack, in turn.
      *
      * @param count how many
      */
-    void armErrors(int count) {
+    @Override
+    public void armErrors(int count) {
         for (int i = 0; i < count; i++) {
             armed.add(errors.incrementAndGet() % 2 == 1
                     ? new OutOfMemoryError("injected by the checker: client out of memory")
@@ -76,7 +83,8 @@ final class ErrorClient {
      *
      * @param count how many
      */
-    void armResets(int count) {
+    @Override
+    public void armResets(int count) {
         for (int i = 0; i < count; i++) {
             armed.add(new JedisConnectionException("injected by the checker: connection reset"));
         }
@@ -134,6 +142,9 @@ final class ErrorClient {
 
     /** Runs a command, recording when it was sent, when it returned and what it threw. */
     private <T> T wire(String command, Supplier<T> send) {
+        if (history == null) {
+            return send.get();
+        }
         long began = history.real();
         try {
             T result = send.get();

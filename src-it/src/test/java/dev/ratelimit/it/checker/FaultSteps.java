@@ -105,7 +105,7 @@ final class FaultSteps {
      */
     void burst(Op.Burst burst) {
         long op = runner.begin();
-        ErrorClient client = target.errors(0);
+        ClientFaults client = target.errors(0);
         client.armResets(burst.resets());
         client.armErrors(burst.errors());
         history.add(new Event.Fault(op, runner.clockNow(), history.real(), "client-errors", null, null,

@@ -135,8 +135,9 @@ final class RecordingStore implements RateLimiter {
                 error instanceof UnreadableStateException unreadable ? unreadable.rule() : null, began, instance));
     }
 
-    /** An error as the history shows it: its class and message. */
+    /** An error as the history shows it: its class and message (thrown in a child JVM: its class there). */
     static String describe(Throwable error) {
-        return error.getClass().getSimpleName() + ": " + error.getMessage();
+        String name = error instanceof ChildLimiter.FromChild child ? child.className() : error.getClass().getSimpleName();
+        return name + ": " + error.getMessage();
     }
 }

@@ -120,8 +120,13 @@ final class Runner {
         Map<String, Object> leases = new java.util.TreeMap<>();
         workload.localLeases().forEach((rule, lease) -> leases.put(rule, Map.of("size", lease.size(), "ms", lease.millis())));
         options.put("localLeases", leases);
-        // The commands each instance's client sends are recorded on a single Valkey (ErrorClient).
-        options.put("wires", workload.valkey() && !workload.cluster());
+        // The commands each instance's client sends are recorded on a single Valkey (ErrorClient),
+        // but not from the child JVMs of the two-JVM target (their breakers go unchecked there).
+        options.put("wires", workload.valkey() && !workload.cluster() && !workload.target().twoJvms());
+        if (workload.target().twoJvms()) {
+            // Every instance a limiter in a child JVM of its own: its calls and answers are recorded.
+            options.put("childJvms", workload.instances());
+        }
         options.put("pipelined", workload.pipelined());
         // Whose time decides: the client clock the runner moves, or Valkey's TIME (the wall clock).
         options.put("clock", workload.serverClock() ? "server" : "client");
@@ -135,6 +140,7 @@ final class Runner {
             for (Op step : workload.steps()) {
                 firstOps.add(nextOp.get());
                 step(step);
+                target.checkChild();
             }
         } finally {
             ttls.values().forEach(Jedis::close);

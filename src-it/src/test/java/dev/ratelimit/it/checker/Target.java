@@ -34,7 +34,10 @@ import java.util.function.UnaryOperator;
  * decision path (going on with the replaced one's deny cache) whenever the rules are edited, as
  * a settings refresh does.
  * On a single Valkey each instance's client is the checker's own ({@link ErrorClient}), so that
- * an Error can be thrown inside it and every command it sends is recorded.
+ * an Error can be thrown inside it and every command it sends is recorded. On the two-JVM target
+ * each instance is a limiter in a child JVM of its own ({@link ChildLimiter}), started for the
+ * run, so that every JVM-wide state starts the same way in every run: its client is built there
+ * alike and its faults are armed there, but what it sends is not recorded.
  */
 final class Target implements AutoCloseable {
 
@@ -62,6 +65,8 @@ final class Target implements AutoCloseable {
     private ValkeyRateLimiter operator;
     /** The instance every call goes to for now, or -1: calls alternate. */
     private volatile int pinned = -1;
+    /** On the two-JVM target, the child JVMs, one per instance; else empty. */
+    private final List<ChildLimiter> children = new ArrayList<>();
 
     /** One limiter instance: its own client, breaker, fallback and deny cache; the store is shared. */
     private final class Instance {
@@ -69,15 +74,23 @@ final class Target implements AutoCloseable {
         final ValkeyRateLimiter valkeyLimiter;
         final ErrorClient errors;
         final RedisClient client;
+        /** The limiter in a child JVM, on the two-JVM target; else null. */
+        final ChildLimiter child;
         final RecordingStore store;
         final LocalRateLimiter fallback = LocalRateLimiter.withClock(clock, 100_000);
         RateLimiter top;
 
-        Instance(int index, RateLimiter local, UnaryOperator<RateLimiter> beneath) {
+        Instance(int index, RateLimiter local, ChildLimiter inChild, UnaryOperator<RateLimiter> beneath) {
             this.index = index;
-            if (workload.valkey()) {
+            if (inChild != null) {
+                valkeyLimiter = null;
+                errors = null;
+                client = null;
+                child = inChild;
+            } else if (workload.valkey()) {
+                child = null;
                 ValkeyRateLimiter.Builder builder = ValkeyRateLimiter.builder()
-                        .keyPrefix("ck:" + workload.seed() + ":" + workload.target().ordinal())
+                        .keyPrefix(keyPrefix())
                         .circuitBreaker(BREAKER_FAILURES, Duration.ofMillis(workload.breakerOpenMillis()));
                 if (manual != null) {
                     builder.clientClock(manual);
@@ -101,9 +114,11 @@ final class Target implements AutoCloseable {
                 valkeyLimiter = null;
                 errors = null;
                 client = null;
+                child = null;
             }
-            store = new RecordingStore(beneath.apply(valkeyLimiter != null ? valkeyLimiter : local), history, Target.this::op, clock,
-                    index);
+            // The child's calls are recorded here as any instance's: from sending to answer.
+            RateLimiter decides = child != null ? child : valkeyLimiter != null ? valkeyLimiter : local;
+            store = new RecordingStore(beneath.apply(decides), history, Target.this::op, clock, index);
             top = workload.resilient() ? decisionPath() : store;
         }
 
@@ -131,13 +146,19 @@ final class Target implements AutoCloseable {
         }
 
         void close() {
-            // The decision path closes the store and the fallback; without it, close them here.
-            top.close();
-            if (!workload.resilient()) {
-                fallback.close();
-            }
-            if (client != null) {
-                client.close();
+            try {
+                // The decision path closes the store and the fallback; without it, close them here.
+                top.close();
+                if (!workload.resilient()) {
+                    fallback.close();
+                }
+                if (client != null) {
+                    client.close();
+                }
+            } finally {
+                if (child != null) {
+                    child.close(); // again, if the store's close did not get to it: the child is ended
+                }
             }
         }
     }
@@ -167,9 +188,31 @@ final class Target implements AutoCloseable {
         }
         // Room for every key: an evicted state would be counts forgotten.
         RateLimiter local = workload.valkey() ? null : LocalRateLimiter.withClock(clock, 100_000);
-        for (int i = 0; i < workload.instances(); i++) {
-            instances.add(new Instance(i, local, beneath));
+        try {
+            if (workload.target().twoJvms()) {
+                // Valkey without the library, whatever the runs before left (a FUNCTION FLUSH or a
+                // restart drops it, other runs load it): the children's first calls load it, alike
+                // in every run.
+                try (Jedis jedis = valkey.connect()) {
+                    jedis.functionFlush();
+                }
+                // Fresh JVMs for every run (and every rerun of a shrinking), started together.
+                children.addAll(ChildLimiter.start(workload.instances(), new ChildLimiter.Config(valkey.url(),
+                        keyPrefix(), BREAKER_FAILURES, workload.breakerOpenMillis(), manual, workload.pipelined(),
+                        workload.localLeases(), ChildLimiter.ANSWER_MILLIS)));
+            }
+            for (int i = 0; i < workload.instances(); i++) {
+                instances.add(new Instance(i, local, children.isEmpty() ? null : children.get(i), beneath));
+            }
+        } catch (RuntimeException | Error e) {
+            close(); // the instances built so far, and every child started
+            throw e;
         }
+    }
+
+    /** The key prefix every instance of the run uses, in this JVM or the child. */
+    private String keyPrefix() {
+        return "ck:" + workload.seed() + ":" + workload.target().ordinal();
     }
 
     private long op() {
@@ -193,9 +236,13 @@ final class Target implements AutoCloseable {
      * @return its inspector
      */
     KeyInspector operator() {
+        return operatorLimiter().inspector();
+    }
+
+    private ValkeyRateLimiter operatorLimiter() {
         if (operator == null) {
             ValkeyRateLimiter.Builder builder = ValkeyRateLimiter.builder()
-                    .keyPrefix("ck:" + workload.seed() + ":" + workload.target().ordinal())
+                    .keyPrefix(keyPrefix())
                     .circuitBreaker(0, Duration.ofSeconds(1)).pipelines(0);
             if (manual != null) {
                 builder.clientClock(manual);
@@ -204,7 +251,7 @@ final class Target implements AutoCloseable {
                     : ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(2)));
             operator = builder.build();
         }
-        return operator.inspector();
+        return operator;
     }
 
     /**
@@ -251,6 +298,28 @@ final class Target implements AutoCloseable {
      */
     void advance(long by) {
         manual.advance(by);
+        for (Instance instance : instances) {
+            if (instance.child != null) {
+                // One clock for both instances, as two servers whose clocks agree: the child's
+                // moves now too, not only at its next call (its leases end by it meanwhile).
+                instance.child.clockMoved();
+            }
+        }
+    }
+
+    /**
+     * Stops the run if a child JVM of the two-JVM target broke (no answer in time, exited, a
+     * request it could not read): the run cannot go on, and its history says nothing of the
+     * limiter.
+     *
+     * @throws IllegalStateException what broke it
+     */
+    void checkChild() {
+        for (Instance instance : instances) {
+            if (instance.child != null && instance.child.broken() != null) {
+                throw instance.child.broken();
+            }
+        }
     }
 
     /**
@@ -333,10 +402,11 @@ final class Target implements AutoCloseable {
      * The faulty client of an instance.
      *
      * @param instance the index
-     * @return its client's faults, or null on a cluster
+     * @return its client's faults (armed in its child JVM on the two-JVM target), or null on a cluster
      */
-    ErrorClient errors(int instance) {
-        return instances.get(instance).errors;
+    ClientFaults errors(int instance) {
+        Instance chosen = instances.get(instance);
+        return chosen.child != null ? chosen.child : chosen.errors;
     }
 
     /**
@@ -347,7 +417,9 @@ final class Target implements AutoCloseable {
      * @return the state key
      */
     String stateKey(Rule rule, String key) {
-        return instances.get(0).valkeyLimiter.stateKey(rule, key);
+        ValkeyRateLimiter here = instances.get(0).valkeyLimiter;
+        // With every instance in a child JVM, the operator's limiter names it (same key prefix).
+        return (here != null ? here : operatorLimiter()).stateKey(rule, key);
     }
 
     /**
@@ -370,13 +442,41 @@ final class Target implements AutoCloseable {
         return workload.resilient() ? workload.policies().get(rule).localRule() : null;
     }
 
+    /**
+     * Closes every instance, then ends every child JVM (each one, whatever another's close
+     * throws: every child is always ended, also one no instance was built for), and closes the
+     * operator's limiter.
+     */
     @Override
     public void close() {
+        RuntimeException failed = null;
         for (Instance instance : instances) {
-            instance.close();
+            try {
+                instance.close();
+            } catch (RuntimeException e) {
+                if (failed == null) {
+                    failed = e;
+                } else {
+                    failed.addSuppressed(e);
+                }
+            }
+        }
+        for (ChildLimiter child : children) {
+            try {
+                child.close(); // again for one an instance closed: nothing more
+            } catch (RuntimeException e) {
+                if (failed == null) {
+                    failed = e;
+                } else {
+                    failed.addSuppressed(e);
+                }
+            }
         }
         if (operator != null) {
             operator.close();
+        }
+        if (failed != null) {
+            throw failed;
         }
     }
 }

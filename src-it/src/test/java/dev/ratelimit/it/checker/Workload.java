@@ -23,8 +23,8 @@ import java.util.Set;
  * faults: stalls with lost replies (on a cluster, of one node), {@code FUNCTION FLUSH},
  * unreadable state; on a single Valkey also restarts, Errors thrown inside the client, and an
  * opening burst of failures or crowd of concurrent callers that opens a fresh breaker. Valkey
- * runs have one or two limiter instances sharing the store. The steps are drawn by
- * {@link Generator}.
+ * runs have one or two limiter instances sharing the store; on {@link Target#VALKEY_TWO_JVMS}
+ * always two, each in a child JVM of its own. The steps are drawn by {@link Generator}.
  *
  * @param seed       the seed everything was drawn from
  * @param target     where it runs
@@ -121,7 +121,16 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
         /** A three-node Valkey Cluster, called directly. */
         CLUSTER,
         /** A three-node Valkey Cluster behind the resilient layer. */
-        CLUSTER_RESILIENT;
+        CLUSTER_RESILIENT,
+        /**
+         * Valkey, called directly, by two instances in two JVMs: each a limiter in a child
+         * process of its own ({@link ChildLimiter}), started for the run, with its own client
+         * pool, leases, lost-lease memory, breaker and static state, on the same keys. Without
+         * the resilient layer: what a second JVM adds is beneath it (the Valkey limiter's
+         * process-wide state), and without it every failure of a child's limiter reaches the
+         * checker as what it threw, to be judged, and every decision is the store's.
+         */
+        VALKEY_TWO_JVMS;
 
         /** The targets of the single store: the fixed and random seeds of every build run on these. */
         static final List<Target> SINGLE = List.of(LOCAL, LOCAL_RESILIENT, VALKEY, VALKEY_RESILIENT);
@@ -134,6 +143,11 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
         /** Whether the store is a Valkey Cluster. */
         boolean cluster() {
             return this == CLUSTER || this == CLUSTER_RESILIENT;
+        }
+
+        /** Whether each instance runs in a child JVM of its own. */
+        boolean twoJvms() {
+            return this == VALKEY_TWO_JVMS;
         }
 
         /** Whether calls go through {@code ResilientRateLimiter}. */
@@ -181,6 +195,9 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
         // so that a seed's other draws stay as they were.
         Random extra = new Random(seed * 131 + target.ordinal() + 7);
         int instances = valkey && extra.nextBoolean() ? 2 : 1;
+        if (target.twoJvms()) {
+            instances = 2; // the point of the target (drawn all the same: the draws after it stay)
+        }
         boolean single = valkey && !target.cluster();
         int opening = single ? extra.nextInt(3) : 0;
         Generator openings = new Generator(extra, rules, valkey, single, null, serverClock);
