@@ -149,10 +149,10 @@ final class DecisionPath {
         Reservation local = policies.decide(claims, byPolicy, decisions);
         Decisions result = withStoreVerdict(Decisions.of(claims, List.of(decisions)), answer);
         events.report(claims, result);
-        // Held from when the answer came back, not from before the store was asked: the store
-        // decided somewhere between (on its own clock), and a retry-after counted from before it
-        // would end early by as much.
-        remember(claims, result, clock.getAsLong(), mark);
+        // The store decided somewhere between the asking and the answer (on its own clock): a
+        // retry-after counted from before would end early, a window of no room counted from after
+        // would last too long (DenyCache.Denial).
+        remember(claims, result, now, clock.getAsLong(), mark);
         return settling.settle(claims, result, reserve, reserved, reservedClaims, local);
     }
 
@@ -199,7 +199,7 @@ final class DecisionPath {
      * allowed for a key may have taken units: a rejection remembered for that key, of another
      * cost or rule, is forgotten (its retry-after could now be early).
      */
-    private void remember(List<Claim> claims, Decisions decisions, long now, long mark) {
+    private void remember(List<Claim> claims, Decisions decisions, long askedAt, long answeredAt, long mark) {
         if (denyCache == null) {
             return;
         }
@@ -212,7 +212,7 @@ final class DecisionPath {
             if (decision.allowed()) {
                 denyCache.forget(rule.name(), claims.get(i).key());
             } else if (!rule.shadow() && !rule.countRejected() && rule.algorithm() != Algorithm.CONCURRENCY) {
-                denyCache.deny(claims.get(i), decision, now, mark);
+                denyCache.deny(claims.get(i), decision, askedAt, answeredAt, mark);
             }
         }
     }

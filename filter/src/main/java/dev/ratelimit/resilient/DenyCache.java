@@ -84,11 +84,14 @@ final class DenyCache {
      * nor one of a cost of 8 of a cost of 1 (which may fit), nor of a cost of 1 of one of 8 (whose
      * wait is longer). A caller moved to a bigger plan, a limit raised by the application or by a
      * refresh, another cost, is asked of the store again rather than turned away for the
-     * retry-after of another.
+     * retry-after of another. Two times, as the store decided somewhere between them (on its own
+     * clock): when it was asked, from which the promise of no room ({@code t}, the reset) is
+     * counted, so it never lasts longer than the store's; and when it answered, from which the
+     * retry-after is counted, so it never ends earlier.
      */
-    private record Denial(Rule rule, long cost, Decision decision, long decidedAt, long heldUntil) {
+    private record Denial(Rule rule, long cost, Decision decision, long askedAt, long answeredAt, long heldUntil) {
         long until() {
-            return decidedAt + decision.retryAfter().toMillis();
+            return answeredAt + decision.retryAfter().toMillis();
         }
 
         boolean holdsFor(Claim claim) {
@@ -127,19 +130,23 @@ final class DenyCache {
         }
         // A clock behind the decision (a wall clock stepped back) cannot say how long it has been
         // held: the hold must not stretch by the step, so the store is asked again.
-        if (denial.heldUntil() <= nowMs || nowMs < denial.decidedAt()) {
+        if (denial.heldUntil() <= nowMs || nowMs < denial.askedAt()) {
             denials.remove(slot, denial);
             return Optional.empty();
         }
         if (!denial.holdsFor(claim)) {
             return Optional.empty();
         }
-        long elapsed = Math.max(0, nowMs - denial.decidedAt());
+        long elapsed = nowMs - denial.askedAt();
         Decision d = denial.decision();
+        long left = d.effectiveWindow().toMillis() - elapsed;
+        if (left <= 0) {
+            // The store's numbers held until then: the next unit may have come since, so what
+            // remains is the store's to say again (this cost may still not fit).
+            return Optional.empty();
+        }
         long retry = denial.until() - nowMs;
-        // The next unit may have come since; what the store said still holds for this cost, so
-        // the replayed window never ends after the retry-after nor before the next millisecond.
-        long window = Math.min(Math.max(1, d.effectiveWindow().toMillis() - elapsed), retry);
+        long window = Math.min(left, retry);
         return Optional.of(Decision.rejected(d.rule(), d.limit(), d.remaining(),
                 Duration.ofMillis(Math.max(0, d.resetAfter().toMillis() - elapsed)),
                 Duration.ofMillis(retry)).withEffectiveWindow(Duration.ofMillis(window)));
@@ -167,12 +174,26 @@ final class DenyCache {
      * @param mark     {@link #mark()} taken before the store was asked
      */
     public void deny(Claim claim, Decision decision, long nowMs, long mark) {
+        deny(claim, decision, nowMs, nowMs, mark);
+    }
+
+    /**
+     * Remembers a rejection the store decided between {@code askedAt} and {@code answeredAt}
+     * (see {@link #deny(Claim, Decision, long, long)}).
+     *
+     * @param claim      the rule the store decided by, the key and the cost
+     * @param decision   the store's rejection
+     * @param askedAt    when the store was asked, in ms
+     * @param answeredAt when its answer came back, in ms
+     * @param mark       {@link #mark()} taken before the store was asked
+     */
+    public void deny(Claim claim, Decision decision, long askedAt, long answeredAt, long mark) {
         Slot slot = Slot.of(claim);
-        if (stale(claim, slot, mark) || denials.size() >= maxEntries && !sweep(nowMs)) {
+        if (stale(claim, slot, mark) || denials.size() >= maxEntries && !sweep(answeredAt)) {
             return;
         }
-        Denial denial = new Denial(claim.rule(), claim.cost(), decision, nowMs,
-                Math.min(nowMs + decision.retryAfter().toMillis(), nowMs + maxHoldMillis));
+        Denial denial = new Denial(claim.rule(), claim.cost(), decision, askedAt, answeredAt,
+                Math.min(answeredAt + decision.retryAfter().toMillis(), answeredAt + maxHoldMillis));
         denials.put(slot, denial);
         // A change reported while this was written may have found nothing to forget yet.
         if (stale(claim, slot, mark)) {
@@ -275,7 +296,7 @@ final class DenyCache {
         if (now - last >= SWEEP_INTERVAL_NANOS && lastSweep.compareAndSet(last, now)) {
             for (Iterator<Denial> it = denials.values().iterator(); it.hasNext(); ) {
                 Denial denial = it.next();
-                if (denial.heldUntil() <= nowMs || nowMs < denial.decidedAt()) {
+                if (denial.heldUntil() <= nowMs || nowMs < denial.askedAt()) {
                     it.remove();
                 }
             }

@@ -64,6 +64,22 @@ class DenyCacheTest {
         assertThat(replay.limit()).isEqualTo(5);
     }
 
+    /**
+     * The store decided somewhere between the asking (100) and the answer (105): the retry-after
+     * is counted from the answer, never early; the window of no room from the asking, never too
+     * long; once that window is over the store is asked again (the next unit may be free).
+     */
+    @Test
+    void countsTheRetryAfterFromTheAnswerAndTheWindowOfNoRoomFromTheAsking() {
+        DenyCache cache = new DenyCache(10, HOLD_LONGER_THAN_ANY_RETRY);
+        Decision rejected = rejection(0, 40, 30).withEffectiveWindow(Duration.ofMillis(10));
+        cache.deny(Claim.of(LOGIN, "user:alice"), rejected, 100, 105, cache.mark());
+        Decision replay = cache.denied(Claim.of(LOGIN, "user:alice"), 106).orElseThrow();
+        assertThat(replay.retryAfter()).isEqualTo(Duration.ofMillis(29));
+        assertThat(replay.effectiveWindow()).isEqualTo(Duration.ofMillis(4));
+        assertThat(cache.denied(Claim.of(LOGIN, "user:alice"), 110)).as("its window of no room is over").isEmpty();
+    }
+
     @Test
     void neverHoldsMoreThanItsBound() {
         DenyCache cache = new DenyCache(100, HOLD_LONGER_THAN_ANY_RETRY);
