@@ -156,6 +156,12 @@ final class Invariants {
     private final Map<String, long[]> longestTake = new HashMap<>();
     /** The events of the operation being judged. */
     private List<Event> current = List.of();
+    /**
+     * Whether a Sentinel failover is under way (between its begin and end): the store may be
+     * two servers, the old primary taking writes its replica no longer copies, and each call
+     * may meet either.
+     */
+    private boolean failingOver;
 
     /** An allowed reservation: what it claimed and was told. */
     private record Reserved(Event.Call call, Decisions decisions) {
@@ -240,6 +246,12 @@ final class Invariants {
             }
         }
         current = events;
+        if (call != null && failingOver) {
+            // During a failover a call may meet the new primary, which lacks what the old one
+            // took since the replica left it (and what it had not copied yet), or the old one,
+            // which lacks what the new one took: before each call every state may be gone.
+            wipeStore(call.at());
+        }
         if (call != null && serverClock && outcome != null) {
             // Decided by Valkey's TIME somewhere between the sending and the outcome.
             call = new Event.Call(call.op(), call.at(), call.real(), call.kind(), call.claims(), call.instance(),
@@ -326,10 +338,38 @@ final class Invariants {
         } else if (fault.kind().equals("restart")) {
             // The state may be gone (and is, without persistence): the lower bound forgets what
             // was taken before; the upper bound keeps it, as a state that may have survived.
+            wipeStore(fault.at());
+        } else if (fault.kind().equals("failover-begin")) {
+            failingOver = true;
+            wipeStore(fault.at());
+        } else if (fault.kind().equals("failover-end")) {
+            failingOver = false;
+            // The new primary answered every instance after the old one was made its replica:
+            // every call sent to either before has run, or never will.
+            for (String which : List.copyOf(unanswered.keySet())) {
+                answeredAgain(which, fault.at());
+            }
+            // Replication is asynchronous: the promoted replica has the old primary's writes up
+            // to when it was promoted, less those it had not copied yet, and none of those the
+            // old one took after. No tighter statement holds, so, as for a restart, every state
+            // may be gone (the lower bound forgets what was taken before, the upper bound keeps
+            // it), and more: a lost write may also be a refund, a release or a reset, whose
+            // units the new primary still counts. The upper bound does not know those, so
+            // liveness waits until nothing written before can weigh any more.
             for (Ledger ledger : ledgers.values()) {
                 if (ledger.domain.equals(STORE)) {
                     ledger.wipe(fault.at(), false, true);
+                    ledger.livenessNotBefore(fault.at() + ledger.longestWeight());
                 }
+            }
+        }
+    }
+
+    /** Every state of the store may be gone from {@code at}: the lower bound forgets what came before. */
+    private void wipeStore(long at) {
+        for (Ledger ledger : ledgers.values()) {
+            if (ledger.domain.equals(STORE)) {
+                ledger.wipe(at, false, true);
             }
         }
     }
