@@ -111,7 +111,7 @@ final class Runner {
         workload.localLeases().forEach((rule, lease) -> leases.put(rule, Map.of("size", lease.size(), "ms", lease.millis())));
         options.put("localLeases", leases);
         // The commands each instance's client sends are recorded on a single Valkey (ErrorClient).
-        options.put("wires", workload.valkey() && !workload.cluster());
+        options.put("wires", workload.target().single());
         options.put("pipelined", workload.pipelined());
         // Whose time decides: the client clock the runner moves, or Valkey's TIME (the wall clock).
         options.put("clock", workload.serverClock() ? "server" : "client");
@@ -179,6 +179,8 @@ final class Runner {
             faults.burst(burst);
         } else if (step instanceof Op.Crowd crowd) {
             faults.crowd(crowd, resolve(crowd.peeks()));
+        } else if (step instanceof Op.Failover failover) {
+            faults.failover(failover, resolve(List.of(failover.probe())).get(0));
         } else {
             throw new IllegalArgumentException("unknown step " + step);
         }
@@ -307,6 +309,26 @@ final class Runner {
         } catch (RuntimeException | Error e) {
             failed(op, e);
         }
+    }
+
+    /**
+     * A peek at an instance's store itself, beneath its resilient layer (no deny cache or policy
+     * answers it), recorded as that instance's call: whether the store answered it.
+     *
+     * @param instance the instance
+     * @param claim    what to peek at
+     * @return whether Valkey answered
+     */
+    boolean storePeek(int instance, Claim claim) {
+        long op = begin();
+        history.add(new Event.Call(op, now(), history.real(), Event.Kind.PEEK, List.of(claim), instance));
+        try {
+            Decision decision = target.store(instance).peek(claim.rule(), claim.key(), claim.cost());
+            history.add(new Event.Decided(op, now(), history.real(), Decisions.of(List.of(claim), List.of(decision))));
+        } catch (RuntimeException | Error e) {
+            failed(op, e);
+        }
+        return target.lastAnswered(instance) == op;
     }
 
     private void settle(Op.Settle settle) {
@@ -459,8 +481,9 @@ final class Runner {
         }
         long op = begin();
         history.add(new Event.Fault(op, now(), history.real(), "stall-begin", null, null, stall.millis() + " ms"));
+        ValkeyServer stalled = target.primary();
         CompletableFuture<Void> sleeping = CompletableFuture.runAsync(
-                () -> target.valkey().stall(Duration.ofMillis(stall.millis())));
+                () -> stalled.stall(Duration.ofMillis(stall.millis())));
         pause(STALL_LEAD_MILLIS);
         stalling = true;
         try {
@@ -473,7 +496,7 @@ final class Runner {
         sleeping.join();
         // The calls queued in the stall run as it ends; a command on another connection after
         // them makes it likely they have run before the next step is sent.
-        try (Jedis jedis = target.valkey().connect()) {
+        try (Jedis jedis = stalled.connect()) {
             jedis.ping();
         }
         op = begin();

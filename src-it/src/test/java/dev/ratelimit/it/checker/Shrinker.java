@@ -198,13 +198,16 @@ final class Shrinker {
         }
     }
 
-    /** How many parts {@link #without} can take out of a step: a call's claims (one stays), a stall's or burst's steps. */
+    /** How many parts {@link #without} can take out of a step: a call's claims (one stays), a stall's, burst's or failover's steps. */
     private static int parts(Op step) {
         if (step instanceof Op.Take take) {
             return take.claims().size() > 1 ? take.claims().size() : 0;
         }
         if (step instanceof Op.Burst burst) {
             return burst.during().size();
+        }
+        if (step instanceof Op.Failover failover) {
+            return failover.during().size();
         }
         return step instanceof Op.Stall stall ? stall.during().size() + stall.after().size() : 0;
     }
@@ -220,6 +223,11 @@ final class Shrinker {
             List<Op> during = new ArrayList<>(burst.during());
             during.remove(j);
             return new Op.Burst(burst.resets(), burst.errors(), during);
+        }
+        if (step instanceof Op.Failover failover) {
+            List<Op> during = new ArrayList<>(failover.during());
+            during.remove(j);
+            return new Op.Failover(during, failover.probe());
         }
         Op.Stall stall = (Op.Stall) step;
         List<Op> during = new ArrayList<>(stall.during());
@@ -253,7 +261,7 @@ final class Shrinker {
         } else if (step instanceof Op.Unplant unplant) {
             return unplant.rule() == rule && (key == null || unplant.key().equals(key));
         }
-        return true; // clock moves, settlements, retries, stalls, flushes, restarts, client faults, crowds
+        return true; // clock moves, settlements, retries, stalls, flushes, restarts, client faults, crowds, failovers
     }
 
     private static boolean names(Op.ClaimSpec claim, int rule, String key) {
