@@ -118,9 +118,11 @@ final class Shrinker {
          * that rarely matters (peeks, clock moves of 0 ms, edits and resets of other rules).
          */
         void focus() {
-            int rule = Integer.parseInt(wanted.rule().substring(1)); // rules are named r0, r1...
+            // Rules are named r0, r1...; a violation of no rule (an instance that never reached
+            // a new primary) has none to keep, and every rule's edits and resets are "other".
+            int rule = wanted.rule().matches("r\\d+") ? Integer.parseInt(wanted.rule().substring(1)) : -1;
             for (String key : new String[] {wanted.key(), null}) {
-                if (cut(s -> !names(s, rule, key))) {
+                if (rule < 0 || cut(s -> !names(s, rule, key))) {
                     break;
                 }
             }
