@@ -33,7 +33,9 @@ import java.util.Map;
  * </ul>
  * A refund the store reported ({@code cancel} returned the rule) gives the units back; one that
  * threw may or may not have. A reset, a planted unreadable value and its deletion wipe the
- * state; an edit changes the rule the state is read under.
+ * state; an edit changes the rule the state is read under. A restart may have wiped any state,
+ * and so may a Sentinel failover, before each call while it lasts and at its end, where it may
+ * also have undone refunds, releases and resets (liveness then waits: see {@link #fault}).
  *
  * <h2>Two readings, so that every check is sound</h2>
  * The store's true count is unknown where replies were lost, but it lies between two bounds
