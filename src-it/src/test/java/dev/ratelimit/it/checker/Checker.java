@@ -82,6 +82,9 @@ final class Checker {
             }
             out.append("Whole history kept in ").append(file.toAbsolutePath()).append('\n');
             out.append("Rerun: -Dchecker.seed=").append(workload.seed());
+            if (!Workload.Target.SINGLE.contains(workload.target())) {
+                out.append(" -Dchecker.targets=").append(workload.target());
+            }
             return out.toString();
         }
 

@@ -221,7 +221,8 @@ class CheckerTest {
 
     /**
      * One more seed on every target, as the run asks: a random one, printed (the default, in
-     * every build); {@code -Dchecker.seed=N} alone reruns that seed; {@code -Dchecker.seconds=S}
+     * every build); {@code -Dchecker.seed=N} alone reruns that seed (on {@code checker.targets}
+     * when given); {@code -Dchecker.seconds=S}
      * runs seeds one after another for that long (from {@code checker.seed}, or a random one).
      */
     @Test
@@ -243,7 +244,7 @@ class CheckerTest {
         if (given == null) {
             System.out.println("checker: random seed " + seed + " (rerun with -Dchecker.seed=" + seed + ")");
         }
-        for (Workload.Target target : Workload.Target.SINGLE) {
+        for (Workload.Target target : targets()) {
             check(seed, target);
         }
     }

@@ -26,7 +26,10 @@ final class RecordingStore implements RateLimiter {
     private final LongSupplier op;
     private final LongSupplier clock;
     private final int instance;
-    /** The last operation whose call this store answered (any kind), 0 before the first. */
+    /**
+     * The last operation whose call this store answered (any kind, an unreadable state
+     * included), 0 before the first.
+     */
     private volatile long lastAnswered;
 
     /**
@@ -141,7 +144,9 @@ final class RecordingStore implements RateLimiter {
     }
 
     private void record(String kind, List<Claim> claims, Decisions answer, Throwable error, long began) {
-        if (error == null) {
+        if (error == null || error instanceof UnreadableStateException) {
+            // An unreadable state is Valkey's answer too: the function ran (a replica refuses
+            // to run it at all).
             lastAnswered = op.getAsLong();
         }
         history.add(new Event.StoreCall(op.getAsLong(), clock.getAsLong(), history.real(), kind, claims, answer,
