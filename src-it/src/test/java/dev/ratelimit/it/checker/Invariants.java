@@ -521,7 +521,7 @@ final class Invariants {
             return;
         }
         if (!(cacheable(claim.rule()) && ledger.mayReplay(t, call.instance())) && !mayBeReplayed(call, claim, decision)) {
-            report(call.op(), ledger, liveness(ledger, t, cost, call.op(), leased));
+            report(call.op(), ledger, liveness(ledger, t, cost, call.op(), leased, call.instance() == Target.OPERATOR));
         }
         report(call.op(), ledger, Bounds.early(ledger, latest, cost, decision.retryAfter().toMillis()));
         if (request != null && !request.unavailable() && !claim.rule().shadow()
@@ -627,7 +627,7 @@ final class Invariants {
      * most first, then the least, and only between the two the exact allowance, which walks the
      * history once per fault.
      */
-    private Bounds.Finding liveness(Ledger ledger, long t, long cost, long op, Rule leased) {
+    private Bounds.Finding liveness(Ledger ledger, long t, long cost, long op, Rule leased, boolean outsider) {
         if (leased == null) {
             return Bounds.liveness(ledger, t, cost, op);
         }
@@ -640,11 +640,11 @@ final class Invariants {
             // own lease until the window really ends.
             return null;
         }
-        Bounds.Finding most = Bounds.liveness(ledger, t, cost + leaseSlack.mostWithheld(leased), op);
-        if (most != null || Bounds.liveness(ledger, t, cost + leaseSlack.leastWithheld(leased), op) == null) {
+        Bounds.Finding most = Bounds.liveness(ledger, t, cost + leaseSlack.mostWithheld(leased, outsider), op);
+        if (most != null || Bounds.liveness(ledger, t, cost + leaseSlack.leastWithheld(leased, outsider), op) == null) {
             return most;
         }
-        return Bounds.liveness(ledger, t, cost + leaseSlack.withheld(leased, ledger, t), op);
+        return Bounds.liveness(ledger, t, cost + leaseSlack.withheld(leased, ledger, t, outsider), op);
     }
 
     /**

@@ -229,6 +229,31 @@ class InvariantsTest {
         assertThat(check()).singleElement().extracting(Violation::invariant).asString().contains("room");
     }
 
+    /**
+     * An operator's peek ({@code ratelimit inspect}) sees the units an instance leased ahead,
+     * which it gives back to nobody: its rejection is no lockout while they may be held; the
+     * instance's own would be (it takes its leases back first).
+     */
+    @Test
+    void anOperatorsPeekSeesTheUnitsAnInstanceLeasedAhead() {
+        Rule rule = Rule.of("fw", Algorithm.FIXED_WINDOW, 5, Duration.ofMillis(100));
+        rule(rule);
+        call(Event.Kind.ACQUIRE, T0 + 10, rule, 4, true, 0);
+        List<Claim> claims = List.of(Claim.of(rule, "k", 1));
+        Decisions rejected = Decisions.of(claims, List.of(Decision.rejected(rule.name(), rule.limit(), 0,
+                Duration.ofMillis(90), Duration.ofMillis(90))));
+        long operator = ++op;
+        events.add(new Event.Call(operator, T0 + 20, 0, Event.Kind.PEEK, claims, Target.OPERATOR));
+        events.add(new Event.Decided(operator, T0 + 20, 0, rejected));
+        Map<String, Object> leasing = Map.of("storeEvents", true, "instances", 1,
+                "localLeases", Map.of("fw", Map.of("size", 4, "ms", 50)));
+        assertThat(check("hand", leasing)).isEmpty();
+        long own = ++op;
+        events.add(new Event.Call(own, T0 + 20, 0, Event.Kind.PEEK, claims, 0));
+        events.add(new Event.Decided(own, T0 + 20, 0, rejected));
+        assertThat(check("hand", leasing)).singleElement().extracting(Violation::invariant).asString().contains("room");
+    }
+
     /** The hand-written history without its faults. */
     private List<Event> withoutFaults() {
         List<Event> history = new ArrayList<>();
