@@ -54,10 +54,15 @@ public final class ValkeySentinels implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        ValkeyServer primary = ValkeyServer.startProcess(List.of());
+        // A replica's full synchronisation starts at once: by default the primary waits five
+        // seconds for more replicas to share one transfer, and a former primary made a replica
+        // after a failover needs a full one.
+        List<String> syncAtOnce = List.of("--repl-diskless-sync-delay", "0");
+        ValkeyServer primary = ValkeyServer.startProcess(syncAtOnce);
         int primaryPort = port(primary);
-        ValkeyServer replica = ValkeyServer.startProcess(List.of("--replicaof", "127.0.0.1",
-                Integer.toString(primaryPort)));
+        List<String> replicaArgs = new ArrayList<>(syncAtOnce);
+        replicaArgs.addAll(List.of("--replicaof", "127.0.0.1", Integer.toString(primaryPort)));
+        ValkeyServer replica = ValkeyServer.startProcess(replicaArgs);
         List<Process> sentinels = new ArrayList<>();
         List<Integer> ports = new ArrayList<>();
         ValkeySentinels topology = new ValkeySentinels(primary, replica, sentinels, ports, directory);
@@ -165,6 +170,126 @@ public final class ValkeySentinels implements AutoCloseable {
     }
 
     /**
+     * Both servers, whichever is the primary now.
+     *
+     * @return the first primary and the first replica
+     */
+    public List<ValkeyServer> servers() {
+        return List.of(primary, replica);
+    }
+
+    /**
+     * The server every sentinel names as the primary now: after a failover they learn it one
+     * after another (from each other's announcements, every two seconds), so until they all
+     * agree a client that asks one may still be told the old one.
+     *
+     * @return the primary, or empty while the sentinels disagree or one does not answer
+     */
+    public Optional<ValkeyServer> agreedPrimary() {
+        Integer agreed = null;
+        for (int port : sentinelPorts) {
+            try (Jedis jedis = new Jedis(new HostAndPort("127.0.0.1", port), ValkeyServer.plainConfig(500))) {
+                List<String> address = jedis.sentinelGetMasterAddrByName(MASTER);
+                if (address == null || address.size() != 2
+                        || agreed != null && agreed != Integer.parseInt(address.get(1))) {
+                    return Optional.empty();
+                }
+                agreed = Integer.parseInt(address.get(1));
+            } catch (RuntimeException e) {
+                return Optional.empty();
+            }
+        }
+        int named = agreed;
+        return servers().stream().filter(server -> port(server) == named).findFirst();
+    }
+
+    /**
+     * Waits until the topology can fail over with no data lost but the writes in flight: every
+     * sentinel names the same primary, the other server replicates it with its link up, and the
+     * first sentinel (the one {@link #failover} asks) sees that replica as healthy.
+     *
+     * @param timeout how long to wait at most
+     * @return the primary
+     * @throws IllegalStateException when that does not happen in time
+     */
+    public ValkeyServer awaitSteady(Duration timeout) {
+        ValkeyServer[] steady = new ValkeyServer[1];
+        await("the sentinels to agree on a primary and its replica to be in sync", timeout, () -> {
+            Optional<ValkeyServer> primaryNow = agreedPrimary();
+            if (primaryNow.isEmpty()) {
+                return false;
+            }
+            ValkeyServer other = primaryNow.get() == primary ? replica : primary;
+            try (Jedis jedis = other.connect()) {
+                String info = jedis.info("replication");
+                if (!info.contains("role:slave") || !info.contains("master_port:" + port(primaryNow.get()) + "\r\n")
+                        || !info.contains("master_link_status:up")) {
+                    return false;
+                }
+            } catch (RuntimeException e) {
+                return false;
+            }
+            try (Jedis jedis = new Jedis(new HostAndPort("127.0.0.1", sentinelPorts.get(0)),
+                    ValkeyServer.plainConfig(500))) {
+                boolean healthy = jedis.sentinelReplicas(MASTER).stream().anyMatch(known ->
+                        String.valueOf(port(other)).equals(known.get("port"))
+                                && !known.getOrDefault("flags", "").matches(".*(s_down|o_down|disconnected).*"));
+                if (!healthy) {
+                    return false;
+                }
+            } catch (RuntimeException e) {
+                return false;
+            }
+            steady[0] = primaryNow.get();
+            return true;
+        });
+        return steady[0];
+    }
+
+    /**
+     * Asks the first sentinel for a failover now ({@code SENTINEL FAILOVER}, which needs no
+     * agreement and no wait for the primary to be declared down), asking again while it is
+     * refused (one still in progress, no replica it would promote yet).
+     *
+     * @param timeout how long to keep asking
+     */
+    public void failover(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            try (Jedis jedis = new Jedis(new HostAndPort("127.0.0.1", sentinelPorts.get(0)),
+                    ValkeyServer.plainConfig(500))) {
+                jedis.sentinelFailover(MASTER);
+                return;
+            } catch (RuntimeException e) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("the sentinel refused a failover for " + timeout, e);
+                }
+            }
+            sleep(50);
+        }
+    }
+
+    /**
+     * Makes a former primary a replica of the new one at once. The sentinels do it themselves,
+     * but only some seconds after the failover (once it has reported itself a primary for
+     * eight seconds): until then it takes the writes of any client that has not followed
+     * the failover, which are lost when it resynchronises.
+     *
+     * @param former     the primary before the failover
+     * @param newPrimary the primary after it
+     */
+    public void demote(ValkeyServer former, ValkeyServer newPrimary) {
+        try (Jedis jedis = former.connect()) {
+            jedis.replicaof("127.0.0.1", port(newPrimary));
+        }
+    }
+
+    /** Deletes every key on the primary the sentinels agree on (the replica follows). */
+    public void flushAll() {
+        awaitSteady(Duration.ofSeconds(30)).flushAll();
+    }
+
+    /**
      * The port of a server.
      *
      * @param server a server of this topology
@@ -201,13 +326,17 @@ public final class ValkeySentinels implements AutoCloseable {
             if (condition.holds()) {
                 return;
             }
-            try {
-                Thread.sleep(50);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted while waiting for " + what, e);
-            }
+            sleep(20);
         }
         throw new IllegalStateException("gave up waiting for " + what + " after " + timeout);
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
     }
 }

@@ -58,9 +58,7 @@ public final class ValkeyServer implements AutoCloseable {
         }
         Optional<Path> binary = findBinary();
         if (binary.isPresent()) {
-            ProcessBackend process = new ProcessBackend(binary.get(), freePort());
-            process.start();
-            return new ValkeyServer(process);
+            return new ValkeyServer(onFreePort(binary.get(), List.of()));
         }
         if (ContainerBackend.dockerAvailable()) {
             return new ValkeyServer(ContainerBackend.launch());
@@ -81,9 +79,35 @@ public final class ValkeyServer implements AutoCloseable {
         Path binary = findBinary().orElseThrow(() -> new IllegalStateException(
                 "this test needs its own valkey-server process (with extra settings), but none is on PATH. "
                         + HOW_TO_GET_ONE));
-        ProcessBackend process = new ProcessBackend(binary, freePort(), extraArgs);
-        process.start();
-        return new ValkeyServer(process);
+        return new ValkeyServer(onFreePort(binary, extraArgs));
+    }
+
+    /**
+     * A process started on a free port, on another one when the port was taken between its
+     * picking and the server's bind: on a machine shared with other test runs, another run's
+     * server may get it first, and would then answer for this one.
+     */
+    private static ProcessBackend onFreePort(Path binary, List<String> extraArgs) {
+        PortTaken last = null;
+        for (int attempt = 0; attempt < 5; attempt++) {
+            ProcessBackend process = new ProcessBackend(binary, freePort(), extraArgs);
+            try {
+                process.start();
+                return process;
+            } catch (PortTaken e) {
+                last = e;
+            }
+        }
+        throw last;
+    }
+
+    /** Another process's server answered on the port a server was started on. */
+    private static final class PortTaken extends IllegalStateException {
+        private static final long serialVersionUID = 1L;
+
+        PortTaken(String message) {
+            super(message);
+        }
     }
 
     /**
@@ -293,16 +317,24 @@ public final class ValkeyServer implements AutoCloseable {
             long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
             RuntimeException last = null;
             while (System.nanoTime() < deadline) {
-                if (!process.isAlive()) {
-                    throw new IllegalStateException(binary + " exited with " + process.exitValue()
-                            + " on port " + port);
-                }
+                boolean alive = process.isAlive();
                 try (Jedis jedis = new Jedis(new HostAndPort("127.0.0.1", port), plainConfig(200))) {
                     if ("PONG".equals(jedis.ping())) {
-                        return;
+                        if (jedis.info("server").contains("process_id:" + process.pid() + "\r\n")) {
+                            return;
+                        }
+                        stop();
+                        throw new PortTaken("another server answers on port " + port + ", taken before "
+                                + binary + " could bind it");
                     }
+                } catch (PortTaken e) {
+                    throw e;
                 } catch (RuntimeException e) {
                     last = e;
+                }
+                if (!alive) {
+                    throw new IllegalStateException(binary + " exited with " + process.exitValue()
+                            + " on port " + port);
                 }
                 sleep(20);
             }

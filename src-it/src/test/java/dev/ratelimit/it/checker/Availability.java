@@ -21,6 +21,11 @@ import java.util.regex.Pattern;
  * <ul>
  *   <li>a stall of the server (or of a cluster node, or a crowd's): from its start until its end,
  *       and then for the breaker's open period and a grace for calls queued in it;</li>
+ *   <li>a Sentinel failover: from its start (the replica promoted while calls go to the old
+ *       primary, which refuses them once it is made a replica) until its end, when every
+ *       instance's store was answered by the new primary, and then for the breaker's open
+ *       period and the grace; an instance that did not reach the new primary by its end is a
+ *       violation in itself (the limiter must follow the primary on its own);</li>
  *   <li>errors armed on an instance's client: that instance, until as many of its commands have
  *       failed, then for the breaker's open period;</li>
  *   <li>a restart, a stall, a timeout, client errors: an instance's connections may be left broken
@@ -49,12 +54,15 @@ final class Availability {
     static final int STALE_CONNECTIONS = 40;
     private static final Pattern ON_INSTANCE = Pattern.compile("(\\d+) errors on instance (\\d+)");
     private static final Pattern RESETS = Pattern.compile("(\\d+) resets then (\\d+) errors on instance (\\d+)");
+    private static final Pattern UNREACHED = Pattern.compile("instance (\\d+) did not reach it within (\\d+) ms");
 
     private final long breakerOpenMillis;
     private final List<Violation> violations = new ArrayList<>();
     /** Until when (real ms) every instance's failures are explained: a stall, a restart. */
     private long everyoneUntil = Long.MIN_VALUE;
     private boolean stalled;
+    /** Whether a Sentinel failover is under way. */
+    private boolean failingOver;
     /** Per instance: until when its failures are explained. */
     private final Map<Integer, Long> instanceUntil = new HashMap<>();
     /** Per instance: client errors armed and not yet seen failing a command. */
@@ -150,6 +158,21 @@ final class Availability {
                 unsettledSince = fault.real();
                 staleEverywhere();
             }
+            case "failover-begin" -> failingOver = true;
+            case "failover-end" -> {
+                failingOver = false;
+                everyoneUntil = Math.max(everyoneUntil, fault.real() + breakerOpenMillis + GRACE_MILLIS);
+                // Connections to the old primary are closed with its pool when a client follows;
+                // one borrowed at that moment may still fail when taken back.
+                staleEverywhere();
+                Matcher unreached = UNREACHED.matcher(fault.detail() == null ? "" : fault.detail());
+                while (unreached.find()) {
+                    violations.add(new Violation(INVARIANT, "instance " + unreached.group(1) + " did not reach the new "
+                            + "primary within " + unreached.group(2) + " ms of every sentinel naming it (" + fault.detail()
+                            + "): its calls fail from then on", fault.op(), Invariants.STORE, "-", "-", fault.at(),
+                            fault.at()));
+                }
+            }
             case "plant" -> planted.add(fault.rule() + "/" + fault.key());
             case "unplant" -> planted.remove(fault.rule() + "/" + fault.key());
             case "client-errors" -> arm(fault);
@@ -201,7 +224,7 @@ final class Availability {
     /** A failed call of the store: explained, or a violation. */
     private void judge(long op, long at, long real, int instance, String error, List<Claim> claims, boolean refused,
                        String unreadable, String kind) {
-        boolean explained = stalled || real <= everyoneUntil
+        boolean explained = stalled || failingOver || real <= everyoneUntil
                 || real <= instanceUntil.getOrDefault(instance, Long.MIN_VALUE)
                 || unsettled.contains(instance)
                 || answeredSince.getOrDefault(instance, Long.MIN_VALUE) < unsettledSince;

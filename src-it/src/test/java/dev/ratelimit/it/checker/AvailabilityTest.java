@@ -61,6 +61,34 @@ class AvailabilityTest {
         assertThat(check()).singleElement().extracting(Violation::invariant).isEqualTo(Availability.INVARIANT);
     }
 
+    /**
+     * A Sentinel failover explains failures from its begin to its end (every instance answered
+     * by the new primary) and the breaker's period after; long after it, not.
+     */
+    @Test
+    void aFailoverExplainsFailuresUntilTheInstancesReachedTheNewPrimary() {
+        fault(1_000, "failover-begin");
+        call(1_100, "JedisDataException: READONLY You can't write against a read only replica.");
+        call(2_900, "JedisConnectionException: Unexpected end of stream.");
+        events.add(new Event.Fault(++op, T0, 3_000, "failover-end", null, null,
+                "primary redis://127.0.0.1:2, formerly redis://127.0.0.1:1"));
+        call(3_000 + OPEN_FOR, "JedisDataException: READONLY You can't write against a read only replica.");
+        assertThat(check()).isEmpty();
+        call(5_000, null);
+        call(5_010, "JedisDataException: READONLY You can't write against a read only replica.");
+        assertThat(check()).singleElement().extracting(Violation::invariant).isEqualTo(Availability.INVARIANT);
+    }
+
+    /** An instance that did not find the new primary by itself is flagged, with no call needed after. */
+    @Test
+    void anInstanceThatDidNotReachTheNewPrimaryIsFlagged() {
+        fault(1_000, "failover-begin");
+        events.add(new Event.Fault(++op, T0, 7_000, "failover-end", null, null, "primary redis://127.0.0.1:2, "
+                + "formerly redis://127.0.0.1:1; instance 1 did not reach it within 5000 ms"));
+        assertThat(check()).singleElement().extracting(Violation::message).asString()
+                .startsWith("instance 1 did not reach the new primary within 5000 ms");
+    }
+
     @Test
     void aTimeoutIsABusyMachinesAnywhere() {
         call(1_000, "JedisConnectionException: java.net.SocketTimeoutException: Read timed out");

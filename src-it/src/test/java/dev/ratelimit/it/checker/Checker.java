@@ -2,6 +2,7 @@ package dev.ratelimit.it.checker;
 
 import dev.ratelimit.Claim;
 import dev.ratelimit.it.ValkeyCluster;
+import dev.ratelimit.it.ValkeySentinels;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.it.ValkeyServer;
 
@@ -81,6 +82,9 @@ final class Checker {
             }
             out.append("Whole history kept in ").append(file.toAbsolutePath()).append('\n');
             out.append("Rerun: -Dchecker.seed=").append(workload.seed());
+            if (!Workload.Target.SINGLE.contains(workload.target())) {
+                out.append(" -Dchecker.targets=").append(workload.target());
+            }
             return out.toString();
         }
 
@@ -131,11 +135,27 @@ final class Checker {
      */
     static Result run(Workload workload, ValkeyServer valkey, ValkeyCluster cluster, String name,
                       UnaryOperator<RateLimiter> beneath) {
+        return run(workload, valkey, cluster, null, name, beneath);
+    }
+
+    /**
+     * Runs a workload (drawn, shrunk or replayed) on any store and checks its history.
+     *
+     * @param workload  what to run
+     * @param valkey    the server, for single Valkey targets
+     * @param cluster   the cluster, for cluster targets
+     * @param sentinels the Sentinel-managed primary and replica, for Sentinel targets
+     * @param name      the history's file name without extension, in {@link #HISTORIES}
+     * @param beneath   wraps the shared store before it is recorded (see above)
+     * @return the result
+     */
+    static Result run(Workload workload, ValkeyServer valkey, ValkeyCluster cluster, ValkeySentinels sentinels,
+                      String name, UnaryOperator<RateLimiter> beneath) {
         long began = System.nanoTime();
         History history = new History(HISTORIES, name);
         try {
             List<Long> firstOps;
-            try (Target on = new Target(workload, valkey, cluster, history, beneath)) {
+            try (Target on = new Target(workload, valkey, cluster, sentinels, history, beneath)) {
                 firstOps = new Runner(workload, on, history).run();
             }
             List<Event> events = history.events();

@@ -2,6 +2,7 @@ package dev.ratelimit.it.checker;
 
 import dev.ratelimit.it.ValkeyCluster;
 import dev.ratelimit.it.ValkeyExtension;
+import dev.ratelimit.it.ValkeySentinels;
 import dev.ratelimit.it.ValkeyServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -24,9 +25,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The invariant checker in the build: random mixed workloads on the in-process limiter, on
  * a real Valkey (on the client clock or, every other seed of each target, on Valkey's
- * {@code TIME}, production's default: {@link Workload#serverClock}) and on a three-node
+ * {@code TIME}, production's default: {@link Workload#serverClock}), on a three-node
  * Valkey Cluster (client clock; a few seeds; the cluster is
- * started once, only when a cluster target runs), with and without the resilient layer, one or
+ * started once, only when a cluster target runs) and on a primary managed by Sentinel, failed over
+ * in the middle of each run (a few short seeds; started once, only when a Sentinel target
+ * runs), with and without the resilient layer, one or
  * two limiter instances sharing the store (on {@link Workload.Target#VALKEY_TWO_JVMS} each in a
  * child JVM of its own, a few seeds), their histories checked
  * against every algorithm's promises ({@link Invariants}). A fixed set of seeds and one random
@@ -40,7 +43,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * and its shortest failing workload printed and kept; {@code -Dchecker.replay=<file>} runs a
  * kept workload or history again ({@link Replay}).
  * {@code -Dchecker.keepGoing=true} makes a long run go on past failing runs and list them all (not shrunk),
- * {@code -Dchecker.targets=VALKEY,CLUSTER,...} chooses the targets of a long run (by default
+ * {@code -Dchecker.targets=VALKEY,CLUSTER,SENTINEL,...} chooses the targets of a long run (by default
  * those of the single store), {@code -Dchecker.steps}
  * sets the steps per run, {@code -Dchecker.expose=ALL} stops avoiding the open defects
  * ({@link Known}).
@@ -56,7 +59,12 @@ class CheckerTest {
      * moves are real waits, so that a run takes no longer than on the client clock.
      */
     static int steps(long seed, Workload.Target target) {
-        return Workload.serverClock(seed, target) ? STEPS * 2 / 5 : STEPS;
+        return steps(seed, target, STEPS);
+    }
+
+    /** The same, from another number of steps on the client clock. */
+    static int steps(long seed, Workload.Target target, int steps) {
+        return Workload.serverClock(seed, target) ? steps * 2 / 5 : steps;
     }
     /**
      * The build's seeds: 1 to 10, and seeds kept for what they once caught (1010: a token bucket
@@ -75,9 +83,21 @@ class CheckerTest {
      * no concurrency rule.
      */
     static final long[] TWO_JVM_SEEDS = {66, 123, 2};
+    /**
+     * Seeds on each Sentinel target in the build, one on each clock per target (seed + target
+     * odd: the server clock), each run with one failover.
+     */
+    private static final long[] SENTINEL_SEEDS = {1, 2};
+    /**
+     * Steps of the build's Sentinel runs (two fifths of them on the server clock): fewer than
+     * elsewhere, as a failover takes a second or more of its own; long runs take {@link #STEPS}.
+     */
+    static final int SENTINEL_STEPS = 400;
 
     /** Started at the first cluster run of this class, stopped after it. */
     private static ValkeyCluster cluster;
+    /** Started at the first Sentinel run of this class, stopped after it. */
+    private static ValkeySentinels sentinels;
 
     private final ValkeyServer valkey;
 
@@ -100,6 +120,15 @@ class CheckerTest {
         for (long seed : CLUSTER_SEEDS) {
             runs.add(Arguments.of(seed, Workload.Target.CLUSTER));
             runs.add(Arguments.of(seed, Workload.Target.CLUSTER_RESILIENT));
+        }
+        return runs.stream();
+    }
+
+    static Stream<Arguments> fixedUnderSentinel() {
+        List<Arguments> runs = new ArrayList<>();
+        for (long seed : SENTINEL_SEEDS) {
+            runs.add(Arguments.of(seed, Workload.Target.SENTINEL));
+            runs.add(Arguments.of(seed, Workload.Target.SENTINEL_RESILIENT));
         }
         return runs.stream();
     }
@@ -128,6 +157,21 @@ class CheckerTest {
         check(seed, target);
     }
 
+    /** Under Sentinel: a failover in the middle of each run, calls going out while it happens. */
+    @ParameterizedTest(name = "seed {0} on {1}")
+    @MethodSource("fixedUnderSentinel")
+    void fixedSeedsKeepEveryPromiseUnderSentinel(long seed, Workload.Target target) {
+        verify(run(Workload.generate(seed, target, steps(seed, target, SENTINEL_STEPS), Known.avoided()),
+                Checker.name(seed, target), true), null);
+    }
+
+    private static synchronized ValkeySentinels sentinels() {
+        if (sentinels == null) {
+            sentinels = ValkeySentinels.start();
+        }
+        return sentinels;
+    }
+
     private static synchronized ValkeyCluster cluster() {
         if (cluster == null) {
             cluster = ValkeyCluster.start(3);
@@ -140,6 +184,10 @@ class CheckerTest {
         if (cluster != null) {
             cluster.close();
             cluster = null;
+        }
+        if (sentinels != null) {
+            sentinels.close();
+            sentinels = null;
         }
     }
 
@@ -194,7 +242,8 @@ class CheckerTest {
 
     /**
      * One more seed on every target, as the run asks: a random one, printed (the default, in
-     * every build); {@code -Dchecker.seed=N} alone reruns that seed; {@code -Dchecker.seconds=S}
+     * every build); {@code -Dchecker.seed=N} alone reruns that seed (on {@code checker.targets}
+     * when given); {@code -Dchecker.seconds=S}
      * runs seeds one after another for that long (from {@code checker.seed}, or a random one).
      */
     @Test
@@ -216,7 +265,7 @@ class CheckerTest {
         if (given == null) {
             System.out.println("checker: random seed " + seed + " (rerun with -Dchecker.seed=" + seed + ")");
         }
-        for (Workload.Target target : Workload.Target.SINGLE) {
+        for (Workload.Target target : targets()) {
             check(seed, target);
         }
     }
@@ -255,7 +304,10 @@ class CheckerTest {
         assertThat(caught).as("runs that broke an invariant (-Dchecker.keepGoing)").isEmpty();
     }
 
-    /** The targets of a long run: {@code -Dchecker.targets=VALKEY,CLUSTER}, else those of the single store. */
+    /**
+     * The targets of a long run: {@code -Dchecker.targets=VALKEY,CLUSTER,SENTINEL}, else those of
+     * the single store.
+     */
     private static List<Workload.Target> targets() {
         String names = System.getProperty("checker.targets", "");
         if (names.isBlank()) {
@@ -278,12 +330,15 @@ class CheckerTest {
      */
     private Checker.Result run(Workload workload, String name, boolean say) {
         ValkeyCluster on = workload.target().cluster() ? cluster() : null;
+        ValkeySentinels under = workload.sentinel() ? sentinels() : null;
         if (on != null) {
             on.flushAll();
+        } else if (under != null) {
+            under.flushAll();
         } else if (workload.valkey()) {
             valkey.flushAll();
         }
-        Checker.Result result = Checker.run(workload, valkey, on, name, UnaryOperator.identity());
+        Checker.Result result = Checker.run(workload, valkey, on, under, name, UnaryOperator.identity());
         if (say) {
             System.out.println("checker: " + result.summary());
         }

@@ -225,7 +225,10 @@ sealed interface Event {
      * {@code detail}), function-flush, plant (the state of {@code rule} and {@code key}
      * replaced by a value no algorithm can read), unplant (that key deleted), restart (the
      * server stopped and started on the same port: every state may be gone), client-errors
-     * (the next commands of the client throw an {@link Error}, as many as {@code detail} says).
+     * (the next commands of the client throw an {@link Error}, as many as {@code detail} says),
+     * failover-begin and failover-end (a Sentinel failover, from asking for it until every
+     * instance's store was answered by the new primary; {@code detail} names the primaries and
+     * any instance that did not reach the new one).
      */
     record Fault(long op, long at, long real, String kind, String rule, String key, String detail) implements Event {
         @Override

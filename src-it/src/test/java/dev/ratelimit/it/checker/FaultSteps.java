@@ -2,6 +2,7 @@ package dev.ratelimit.it.checker;
 
 import dev.ratelimit.Claim;
 import dev.ratelimit.Rule;
+import dev.ratelimit.it.ValkeySentinels;
 import dev.ratelimit.it.ValkeyServer;
 import redis.clients.jedis.Jedis;
 
@@ -12,9 +13,10 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * The faults that take more than one call to play: one cluster node stalled while a request
- * spans it and another node, a burst of client failures that opens a breaker, and a crowd of
- * threads calling into a stalled server. Each records what it did as {@link Event.Fault}s; the
- * calls they make are recorded as any other.
+ * spans it and another node, a burst of client failures that opens a breaker, a crowd of
+ * threads calling into a stalled server, and a Sentinel failover with calls going out while it
+ * happens. Each records what it did as {@link Event.Fault}s; the calls they make are recorded as
+ * any other.
  */
 final class FaultSteps {
 
@@ -24,6 +26,20 @@ final class FaultSteps {
     private static final long CROWD_STAGGER_MILLIS = 7;
     /** Real ms a crowd's thread waits between its calls. */
     private static final long CROWD_PAUSE_MILLIS = 2;
+    /**
+     * How long a failover may wait for the topology to be steady before it (an earlier one's
+     * replica resynchronising), and for the sentinels to promote the replica and agree on it
+     * (about a second: the promoted replica must report itself a primary, then the others hear it).
+     */
+    private static final Duration FAILOVER_WAIT = Duration.ofSeconds(30);
+    /**
+     * How long each instance is given to reach the new primary once every sentinel names it.
+     * Its client hears of it from their announcement within milliseconds: this is a busy
+     * machine's margin, not a wait the product is allowed.
+     */
+    static final long REACH_MILLIS = 5_000;
+    /** Real ms between two calls while the sentinels fail over, and between two probes of an instance. */
+    private static final long FAILOVER_PAUSE_MILLIS = 10;
 
     private final Runner runner;
     private final Workload workload;
@@ -95,6 +111,70 @@ final class FaultSteps {
             Runner.pause(Runner.AFTER_STALL_PAUSE_MILLIS);
             runner.run(after);
         }
+    }
+
+    /**
+     * A Sentinel failover, asked for at once ({@code SENTINEL FAILOVER}, no wait for the primary
+     * to be declared down): the failover's steps go out one after another, again and again,
+     * while the sentinels promote the replica and until every one of them names it, so that
+     * calls meet the old primary after its replica left it (their writes are lost), the switch,
+     * and the new primary. Then the old primary is made a replica of the new one (the sentinels
+     * would do it some seconds later; meanwhile a client that has not followed would still write
+     * to it, and lose what it wrote), so that it refuses every function call from then on, and
+     * each instance's store peeks at the probe until it is answered: that instance has found the
+     * new primary by itself. One that has not within {@link #REACH_MILLIS} is named in the
+     * failover's end, which the availability invariant flags. The window from the failover's
+     * begin to its end is where the invariants allow a lost state and failed calls.
+     */
+    void failover(Op.Failover failover, Claim probe) {
+        ValkeySentinels topology = target.sentinels();
+        // Before the window: an earlier failover's replica may still be resynchronising.
+        ValkeyServer old = topology.awaitSteady(FAILOVER_WAIT);
+        long op = runner.begin();
+        history.add(new Event.Fault(op, runner.clockNow(), history.real(), "failover-begin", null, null,
+                "primary " + old.url()));
+        ValkeyServer promoted;
+        List<Integer> unreached = new ArrayList<>();
+        // No TTL reads meanwhile: which server holds the key the limiter wrote is not known.
+        runner.stalling(true);
+        try {
+            topology.failover(FAILOVER_WAIT);
+            long deadline = System.nanoTime() + FAILOVER_WAIT.toNanos();
+            for (int i = 0; ; i++) {
+                promoted = topology.agreedPrimary().filter(server -> server != old).orElse(null);
+                if (promoted != null) {
+                    break;
+                }
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("the sentinels did not agree on a new primary within " + FAILOVER_WAIT);
+                }
+                if (!failover.during().isEmpty()) {
+                    runner.run(failover.during().get(i % failover.during().size()));
+                }
+                Runner.pause(FAILOVER_PAUSE_MILLIS);
+            }
+            target.failedOverTo(promoted);
+            topology.demote(old, promoted);
+            for (int instance = 0; instance < target.instances(); instance++) {
+                long until = System.nanoTime() + REACH_MILLIS * 1_000_000L;
+                while (!runner.storePeek(instance, probe)) {
+                    if (System.nanoTime() > until) {
+                        unreached.add(instance);
+                        break;
+                    }
+                    Runner.pause(FAILOVER_PAUSE_MILLIS);
+                }
+            }
+        } finally {
+            runner.stalling(false);
+        }
+        StringBuilder detail = new StringBuilder("primary " + promoted.url() + ", formerly " + old.url());
+        for (int instance : unreached) {
+            detail.append("; instance ").append(instance).append(" did not reach it within ").append(REACH_MILLIS)
+                    .append(" ms");
+        }
+        op = runner.begin();
+        history.add(new Event.Fault(op, runner.clockNow(), history.real(), "failover-end", null, null, detail.toString()));
     }
 
     /**

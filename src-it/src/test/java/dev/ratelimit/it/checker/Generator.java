@@ -128,6 +128,25 @@ final class Generator {
     }
 
     /**
+     * A failover under Sentinel: a few calls, peeks and settlements to send while it happens
+     * (the runner sends them again and again until the new primary is named), and what each
+     * instance peeks at until it reaches the new primary.
+     */
+    Op failover() {
+        List<Op> during = new ArrayList<>();
+        int count = 3 + random.nextInt(4);
+        while (during.size() < count) {
+            during.add(switch (random.nextInt(4)) {
+                case 0 -> settle();
+                case 1 -> new Op.Peek(claim());
+                default -> take();
+            });
+        }
+        return new Op.Failover(during, new Op.ClaimSpec(random.nextInt(rules.size()),
+                Workload.KEYS.get(random.nextInt(Workload.KEYS.size())), 1));
+    }
+
+    /**
      * At the start, on a breaker that has seen no call yet: connections reset for ten calls
      * (enough to open it: five in a row, half of at least ten in the last second), then
      * maybe Errors for the probes that follow its open period.

@@ -33,7 +33,9 @@ import java.util.Map;
  * </ul>
  * A refund the store reported ({@code cancel} returned the rule) gives the units back; one that
  * threw may or may not have. A reset, a planted unreadable value and its deletion wipe the
- * state; an edit changes the rule the state is read under.
+ * state; an edit changes the rule the state is read under. A restart may have wiped any state,
+ * and so may a Sentinel failover, before each call while it lasts and at its end, where it may
+ * also have undone refunds, releases and resets (liveness then waits: see {@link #fault}).
  *
  * <h2>Two readings, so that every check is sound</h2>
  * The store's true count is unknown where replies were lost, but it lies between two bounds
@@ -160,6 +162,12 @@ final class Invariants {
     private final Map<String, long[]> longestTake = new HashMap<>();
     /** The events of the operation being judged. */
     private List<Event> current = List.of();
+    /**
+     * Whether a Sentinel failover is under way (between its begin and end): the store may be
+     * two servers, the old primary taking writes its replica no longer copies, and each call
+     * may meet either.
+     */
+    private boolean failingOver;
 
     /** An allowed reservation: what it claimed and was told. */
     private record Reserved(Event.Call call, Decisions decisions) {
@@ -244,6 +252,12 @@ final class Invariants {
             }
         }
         current = events;
+        if (call != null && failingOver) {
+            // During a failover a call may meet the new primary, which lacks what the old one
+            // took since the replica left it (and what it had not copied yet), or the old one,
+            // which lacks what the new one took: before each call every state may be gone.
+            wipeStore(call.at());
+        }
         if (call != null && serverClock && outcome != null) {
             // Decided by Valkey's TIME somewhere between the sending and the outcome.
             call = new Event.Call(call.op(), call.at(), call.real(), call.kind(), call.claims(), call.instance(),
@@ -330,10 +344,38 @@ final class Invariants {
         } else if (fault.kind().equals("restart")) {
             // The state may be gone (and is, without persistence): the lower bound forgets what
             // was taken before; the upper bound keeps it, as a state that may have survived.
+            wipeStore(fault.at());
+        } else if (fault.kind().equals("failover-begin")) {
+            failingOver = true;
+            wipeStore(fault.at());
+        } else if (fault.kind().equals("failover-end")) {
+            failingOver = false;
+            // The new primary answered every instance after the old one was made its replica:
+            // every call sent to either before has run, or never will.
+            for (String which : List.copyOf(unanswered.keySet())) {
+                answeredAgain(which, fault.at());
+            }
+            // Replication is asynchronous: the promoted replica has the old primary's writes up
+            // to when it was promoted, less those it had not copied yet, and none of those the
+            // old one took after. No tighter statement holds, so, as for a restart, every state
+            // may be gone (the lower bound forgets what was taken before, the upper bound keeps
+            // it), and more: a lost write may also be a refund, a release or a reset, whose
+            // units the new primary still counts. The upper bound does not know those, so
+            // liveness waits until nothing written before can weigh any more.
             for (Ledger ledger : ledgers.values()) {
                 if (ledger.domain.equals(STORE)) {
                     ledger.wipe(fault.at(), false, true);
+                    ledger.livenessNotBefore(fault.at() + ledger.longestWeight());
                 }
+            }
+        }
+    }
+
+    /** Every state of the store may be gone from {@code at}: the lower bound forgets what came before. */
+    private void wipeStore(long at) {
+        for (Ledger ledger : ledgers.values()) {
+            if (ledger.domain.equals(STORE)) {
+                ledger.wipe(at, false, true);
             }
         }
     }
@@ -514,7 +556,7 @@ final class Invariants {
             return;
         }
         if (!(cacheable(claim.rule()) && ledger.mayReplay(t, call.instance())) && !mayBeReplayed(call, claim, decision)) {
-            report(call.op(), ledger, liveness(ledger, t, cost, call.op(), leased));
+            report(call.op(), ledger, liveness(ledger, t, cost, call.op(), leased, call.instance() == Target.OPERATOR));
         }
         if (!replayPastOthers(call, claim, decision)) {
             report(call.op(), ledger, Bounds.early(ledger, latest, cost, decision.retryAfter().toMillis()));
@@ -647,7 +689,7 @@ final class Invariants {
      * most first, then the least, and only between the two the exact allowance, which walks the
      * history once per fault.
      */
-    private Bounds.Finding liveness(Ledger ledger, long t, long cost, long op, Rule leased) {
+    private Bounds.Finding liveness(Ledger ledger, long t, long cost, long op, Rule leased, boolean outsider) {
         if (leased == null) {
             return Bounds.liveness(ledger, t, cost, op);
         }
@@ -660,11 +702,11 @@ final class Invariants {
             // own lease until the window really ends.
             return null;
         }
-        Bounds.Finding most = Bounds.liveness(ledger, t, cost + leaseSlack.mostWithheld(leased), op);
-        if (most != null || Bounds.liveness(ledger, t, cost + leaseSlack.leastWithheld(leased), op) == null) {
+        Bounds.Finding most = Bounds.liveness(ledger, t, cost + leaseSlack.mostWithheld(leased, outsider), op);
+        if (most != null || Bounds.liveness(ledger, t, cost + leaseSlack.leastWithheld(leased, outsider), op) == null) {
             return most;
         }
-        return Bounds.liveness(ledger, t, cost + leaseSlack.withheld(leased, ledger, t), op);
+        return Bounds.liveness(ledger, t, cost + leaseSlack.withheld(leased, ledger, t, outsider), op);
     }
 
     /**

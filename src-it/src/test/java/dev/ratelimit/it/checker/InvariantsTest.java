@@ -181,6 +181,87 @@ class InvariantsTest {
         assertThat(check()).singleElement().extracting(Violation::invariant).asString().contains("room");
     }
 
+    private void failover(long at, String kind) {
+        events.add(new Event.Fault(++op, at, 0, kind, null, null, "primary redis://127.0.0.1:2, formerly redis://127.0.0.1:1"));
+    }
+
+    /**
+     * A Sentinel failover may lose any write: a call during it may meet a primary without the
+     * units taken before (allowed past the limit: no breach), and after it the limit counts
+     * again from the failover's end.
+     */
+    @Test
+    void aFailoverMayLoseWhatWasTakenAndAfterItTheLimitHoldsAgain() {
+        Rule rule = Rule.of("fw", Algorithm.FIXED_WINDOW, 2, Duration.ofHours(1));
+        rule(rule);
+        call(Event.Kind.ACQUIRE, T0 + 10, rule, 1, true, 0);
+        call(Event.Kind.ACQUIRE, T0 + 20, rule, 1, true, 0);
+        failover(T0 + 30, "failover-begin");
+        call(Event.Kind.ACQUIRE, T0 + 40, rule, 1, true, 0);
+        call(Event.Kind.ACQUIRE, T0 + 45, rule, 1, true, 0);
+        failover(T0 + 50, "failover-end");
+        call(Event.Kind.ACQUIRE, T0 + 60, rule, 1, true, 0);
+        call(Event.Kind.ACQUIRE, T0 + 70, rule, 1, true, 0);
+        assertThat(check()).isEmpty();
+        assertThat(Invariants.check(withoutFaults())).as("the same calls with no failover").isNotEmpty();
+        call(Event.Kind.ACQUIRE, T0 + 80, rule, 1, true, 0);
+        assertThat(check()).singleElement().extracting(Violation::invariant).asString().startsWith("fixed-window");
+    }
+
+    /**
+     * A failover may also lose a refund: the new primary may still count units the history saw
+     * given back, so a rejection is no lockout until nothing written before the failover can
+     * weigh any more (a sliding log's window after its end); then it is.
+     */
+    @Test
+    void afterAFailoverARefundMayBeUndoneForAsLongAsItsUnitsCanWeigh() {
+        Rule rule = Rule.of("log", Algorithm.SLIDING_LOG, 1, Duration.ofSeconds(1));
+        rule(rule);
+        long reserved = call(Event.Kind.RESERVE, T0, rule, 1, true, 0);
+        settle(T0 + 100, reserved, "cancel", List.of("log"), List.of("log"));
+        failover(T0 + 200, "failover-begin");
+        failover(T0 + 300, "failover-end");
+        call(Event.Kind.ACQUIRE, T0 + 400, rule, 1, false, 600);
+        assertThat(check()).isEmpty();
+        assertThat(Invariants.check(withoutFaults())).as("the same calls with no failover").singleElement()
+                .extracting(Violation::invariant).asString().contains("room");
+        call(Event.Kind.ACQUIRE, T0 + 1_400, rule, 1, false, 1);
+        assertThat(check()).singleElement().extracting(Violation::invariant).asString().contains("room");
+    }
+
+    /**
+     * An operator's peek ({@code ratelimit inspect}) sees the units an instance leased ahead,
+     * which it gives back to nobody: its rejection is no lockout while they may be held; the
+     * instance's own would be (it takes its leases back first).
+     */
+    @Test
+    void anOperatorsPeekSeesTheUnitsAnInstanceLeasedAhead() {
+        Rule rule = Rule.of("fw", Algorithm.FIXED_WINDOW, 5, Duration.ofMillis(100));
+        rule(rule);
+        call(Event.Kind.ACQUIRE, T0 + 10, rule, 4, true, 0);
+        List<Claim> claims = List.of(Claim.of(rule, "k", 1));
+        Decisions rejected = Decisions.of(claims, List.of(Decision.rejected(rule.name(), rule.limit(), 0,
+                Duration.ofMillis(90), Duration.ofMillis(90))));
+        long operator = ++op;
+        events.add(new Event.Call(operator, T0 + 20, 0, Event.Kind.PEEK, claims, Target.OPERATOR));
+        events.add(new Event.Decided(operator, T0 + 20, 0, rejected));
+        Map<String, Object> leasing = Map.of("storeEvents", true, "instances", 1,
+                "localLeases", Map.of("fw", Map.of("size", 4, "ms", 50)));
+        assertThat(check("hand", leasing)).isEmpty();
+        long own = ++op;
+        events.add(new Event.Call(own, T0 + 20, 0, Event.Kind.PEEK, claims, 0));
+        events.add(new Event.Decided(own, T0 + 20, 0, rejected));
+        assertThat(check("hand", leasing)).singleElement().extracting(Violation::invariant).asString().contains("room");
+    }
+
+    /** The hand-written history without its faults. */
+    private List<Event> withoutFaults() {
+        List<Event> history = new ArrayList<>();
+        history.add(new Event.Start(0, T0, 0, 0, "hand", Map.of("storeEvents", true)));
+        events.stream().filter(e -> !(e instanceof Event.Fault)).forEach(history::add);
+        return history;
+    }
+
     @Test
     void aRetryAfterBeforeTheUnitsLeaveTheWindowIsEarly() {
         Rule rule = Rule.of("log", Algorithm.SLIDING_LOG, 1, Duration.ofSeconds(1));

@@ -18,7 +18,9 @@ import java.util.Map;
  *       (README, "Local leases"), so what the store counts beyond the history at a rejection is
  *       the other instances': each holds, per rule and key, leases of at most {@code size} units
  *       together (the serving one and one taken ahead) and their two margins, and may have as
- *       much again on its way back to the store. A lease whose give-back or whose take's reply
+ *       much again on its way back to the store; an operator's peek ({@code ratelimit
+ *       inspect}, from a limiter of its own) gives back nothing, so for it every instance is
+ *       another. A lease whose give-back or whose take's reply
  *       was lost (a fault) stays counted until the bucket without it would have refilled it:
  *       each fault may leave one per instance, which goes as the history's bucket loses refill
  *       (a fixed window's, when its window ends);</li>
@@ -61,16 +63,17 @@ final class LeaseSlack {
      * held in the other instances' leases, never admitted; and leases faults left counted, less
      * what the history's bucket refilled away since.
      *
-     * @param ledger the key's ledger, whose upper bound tells what refilled since a fault
+     * @param ledger   the key's ledger, whose upper bound tells what refilled since a fault
+     * @param outsider whether the operator's limiter rejected, which holds no leases of its own
      */
-    long withheld(Rule rule, Ledger ledger, long t) {
+    long withheld(Rule rule, Ledger ledger, long t, boolean outsider) {
         Workload.LocalLease lease = leaseOf(rule);
         if (lease == null) {
             return 0;
         }
         long held = lease.size() + 2 * lease.margin(rule);
         long window = rule.window().toMillis();
-        long withheld = (instances - 1) * 2 * held;
+        long withheld = others(outsider) * 2 * held;
         for (long at : faults) {
             if (at > t) {
                 continue;
@@ -84,19 +87,24 @@ final class LeaseSlack {
     }
 
     /** The most {@link #withheld} can be, faults never refilled: asked first, as it is cheap. */
-    long mostWithheld(Rule rule) {
+    long mostWithheld(Rule rule, boolean outsider) {
         Workload.LocalLease lease = leaseOf(rule);
         if (lease == null) {
             return 0;
         }
         long held = lease.size() + 2 * lease.margin(rule);
-        return (instances - 1) * 2 * held + (long) faults.size() * instances * held;
+        return others(outsider) * 2 * held + (long) faults.size() * instances * held;
     }
 
     /** The least {@link #withheld} can be: no fault's lease left. */
-    long leastWithheld(Rule rule) {
+    long leastWithheld(Rule rule, boolean outsider) {
         Workload.LocalLease lease = leaseOf(rule);
-        return lease == null ? 0 : (instances - 1) * 2 * (lease.size() + 2 * lease.margin(rule));
+        return lease == null ? 0 : others(outsider) * 2 * (lease.size() + 2 * lease.margin(rule));
+    }
+
+    /** The instances whose leases a rejection cannot see: all but the one rejecting, or all for the operator's. */
+    private long others(boolean outsider) {
+        return outsider ? instances : instances - 1;
     }
 
     /**

@@ -52,12 +52,32 @@ final class Ledger {
     private int room;
     /** Whether a lease of this ledger was ever lost (freed later, at a time no event says). */
     private boolean lostLease;
+    /**
+     * The longest a state written under any rule this ledger has had can weigh after its
+     * write, read under the rule of the moment: its lifetime, or its horizon after an edit.
+     */
+    private long longestWeight;
 
     Ledger(String domain, String rule, String key, Rule current) {
         this.domain = domain;
         this.rule = rule;
         this.key = key;
         this.current = current;
+        this.longestWeight = current == null ? 0 : weight(current);
+    }
+
+    /**
+     * The longest a state written before now can weigh: once this long has passed, nothing
+     * the store holds from before counts, whatever became of it.
+     *
+     * @return ms
+     */
+    long longestWeight() {
+        return longestWeight;
+    }
+
+    private static long weight(Rule rule) {
+        return Math.max(Invariants.lifetime(rule), horizon(rule));
     }
 
     /** When the state was last deleted, or may have been; {@code Long.MIN_VALUE} if never. */
@@ -152,6 +172,7 @@ final class Ledger {
         }
         livenessFrom = Math.max(livenessFrom, at + horizon(current) + horizon(edited));
         current = edited;
+        longestWeight = Math.max(longestWeight, weight(edited));
         bucketFrom = units.size();
         bucketFromAt = at;
         bucketFromDebt = 2 * edited.burst() * edited.window().toMillis();

@@ -82,6 +82,15 @@ sealed interface Op {
     record Stall(long millis, List<Op> during, List<Op> after) implements Op {
     }
 
+    /**
+     * A Sentinel failover ({@code SENTINEL FAILOVER}): the replica promoted while the
+     * {@code during} steps go out, again and again, until every sentinel names the new primary;
+     * the old primary then made its replica; then each instance's store peeks at {@code probe}
+     * until the new primary answers it (its old primary refuses every function call now).
+     */
+    record Failover(List<Op> during, ClaimSpec probe) implements Op {
+    }
+
     /** A lease, or units, reserved and given back at once if allowed: does the rule have room? */
     record Probe(ClaimSpec claim) implements Op {
     }

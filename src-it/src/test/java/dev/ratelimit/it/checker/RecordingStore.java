@@ -26,6 +26,11 @@ final class RecordingStore implements RateLimiter {
     private final LongSupplier op;
     private final LongSupplier clock;
     private final int instance;
+    /**
+     * The last operation whose call this store answered (any kind, an unreadable state
+     * included), 0 before the first.
+     */
+    private volatile long lastAnswered;
 
     /**
      * Records the calls to {@code store}.
@@ -129,7 +134,21 @@ final class RecordingStore implements RateLimiter {
         store.close();
     }
 
+    /**
+     * The last operation whose call this store answered.
+     *
+     * @return its number, 0 if none
+     */
+    long lastAnswered() {
+        return lastAnswered;
+    }
+
     private void record(String kind, List<Claim> claims, Decisions answer, Throwable error, long began) {
+        if (error == null || error instanceof UnreadableStateException) {
+            // An unreadable state is Valkey's answer too: the function ran (a replica refuses
+            // to run it at all).
+            lastAnswered = op.getAsLong();
+        }
         history.add(new Event.StoreCall(op.getAsLong(), clock.getAsLong(), history.real(), kind, claims, answer,
                 error == null ? null : describe(error),
                 error instanceof UnreadableStateException unreadable ? unreadable.rule() : null, began, instance));

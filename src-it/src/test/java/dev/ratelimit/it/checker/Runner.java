@@ -122,7 +122,7 @@ final class Runner {
         options.put("localLeases", leases);
         // The commands each instance's client sends are recorded on a single Valkey (ErrorClient),
         // but not from the child JVMs of the two-JVM target (their breakers go unchecked there).
-        options.put("wires", workload.valkey() && !workload.cluster() && !workload.target().twoJvms());
+        options.put("wires", workload.target().single() && !workload.target().twoJvms());
         if (workload.target().twoJvms()) {
             // Every instance a limiter in a child JVM of its own: its calls and answers are recorded.
             options.put("childJvms", workload.instances());
@@ -196,6 +196,8 @@ final class Runner {
             faults.burst(burst);
         } else if (step instanceof Op.Crowd crowd) {
             faults.crowd(crowd, resolve(crowd.peeks()));
+        } else if (step instanceof Op.Failover failover) {
+            faults.failover(failover, resolve(List.of(failover.probe())).get(0));
         } else {
             throw new IllegalArgumentException("unknown step " + step);
         }
@@ -339,6 +341,26 @@ final class Runner {
         } catch (RuntimeException | Error e) {
             failed(op, e);
         }
+    }
+
+    /**
+     * A peek at an instance's store itself, beneath its resilient layer (no deny cache or policy
+     * answers it), recorded as that instance's call: whether the store answered it.
+     *
+     * @param instance the instance
+     * @param claim    what to peek at
+     * @return whether Valkey answered
+     */
+    boolean storePeek(int instance, Claim claim) {
+        long op = begin();
+        history.add(new Event.Call(op, now(), history.real(), Event.Kind.PEEK, List.of(claim), instance));
+        try {
+            Decision decision = target.store(instance).peek(claim.rule(), claim.key(), claim.cost());
+            history.add(new Event.Decided(op, now(), history.real(), Decisions.of(List.of(claim), List.of(decision))));
+        } catch (RuntimeException | Error e) {
+            failed(op, e);
+        }
+        return target.lastAnswered(instance) == op;
     }
 
     private void settle(Op.Settle settle) {
@@ -492,8 +514,9 @@ final class Runner {
         }
         long op = begin();
         history.add(new Event.Fault(op, now(), history.real(), "stall-begin", null, null, stall.millis() + " ms"));
+        ValkeyServer stalled = target.primary();
         CompletableFuture<Void> sleeping = CompletableFuture.runAsync(
-                () -> target.valkey().stall(Duration.ofMillis(stall.millis())));
+                () -> stalled.stall(Duration.ofMillis(stall.millis())));
         pause(STALL_LEAD_MILLIS);
         stalling = true;
         try {
@@ -506,7 +529,7 @@ final class Runner {
         sleeping.join();
         // The calls queued in the stall run as it ends; a command on another connection after
         // them makes it likely they have run before the next step is sent.
-        try (Jedis jedis = target.valkey().connect()) {
+        try (Jedis jedis = stalled.connect()) {
             jedis.ping();
         }
         op = begin();

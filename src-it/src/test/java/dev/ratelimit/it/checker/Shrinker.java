@@ -118,9 +118,11 @@ final class Shrinker {
          * that rarely matters (peeks, clock moves of 0 ms, edits and resets of other rules).
          */
         void focus() {
-            int rule = Integer.parseInt(wanted.rule().substring(1)); // rules are named r0, r1...
+            // Rules are named r0, r1...; a violation of no rule (an instance that never reached
+            // a new primary) has none to keep, and every rule's edits and resets are "other".
+            int rule = wanted.rule().matches("r\\d+") ? Integer.parseInt(wanted.rule().substring(1)) : -1;
             for (String key : new String[] {wanted.key(), null}) {
-                if (cut(s -> !names(s, rule, key))) {
+                if (rule < 0 || cut(s -> !names(s, rule, key))) {
                     break;
                 }
             }
@@ -198,13 +200,16 @@ final class Shrinker {
         }
     }
 
-    /** How many parts {@link #without} can take out of a step: a call's claims (one stays), a stall's or burst's steps. */
+    /** How many parts {@link #without} can take out of a step: a call's claims (one stays), a stall's, burst's or failover's steps. */
     private static int parts(Op step) {
         if (step instanceof Op.Take take) {
             return take.claims().size() > 1 ? take.claims().size() : 0;
         }
         if (step instanceof Op.Burst burst) {
             return burst.during().size();
+        }
+        if (step instanceof Op.Failover failover) {
+            return failover.during().size();
         }
         return step instanceof Op.Stall stall ? stall.during().size() + stall.after().size() : 0;
     }
@@ -220,6 +225,11 @@ final class Shrinker {
             List<Op> during = new ArrayList<>(burst.during());
             during.remove(j);
             return new Op.Burst(burst.resets(), burst.errors(), during);
+        }
+        if (step instanceof Op.Failover failover) {
+            List<Op> during = new ArrayList<>(failover.during());
+            during.remove(j);
+            return new Op.Failover(during, failover.probe());
         }
         Op.Stall stall = (Op.Stall) step;
         List<Op> during = new ArrayList<>(stall.during());
@@ -253,7 +263,7 @@ final class Shrinker {
         } else if (step instanceof Op.Unplant unplant) {
             return unplant.rule() == rule && (key == null || unplant.key().equals(key));
         }
-        return true; // clock moves, settlements, retries, stalls, flushes, restarts, client faults, crowds
+        return true; // clock moves, settlements, retries, stalls, flushes, restarts, client faults, crowds, failovers
     }
 
     private static boolean names(Op.ClaimSpec claim, int rule, String key) {

@@ -115,10 +115,12 @@ class ShrinkerTest {
     @Test
     void everyKindOfStepIsWrittenAndReadBack() {
         // Long Valkey workloads hold every kind of step: stalls, flushes, plants, edits... A burst
-        // or a crowd only opens a workload, so a few seeds are needed to draw them all.
+        // or a crowd only opens a workload, so a few seeds are needed to draw them all; a
+        // failover is drawn only under Sentinel.
         Set<Class<?>> kinds = new HashSet<>();
-        for (long seed = SEED; seed < SEED + 10; seed++) {
-            Workload workload = Workload.generate(seed, Workload.Target.VALKEY_RESILIENT, 3_000, EnumSet.allOf(Known.class));
+        for (long seed = SEED; seed < SEED + 20; seed++) {
+            Workload.Target target = seed % 2 == 0 ? Workload.Target.VALKEY_RESILIENT : Workload.Target.SENTINEL_RESILIENT;
+            Workload workload = Workload.generate(seed, target, 3_000, EnumSet.allOf(Known.class));
             workload.steps().forEach(s -> collect(s, kinds));
             Workload shrunk = workload.withSteps(workload.steps().subList(0, 2_900));
             Workload back = Replay.read(Replay.write(shrunk, Checker.HISTORIES.resolve("shrinker-test.workload.jsonl")));
@@ -144,6 +146,8 @@ class ShrinkerTest {
             stall.after().forEach(s -> collect(s, kinds));
         } else if (step instanceof Op.Burst burst) {
             burst.during().forEach(s -> collect(s, kinds));
+        } else if (step instanceof Op.Failover failover) {
+            failover.during().forEach(s -> collect(s, kinds));
         }
     }
 }

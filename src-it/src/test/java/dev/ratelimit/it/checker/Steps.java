@@ -43,6 +43,9 @@ final class Steps {
         } else if (op instanceof Op.Stall stall) {
             return step("stall").with("millis", stall.millis()).with("during", stall.during().stream().map(Steps::json).toList())
                     .with("after", stall.after().stream().map(Steps::json).toList());
+        } else if (op instanceof Op.Failover failover) {
+            return step("failover").with("during", failover.during().stream().map(Steps::json).toList())
+                    .with("probe", claim(failover.probe()));
         } else if (op instanceof Op.Probe probe) {
             return step("probe").with("claim", claim(probe.claim()));
         } else if (op instanceof Op.Flush) {
@@ -87,6 +90,7 @@ final class Steps {
             case "operator-reset" -> new Op.OperatorReset(claim(get(fields, "claim")));
             case "inspect" -> new Op.Inspect(claim(get(fields, "claim")));
             case "stall" -> new Op.Stall(number(fields, "millis"), steps(list(fields, "during")), steps(list(fields, "after")));
+            case "failover" -> new Op.Failover(steps(list(fields, "during")), claim(get(fields, "probe")));
             case "probe" -> new Op.Probe(claim(get(fields, "claim")));
             case "flush" -> new Op.Flush();
             case "plant" -> new Op.Plant((int) number(fields, "rule"), text(fields, "key"));
@@ -114,6 +118,14 @@ final class Steps {
             stall.during().forEach(s -> lines(s).forEach(l -> lines.add("    " + l)));
             lines.add("  then, " + Runner.AFTER_STALL_PAUSE_MILLIS + " ms apart:");
             stall.after().forEach(s -> lines(s).forEach(l -> lines.add("    " + l)));
+            return lines;
+        }
+        if (op instanceof Op.Failover failover) {
+            List<String> lines = new ArrayList<>();
+            lines.add("Sentinel failover, sending again and again until the sentinels name the new primary:");
+            failover.during().forEach(s -> lines(s).forEach(l -> lines.add("    " + l)));
+            lines.add("  then the old primary made a replica, and each instance's store peeks at "
+                    + words(failover.probe()) + " until the new primary answers");
             return lines;
         }
         if (op instanceof Op.Burst burst) {

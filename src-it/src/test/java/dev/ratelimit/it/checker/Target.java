@@ -7,6 +7,7 @@ import dev.ratelimit.RateLimiter;
 import dev.ratelimit.resilient.ResilientRateLimiter;
 import dev.ratelimit.Rule;
 import dev.ratelimit.it.ValkeyCluster;
+import dev.ratelimit.it.ValkeySentinels;
 import dev.ratelimit.it.ValkeyServer;
 import dev.ratelimit.local.LocalRateLimiter;
 import dev.ratelimit.valkey.KeyInspector;
@@ -26,8 +27,8 @@ import java.util.function.UnaryOperator;
 /**
  * What a workload runs against, on the client clock the runner moves or, for a workload on the
  * server clock, on Valkey's {@code TIME} and the wall clock: the store (in-process,
- * a single Valkey or a Valkey Cluster, with the default 50 ms timeouts, so
- * a stall loses replies), and one or two limiter instances sharing it, as two application
+ * a single Valkey, a Valkey Cluster or a primary managed by Sentinel, with the default 50 ms
+ * timeouts, so a stall loses replies), and one or two limiter instances sharing it, as two application
  * servers would: each its own client, circuit breaker and lost leases, its store wrapped in a
  * {@link RecordingStore}, and optionally the resilient layer on top, built as the filter builds
  * it: per-rule policies, its own in-process fallback and deny cache on the same clock, and a new
@@ -43,6 +44,8 @@ final class Target implements AutoCloseable {
 
     /** Consecutive failures that open the breaker. */
     private static final int BREAKER_FAILURES = 5;
+    /** How long a Sentinel run waits at its start for the sentinels to agree and the replica to be in sync. */
+    private static final Duration STEADY_WAIT = Duration.ofSeconds(30);
 
     private final Workload workload;
     /** The client clock the runner moves; null on the server clock. */
@@ -56,6 +59,9 @@ final class Target implements AutoCloseable {
     private final History history;
     private final ValkeyServer valkey;
     private final ValkeyCluster cluster;
+    private final ValkeySentinels sentinels;
+    /** Under Sentinel: the primary now, as the checker last saw the sentinels name it. */
+    private volatile ValkeyServer primary;
     private final List<Instance> instances = new ArrayList<>();
     /** The operation each thread is running, for the events recorded beneath it. */
     private final ThreadLocal<Long> op = ThreadLocal.withInitial(() -> 0L);
@@ -101,6 +107,12 @@ final class Target implements AutoCloseable {
                     errors = null;
                     client = null;
                     builder.settings(ValkeySettings.of(cluster.seedUrl()).withCluster(true));
+                } else if (sentinels != null) {
+                    // The client the limiter builds itself: it asks the sentinels where the
+                    // primary is, and must follow a failover on its own.
+                    errors = null;
+                    client = null;
+                    builder.settings(sentinelSettings());
                 } else {
                     errors = new ErrorClient(history, Target.this::op, clock, index);
                     client = errors.client(valkey.url());
@@ -167,22 +179,30 @@ final class Target implements AutoCloseable {
      * The target of a workload.
      *
      * @param workload what will run
-     * @param valkey   the server, for single Valkey targets (null otherwise)
-     * @param cluster  the cluster, for cluster targets (null otherwise)
-     * @param history  where the store's calls are recorded
-     * @param beneath  wraps the shared store beneath the recording: identity, but for a defect
-     *                 a test of the checker puts there on purpose
+     * @param valkey    the server, for single Valkey targets (null otherwise)
+     * @param cluster   the cluster, for cluster targets (null otherwise)
+     * @param sentinels the Sentinel-managed primary and replica, for Sentinel targets (null otherwise)
+     * @param history   where the store's calls are recorded
+     * @param beneath   wraps the shared store beneath the recording: identity, but for a defect
+     *                  a test of the checker puts there on purpose
      */
-    Target(Workload workload, ValkeyServer valkey, ValkeyCluster cluster, History history,
+    Target(Workload workload, ValkeyServer valkey, ValkeyCluster cluster, ValkeySentinels sentinels, History history,
            UnaryOperator<RateLimiter> beneath) {
         this.workload = workload;
         this.manual = workload.serverClock() ? null : new ManualClock(workload.clockStart());
         this.clock = workload.serverClock() ? System::currentTimeMillis : manual;
         this.history = history;
-        this.valkey = workload.cluster() ? null : valkey;
+        this.valkey = workload.cluster() || workload.sentinel() ? null : valkey;
         this.cluster = workload.cluster() ? cluster : null;
+        this.sentinels = workload.sentinel() ? sentinels : null;
+        if (this.sentinels != null) {
+            // A failover of an earlier run may still be settling: this one starts on a primary
+            // every sentinel names, with its replica in sync.
+            this.primary = this.sentinels.awaitSteady(STEADY_WAIT);
+        }
         if (workload.serverClock()) {
-            for (ValkeyServer server : servers()) {
+            // Under Sentinel both servers: either may be the primary whose TIME decides.
+            for (ValkeyServer server : this.sentinels != null ? this.sentinels.servers() : servers()) {
                 sameClockAs(server);
             }
         }
@@ -248,6 +268,7 @@ final class Target implements AutoCloseable {
                 builder.clientClock(manual);
             }
             builder.settings(cluster != null ? ValkeySettings.of(cluster.seedUrl()).withCluster(true)
+                    : sentinels != null ? sentinelSettings().withSocketTimeout(Duration.ofSeconds(2))
                     : ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(2)));
             operator = builder.build();
         }
@@ -364,10 +385,73 @@ final class Target implements AutoCloseable {
     /**
      * The single Valkey server, for faults.
      *
-     * @return the server, or null for the in-process and cluster targets
+     * @return the server, or null for the in-process, cluster and Sentinel targets
      */
     ValkeyServer valkey() {
         return valkey;
+    }
+
+    /**
+     * The server that takes the writes: the single one, or under Sentinel the primary now.
+     *
+     * @return the server, or null for the in-process and cluster targets
+     */
+    ValkeyServer primary() {
+        return sentinels != null ? primary : valkey;
+    }
+
+    /**
+     * The Sentinel topology, for its failover.
+     *
+     * @return the topology, or null unless a Sentinel target
+     */
+    ValkeySentinels sentinels() {
+        return sentinels;
+    }
+
+    /**
+     * After a failover: the server the sentinels name as the primary from now on, where the
+     * checker's own reads (TTLs) and faults go.
+     *
+     * @param server the new primary
+     */
+    void failedOverTo(ValkeyServer server) {
+        primary = server;
+    }
+
+    /**
+     * How many limiter instances share the store.
+     *
+     * @return 1 or 2
+     */
+    int instances() {
+        return instances.size();
+    }
+
+    /**
+     * An instance's store as the resilient layer sees it, recorded: a call to it is answered by
+     * the store or fails, never by a deny cache or a policy.
+     *
+     * @param instance the index
+     * @return its recording store
+     */
+    RateLimiter store(int instance) {
+        return instances.get(instance).store;
+    }
+
+    /**
+     * The last operation whose call an instance's store answered.
+     *
+     * @param instance the index
+     * @return its number, 0 if none
+     */
+    long lastAnswered(int instance) {
+        return instances.get(instance).store.lastAnswered();
+    }
+
+    /** The limiter's settings under Sentinel: the URL's host is not used, the sentinels say where the primary is. */
+    private ValkeySettings sentinelSettings() {
+        return ValkeySettings.of("redis://sentinel-managed").withSentinel(ValkeySentinels.MASTER, sentinels.sentinelNodes());
     }
 
     /**
@@ -386,16 +470,17 @@ final class Target implements AutoCloseable {
      * @return the server
      */
     ValkeyServer serverOf(String stateKey) {
-        return cluster == null ? valkey : cluster.primaryOf(JedisClusterCRC16.getSlot(stateKey));
+        return cluster == null ? primary() : cluster.primaryOf(JedisClusterCRC16.getSlot(stateKey));
     }
 
     /**
      * Every server of the store.
      *
-     * @return the single one, or the cluster's nodes
+     * @return the single one, the cluster's nodes, or under Sentinel the primary (the replica
+     *         takes no writes from clients: it copies the primary's)
      */
     List<ValkeyServer> servers() {
-        return cluster == null ? List.of(valkey) : cluster.nodes();
+        return cluster != null ? cluster.nodes() : List.of(primary());
     }
 
     /**

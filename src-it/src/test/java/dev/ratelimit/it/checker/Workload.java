@@ -22,7 +22,8 @@ import java.util.Set;
  * windows and exactly to announced retry-afters, retries, rule edits and resets, and for Valkey
  * faults: stalls with lost replies (on a cluster, of one node), {@code FUNCTION FLUSH},
  * unreadable state; on a single Valkey also restarts, Errors thrown inside the client, and an
- * opening burst of failures or crowd of concurrent callers that opens a fresh breaker. Valkey
+ * opening burst of failures or crowd of concurrent callers that opens a fresh breaker; under
+ * Sentinel one failover in the middle of the run, calls going out while it happens. Valkey
  * runs have one or two limiter instances sharing the store; on {@link Target#VALKEY_TWO_JVMS}
  * always two, each in a child JVM of its own. The steps are drawn by {@link Generator}.
  *
@@ -130,12 +131,19 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
          * process-wide state), and without it every failure of a child's limiter reaches the
          * checker as what it threw, to be judged, and every decision is the store's.
          */
-        VALKEY_TWO_JVMS;
+        VALKEY_TWO_JVMS,
+        /**
+         * A primary managed by Valkey Sentinel (a replica, three sentinels), called directly;
+         * the limiter finds the primary through the sentinels, and one failover happens mid-run.
+         */
+        SENTINEL,
+        /** The Sentinel-managed primary behind the resilient layer. */
+        SENTINEL_RESILIENT;
 
         /** The targets of the single store: the fixed and random seeds of every build run on these. */
         static final List<Target> SINGLE = List.of(LOCAL, LOCAL_RESILIENT, VALKEY, VALKEY_RESILIENT);
 
-        /** Whether the store is Valkey, single or cluster. */
+        /** Whether the store is Valkey: single, cluster or under Sentinel. */
         boolean valkey() {
             return this != LOCAL && this != LOCAL_RESILIENT;
         }
@@ -150,9 +158,24 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
             return this == VALKEY_TWO_JVMS;
         }
 
+        /** Whether the store is a primary managed by Sentinel. */
+        boolean sentinel() {
+            return this == SENTINEL || this == SENTINEL_RESILIENT;
+        }
+
+        /**
+         * Whether the store is the one Valkey server of the test class: it can be restarted, and
+         * faults can be armed in each instance's client (the checker's own {@link ErrorClient},
+         * or a child JVM's).
+         */
+        boolean single() {
+            return this == VALKEY || this == VALKEY_RESILIENT || this == VALKEY_TWO_JVMS;
+        }
+
         /** Whether calls go through {@code ResilientRateLimiter}. */
         boolean resilient() {
-            return this == LOCAL_RESILIENT || this == VALKEY_RESILIENT || this == CLUSTER_RESILIENT;
+            return this == LOCAL_RESILIENT || this == VALKEY_RESILIENT || this == CLUSTER_RESILIENT
+                    || this == SENTINEL_RESILIENT;
         }
     }
 
@@ -198,7 +221,7 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
         if (target.twoJvms()) {
             instances = 2; // the point of the target (drawn all the same: the draws after it stay)
         }
-        boolean single = valkey && !target.cluster();
+        boolean single = target.single();
         int opening = single ? extra.nextInt(3) : 0;
         Generator openings = new Generator(extra, rules, valkey, single, null, serverClock);
         if (opening == 1) {
@@ -209,6 +232,13 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
         Generator generator = new Generator(random, rules, valkey, single, calendars, serverClock);
         while (ops.size() < steps) {
             ops.add(generator.next());
+        }
+        if (target.sentinel() && !ops.isEmpty()) {
+            // One failover, in the middle third of the run (a step there replaced), drawn from a
+            // stream of its own: the other steps stay as the seed drew them.
+            Random failing = new Random(seed * 271 + target.ordinal() + 13);
+            int at = ops.size() / 3 + failing.nextInt(Math.max(1, ops.size() / 3));
+            ops.set(at, new Generator(failing, rules, true, false, null, serverClock).failover());
         }
         boolean denyCache = resilient && random.nextInt(3) > 0;
         // Local leases come from a stream of their own too: every other draw of a seed stays.
@@ -235,7 +265,9 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
      * Whether a seed runs on the server clock: on a single Valkey, every other seed of each
      * target, the two targets in turn (seed + target odd), so that as many single-Valkey runs
      * decide on Valkey's {@code TIME} as on the client clock, in the build's seeds and in a long
-     * run's. No random draw: every other draw of a seed stays as it was. Not yet on the cluster:
+     * run's. No random draw: every other draw of a seed stays as it was. Under Sentinel the same:
+     * the primary and its replica run on this machine (checked when the target is built), so the
+     * promoted replica's {@code TIME} is the clock the old primary's was. Not yet on the cluster:
      * long runs there on the server clock broke invariants now and then, in ways not yet
      * explained (a concurrency acquire allowed whose leases the store did not hold; a sliding
      * window counter over its limit), and a rerun of the same seed passed.
@@ -271,6 +303,15 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
      */
     boolean cluster() {
         return target.cluster();
+    }
+
+    /**
+     * Whether the store is a primary managed by Sentinel.
+     *
+     * @return true for the Sentinel targets
+     */
+    boolean sentinel() {
+        return target.sentinel();
     }
 
     /**
