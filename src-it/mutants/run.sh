@@ -42,9 +42,11 @@ finish() {
 }
 trap finish EXIT INT TERM
 
-# Builds what the tests use, quietly; the modules a patch touches are among these.
+# Builds what the tests use, quietly, and the tests themselves: a run that fails to compile must
+# not pass for a defect caught. The modules a patch touches are among these.
 build() {
-  ./mvnw -q -B -ntp -o install -DskipTests -pl filter,jakarta,cli,micrometer >"$log/build.log" 2>&1
+  ./mvnw -q -B -ntp -o install -DskipTests -pl filter,jakarta,cli,micrometer >"$log/build.log" 2>&1 \
+    && ./mvnw -q -B -ntp -o test-compile -pl src-it >>"$log/build.log" 2>&1
 }
 
 if ! build; then
