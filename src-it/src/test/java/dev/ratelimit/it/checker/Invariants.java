@@ -579,10 +579,7 @@ final class Invariants {
             return false;
         }
         String which = call.instance() + "/" + claim.rule().name() + "/" + claim.key();
-        boolean fromStore = current.stream().anyMatch(e -> e instanceof Event.StoreCall store && store.answered()
-                && store.claims().stream().anyMatch(c -> c.rule().name().equals(claim.rule().name())
-                && c.key().equals(claim.key())));
-        if (fromStore) {
+        if (decidedByStore(claim)) {
             storeRejected.put(which, call.op());
             return false;
         }
@@ -590,6 +587,13 @@ final class Invariants {
         Map<Integer, Long> takes = lastTake.getOrDefault(claim.rule().name() + "/" + claim.key(), Map.of());
         return rejected != null && takes.entrySet().stream()
                 .anyMatch(e -> e.getKey() != call.instance() && e.getValue() > rejected);
+    }
+
+    /** Whether the store answered a call on the claim's rule and key beneath the operation judged (not a replay). */
+    private boolean decidedByStore(Claim claim) {
+        return current.stream().anyMatch(e -> e instanceof Event.StoreCall store && store.answered()
+                && store.claims().stream().anyMatch(c -> c.rule().name().equals(claim.rule().name())
+                && c.key().equals(claim.key())));
     }
 
     /** The longest an allowed call on a fixed window's key took in the window of {@code t}, 0 if none. */
@@ -609,10 +613,7 @@ final class Invariants {
             return false;
         }
         String which = call.instance() + "/" + claim.rule().name() + "/" + claim.key();
-        boolean fromStore = current.stream().anyMatch(e -> e instanceof Event.StoreCall store && store.answered()
-                && store.claims().stream().anyMatch(c -> c.rule().name().equals(claim.rule().name())
-                && c.key().equals(claim.key())));
-        if (fromStore) {
+        if (decidedByStore(claim)) {
             replayUntil.merge(which, call.latest() + decision.retryAfter().toMillis(), Math::max);
             return false;
         }
