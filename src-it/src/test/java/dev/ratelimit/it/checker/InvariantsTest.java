@@ -106,6 +106,54 @@ class InvariantsTest {
                 .isEqualTo("fixed-window: not rejected while the history shows room");
     }
 
+    /**
+     * A sliding window counter's reservation given back within its window may say so; one given
+     * back once that window has ended must give nothing: saying it did is a violation.
+     */
+    @Test
+    void aRefundThatSaysItGaveBackAfterTheWindowEndedIsFlagged() {
+        Rule rule = Rule.of("swc", Algorithm.SLIDING_WINDOW_COUNTER, 2, Duration.ofMillis(100));
+        rule(rule);
+        long inTime = call(Event.Kind.RESERVE, T0 + 10, rule, 1, true, 0);
+        settle(T0 + 90, inTime, "cancel", List.of("swc"), List.of("swc"));
+        assertThat(check()).isEmpty();
+        long late = call(Event.Kind.RESERVE, T0 + 110, rule, 1, true, 0);
+        settle(T0 + 200, late, "cancel", List.of("swc"), List.of());
+        assertThat(check()).as("given nothing back after its window: as it should").isEmpty();
+        long wrong = call(Event.Kind.RESERVE, T0 + 210, rule, 1, true, 0);
+        settle(T0 + 300, wrong, "cancel", List.of("swc"), List.of("swc"));
+        assertThat(check()).singleElement().extracting(Violation::invariant).asString()
+                .isEqualTo("sliding-window-counter: a refund gives nothing back once the units' window has ended");
+    }
+
+    /**
+     * A request rejected by a local policy after the store allowed its other rule: the store must
+     * be asked to give that rule back within the call, else the request took units it was refused.
+     */
+    @Test
+    void aRejectedRequestWhoseStorePartWasNotGivenBackIsFlagged() {
+        Rule shared = Rule.of("shared", Algorithm.FIXED_WINDOW, 5, Duration.ofMillis(1_000));
+        Rule local = Rule.of("local", Algorithm.FIXED_WINDOW, 5, Duration.ofMillis(1_000));
+        rule(shared);
+        events.add(new Event.RuleSet(0, T0, 0, local, "local", local, "initial"));
+        for (boolean givenBack : new boolean[] {true, false}) {
+            long id = ++op;
+            List<Claim> claims = List.of(Claim.of(shared, "k", 1), Claim.of(local, "k", 1));
+            Decisions store = Decisions.of(List.of(claims.get(0)),
+                    List.of(Decision.allowed("shared", 5, 4, Duration.ofMillis(1_000))));
+            Decision refused = Decision.rejected("local", 5, 0, Duration.ofMillis(500), Duration.ofMillis(500))
+                    .fromFallback();
+            events.add(new Event.Call(id, T0 + op, 0, Event.Kind.ACQUIRE, claims));
+            events.add(new Event.StoreCall(id, T0 + op, 0, "reserve", List.of(claims.get(0)), store, null, null));
+            if (givenBack) {
+                events.add(new Event.StoreRefund(id, T0 + op, 0, id, List.of("shared"), List.of("shared"), null));
+            }
+            events.add(new Event.Decided(id, T0 + op, 0, Decisions.of(claims, List.of(store.decisions().get(0), refused))));
+        }
+        assertThat(check()).filteredOn(v -> v.invariant().startsWith("all or nothing")).singleElement()
+                .extracting(Violation::op).isEqualTo(op);
+    }
+
     /** On the server clock a key's TTL ends by its state's end: a fixed window's, no slack. */
     @Test
     void onTheServerClockATtlPastTheWindowsEndIsFlagged() {
