@@ -333,13 +333,13 @@ final class Invariants {
             }
         }
         if (fault.kind().equals("plant") || fault.kind().equals("unplant")) {
-            ledger(STORE, fault.rule(), fault.key()).wipe(fault.at(), true, true);
+            ledger(STORE, fault.rule(), fault.key()).wipe(fault.at(), true, true, denyCacheHoldMs);
         } else if (fault.kind().equals("time-uncertain")) {
             // A decision's time straddled an aligned window's start: which window it counted in
             // is unknown, so nothing counted so far is relied on either way (as a wipe that may
             // have happened, whose state liveness no longer trusts).
             for (Ledger ledger : ledgers.values()) {
-                ledger.wipe(fault.at(), false, true);
+                ledger.wipe(fault.at(), false, true, 0);
             }
         } else if (fault.kind().equals("restart")) {
             // The state may be gone (and is, without persistence): the lower bound forgets what
@@ -364,7 +364,7 @@ final class Invariants {
             // liveness waits until nothing written before can weigh any more.
             for (Ledger ledger : ledgers.values()) {
                 if (ledger.domain.equals(STORE)) {
-                    ledger.wipe(fault.at(), false, true);
+                    ledger.wipe(fault.at(), false, true, denyCacheHoldMs);
                     ledger.livenessNotBefore(fault.at() + ledger.longestWeight());
                 }
             }
@@ -375,7 +375,7 @@ final class Invariants {
     private void wipeStore(long at) {
         for (Ledger ledger : ledgers.values()) {
             if (ledger.domain.equals(STORE)) {
-                ledger.wipe(at, false, true);
+                ledger.wipe(at, false, true, denyCacheHoldMs);
             }
         }
     }
@@ -466,7 +466,8 @@ final class Invariants {
     /**
      * A request rejected after the store allowed its part (another part fell to a policy that
      * rejected: an unreadable state, a failure, {@code on-failure=local}) gives the store back
-     * every unit that part took but count-rejected attempts, leases among them, within the same
+     * every unit that part took but count-rejected attempts (which stand: asking them back is a
+     * violation too), leases among them, within the same
      * call (all or nothing, as one store call is), or is heard dropping the refund. Checked on the store's
      * calls beneath the request, so it does not wait for a lockout to show it later.
      */
@@ -484,6 +485,11 @@ final class Invariants {
                     violations.add(new Violation("all or nothing: a rejected request gives back what the store took for it",
                             "rejected, but the store allowed " + name + "/" + claim.key() + " x" + claim.cost()
                                     + " for it and was not asked to give it back", call.op(), STORE, name, claim.key(),
+                            call.at(), call.latest()));
+                } else if (claim.rule().countRejected() && asked) {
+                    violations.add(new Violation("all or nothing: a count-rejected rule's attempt stands",
+                            "rejected, and the store was asked to give back " + name + "/" + claim.key()
+                                    + ", whose attempt a count-rejected rule keeps", call.op(), STORE, name, claim.key(),
                             call.at(), call.latest()));
                 }
             }
@@ -734,10 +740,10 @@ final class Invariants {
         // state was deleted behind its back. An operator's reset is behind every instance's.
         boolean operator = call.instance() == Target.OPERATOR;
         // At the latest it can have happened: liveness then waits the longest after it.
-        ledger(STORE, name, claim.key()).wipe(call.latest(), answered, instances > 1 || operator);
+        ledger(STORE, name, claim.key()).wipe(call.latest(), answered, instances > 1 || operator, denyCacheHoldMs);
         if (localRules.containsKey(name) && !operator) {
             // The fallback is reset first, in process: it cannot fail.
-            ledger(local(call.instance()), name, claim.key()).wipe(call.at(), true, false);
+            ledger(local(call.instance()), name, claim.key()).wipe(call.at(), true, false, denyCacheHoldMs);
         }
     }
 

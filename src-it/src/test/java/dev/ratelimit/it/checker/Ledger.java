@@ -185,9 +185,11 @@ final class Ledger {
      * @param definite whether it certainly was
      * @param behind   whether it was deleted behind the limiter's back (a fault injected): a
      *                 rejection the deny cache remembers from before then is still its to
-     *                 replay, so liveness waits out the longest retry-after the rule can give
+     *                 replay, so liveness waits out the longest retry-after the rule can give, or
+     *                 the deny cache's hold ({@code hold}) when that is shorter: no replay outlasts it
+     * @param hold     the deny cache's longest hold in ms, 0 without one
      */
-    void wipe(long at, boolean definite, boolean behind) {
+    void wipe(long at, boolean definite, boolean behind, long hold) {
         wipedAt = Math.max(wipedAt, at);
         room++;
         safetyEpoch++;
@@ -198,7 +200,8 @@ final class Ledger {
             bucketFromDebt = 0;
         }
         if (behind) {
-            livenessFrom = Math.max(livenessFrom, at + Math.max(horizon(current), Calendars.longest(current)));
+            long longest = Math.max(horizon(current), Calendars.longest(current));
+            livenessFrom = Math.max(livenessFrom, at + (hold > 0 ? Math.min(hold, longest) : longest));
         }
     }
 
@@ -264,9 +267,17 @@ final class Ledger {
         return null;
     }
 
-    /** Whether a unit is in the lower bound. */
+    /**
+     * Whether a unit is in the lower bound: taken units, and for a fixed window the attempts a
+     * count-rejected rule recorded in a call the store answered, which its count adds up as it
+     * does units (the other algorithms bound what attempts add: a log keeps its newest
+     * {@code limit} entries, a window counter's count stops at its limit, so what they still
+     * count after a refund is not the sum).
+     */
     private boolean lower(Unit unit) {
-        return unit.kind == Unit.Kind.TAKEN && unit.refund == Unit.Refund.NONE && unit.safetyEpoch == safetyEpoch;
+        boolean counted = unit.kind == Unit.Kind.TAKEN
+                || unit.kind == Unit.Kind.ATTEMPT && current.algorithm() == Algorithm.FIXED_WINDOW;
+        return counted && unit.refund == Unit.Refund.NONE && unit.safetyEpoch == safetyEpoch;
     }
 
     /** Whether a unit is in the upper bound, as far as refunds and wipes go (not leases). */
