@@ -177,12 +177,21 @@ final class Bounds {
      * @return the early retry-after, or null
      */
     static Finding early(Ledger ledger, long t, long cost, long retryAfter) {
+        return early(ledger, t, cost, retryAfter, 0);
+    }
+
+    /**
+     * The same, with {@code slack} units of the lower bound that the store may no longer hold
+     * (units a lease taken from a wiped state served, counted as the store's: LeaseSlack#afterWipe).
+     */
+    static Finding early(Ledger ledger, long t, long asked, long retryAfter, long slack) {
+        long cost = Math.max(0, asked - slack);
         Rule rule = ledger.current();
         long limit = rule.limit();
         long window = rule.window().toMillis();
         long at = t + retryAfter;
         String invariant = rule.algorithm().id() + ": a retry-after is never earlier than the rule allows again";
-        String head = "rejected " + cost + " at " + t + " with retry-after " + retryAfter + " ms, but at " + at + " ";
+        String head = "rejected " + asked + " at " + t + " with retry-after " + retryAfter + " ms, but at " + at + " ";
         switch (rule.algorithm()) {
             case FIXED_WINDOW -> {
                 long[] fixed = Calendars.window(rule, t);

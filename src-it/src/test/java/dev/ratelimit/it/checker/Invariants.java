@@ -150,6 +150,8 @@ final class Invariants {
     private final Map<String, Long> replayUntil = new HashMap<>();
     /** Per instance, rule and key: the op of the last rejection the store made (not a replay). */
     private final Map<String, Long> storeRejected = new HashMap<>();
+    /** Per instance, rule and key: the ledger's room count at the last rejection the store made. */
+    private final Map<String, Integer> roomAtStoreRejection = new HashMap<>();
     /** Per rule and key: the last op at which each instance took units on the store. */
     private final Map<String, Map<Integer, Long>> lastTake = new HashMap<>();
     /** Per rule (server clock): from when every state of it was written under its current settings. */
@@ -549,7 +551,14 @@ final class Invariants {
         if (decision.allowed() && request != null && request.allowed()) {
             report(call.op(), ledger, promises.taken(ledger, latest, cost));
         }
-        if (!(decision.allowed() && request != null && !request.allowed())) {
+        // A decision of a leasing rule shortly after a wipe may be its lease's, taken from the wiped
+        // state and counting what that state held (LeaseSlack#afterWipe): its numbers describe a
+        // state that is gone, and promise nothing of the new one.
+        long wipedLeases = decision.basis() == Decision.Basis.SHARED
+                ? leaseSlack.afterWipe(claim.rule(), ledger.wipedAt(), latest) : 0;
+        boolean leaseOfWipedState = wipedLeases > 0;
+        if (!(decision.allowed() && request != null && !request.allowed()) && !staleReplay(call, claim, decision, ledger)
+                && !leaseOfWipedState) {
             // A rule that allowed a request others rejected may have been decided apart (the
             // fallback, another cluster slot group) and its units given back after it answered:
             // its numbers then describe a take that was undone, and promise nothing.
@@ -565,11 +574,11 @@ final class Invariants {
             report(call.op(), ledger, liveness(ledger, t, cost, call.op(), leased, call.instance() == Target.OPERATOR));
         }
         if (!replayPastOthers(call, claim, decision)) {
-            report(call.op(), ledger, Bounds.early(ledger, latest, cost, decision.retryAfter().toMillis()));
+            report(call.op(), ledger, Bounds.early(ledger, latest, cost, decision.retryAfter().toMillis(), wipedLeases));
         }
         if (request != null && !request.unavailable() && !claim.rule().shadow() && !replayPastOthers(call, claim, decision)
                 && request.retryAfter().compareTo(decision.retryAfter()) != 0) {
-            report(call.op(), ledger, Bounds.early(ledger, latest, cost, request.retryAfter().toMillis()));
+            report(call.op(), ledger, Bounds.early(ledger, latest, cost, request.retryAfter().toMillis(), wipedLeases));
         }
     }
 
@@ -593,6 +602,25 @@ final class Invariants {
         Map<Integer, Long> takes = lastTake.getOrDefault(claim.rule().name() + "/" + claim.key(), Map.of());
         return rejected != null && takes.entrySet().stream()
                 .anyMatch(e -> e.getKey() != call.instance() && e.getValue() > rejected);
+    }
+
+    /**
+     * Whether a rejection is a deny cache's replay made after room was made on its rule and key
+     * (another instance's give-back or reset, unseen by this instance's cache) since the store's
+     * answer it replays: its numbers are the store's as of then, and promise nothing now. Also
+     * records, for a rejection the store made, the ledger's room count then.
+     */
+    private boolean staleReplay(Event.Call call, Claim claim, Decision decision, Ledger ledger) {
+        if (decision.basis() != Decision.Basis.SHARED || decision.allowed()) {
+            return false;
+        }
+        String which = call.instance() + "/" + claim.rule().name() + "/" + claim.key();
+        if (decidedByStore(claim)) {
+            roomAtStoreRejection.put(which, ledger.room());
+            return false;
+        }
+        Integer then = roomAtStoreRejection.get(which);
+        return then != null && then != ledger.room();
     }
 
     /** Whether the store answered a call on the claim's rule and key beneath the operation judged (not a replay). */

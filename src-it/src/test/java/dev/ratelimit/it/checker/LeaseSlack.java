@@ -119,11 +119,14 @@ final class LeaseSlack {
     /**
      * Units that may be admitted beyond the limit after the state was wiped (a reset, a
      * restart, a planted value): leases taken from the wiped state serve on, each instance's up
-     * to {@code size} more, until their time ends (README, "Local leases").
+     * to {@code size} more, until their time ends (README, "Local leases"); and the units they
+     * served, which the history counts as the store's though the store never held them, weigh
+     * on until the rule's state could no longer hold them ({@link Ledger#horizon}).
      */
     long afterWipe(Rule rule, long wipedAt, long t) {
         Workload.LocalLease lease = leaseOf(rule);
-        return lease == null || wipedAt == Long.MIN_VALUE || t - wipedAt >= lease.millis() ? 0 : instances * lease.size();
+        return lease == null || wipedAt == Long.MIN_VALUE || t - wipedAt >= lease.millis() + Ledger.horizon(rule) ? 0
+                : instances * lease.size();
     }
 
     /** Whether instances lease the rule's units ahead. */
