@@ -92,6 +92,38 @@ class LeaseReservationMixTest {
     }
 
     /**
+     * Requests whose leased rule a lease serves while another rule, decided by Valkey, refuses
+     * them: the units the lease served go back into it, so when the leases end the key is as the
+     * same requests leave it without leases (nothing taken). A lease that kept them would give
+     * back fewer, and the key would be charged for requests that were refused.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
+    void unitsALeaseServedToARefusedRequestGoBackIntoIt(Algorithm algorithm) throws Exception {
+        Rule rule = Rule.of("b", algorithm, 10, Duration.ofSeconds(1)).withBurst(40);
+        Rule once = Rule.of("once", Algorithm.FIXED_WINDOW, 1, Duration.ofHours(1));
+        try (ValkeyRateLimiter l = limiter(true); ValkeyRateLimiter p = limiter(false)) {
+            for (String key : List.of("l", "p")) {
+                ValkeyRateLimiter limiter = key.equals("l") ? l : p;
+                for (int i = 0; i < 5; i++) {
+                    // Demand enough for a lease to be taken beside the units.
+                    assertThat(limiter.acquire(rule, key).allowed()).isTrue();
+                }
+                assertThat(limiter.acquire(once, key).allowed()).isTrue();
+                for (int i = 0; i < 6; i++) {
+                    assertThat(limiter.acquireAll(List.of(Claim.of(rule, key, 1), Claim.of(once, key, 1))).allowed())
+                            .as("refused by the once-an-hour rule").isFalse();
+                }
+            }
+        }
+        try (ValkeyRateLimiter fresh = limiter(false)) {
+            long left = fresh.peek(rule, "l", 1).remaining();
+            long right = fresh.peek(rule, "p", 1).remaining();
+            assertThat(left).as("the leased key after close, against the same requests without leases").isEqualTo(right);
+        }
+    }
+
+    /**
      * A mixed run: requests of cost 1 to 3 and reservations of 4 to 13 kept and cancelled, on a
      * leased key and a key without leases, the same steps. Every reservation the key without
      * leases allows must be allowed with them (one instance), and after close both keys hold the same.
