@@ -148,10 +148,8 @@ final class Invariants {
      * the last rejection the store made, its hold counted from when the answer came back.
      */
     private final Map<String, Long> replayUntil = new HashMap<>();
-    /** Per instance, rule and key: the op of the last rejection the store made (not a replay). */
-    private final Map<String, Long> storeRejected = new HashMap<>();
-    /** Per instance, rule and key: the ledger's room count at the last rejection the store made. */
-    private final Map<String, Integer> roomAtStoreRejection = new HashMap<>();
+    /** Per instance, rule and key: the last rejection the store made (not a replay), which a replay repeats. */
+    private final Map<String, StoreRejection> storeRejected = new HashMap<>();
     /** Per rule and key: the last op at which each instance took units on the store. */
     private final Map<String, Map<Integer, Long>> lastTake = new HashMap<>();
     /** Per rule (server clock): from when every state of it was written under its current settings. */
@@ -170,6 +168,10 @@ final class Invariants {
      * may meet either.
      */
     private boolean failingOver;
+
+    /** A rejection the store made: its op, and how many times its ledger had had room made by then. */
+    private record StoreRejection(long op, int room) {
+    }
 
     /** An allowed reservation: what it claimed and was told. */
     private record Reserved(Event.Call call, Decisions decisions) {
@@ -556,71 +558,51 @@ final class Invariants {
         // state that is gone, and promise nothing of the new one.
         long wipedLeases = decision.basis() == Decision.Basis.SHARED
                 ? leaseSlack.afterWipe(claim.rule(), ledger.wipedAt(), latest) : 0;
-        boolean leaseOfWipedState = wipedLeases > 0;
-        if (!(decision.allowed() && request != null && !request.allowed()) && !staleReplay(call, claim, decision, ledger)
-                && !leaseOfWipedState) {
+        StoreRejection replayed = replayed(call, claim, decision, ledger);
+        // A deny cache's replay made after room was made on its key (another instance's give-back
+        // or reset, unseen by this instance's cache): its numbers are the store's as of then.
+        boolean staleReplay = replayed != null && replayed.room() != ledger.room();
+        if (!(decision.allowed() && request != null && !request.allowed()) && !staleReplay && wipedLeases == 0) {
             // A rule that allowed a request others rejected may have been decided apart (the
             // fallback, another cluster slot group) and its units given back after it answered:
             // its numbers then describe a take that was undone, and promise nothing.
             promises.promised(ledger, call.op(), t, decision, othersHold);
         }
         if (decision.allowed()) {
-            long afterWipe = decision.basis() == Decision.Basis.SHARED
-                    ? leaseSlack.afterWipe(claim.rule(), ledger.wipedAt(), latest) : 0;
-            report(call.op(), ledger, Bounds.safety(ledger, latest, cost, afterWipe));
+            report(call.op(), ledger, Bounds.safety(ledger, latest, cost, wipedLeases));
             return;
         }
         if (!(cacheable(claim.rule()) && ledger.mayReplay(t, call.instance())) && !mayBeReplayed(call, claim, decision)) {
             report(call.op(), ledger, liveness(ledger, t, cost, call.op(), leased, call.instance() == Target.OPERATOR));
         }
-        if (!replayPastOthers(call, claim, decision)) {
+        // A replay of a rejection made before another instance took units of the key: the cache
+        // sees only its own instance (README, "A deny cache"), so its retry-after is the store's as
+        // of then and may be early by what the others took; not judged. Other replays are.
+        boolean pastOthers = replayed != null && lastTake.getOrDefault(claim.rule().name() + "/" + claim.key(), Map.of())
+                .entrySet().stream().anyMatch(e -> e.getKey() != call.instance() && e.getValue() > replayed.op());
+        if (!pastOthers) {
             report(call.op(), ledger, Bounds.early(ledger, latest, cost, decision.retryAfter().toMillis(), wipedLeases));
         }
-        if (request != null && !request.unavailable() && !claim.rule().shadow() && !replayPastOthers(call, claim, decision)
+        if (request != null && !request.unavailable() && !claim.rule().shadow() && !pastOthers
                 && request.retryAfter().compareTo(decision.retryAfter()) != 0) {
             report(call.op(), ledger, Bounds.early(ledger, latest, cost, request.retryAfter().toMillis(), wipedLeases));
         }
     }
 
     /**
-     * Whether a rejection is a deny cache's replay of one the store made before another instance
-     * took units of the rule and key: the cache sees only what its own instance does (README, "A
-     * deny cache"), so its retry-after is the store's as of then, and may be early by what the
-     * others took since. Its retry-after is then not judged; a replay with no take of others'
-     * between is, as the store's own rejection is. Also records the store's own rejections.
+     * The store's rejection a deny cache's replay repeats (a rejection no store call beneath
+     * decided), or null for any other decision; a rejection the store made is recorded here.
      */
-    private boolean replayPastOthers(Event.Call call, Claim claim, Decision decision) {
+    private StoreRejection replayed(Event.Call call, Claim claim, Decision decision, Ledger ledger) {
         if (decision.basis() != Decision.Basis.SHARED || decision.allowed()) {
-            return false;
+            return null;
         }
         String which = call.instance() + "/" + claim.rule().name() + "/" + claim.key();
         if (decidedByStore(claim)) {
-            storeRejected.put(which, call.op());
-            return false;
+            storeRejected.put(which, new StoreRejection(call.op(), ledger.room()));
+            return null;
         }
-        Long rejected = storeRejected.get(which);
-        Map<Integer, Long> takes = lastTake.getOrDefault(claim.rule().name() + "/" + claim.key(), Map.of());
-        return rejected != null && takes.entrySet().stream()
-                .anyMatch(e -> e.getKey() != call.instance() && e.getValue() > rejected);
-    }
-
-    /**
-     * Whether a rejection is a deny cache's replay made after room was made on its rule and key
-     * (another instance's give-back or reset, unseen by this instance's cache) since the store's
-     * answer it replays: its numbers are the store's as of then, and promise nothing now. Also
-     * records, for a rejection the store made, the ledger's room count then.
-     */
-    private boolean staleReplay(Event.Call call, Claim claim, Decision decision, Ledger ledger) {
-        if (decision.basis() != Decision.Basis.SHARED || decision.allowed()) {
-            return false;
-        }
-        String which = call.instance() + "/" + claim.rule().name() + "/" + claim.key();
-        if (decidedByStore(claim)) {
-            roomAtStoreRejection.put(which, ledger.room());
-            return false;
-        }
-        Integer then = roomAtStoreRejection.get(which);
-        return then != null && then != ledger.room();
+        return storeRejected.get(which);
     }
 
     /** Whether the store answered a call on the claim's rule and key beneath the operation judged (not a replay). */
