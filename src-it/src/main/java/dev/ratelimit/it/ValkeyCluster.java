@@ -166,13 +166,13 @@ public final class ValkeyCluster implements AutoCloseable {
             for (String key : first) {
                 from.migrate("127.0.0.1", targetPort, 5_000, new MigrateParams(), key);
                 moved++;
-                sleep(afterFirst.toMillis());
+                Pauses.sleep(afterFirst.toMillis());
             }
             for (List<String> keys = from.clusterGetKeysInSlot(slot, batch); !keys.isEmpty();
                     keys = from.clusterGetKeysInSlot(slot, batch)) {
                 from.migrate("127.0.0.1", targetPort, 5_000, new MigrateParams(), keys.toArray(String[]::new));
                 moved += keys.size();
-                sleep(pause.toMillis());
+                Pauses.sleep(pause.toMillis());
             }
             to.clusterSetSlotNode(slot, targetId);
             from.clusterSetSlotNode(slot, targetId);
@@ -205,15 +205,6 @@ public final class ValkeyCluster implements AutoCloseable {
         return false;
     }
 
-    private static void sleep(long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted", e);
-        }
-    }
-
     // A replica that has never completed a sync with its primary counts its data as too old
     // (cluster-replica-validity-factor) and never stands for election: wait for every link.
     private void awaitReplicasInSync() {
@@ -222,7 +213,7 @@ public final class ValkeyCluster implements AutoCloseable {
             if (nodes.stream().allMatch(this::primaryOrInSync)) {
                 return;
             }
-            sleep(50);
+            Pauses.sleep(50);
         }
         throw new IllegalStateException("the replicas did not finish their first sync within 30 s");
     }
@@ -240,7 +231,7 @@ public final class ValkeyCluster implements AutoCloseable {
             if (nodes.stream().allMatch(this::ready)) {
                 return;
             }
-            sleep(50);
+            Pauses.sleep(50);
         }
         throw new IllegalStateException("the cluster did not reach cluster_state:ok on every node within 30 s");
     }

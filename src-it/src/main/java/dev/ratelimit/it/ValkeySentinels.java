@@ -265,7 +265,7 @@ public final class ValkeySentinels implements AutoCloseable {
                     throw new IllegalStateException("the sentinel refused a failover for " + timeout, e);
                 }
             }
-            sleep(50);
+            Pauses.sleep(50);
         }
     }
 
@@ -326,17 +326,8 @@ public final class ValkeySentinels implements AutoCloseable {
             if (condition.holds()) {
                 return;
             }
-            sleep(20);
+            Pauses.sleep(20);
         }
         throw new IllegalStateException("gave up waiting for " + what + " after " + timeout);
-    }
-
-    private static void sleep(long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted", e);
-        }
     }
 }

@@ -336,7 +336,7 @@ public final class ValkeyServer implements AutoCloseable {
                     throw new IllegalStateException(binary + " exited with " + process.exitValue()
                             + " on port " + port);
                 }
-                sleep(20);
+                Pauses.sleep(20);
             }
             throw new IllegalStateException(binary + " did not answer PING on port " + port + " within "
                     + START_TIMEOUT, last);
@@ -359,15 +359,6 @@ public final class ValkeyServer implements AutoCloseable {
         @Override
         public void close() {
             stop();
-        }
-
-        private static void sleep(long millis) {
-            try {
-                Thread.sleep(millis);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted while waiting for Valkey", e);
-            }
         }
     }
 }
