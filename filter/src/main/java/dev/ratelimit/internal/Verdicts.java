@@ -29,16 +29,15 @@ public final class Verdicts {
      *                    least 1; 0 when none will be, the quota being full
      * @param waitMillis  time until a request of the same cost would be allowed by the state
      *                    as it is now (after any write): 0 if it would be now
-     * @param undoA       what the rule wrote, for giving it back (see {@code refund.lua}); -1
-     *                    when it wrote nothing
-     * @param undoB       the second number of what it wrote
+     * @param undo        what the rule wrote, for giving it back; {@link Undo#NONE} when it
+     *                    wrote nothing
      */
     public record Answer(boolean allowed, long remaining, long resetMillis, long nextMillis, long waitMillis,
-                         long undoA, long undoB) {
+                         Undo undo) {
 
         /** An answer of a rule that wrote nothing. */
         public Answer(boolean allowed, long remaining, long resetMillis, long nextMillis, long waitMillis) {
-            this(allowed, remaining, resetMillis, nextMillis, waitMillis, -1, 0);
+            this(allowed, remaining, resetMillis, nextMillis, waitMillis, Undo.NONE);
         }
 
         /**
@@ -47,7 +46,7 @@ public final class Verdicts {
          * @return true when it wrote
          */
         public boolean took() {
-            return undoA >= 0;
+            return undo.wrote();
         }
     }
 

@@ -1,6 +1,8 @@
 package dev.ratelimit.local;
 
 import dev.ratelimit.Rule;
+import dev.ratelimit.internal.Undo;
+import dev.ratelimit.internal.Verdicts;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -20,7 +22,7 @@ final class ConcurrencyState implements KeyState {
     private final List<Lease> leases = new ArrayList<>();
 
     @Override
-    public Outcome take(long now, Rule rule, long cost, boolean consumeIfAllowed, boolean consumeIfRejected,
+    public Verdicts.Answer take(long now, Rule rule, long cost, boolean consumeIfAllowed, boolean consumeIfRejected,
                         long call) {
         long timeout = rule.window().toMillis();
         long count = live(now);
@@ -57,11 +59,13 @@ final class ConcurrencyState implements KeyState {
                 wait = expiries.get((int) (count + cost - rule.limit()) - 1) - now;
             }
         }
-        return new Outcome(allowed, remaining, resetAfter, next, wait, consume ? call : -1, 0);
+        return new Verdicts.Answer(allowed, remaining, resetAfter, next, wait, Undo.of(consume, call, 0));
     }
 
     @Override
-    public boolean refund(long now, Rule rule, long cost, long call, long firstSeq) {
+    public boolean refund(long now, Rule rule, long cost, Undo undo) {
+        long call = undo.where();
+        long firstSeq = undo.which();
         long timeout = rule.window().toMillis();
         long before = live(now);
         leases.removeIf(lease -> lease.call() == call && lease.timeout() == timeout

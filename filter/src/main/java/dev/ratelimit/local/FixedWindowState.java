@@ -1,6 +1,8 @@
 package dev.ratelimit.local;
 
 import dev.ratelimit.Rule;
+import dev.ratelimit.internal.Undo;
+import dev.ratelimit.internal.Verdicts;
 
 /**
  * The in-process twin of {@code fixed-window.lua}: the units counted in the window that ends
@@ -15,7 +17,7 @@ final class FixedWindowState implements KeyState {
     private long generation;
 
     @Override
-    public Outcome take(long now, Rule rule, long cost, boolean consumeIfAllowed, boolean consumeIfRejected,
+    public Verdicts.Answer take(long now, Rule rule, long cost, boolean consumeIfAllowed, boolean consumeIfRejected,
                         long call) {
         // The end of the window holding now: aligned to the epoch, or the calendar period's (as
         // fixed-window.lua has it).
@@ -48,12 +50,13 @@ final class FixedWindowState implements KeyState {
         long next = (current <= 0 ? stop
                 : current >= rule.limit() && !rule.countRejected() ? end : Math.min(end, stop)) - now;
         long wait = current + cost > rule.limit() ? end - now : 0;
-        return new Outcome(allowed, Math.max(0, rule.limit() - current), resetAfter, next, wait, consume ? end : -1,
-                consume ? generation : 0);
+        return new Verdicts.Answer(allowed, Math.max(0, rule.limit() - current), resetAfter, next, wait, Undo.of(consume, end, generation));
     }
 
     @Override
-    public boolean refund(long now, Rule rule, long cost, long chargedEnd, long chargedGeneration) {
+    public boolean refund(long now, Rule rule, long cost, Undo undo) {
+        long chargedEnd = undo.where();
+        long chargedGeneration = undo.which();
         // A window that has ended, or was replaced by another, is not touched; nor a count
         // started since the units were taken: they are not among it.
         if (ends != chargedEnd || generation != chargedGeneration || now >= ends) {

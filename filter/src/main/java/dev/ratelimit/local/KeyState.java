@@ -2,6 +2,8 @@ package dev.ratelimit.local;
 
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.Rule;
+import dev.ratelimit.internal.Undo;
+import dev.ratelimit.internal.Verdicts;
 
 /**
  * What one rule remembers about one key in the in-process limiter. Each algorithm has its own
@@ -24,7 +26,7 @@ interface KeyState {
      *                          of its generation, and leases and log entries are named after it
      * @return the answer, describing the state after any write
      */
-    Outcome take(long now, Rule rule, long cost, boolean consumeIfAllowed, boolean consumeIfRejected, long call);
+    Verdicts.Answer take(long now, Rule rule, long cost, boolean consumeIfAllowed, boolean consumeIfRejected, long call);
 
     /**
      * Gives back units an earlier {@link #take} took, as the algorithm's Lua {@code refund} does:
@@ -34,11 +36,10 @@ interface KeyState {
      * @param now   the time in ms
      * @param rule  the rule as it was when the units were taken
      * @param cost  the units taken
-     * @param undoA what the take wrote ({@link Outcome#undoA()})
-     * @param undoB the second number of it
+     * @param undo  what the take wrote ({@link Verdicts.Answer#undo()})
      * @return whether anything was given back
      */
-    boolean refund(long now, Rule rule, long cost, long undoA, long undoB);
+    boolean refund(long now, Rule rule, long cost, Undo undo);
 
     /**
      * When this state stops mattering: from then on it answers exactly as a new state would.

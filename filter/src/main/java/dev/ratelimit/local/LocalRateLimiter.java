@@ -127,16 +127,12 @@ public final class LocalRateLimiter implements RateLimiter {
                 keyStates.add(states.computeIfAbsent(StateKey.of(claim),
                         k -> KeyState.create(claim.rule().algorithm())));
             }
-            List<Outcome> outcomes = new ArrayList<>(claims.size());
+            List<Verdicts.Answer> answers = new ArrayList<>(claims.size());
             if (claims.size() == 1) {
                 Rule rule = claims.get(0).rule();
-                outcomes.add(keyStates.get(0).take(now, rule, claims.get(0).cost(), true, rule.countRejected(), call));
+                answers.add(keyStates.get(0).take(now, rule, claims.get(0).cost(), true, rule.countRejected(), call));
             } else {
-                decideAllThenWrite(claims, keyStates, now, call, outcomes);
-            }
-            List<Verdicts.Answer> answers = new ArrayList<>(claims.size());
-            for (Outcome outcome : outcomes) {
-                answers.add(answer(outcome));
+                decideAllThenWrite(claims, keyStates, now, call, answers);
             }
             return answers;
         }
@@ -152,7 +148,7 @@ public final class LocalRateLimiter implements RateLimiter {
                 // (expired, reset, evicted) has nothing to give back.
                 KeyState state = states.get(StateKey.of(claim));
                 if (state != null
-                        && state.refund(now, claim.rule(), claim.cost(), answers.get(i).undoA(), answers.get(i).undoB())) {
+                        && state.refund(now, claim.rule(), claim.cost(), answers.get(i).undo())) {
                     given.add(claim.rule().name());
                 }
             }
@@ -162,12 +158,12 @@ public final class LocalRateLimiter implements RateLimiter {
 
     /** Several rules: decide every rule first, then write; all or nothing, as the script does. */
     private static void decideAllThenWrite(List<Claim> claims, List<KeyState> keyStates, long now, long call,
-                                           List<Outcome> outcomes) {
+                                           List<Verdicts.Answer> outcomes) {
         boolean allAllowed = true;
         for (int i = 0; i < claims.size(); i++) {
             Rule rule = claims.get(i).rule();
             long cost = claims.get(i).cost();
-            Outcome outcome = keyStates.get(i).take(now, rule, cost, false, false, call);
+            Verdicts.Answer outcome = keyStates.get(i).take(now, rule, cost, false, false, call);
             outcomes.add(outcome);
             allAllowed &= outcome.allowed() || rule.shadow();
         }
@@ -193,7 +189,7 @@ public final class LocalRateLimiter implements RateLimiter {
             if (state == null) {
                 state = KeyState.create(rule.algorithm());
             }
-            return Verdicts.combine(List.of(claim), List.of(answer(state.take(now, rule, cost, false, false, 0))), false)
+            return Verdicts.combine(List.of(claim), List.of(state.take(now, rule, cost, false, false, 0)), false)
                     .decisions().get(0);
         }
     }
@@ -235,11 +231,6 @@ public final class LocalRateLimiter implements RateLimiter {
                 it.remove();
             }
         }
-    }
-
-    private static Verdicts.Answer answer(Outcome outcome) {
-        return new Verdicts.Answer(outcome.allowed(), outcome.remaining(), outcome.resetAfterMillis(),
-                outcome.nextMillis(), outcome.waitMillis(), outcome.undoA(), outcome.undoB());
     }
 
     /** The state's identity: a rule that changes algorithm starts from a new state. */

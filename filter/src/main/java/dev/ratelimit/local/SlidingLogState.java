@@ -1,6 +1,8 @@
 package dev.ratelimit.local;
 
 import dev.ratelimit.Rule;
+import dev.ratelimit.internal.Undo;
+import dev.ratelimit.internal.Verdicts;
 
 import java.util.ArrayDeque;
 
@@ -42,7 +44,7 @@ final class SlidingLogState implements KeyState {
     }
 
     @Override
-    public Outcome take(long now, Rule rule, long cost, boolean consumeIfAllowed, boolean consumeIfRejected,
+    public Verdicts.Answer take(long now, Rule rule, long cost, boolean consumeIfAllowed, boolean consumeIfRejected,
                         long call) {
         long window = rule.window().toMillis();
         long since = now - window;
@@ -90,8 +92,7 @@ final class SlidingLogState implements KeyState {
         long remaining = Math.max(0, rule.limit() - count);
         long next = count > 0 ? waitFor(remaining + 1, count, rule.limit(), since, window, expires, now) : 0;
         long wait = count + cost > rule.limit() ? waitFor(cost, count, rule.limit(), since, window, expires, now) : 0;
-        return new Outcome(allowed, remaining, resetAfter, next, wait, consume ? now : -1,
-                consume ? call : 0);
+        return new Verdicts.Answer(allowed, remaining, resetAfter, next, wait, Undo.of(consume, now, call));
     }
 
     /**
@@ -99,7 +100,9 @@ final class SlidingLogState implements KeyState {
      * trimmed), if they are still in the window of the rule that took them; gives back only then.
      */
     @Override
-    public boolean refund(long now, Rule rule, long cost, long takenAt, long call) {
+    public boolean refund(long now, Rule rule, long cost, Undo undo) {
+        long takenAt = undo.where();
+        long call = undo.which();
         long window = rule.window().toMillis();
         // Units that left their own window give nothing back and stay: a rule edited to a longer
         // window may still count them, and removing them would make room no one was told of.

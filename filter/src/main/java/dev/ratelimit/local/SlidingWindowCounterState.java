@@ -1,6 +1,8 @@
 package dev.ratelimit.local;
 
 import dev.ratelimit.Rule;
+import dev.ratelimit.internal.Undo;
+import dev.ratelimit.internal.Verdicts;
 
 /**
  * The in-process twin of {@code sliding-window-counter.lua}: the count of the window starting
@@ -40,7 +42,7 @@ final class SlidingWindowCounterState implements KeyState {
     }
 
     @Override
-    public Outcome take(long now, Rule rule, long cost, boolean consumeIfAllowed, boolean consumeIfRejected,
+    public Verdicts.Answer take(long now, Rule rule, long cost, boolean consumeIfAllowed, boolean consumeIfRejected,
                         long call) {
         long window = rule.window().toMillis();
         long limit = rule.limit();
@@ -98,11 +100,13 @@ final class SlidingWindowCounterState implements KeyState {
             next = Math.min(next, expires - now);
             wait = Math.min(wait, expires - now);
         }
-        return new Outcome(allowed, remaining, resetAfter, next, wait, consume ? windowStart : -1, consume ? generation : 0);
+        return new Verdicts.Answer(allowed, remaining, resetAfter, next, wait, Undo.of(consume, windowStart, generation));
     }
 
     @Override
-    public boolean refund(long now, Rule rule, long cost, long chargedStart, long chargedGeneration) {
+    public boolean refund(long now, Rule rule, long cost, Undo undo) {
+        long chargedStart = undo.where();
+        long chargedGeneration = undo.which();
         // A window that has rolled over is left alone, and a count started since (see the Lua file).
         if (start != chargedStart || generation != chargedGeneration || now >= start + rule.window().toMillis()
                 || now >= expiresAt) {

@@ -1,6 +1,8 @@
 package dev.ratelimit.local;
 
 import dev.ratelimit.Rule;
+import dev.ratelimit.internal.Undo;
+import dev.ratelimit.internal.Verdicts;
 
 /**
  * The in-process twin of {@code token-bucket.lua}: the debt (tokens missing from a full
@@ -21,7 +23,7 @@ final class TokenBucketState implements KeyState {
     private long chargedTo;
 
     @Override
-    public Outcome take(long now, Rule rule, long cost, boolean consumeIfAllowed, boolean consumeIfRejected,
+    public Verdicts.Answer take(long now, Rule rule, long cost, boolean consumeIfAllowed, boolean consumeIfRejected,
                         long call) {
         long window = rule.window().toMillis();
         long limit = rule.limit();
@@ -57,11 +59,13 @@ final class TokenBucketState implements KeyState {
         long resetAfter = d > 0 ? Math.min(KeyState.ceilDiv(d, limit), expires - now) : 0;
         long next = d > 0 ? BucketDebt.waitFor(remaining + 1, d, window, capacity, limit, expires, now) : 0;
         long wait = d + need > capacity ? BucketDebt.waitFor(cost, d, window, capacity, limit, expires, now) : 0;
-        return new Outcome(allowed, remaining, resetAfter, next, wait, consume ? now : -1, consume ? generation : 0);
+        return new Verdicts.Answer(allowed, remaining, resetAfter, next, wait, Undo.of(consume, now, generation));
     }
 
     @Override
-    public boolean refund(long now, Rule rule, long cost, long takenAt, long chargedGeneration) {
+    public boolean refund(long now, Rule rule, long cost, Undo undo) {
+        long takenAt = undo.where();
+        long chargedGeneration = undo.which();
         long window = rule.window().toMillis();
         if (!stored || writerWindow != window || writerLimit != rule.limit() || generation != chargedGeneration) {
             // Written since by an edited rule: its refill since may have been faster; or a debt

@@ -6,6 +6,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
 import java.io.IOException;
+import java.util.List;
 
 /**
  * How the filter handles each dispatch of a request. The first opens the request's account
@@ -39,7 +40,7 @@ final class Dispatches {
             chain.doFilter(request, RedirectGuard.around(response, account));
             return;
         }
-        RequestKeys.Matched matched = now.keys().match(request, now.settings().rules());
+        List<RequestKeys.Matched> matched = now.keys().match(request, now.settings().rules());
         RequestAccount.Part part = account.decide(now, matched, RequestAccount.Layer.FILTER, false);
         if (!part.allowed()) {
             Rejections.refuse(response, part.problem(), account);

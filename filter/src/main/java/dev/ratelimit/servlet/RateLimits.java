@@ -250,7 +250,7 @@ public final class RateLimits {
                 named.add(rule);
             }
         }
-        RequestKeys.Matched matched = now.keys().named(new MethodRequestView(request, parameters), named);
+        List<RequestKeys.Matched> matched = now.keys().named(new MethodRequestView(request, parameters), named);
         RequestAccount.Part part = account.decide(now, matched, layer, reserve);
         if (layer == RequestAccount.Layer.RESOURCE && part.allowed()) {
             account.resourceMethodDecided(method);

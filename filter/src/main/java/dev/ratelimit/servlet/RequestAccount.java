@@ -207,28 +207,26 @@ final class RequestAccount {
      * other layers took; a CDI call's refusal does when it becomes the answer ({@link #answer}).
      *
      * @param now     the reading of the settings and the limiter it is decided by
-     * @param matched the rules and claims
+     * @param matched the rules that apply, with their claims
      * @param layer   who decides
      * @param reserve whether the units are reserved whatever the rules say (a CDI call that
      *                may be given back after an exception)
      * @return the part; {@link Part#isEmpty()} when nothing was left to decide
      */
-    Part decide(RunningFilter.Active now, RequestKeys.Matched matched, Layer layer, boolean reserve) {
-        List<RuleSettings> rules = new ArrayList<>();
-        List<Claim> claims = new ArrayList<>();
+    Part decide(RunningFilter.Active now, List<RequestKeys.Matched> matched, Layer layer, boolean reserve) {
+        List<RequestKeys.Matched> undecided = new ArrayList<>();
         synchronized (this) {
-            for (int i = 0; i < matched.claims().size(); i++) {
-                Claim claim = matched.claims().get(i);
-                if (!layer.request || !decided.contains(List.of(claim.rule().name(), claim.key()))) {
-                    rules.add(matched.rules().get(i));
-                    claims.add(claim);
+            for (RequestKeys.Matched rule : matched) {
+                if (!layer.request || !decided.contains(List.of(rule.claim().rule().name(), rule.claim().key()))) {
+                    undecided.add(rule);
                 }
             }
         }
-        if (claims.isEmpty()) {
+        if (undecided.isEmpty()) {
             return NONE;
         }
-        boolean byOutcome = reserve || OutcomeCounting.applies(rules);
+        List<Claim> claims = undecided.stream().map(RequestKeys.Matched::claim).toList();
+        boolean byOutcome = reserve || OutcomeCounting.applies(undecided.stream().map(RequestKeys.Matched::settings).toList());
         Reservation reservation;
         try {
             reservation = now.limiter().reserveAll(byOutcome ? claims : UndoableClaims.of(claims));
@@ -243,7 +241,7 @@ final class RequestAccount {
         Decisions decisions = reservation.decisions();
         List<Entry> entries = new ArrayList<>(claims.size());
         for (int i = 0; i < claims.size(); i++) {
-            entries.add(entry(rules.get(i), claims.get(i), decisions.decisions().get(i)));
+            entries.add(entry(undecided.get(i).settings(), claims.get(i), decisions.decisions().get(i)));
         }
         ProblemDetails problem = null;
         if (decisions.unavailable()) {

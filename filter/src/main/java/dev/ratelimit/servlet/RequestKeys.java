@@ -29,13 +29,12 @@ final class RequestKeys {
     }
 
     /**
-     * The rules that apply to a request and have a key for it, with their claims, in the
-     * order of the settings.
+     * A rule that applies to a request and has a key for it.
      *
-     * @param rules   one rule's settings and its claim, per rule that applies
-     * @param claims  the claims, in the same order
+     * @param settings the rule's settings
+     * @param claim    its claim: the rule the caller is held to (its plan's), the key, the cost
      */
-    record Matched(List<RuleSettings> rules, List<Claim> claims) {
+    record Matched(RuleSettings settings, Claim claim) {
     }
 
     /**
@@ -43,9 +42,9 @@ final class RequestKeys {
      *
      * @param request the request
      * @param rules   every configured rule
-     * @return the rules that apply and their claims
+     * @return the rules that apply, with their claims, in the order of the settings
      */
-    Matched match(HttpServletRequest request, List<RuleSettings> rules) {
+    List<Matched> match(HttpServletRequest request, List<RuleSettings> rules) {
         return claims(matcher.match(new ServletRequestView(request), rules), request.getUserPrincipal());
     }
 
@@ -55,9 +54,9 @@ final class RequestKeys {
      *
      * @param call  the call as the rules see it: its request, if any, and its parameters
      * @param rules the rules the method names
-     * @return the rules that have a key and their claims, in the order given
+     * @return the rules that have a key, with their claims, in the order given
      */
-    Matched named(RequestView call, List<RuleSettings> rules) {
+    List<Matched> named(RequestView call, List<RuleSettings> rules) {
         Supplier<String> address = matcher.lazyClientAddress(call);
         List<RequestMatcher.Match> found = new ArrayList<>(rules.size());
         for (RuleSettings rule : rules) {
@@ -67,18 +66,16 @@ final class RequestKeys {
         return claims(found, call.principal() == null ? null : call::principal);
     }
 
-    private Matched claims(List<RequestMatcher.Match> found, Principal principal) {
-        List<RuleSettings> matched = new ArrayList<>(found.size());
-        List<Claim> claims = new ArrayList<>(found.size());
+    private List<Matched> claims(List<RequestMatcher.Match> found, Principal principal) {
+        List<Matched> matched = new ArrayList<>(found.size());
         for (RequestMatcher.Match match : found) {
             RuleSettings rule = match.settings();
             Rule applied = match.rule();
             if (provided != null) {
                 applied = provided.apply(applied, match.key(), principal, rule.cost());
             }
-            matched.add(rule);
-            claims.add(Claim.of(applied, match.key(), rule.cost()));
+            matched.add(new Matched(rule, Claim.of(applied, match.key(), rule.cost())));
         }
-        return new Matched(matched, claims);
+        return matched;
     }
 }

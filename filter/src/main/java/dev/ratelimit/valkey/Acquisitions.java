@@ -51,7 +51,7 @@ final class Acquisitions {
         calls.releaseLostLeases();
         String now = calls.now();
         if (calls.cluster()) {
-            List<List<Integer>> groups = calls.slotGroups(claims);
+            List<SlotGroups.Group> groups = calls.slotGroups(claims);
             if (groups.size() > 1) {
                 SlotGroups.Outcome outcome = SlotGroups.acquire(claims, groups,
                         (group, mode) -> calls.answers(group, lending, mode, now), this::giveBackQuietly);

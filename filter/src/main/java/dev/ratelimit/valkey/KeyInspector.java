@@ -131,10 +131,10 @@ public final class KeyInspector {
     /** Peeks at a batch in one call (one per slot on a cluster); a batch with an unreadable state, key by key. */
     private void peekAll(Rule rule, long cost, List<String> stateKeys, NearestKeys nearest) {
         List<Claim> claims = stateKeys.stream().map(k -> Claim.of(rule, k, cost)).toList();
-        List<List<Integer>> groups = calls.cluster() ? byStateKey.slotGroups(claims)
-                : claims.isEmpty() ? List.of() : List.of(java.util.stream.IntStream.range(0, claims.size()).boxed().toList());
-        for (List<Integer> group : groups) {
-            List<Claim> ofGroup = group.stream().map(claims::get).toList();
+        List<SlotGroups.Group> groups = calls.cluster() ? byStateKey.slotGroups(claims)
+                : claims.isEmpty() ? List.of() : List.of(SlotGroups.Group.all(claims.size()));
+        for (SlotGroups.Group group : groups) {
+            List<Claim> ofGroup = group.of(claims);
             try {
                 List<Decision> decisions = peek(ofGroup);
                 for (int i = 0; i < ofGroup.size(); i++) {

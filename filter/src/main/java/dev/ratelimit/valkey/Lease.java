@@ -109,7 +109,7 @@ final class Lease {
      * counts them as lent.
      */
     Lease remnant(long units, long now) {
-        if (take.rule().algorithm() != Algorithm.FIXED_WINDOW && entry.current(answer.undoB())) {
+        if (take.rule().algorithm() != Algorithm.FIXED_WINDOW && entry.current(answer.undo().which())) {
             entry.lent(now, take.rule().limit());
         }
         return new Lease(take, answer, start, ends, units, 0, entry, 0);
@@ -146,7 +146,7 @@ final class Lease {
             if (rule.algorithm() == Algorithm.FIXED_WINDOW) {
                 return left > 0 ? Refund.of(Claim.of(rule, take.key(), left), answer) : null;
             }
-            if (!entry.current(answer.undoB())) {
+            if (!entry.current(answer.undo().which())) {
                 // Taken from a debt the bucket has refilled since: nothing left there, and no
                 // charge (the refill it lost, the store lost too; see LeaseEntry#generation).
                 return null;

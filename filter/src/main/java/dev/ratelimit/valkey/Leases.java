@@ -418,7 +418,7 @@ final class Leases implements AutoCloseable {
     /** A take of this instance wrote the key's debt (buckets only; see {@link LeaseEntry#generation}). */
     private static void took(LeaseEntry entry, Rule rule, long at, Verdicts.Answer answer) {
         if (rule.algorithm() != Algorithm.FIXED_WINDOW) {
-            entry.generation(answer.undoB(), at, rule.limit());
+            entry.generation(answer.undo().which(), at, rule.limit());
         }
     }
 

@@ -3,6 +3,7 @@ package dev.ratelimit.valkey;
 import dev.ratelimit.Claim;
 import dev.ratelimit.RateLimitException;
 import dev.ratelimit.UnreadableStateException;
+import dev.ratelimit.internal.Undo;
 import dev.ratelimit.internal.Verdicts;
 
 import java.util.ArrayList;
@@ -52,7 +53,7 @@ final class LimiterCalls {
     }
 
     /** The claims' slot groups on a cluster (see {@link SlotGroups#of}). */
-    List<List<Integer>> slotGroups(List<Claim> claims) {
+    List<SlotGroups.Group> slotGroups(List<Claim> claims) {
         return SlotGroups.of(claims, stateKey);
     }
 
@@ -122,23 +123,20 @@ final class LimiterCalls {
     private long[] refund(List<Refund> back, boolean rememberLeases, String now) {
         long[] given = new long[back.size()];
         List<Claim> claims = back.stream().map(Refund::claim).toList();
-        List<List<Integer>> groups = cluster() ? slotGroups(claims) : List.of(allIndexes(back.size()));
+        List<SlotGroups.Group> groups = cluster() ? slotGroups(claims) : List.of(SlotGroups.Group.all(back.size()));
         for (int g = 0; g < groups.size(); g++) {
-            List<Refund> ofGroup = groups.get(g).stream().map(back::get).toList();
+            List<Refund> ofGroup = groups.get(g).of(back);
             List<Claim> claimsOfGroup = ofGroup.stream().map(Refund::claim).toList();
             List<String> keys = claimsOfGroup.stream().map(stateKey).toList();
             List<String> args = ScriptFormat.refund(now, ofGroup, callerNow(now));
             try {
                 Object reply = calls.run("refund", claimsOfGroup,
                         () -> script.run(client.client(), client.functionCalls(), script.refundName(), keys, args));
-                long[] givenOfGroup = calls.givenBack(claimsOfGroup, reply);
-                for (int j = 0; j < ofGroup.size(); j++) {
-                    given[groups.get(g).get(j)] = givenOfGroup[j];
-                }
+                groups.get(g).place(calls.givenBack(claimsOfGroup, reply), given);
             } catch (RateLimitException e) {
-                for (List<Integer> unsent : rememberLeases ? groups.subList(g, groups.size()) : List.<List<Integer>>of()) {
-                    for (int j : unsent) {
-                        lostLeases.remember(back.get(j).claim(), back.get(j).taken().undoA());
+                for (SlotGroups.Group unsent : rememberLeases ? groups.subList(g, groups.size()) : List.<SlotGroups.Group>of()) {
+                    for (Refund refund : unsent.of(back)) {
+                        lostLeases.remember(refund.claim(), refund.taken().undo().where());
                     }
                 }
                 throw e;
@@ -158,7 +156,7 @@ final class LimiterCalls {
             return;
         }
         List<Refund> releases = due.stream().map(lease -> Refund.of(lease.claim(),
-                new Verdicts.Answer(true, 0, 0, 0, 0, lease.call(), 0))).toList();
+                new Verdicts.Answer(true, 0, 0, 0, 0, new Undo(lease.call(), 0)))).toList();
         boolean[] released = null;
         try {
             long[] given = refund(releases, false);
@@ -170,14 +168,6 @@ final class LimiterCalls {
             // Valkey failed again: they are tried once more after a later answer.
         }
         lostLeases.tried(due, released);
-    }
-
-    private static List<Integer> allIndexes(int size) {
-        List<Integer> indexes = new ArrayList<>(size);
-        for (int i = 0; i < size; i++) {
-            indexes.add(i);
-        }
-        return indexes;
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.ratelimit.valkey;
 import dev.ratelimit.Claim;
 import dev.ratelimit.RateLimitException;
 import dev.ratelimit.Rule;
+import dev.ratelimit.internal.Undo;
 import dev.ratelimit.internal.Verdicts;
 
 import java.util.ArrayList;
@@ -18,10 +19,19 @@ final class ScriptFormat {
 
     /** ARGV values per rule of a deciding call: algorithm, limit, window, burst, cost, count_rejected, shadow, lend. */
     static final int RULE_ARGS = 8;
-    /** Reply values per rule: allowed, remaining, reset_after, next, wait, undo_a, undo_b. */
+    /** Reply values per rule: allowed, remaining, reset_after, next, wait, undo_where, undo_which. */
     static final int RULE_REPLY = 7;
-    /** ARGV values per rule of a refund: algorithm, limit, window, burst, cost, undo_a, undo_b, floor, headroom, lend. */
+    /** ARGV values per rule of a refund: algorithm, limit, window, burst, cost, undo_where, undo_which, floor, headroom, lend. */
     static final int REFUND_ARGS = 10;
+
+    // A rule's reply values, by offset from where they start (dispatcher.lua's Reply).
+    private static final int ALLOWED = 0;
+    private static final int REMAINING = 1;
+    private static final int RESET_AFTER = 2;
+    private static final int NEXT = 3;
+    private static final int WAIT = 4;
+    private static final int UNDO_WHERE = 5;
+    private static final int UNDO_WHICH = 6;
 
     private ScriptFormat() {
     }
@@ -65,8 +75,8 @@ final class ScriptFormat {
         args.add(now);
         for (Refund refund : refunds) {
             rule(args, refund.claim(), callerNow);
-            args.add(Long.toString(refund.taken().undoA()));
-            args.add(Long.toString(refund.taken().undoB()));
+            args.add(Long.toString(refund.taken().undo().where()));
+            args.add(Long.toString(refund.taken().undo().which()));
             args.add(Long.toString(refund.floor()));
             args.add(Long.toString(refund.headroom()));
             args.add(Long.toString(refund.lend()));
@@ -103,10 +113,10 @@ final class ScriptFormat {
         List<Verdicts.Answer> answers = new ArrayList<>(claims.size());
         for (int i = 0; i < claims.size(); i++) {
             int at = 1 + RULE_REPLY * i;
-            answers.add(new Verdicts.Answer(number(endpoint, values.get(at)) == 1, number(endpoint, values.get(at + 1)),
-                    number(endpoint, values.get(at + 2)), number(endpoint, values.get(at + 3)),
-                    number(endpoint, values.get(at + 4)), number(endpoint, values.get(at + 5)),
-                    number(endpoint, values.get(at + 6))));
+            answers.add(new Verdicts.Answer(number(endpoint, values.get(at + ALLOWED)) == 1,
+                    number(endpoint, values.get(at + REMAINING)), number(endpoint, values.get(at + RESET_AFTER)),
+                    number(endpoint, values.get(at + NEXT)), number(endpoint, values.get(at + WAIT)),
+                    new Undo(number(endpoint, values.get(at + UNDO_WHERE)), number(endpoint, values.get(at + UNDO_WHICH)))));
         }
         return answers;
     }

@@ -29,14 +29,50 @@ final class SlotGroups {
     private SlotGroups() {
     }
 
-    /** Indexes of the claims, grouped by the cluster slot of their state key, in order of appearance. */
-    static List<List<Integer>> of(List<Claim> claims, Function<Claim, String> stateKey) {
+    /**
+     * The claims of a request whose keys share a slot: where they stand in the request, in order.
+     *
+     * @param positions the claims' indexes in the request
+     */
+    record Group(List<Integer> positions) {
+
+        /** Every claim of a request of {@code size} claims: the one group off a cluster. */
+        static Group all(int size) {
+            return new Group(java.util.stream.IntStream.range(0, size).boxed().toList());
+        }
+
+        /** The group's items of a list aligned with the request's claims. */
+        <T> List<T> of(List<T> request) {
+            List<T> picked = new ArrayList<>(positions.size());
+            for (int i : positions) {
+                picked.add(request.get(i));
+            }
+            return picked;
+        }
+
+        /** Puts the group's values, in its order, at their places in the request's. */
+        <T> void place(List<T> ofGroup, T[] request) {
+            for (int j = 0; j < positions.size(); j++) {
+                request[positions.get(j)] = ofGroup.get(j);
+            }
+        }
+
+        /** Puts the group's values, in its order, at their places in the request's. */
+        void place(long[] ofGroup, long[] request) {
+            for (int j = 0; j < positions.size(); j++) {
+                request[positions.get(j)] = ofGroup[j];
+            }
+        }
+    }
+
+    /** The claims grouped by the cluster slot of their state key, in order of appearance. */
+    static List<Group> of(List<Claim> claims, Function<Claim, String> stateKey) {
         Map<Integer, List<Integer>> bySlot = new LinkedHashMap<>();
         for (int i = 0; i < claims.size(); i++) {
             int slot = JedisClusterCRC16.getSlot(stateKey.apply(claims.get(i)));
             bySlot.computeIfAbsent(slot, s -> new ArrayList<>()).add(i);
         }
-        return new ArrayList<>(bySlot.values());
+        return bySlot.values().stream().map(Group::new).toList();
     }
 
     /** The decisions, and every claim's answer (what each wrote, to give it back). */
@@ -54,18 +90,18 @@ final class SlotGroups {
      * groups that had already taken their units give them back before the failure is thrown:
      * the request is then decided by the rules' failure policies, and must hold nothing.
      */
-    static Outcome acquire(List<Claim> claims, List<List<Integer>> groups, GroupCall call, GiveBack giveBack) {
+    static Outcome acquire(List<Claim> claims, List<Group> groups, GroupCall call, GiveBack giveBack) {
         Verdicts.Answer[] answers = new Verdicts.Answer[claims.size()];
         boolean allAllowed = true;
-        for (List<Integer> group : groups) {
-            List<Claim> claimsOfGroup = subList(claims, group);
+        for (Group group : groups) {
+            List<Claim> claimsOfGroup = group.of(claims);
             allAllowed &= Verdicts.combine(claimsOfGroup, call.call(claimsOfGroup, ScriptMode.PEEK), false).allowed();
         }
-        for (List<Integer> group : groups) {
-            List<Claim> claimsOfGroup = subList(claims, group);
+        for (Group group : groups) {
+            List<Claim> claimsOfGroup = group.of(claims);
             if (allAllowed) {
                 try {
-                    put(answers, group, call.call(claimsOfGroup, ScriptMode.ACQUIRE));
+                    group.place(call.call(claimsOfGroup, ScriptMode.ACQUIRE), answers);
                 } catch (RuntimeException e) {
                     giveBackTaken(claims, answers, giveBack);
                     throw e;
@@ -74,7 +110,7 @@ final class SlotGroups {
                 // Rejected: groups with count-rejected rules record the attempt; the others only
                 // tell their state. Neither pass can turn the rejection into an allow.
                 boolean records = claimsOfGroup.stream().anyMatch(c -> c.rule().countRejected());
-                put(answers, group, call.call(claimsOfGroup, records ? ScriptMode.RECORD_REJECTION : ScriptMode.PEEK));
+                group.place(call.call(claimsOfGroup, records ? ScriptMode.RECORD_REJECTION : ScriptMode.PEEK), answers);
             }
         }
         List<Verdicts.Answer> all = List.of(answers);
@@ -96,16 +132,6 @@ final class SlotGroups {
     }
 
     static List<Claim> subList(List<Claim> claims, List<Integer> indexes) {
-        List<Claim> sub = new ArrayList<>(indexes.size());
-        for (int i : indexes) {
-            sub.add(claims.get(i));
-        }
-        return sub;
-    }
-
-    private static void put(Verdicts.Answer[] answers, List<Integer> indexes, List<Verdicts.Answer> group) {
-        for (int j = 0; j < indexes.size(); j++) {
-            answers[indexes.get(j)] = group.get(j);
-        }
+        return new Group(indexes).of(claims);
     }
 }

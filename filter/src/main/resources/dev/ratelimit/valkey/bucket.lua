@@ -129,36 +129,29 @@ local function lease_pool(d, dt, limit, lent, pool)
   return pool + math.max(0, math.max(0, dt) * limit - math.max(0, d - lent))
 end
 
--- The three functions the dispatcher calls for a bucket algorithm (see dispatcher.lua), on the
--- state as `decode` reads it and `encode` writes it:
+-- An algorithm of the limiter script (the interface is in dispatcher.lua) over the state as
+-- `decode` reads it and `encode` writes it:
 --   decode(key, value) -> stored debt (ticks), ts, w, l, g, from, to, lent, pool
 --   encode(d, at, window, limit, gen, from, to, lent, pool) -> the state's value
---
--- read(key, now, limit, window, burst, cost) -> allowed, d, expires, gen, at, lent, pool
---   its verdict for `cost` units (1 <= cost <= burst, checked by the caller), the debt now,
---   when the state is forgotten (nil: none), the generation a write keeps (nil: a new one), the
---   time a write stamps (write_time), and the leases' accounts brought to it.
--- finish(key, now, limit, window, burst, cost, consume, count_rejected, lend, allowed, d, expires,
---        gen, at, lent, pool)
---   takes the units if consume (false: a read-only decision), `lend` of them for a local lease;
---   returns allowed (0/1), remaining, reset_after_ms, next_ms (the effective window, draft-11's
---   t: when the next whole unit is back; 0 with the bucket full), wait_ms (until a request of this
---   cost would be allowed; 0 if it would be now), all of the state after any write, then the two
---   numbers that undo the write: the time of the call and the generation, or -1, 0.
--- refund(key, now, limit, window, burst, cost, taken_at, gen, floor, headroom, lend)
---   gives back the cost less the refill the bucket would have lost without it (refundable), and
---   for a lease's give-back its `lend` units leave the leases' accounts; nothing once a rule of
---   another window or limit has written the state, nor to a debt of another generation. Returns
---   the ticks it gave back (0: none).
+-- 1 <= cost <= burst, checked by the caller.
+-- read returns: verdict, d, expires, gen, at, lent, pool: the debt now, when the state is
+--   forgotten (nil: none), the generation a write keeps (nil: a new one), the time a write stamps
+--   (write_time), and the leases' accounts brought to it.
+-- finish takes `lend` of the units for a local lease; its next_ms is when the next whole unit is
+--   back, 0 with the bucket full.
+-- Undo values: the time of the call and the generation. Its refund gives back the cost less the
+--   refill the bucket would have lost without it (refundable), and for a lease's give-back its
+--   `lend` units leave the leases' accounts; nothing once a rule of another window or limit has
+--   written the state, nor to a debt of another generation. Returns the ticks it gave back.
 local function bucket_algorithm(decode, encode)
   -- Writes a debt of d ticks at ms at, forgotten when it is refilled; a full bucket (d = 0) is
   -- a missing key.
-  local function store(key, at, now, window, limit, d, gen, from, to, lent, pool)
+  local function store(call, key, at, window, limit, d, gen, from, to, lent, pool)
     if d == 0 then
       redis.call('DEL', key)
     else
       redis.call('SET', key, encode(d, at, window, limit, gen, from, to, lent, pool),
-        'PX', ttl(cdiv(d, limit) + at - now))
+        'PX', ttl(call, cdiv(d, limit) + at - call.now))
     end
   end
 
@@ -168,7 +161,8 @@ local function bucket_algorithm(decode, encode)
     return math.min(cdiv(d + c * window - capacity, limit), expires - now)
   end
 
-  local function read(key, now, limit, window, burst, cost)
+  local function read(call, key, limit, window, burst, cost)
+    local now = call.now
     local d, expires, gen, at, lent, pool = 0, nil, nil, now, 0, 0
     local value = redis.call('GET', key)
     if value then
@@ -185,8 +179,9 @@ local function bucket_algorithm(decode, encode)
     return d + cost * window <= burst * window, d, expires, gen, at, lent, pool
   end
 
-  local function finish(key, now, limit, window, burst, cost, consume, _, lend, allowed, d, expires, gen, at, lent,
+  local function finish(call, key, limit, window, burst, cost, consume, _, lend, allowed, d, expires, gen, at, lent,
                         pool)
+    local now = call.now
     local capacity = burst * window
     local need = cost * window
     if consume then
@@ -194,9 +189,9 @@ local function bucket_algorithm(decode, encode)
       -- client stays locked out after it stops for at most twice the time to refill.
       d = math.min(d + need, 2 * capacity)
       expires = at + cdiv(d, limit)
-      gen = generation(gen)
+      gen = generation(call, gen)
       -- A take starts afresh what plain refunds charged (their units are in the debt read).
-      store(key, at, now, window, limit, d, gen, 0, 0, lent + lend * window, pool)
+      store(call, key, at, window, limit, d, gen, 0, 0, lent + lend * window, pool)
     end
 
     local remaining = 0
@@ -215,7 +210,7 @@ local function bucket_algorithm(decode, encode)
     return allowed and 1 or 0, remaining, reset_after, next_after, wait, consume and now or -1, consume and gen or 0
   end
 
-  local function refund(key, now, limit, window, burst, cost, taken_at, charged_gen, floor, headroom, lend)
+  local function refund(call, key, limit, window, burst, cost, taken_at, charged_gen, floor, headroom, lend)
     local value = redis.call('GET', key)
     if not value then
       return 0
@@ -227,13 +222,13 @@ local function bucket_algorithm(decode, encode)
       -- started since (a reset): the units are not in it.
       return 0
     end
-    local _, d, _, _, at, lent, pool = read(key, now, limit, window, burst, cost)
+    local _, d, _, _, at, lent, pool = read(call, key, limit, window, burst, cost)
     local back, charge
     back, from, to, charge = refundable(d, at, limit, window, cost, taken_at, from, to, floor, headroom, pool)
     lent = math.max(0, lent - lend * window)
     pool = lent > 0 and math.max(0, pool - charge) or 0
     if back > 0 or lend > 0 then
-      store(key, at, now, window, limit, d - back, g, from, to, lent, pool)
+      store(call, key, at, window, limit, d - back, g, from, to, lent, pool)
     end
     return back
   end

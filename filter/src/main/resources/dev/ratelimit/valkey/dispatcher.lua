@@ -12,7 +12,7 @@
 --           rejection decided elsewhere (a cluster's other slot group rejected the request):
 --           only count_rejected rules write, and the request is never allowed
 -- ARGV[3]   a number the caller chose for this call, unique among its calls (1 to 2^53):
---           the leases a concurrency rule takes are named after it, so that a caller whose
+--           the permits a concurrency rule takes are named after it, so that a caller whose
 --           reply was lost still knows what to release
 -- ARGV[4..] RULE_ARGS (8) values per rule i, starting at ARGV[4 + RULE_ARGS * (i - 1)]:
 --           algorithm id, limit, window ms, burst, cost, count_rejected (1/0), shadow (1/0),
@@ -22,44 +22,69 @@
 --           epoch ms (see fixed-window.lua)
 --
 -- Reply: { all_allowed (0/1), then RULE_REPLY (7) values for each rule i, from 2 + RULE_REPLY * (i - 1):
---          allowed (0/1), remaining, reset_after_ms, next_ms, wait_ms, undo_a, undo_b }
--- where next_ms is the time until rule i makes more quota available (the effective window;
--- 0 when none will come, its quota being full; see each algorithm's file), wait_ms is the time until a request of the same cost would be allowed by rule i as
--- its state is after this call (0 if it would be now): a rejected request may retry after
--- the longest wait of its enforcing rules, including rules the rejection itself charged;
--- undo_a and undo_b say what rule i wrote, for refund.lua to give it back (undo_a = -1: rule i
--- wrote nothing).
+--          allowed (0/1), remaining, reset_after_ms, next_ms, wait_ms, undo_where, undo_which }
+-- where next_ms is the time until rule i makes more quota available (the effective window,
+-- draft-11's t; 0 when none will come, its quota being full; see each algorithm's file), wait_ms
+-- is the time until a request of the same cost would be allowed by rule i as its state is after
+-- this call (0 if it would be now): a rejected request may retry after the longest wait of its
+-- enforcing rules, including rules the rejection itself charged; undo_where and undo_which say
+-- what rule i wrote, for refund.lua to give it back (undo_where = -1: rule i wrote nothing).
 --
 -- Or an error "RATELIMIT_STATE <i> <message>" when the state of rule i cannot be read (a key
 -- of another type, a value in another form): a fault of that key, not of the server.
 --
 -- All-or-nothing: every rule's state is read once and decided before any is written. If all
 -- allow, all consume; if any rejects, only rules with count_rejected record the attempt and the
--- others are left exactly as they were. A shadow rule only observes: its verdict does not count towards
--- all_allowed, and when the request passes it counts exactly as it would alone.
+-- others are left exactly as they were. A shadow rule only observes: its verdict does not count
+-- towards all_allowed, and when the request passes it counts exactly as it would alone.
+--
+-- The algorithm interface, the same for every file in ALGORITHMS (each file documents only its
+-- state, what its read returns and what its undo values are):
+--
+-- read(call, key, limit, window, burst, cost) -> verdict, ...
+--   call    the call being run (see begin_call in the prelude: its now, id and TTL slack)
+--   key     the state key (KEYS[i]); limit, window (ms, or a calendar window's boundaries),
+--           burst and cost as the call gave them, checked by the caller (1 <= cost <= limit,
+--           or <= burst for a bucket)
+--   reads the state and returns the rule's own verdict (a boolean), then what it read: plain
+--   values, so that nothing is allocated for the common one-rule call.
+-- finish(call, key, limit, window, burst, cost, consume, count_rejected, lend, verdict, ...)
+--   takes the units if consume (false: a read-only decision), on what read returned; lend is
+--   how many of them a local lease takes (buckets only). Returns the rule's reply values above,
+--   all describing the state after any write.
+-- refund(call, key, limit, window, burst, cost, undo_where, undo_which, floor, headroom, lend)
+--   gives back units a finish took, if they are still there, never units taken since in their
+--   place; floor, headroom and lend only matter to a bucket (see refund.lua). Returns 0 when
+--   nothing went back.
 
 -- The rule being run, so that an error can name it: one pcall per call, not one per rule.
 local current = 0
 
--- Rule i's algorithm and its numbers. ARGV of rule i start at 4 + RULE_ARGS * (i - 1).
+-- Where rule i's values start in ARGV, and their offsets from there (RULE_ARGS in all).
+local function base(i)
+  return 4 + RULE_ARGS * (i - 1)
+end
+local ALGORITHM, LIMIT, WINDOW, BURST, COST, COUNT_REJECTED, SHADOW, LEND = 0, 1, 2, 3, 4, 5, 6, 7
+
+-- Rule i's algorithm and its numbers.
 local function rule(ARGV, i)
-  local base = 4 + RULE_ARGS * (i - 1)
+  local at = base(i)
   -- A calendar window (fixed-window only) comes as its period boundaries "b0,b1,b2,b3", which
   -- are not a number: the algorithm reads the text (see fixed-window.lua).
-  return ALGORITHMS[ARGV[base]], tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]) or ARGV[base + 2],
-    tonumber(ARGV[base + 3]), tonumber(ARGV[base + 4])
+  return ALGORITHMS[ARGV[at + ALGORITHM]], tonumber(ARGV[at + LIMIT]),
+    tonumber(ARGV[at + WINDOW]) or ARGV[at + WINDOW], tonumber(ARGV[at + BURST]), tonumber(ARGV[at + COST])
 end
 
 local function counts_rejected(ARGV, i)
-  return ARGV[4 + RULE_ARGS * (i - 1) + 5] == '1'
+  return ARGV[base(i) + COUNT_REJECTED] == '1'
 end
 
 local function shadow(ARGV, i)
-  return ARGV[4 + RULE_ARGS * (i - 1) + 6] == '1'
+  return ARGV[base(i) + SHADOW] == '1'
 end
 
 local function lend(ARGV, i)
-  return tonumber(ARGV[4 + RULE_ARGS * (i - 1) + 7])
+  return tonumber(ARGV[base(i) + LEND])
 end
 
 -- Whether rule i takes its units, given its own verdict and the request's.
@@ -73,10 +98,10 @@ local function consumes(ARGV, i, mode, verdict, all_allowed)
 end
 
 -- One rule, the common case: read, decide, finish, with nothing kept in between.
-local function decide_one(KEYS, ARGV, now, mode)
+local function decide_one(KEYS, ARGV, call, mode)
   current = 1
   local algorithm, limit, window, burst, cost = rule(ARGV, 1)
-  local verdict, a, b, c, d, e, f = algorithm.read(KEYS[1], now, limit, window, burst, cost)
+  local verdict, a, b, c, d, e, f = algorithm.read(call, KEYS[1], limit, window, burst, cost)
   local all_allowed = 0
   if mode ~= '2' and (verdict or shadow(ARGV, 1)) then
     all_allowed = 1
@@ -84,24 +109,25 @@ local function decide_one(KEYS, ARGV, now, mode)
   local consume = consumes(ARGV, 1, mode, verdict, all_allowed)
   -- finish also gets the rule's count_rejected flag (the fixed window reads it, for its t) and
   -- its lend (a bucket's leases' account), then what read returned.
-  local allowed, remaining, reset_after, next_after, wait, undo_a, undo_b = algorithm.finish(KEYS[1], now, limit,
-    window, burst, cost, consume, counts_rejected(ARGV, 1), lend(ARGV, 1), verdict, a, b, c, d, e, f)
-  return { all_allowed, allowed, remaining, reset_after, next_after, wait, undo_a, undo_b }
+  local allowed, remaining, reset_after, next_after, wait, undo_where, undo_which = algorithm.finish(call, KEYS[1],
+    limit, window, burst, cost, consume, counts_rejected(ARGV, 1), lend(ARGV, 1), verdict, a, b, c, d, e, f)
+  return { all_allowed, allowed, remaining, reset_after, next_after, wait, undo_where, undo_which }
 end
 
-local function decide(KEYS, ARGV, now, mode)
+local function decide(KEYS, ARGV, call, mode)
   local n = #KEYS
   if n == 1 then
-    return decide_one(KEYS, ARGV, now, mode)
+    return decide_one(KEYS, ARGV, call, mode)
   end
-  local verdicts, as, bs, cs, ds, es, fs = {}, {}, {}, {}, {}, {}, {}
+  -- Each rule's read, whole: its verdict first, then what finish needs of it.
+  local reads = {}
   local all_allowed = mode == '2' and 0 or 1
   -- Every state is read, and every verdict known, before anything is written.
   for i = 1, n do
     current = i
     local algorithm, limit, window, burst, cost = rule(ARGV, i)
-    verdicts[i], as[i], bs[i], cs[i], ds[i], es[i], fs[i] = algorithm.read(KEYS[i], now, limit, window, burst, cost)
-    if not verdicts[i] and not shadow(ARGV, i) then
+    reads[i] = { algorithm.read(call, KEYS[i], limit, window, burst, cost) }
+    if not reads[i][1] and not shadow(ARGV, i) then
       all_allowed = 0
     end
   end
@@ -110,25 +136,25 @@ local function decide(KEYS, ARGV, now, mode)
   for i = 1, n do
     current = i
     local algorithm, limit, window, burst, cost = rule(ARGV, i)
-    local consume = consumes(ARGV, i, mode, verdicts[i], all_allowed)
+    local read = reads[i]
+    local consume = consumes(ARGV, i, mode, read[1], all_allowed)
     local at = 2 + RULE_REPLY * (i - 1)
     reply[at], reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4], reply[at + 5], reply[at + 6] =
-      algorithm.finish(KEYS[i], now, limit, window, burst, cost, consume, counts_rejected(ARGV, i), lend(ARGV, i),
-        verdicts[i], as[i], bs[i], cs[i], ds[i], es[i], fs[i])
+      algorithm.finish(call, KEYS[i], limit, window, burst, cost, consume, counts_rejected(ARGV, i), lend(ARGV, i),
+        read[1], read[2], read[3], read[4], read[5], read[6], read[7])
   end
   return reply
 end
 
 return function(KEYS, ARGV)
-  local now = clock(ARGV[1])
-  CALL_ID = tonumber(ARGV[3])
+  local call = begin_call(ARGV[1], tonumber(ARGV[3]))
   for i = 1, #KEYS do
-    local id = ARGV[4 + RULE_ARGS * (i - 1)]
+    local id = ARGV[base(i) + ALGORITHM]
     if not ALGORITHMS[id] then
       return redis.error_reply('unknown algorithm ' .. tostring(id))
     end
   end
-  local ok, reply = pcall(decide, KEYS, ARGV, now, ARGV[2])
+  local ok, reply = pcall(decide, KEYS, ARGV, call, ARGV[2])
   if ok then
     return reply
   end

@@ -1,29 +1,13 @@
 -- fixed-window.lua: a counter per window aligned to the epoch (INCR + EXPIRE NX semantics), or
 -- per calendar period (a day, week or month in a time zone; see period below).
 --
--- A chunk of the limiter script: it returns the two functions the dispatcher calls for every
--- rule of this algorithm. The prelude's helpers (idiv, cdiv, int, ttl, fields) are in scope.
---
--- read(key, now, limit, window, burst, cost) -> allowed, count, ends, gen
---   key      the state key (KEYS[i])
---   now      the time in ms (server TIME or the client's clock)
---   limit    units per window; window in ms, or a calendar window's boundaries (see period);
---            burst is not used by this algorithm
---   cost     units this request takes (1 <= cost <= limit, checked by the caller)
--- reads the state and returns this rule's own verdict (a boolean) and what it read;
--- finish(key, now, limit, window, burst, cost, consume, count_rejected, lend, allowed, count, ends, gen)
---   takes the units if consume (false: a read-only decision), on what read returned:
---   the dispatcher decides consume from every rule's verdict, so each state is read
---   once per call. Plain values, not a closure or a table: nothing is allocated.
--- finish returns allowed (0/1), remaining, reset_after_ms, next_ms, wait_ms, all describing
--- the state after any write; next_ms is the time until more quota is made available (the
--- effective window, draft-11's t: the counted window's end, or the current one's if sooner
--- (after an edit of the window) while a unit is left to take, also with nothing counted); wait_ms is the time until a request of this cost
--- would be allowed (0 if it would be now); then the two numbers that undo the write (see refund), here the end
--- of the window charged and the state's generation, or -1, 0 when nothing was written.
--- refund(key, now, limit, window, burst, cost, ends, gen) gives the cost back to the window that
---   ends at `ends`, if that window is still the current one and its count is still the one the
---   units went into (generation gen); returns 1 if it gave it back.
+-- An algorithm of the limiter script (the interface is in dispatcher.lua).
+-- read returns: verdict, count, ends, gen (what the state holds now; ends and gen nil for none).
+-- Its next_ms is the counted window's end, or the current one's if sooner (after an edit of the
+-- window) while a unit is left to take, also with nothing counted.
+-- Undo values: the end of the window charged and the state's generation. Its refund gives the
+-- cost back to the window that ends there, if that window is still the current one and its count
+-- is still the one the units went into.
 --
 -- State: one string "<end ms>:<count>:<gen>", the units counted in the window that ends at
 -- `end`; it expires then. gen is the number of the call that started the count (see fields in
@@ -65,15 +49,16 @@ end
 
 -- Writes count units in the window that ends at `ends`; the TTL is exactly what is left of the
 -- window, the state being worthless after it. An empty window (count = 0) is a missing key.
-local function store(key, now, ends, count, gen)
+local function store(call, key, ends, count, gen)
   if count == 0 then
     redis.call('DEL', key)
   else
-    redis.call('SET', key, int(ends) .. ':' .. int(count) .. ':' .. int(gen), 'PX', ttl(ends - now))
+    redis.call('SET', key, int(ends) .. ':' .. int(count) .. ':' .. int(gen), 'PX', ttl(call, ends - call.now))
   end
 end
 
-local function read(key, now, limit, window, burst, cost)
+local function read(call, key, limit, window, burst, cost)
+  local now = call.now
   -- Checked before anything is read: a now outside the calendar's periods decides nothing.
   period(now, window)
 
@@ -90,14 +75,15 @@ local function read(key, now, limit, window, burst, cost)
   return allowed, count, ends, gen
 end
 
-local function finish(key, now, limit, window, burst, cost, consume, count_rejected, _, allowed, count, ends, gen)
+local function finish(call, key, limit, window, burst, cost, consume, count_rejected, _, allowed, count, ends, gen)
+  local now = call.now
   local start, stop = period(now, window)
   if consume then
     -- The count goes on whole (an edited window only moves its end), so its generation does.
-    gen = generation(gen)
+    gen = generation(call, gen)
     count = count + cost
     ends = stop
-    store(key, now, ends, count, gen)
+    store(call, key, ends, count, gen)
   end
 
   local remaining = math.max(0, limit - count)
@@ -125,7 +111,8 @@ local function finish(key, now, limit, window, burst, cost, consume, count_rejec
   return allowed and 1 or 0, remaining, reset_after, next_after, wait, consume and ends or -1, consume and gen or 0
 end
 
-local function refund(key, now, limit, window, burst, cost, charged_end, charged_gen)
+local function refund(call, key, limit, window, burst, cost, charged_end, charged_gen)
+  local now = call.now
   local value = redis.call('GET', key)
   if not value then
     return 0
@@ -136,7 +123,7 @@ local function refund(key, now, limit, window, burst, cost, charged_end, charged
   if ends ~= charged_end or gen ~= charged_gen or now >= ends then
     return 0
   end
-  store(key, now, ends, math.max(0, count - cost), gen)
+  store(call, key, ends, math.max(0, count - cost), gen)
   return 1
 end
 

@@ -31,39 +31,37 @@ local function int(x)
   return string.format('%d', x)
 end
 
--- Extra life given to every key when time comes from the client's clock (set by the
--- dispatcher): the app servers' clocks need not agree with the server's, and every state
--- records its own expiry in its value, so the TTL only has to outlive it, never to match it.
-local TTL_SLACK = 0
-
--- The TTL, in ms, for a state that stops mattering `ms` from now.
-local function ttl(ms)
-  return ms + TTL_SLACK
+-- The call being run, passed to every algorithm function as `call` (nothing of a call is kept
+-- in the library between calls):
+--   call.now        its time in ms: ARGV[1] from the client's clock, or -1 for the server's TIME
+--                   (one clock for every app instance; TIME is allowed since effects, not code,
+--                   are replicated)
+--   call.id         the number the caller chose for it (a deciding call's ARGV[3]; 0 for a
+--                   refund): a state it starts is of this generation, and a concurrency rule
+--                   names its permits after it
+--   call.ttl_slack  extra life given to every key when time comes from the client's clock: the
+--                   app servers' clocks need not agree with the server's, and every state
+--                   records its own expiry in its value, so the TTL only has to outlive it,
+--                   never to match it
+local function begin_call(time_argument, id)
+  local now = tonumber(time_argument)
+  if now < 0 then
+    local time = redis.call('TIME')
+    return { now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000), id = id, ttl_slack = 0 }
+  end
+  return { now = now, id = id, ttl_slack = 10000 }
 end
 
--- The number the caller chose for the deciding call being run (its ARGV[3], set by the
--- dispatcher): a concurrency rule names its leases after it. An upvalue of the library.
-local CALL_ID = 0
-
--- The time of a call in ms: ARGV[1] from the client's clock, or -1 for the server's TIME (one
--- clock for every app instance; TIME is allowed since effects, not code, are replicated).
--- Sets TTL_SLACK for the call: an upvalue of the library, it outlives the call.
-local function clock(argument)
-  local now = tonumber(argument)
-  if now < 0 then
-    TTL_SLACK = 0
-    local time = redis.call('TIME')
-    return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-  end
-  TTL_SLACK = 10000
-  return now
+-- The TTL, in ms, for a state that stops mattering `ms` from the call's now.
+local function ttl(call, ms)
+  return ms + call.ttl_slack
 end
 
 -- The fields of a state value "<n>:<n>:...", as numbers, by a pattern of that many "(%d+)"
 -- joined by ':'; an error (a data error of this one key, reported by the dispatcher) when the
 -- value is not in that form. One string.match, no table: this runs on every decision.
 --
--- The last field of every string state is its generation: the number of the call (CALL_ID)
+-- The last field of every string state is its generation: the number of the call (call.id)
 -- that started the units it holds. A refund names the generation it charged and gives nothing
 -- back to a state of another one, so units taken after a reset, or after an edit dropped the
 -- reservation's units, are never given back in its place. A value of the form before
@@ -84,11 +82,11 @@ end
 -- The generation a write gives its state: the one it read when the write keeps every unit of
 -- it (`kept`, the read's generation or nil), else a new one, this call's number. A state of the
 -- form before generations (0) starts a new one too.
-local function generation(kept)
+local function generation(call, kept)
   if kept and kept > 0 then
     return kept
   end
-  return CALL_ID
+  return call.id
 end
 
 -- The call format, documented in dispatcher.lua and refund.lua: values per rule in an acquiring
@@ -97,9 +95,9 @@ local RULE_ARGS = 8
 local RULE_REPLY = 7
 local REFUND_ARGS = 10
 
--- The sliding log's and the concurrency leases' sorted-set members: one per unit,
+-- The sliding log's and the concurrency permits' sorted-set members: one per unit,
 -- "<ms>:<seq>:<window>", seq zero-padded so that members of one millisecond sort in the order
--- they were added (a lease has its call's number where the log has the ms). A log's member
+-- they were added (a permit has its call's number where the log has the ms). A log's member
 -- also names the call that added it, "<ms>:<seq>:<call>:<window>": seq restarts once the
 -- members of a millisecond are gone (a reset), the call's number never does, so a refund
 -- removes its own units and never those of a later call that reused their ms and seq. A call

@@ -1,26 +1,11 @@
 -- sliding-log.lua: an exact sliding window kept as a sorted set of request times.
 --
--- A chunk of the limiter script: it returns the two functions the dispatcher calls for every
--- rule of this algorithm. The prelude's helpers (idiv, cdiv, int, ttl, fields) are in scope.
---
--- read(key, now, limit, window, burst, cost) -> allowed, count, expires
---   key      the state key (KEYS[i])
---   now      the time in ms (server TIME or the client's clock)
---   limit    units per window; window in ms; burst is not used by this algorithm
---   cost     units this request takes (1 <= cost <= limit <= 10,000, checked by the caller)
--- reads the state and returns this rule's own verdict (a boolean) and what it read;
--- finish(key, now, limit, window, burst, cost, consume, count_rejected, lend, allowed, count, expires)
---   takes the units if consume (false: a read-only decision), on what read returned:
---   the dispatcher decides consume from every rule's verdict, so each state is read
---   once per call. Plain values, not a closure or a table: nothing is allocated.
--- finish returns allowed (0/1), remaining, reset_after_ms, next_ms, wait_ms, all describing
--- the state after any write; next_ms is the time until more quota is made available (the
--- effective window, draft-11's t: when the oldest counted entry leaves the window; 0 with none counted); wait_ms is the time until a request of this cost
--- would be allowed (0 if it would be now); then the two numbers that undo the write (see refund), here the ms
--- and the call's number (CALL_ID), or -1, 0 when nothing was written.
--- refund(key, now, limit, window, burst, cost, ms, call) removes exactly the members that call
---   added, those still there (the oldest may have been trimmed since), if they are still in
---   the window of the rule that took them (else it leaves them); returns 1 if it removed any.
+-- An algorithm of the limiter script (the interface is in dispatcher.lua).
+-- read returns: verdict, count, expires (1 <= cost <= limit <= 10,000, checked by the caller).
+-- Its next_ms is when the oldest counted entry leaves the window; 0 with none counted.
+-- Undo values: the ms of the entries and the number of the call that added them. Its refund
+-- removes exactly those members, those still there (the oldest may have been trimmed since), if
+-- they are still in the window of the rule that took them.
 --
 -- State: a sorted set with one member per unit taken, scored by its time in ms. An entry at
 -- time t is inside the window while t > now - window. Members are
@@ -53,7 +38,8 @@ local function wait_for(c, key, in_window, count, limit, window, expires, now)
   return math.min(math.max(1, tonumber(entry[2]) + window - now), expires - now)
 end
 
-local function read(key, now, limit, window, burst, cost)
+local function read(call, key, limit, window, burst, cost)
+  local now = call.now
   local since = now - window
   local in_window = '(' .. int(since)
 
@@ -70,7 +56,8 @@ local function read(key, now, limit, window, burst, cost)
   return allowed, count, expires
 end
 
-local function finish(key, now, limit, window, burst, cost, consume, _, _, allowed, count, expires)
+local function finish(call, key, limit, window, burst, cost, consume, _, _, allowed, count, expires)
+  local now = call.now
   local since = now - window
   local seq = -1
   local in_window = '(' .. int(since)
@@ -87,14 +74,14 @@ local function finish(key, now, limit, window, burst, cost, consume, _, _, allow
     if last[1] then
       seq = tonumber(string.match(last[1], '^%d+:(%d+):')) + 1
     end
-    add_members(key, now, now, seq, cost, window, CALL_ID)
+    add_members(key, now, now, seq, cost, window, call.id)
     -- Only the newest `limit` entries can ever decide anything: the window holds too many
     -- exactly until the oldest of them leaves. Counting rejected requests therefore never
     -- makes the set larger than the limit.
     redis.call('ZREMRANGEBYRANK', key, 0, -(limit + 1))
     count = redis.call('ZCARD', key)
     expires = forgotten_at(key)
-    redis.call('PEXPIRE', key, ttl(expires - now))
+    redis.call('PEXPIRE', key, ttl(call, expires - now))
   end
 
   local remaining = math.max(0, limit - count)
@@ -113,10 +100,11 @@ local function finish(key, now, limit, window, burst, cost, consume, _, _, allow
   if count + cost > limit then
     wait = wait_for(cost, key, in_window, count, limit, window, expires, now)
   end
-  return allowed and 1 or 0, remaining, reset_after, next_after, wait, consume and now or -1, consume and CALL_ID or 0
+  return allowed and 1 or 0, remaining, reset_after, next_after, wait, consume and now or -1, consume and call.id or 0
 end
 
-local function refund(key, now, limit, window, burst, cost, ms, call)
+local function refund(call, key, limit, window, burst, cost, ms, taker)
+  local now = call.now
   -- Only entries still in the window are given back: one that has left it no longer counts by
   -- its rule, and stays (a rule edited to a longer window may still count it: removing it would
   -- make room the reply does not report).
@@ -127,7 +115,7 @@ local function refund(key, now, limit, window, burst, cost, ms, call)
   local before = redis.call('ZCOUNT', key, in_window, '+inf')
   -- The call's members are among those of its millisecond (at most the limit and a cost).
   local mine = {}
-  local suffix = ':' .. int(call) .. ':' .. int(window)
+  local suffix = ':' .. int(taker) .. ':' .. int(window)
   for _, m in ipairs(redis.call('ZRANGEBYSCORE', key, int(ms), int(ms))) do
     if string.sub(m, -#suffix) == suffix then
       mine[#mine + 1] = m

@@ -1,31 +1,14 @@
 -- sliding-window-counter.lua: the current and previous fixed windows, the previous one
 -- weighted by how much of it still overlaps the sliding window.
 --
--- A chunk of the limiter script: it returns the two functions the dispatcher calls for every
--- rule of this algorithm. The prelude's helpers (idiv, cdiv, int, ttl, fields) are in scope.
---
--- read(key, now, limit, window, burst, cost) -> allowed, cur, prev, expires, gen
---   key      the state key (KEYS[i])
---   now      the time in ms (server TIME or the client's clock)
---   limit    units per window; window in ms; burst is not used by this algorithm
---   cost     units this request takes (1 <= cost <= limit, checked by the caller)
--- reads the state and returns this rule's own verdict (a boolean) and what it read;
--- finish(key, now, limit, window, burst, cost, consume, count_rejected, lend, allowed, cur, prev,
---        expires, gen)
---   takes the units if consume (false: a read-only decision), on what read returned:
---   the dispatcher decides consume from every rule's verdict, so each state is read
---   once per call. Plain values, not a closure or a table: nothing is allocated.
--- finish returns allowed (0/1), remaining, reset_after_ms, next_ms, wait_ms, all describing
--- the state after any write; next_ms is the time until more quota is made available (the
--- effective window, draft-11's t: when one more unit fits beside the remaining ones taken now;
--- 0 with nothing counted in either window); wait_ms is the time until a request of this cost
--- would be allowed (0 if it would be now); then the two numbers that undo the write (see refund), here the
--- start of the window charged and the state's generation, or -1, 0 when nothing was written.
--- refund(key, now, limit, window, burst, cost, start, gen) takes the cost off the count of the
---   window that starts at `start`, if that window is still the current one and its count is
---   still the one the units went into (generation gen); returns 1 if it gave it back. A window
---   that has rolled over is left alone: its count already weighs as the previous window's, and
---   the weight it had when decisions were made is history.
+-- An algorithm of the limiter script (the interface is in dispatcher.lua).
+-- read returns: verdict, cur, prev, expires, gen.
+-- Its next_ms is when one more unit fits beside the remaining ones taken now; 0 with nothing
+-- counted in either window.
+-- Undo values: the start of the window charged and the state's generation. Its refund takes the
+-- cost off the count of that window, if it is still the current one and its count is still the
+-- one the units went into. A window that has rolled over is left alone: its count already weighs
+-- as the previous window's, and the weight it had when decisions were made is history.
 --
 -- State: one string "<s>:<tw>:<c>:<p>:<x>:<g>": c units counted in the window starting at ms
 -- s, the last of them at ms tw; p units in the window before it (so before s); the state is
@@ -45,9 +28,9 @@
 -- The estimate is  cur + prev * (window - elapsed) / window.  Everything below is that
 -- estimate multiplied by `window`, so it stays in integers and the comparison is exact.
 -- Writes the state "<s>:<tw>:<c>:<p>:<x>" (see above), which lives until x.
-local function store(key, now, s, tw, c, p, x, g)
+local function store(call, key, s, tw, c, p, x, g)
   redis.call('SET', key, int(s) .. ':' .. int(tw) .. ':' .. int(c) .. ':' .. int(p) .. ':' .. int(x) .. ':'
-    .. int(g), 'PX', ttl(x - now))
+    .. int(g), 'PX', ttl(call, x - call.now))
 end
 
 -- The time until c units fit, for counts that do not let them in now (c <= limit): the
@@ -72,7 +55,8 @@ local function wait_for(c, cur, prev, elapsed, window, limit)
   return (window - elapsed) + next_at
 end
 
-local function read(key, now, limit, window, burst, cost)
+local function read(call, key, limit, window, burst, cost)
+  local now = call.now
   local start = now - now % window
   local elapsed = now - start
 
@@ -109,7 +93,8 @@ local function read(key, now, limit, window, burst, cost)
   return allowed, cur, prev, expires, gen
 end
 
-local function finish(key, now, limit, window, burst, cost, consume, _, _, allowed, cur, prev, expires, gen)
+local function finish(call, key, limit, window, burst, cost, consume, _, _, allowed, cur, prev, expires, gen)
+  local now = call.now
   local start = now - now % window
   local elapsed = now - start
   local prev_weight = prev * (window - elapsed)
@@ -119,8 +104,8 @@ local function finish(key, now, limit, window, burst, cost, consume, _, _, allow
     cur = math.min(cur + cost, math.max(limit, cur))
     -- The current count weighs on decisions until the end of the next window.
     expires = start + 2 * window
-    gen = generation(gen)
-    store(key, now, start, now, cur, prev, expires, gen)
+    gen = generation(call, gen)
+    store(call, key, start, now, cur, prev, expires, gen)
   end
 
   local used = cur * window + prev_weight
@@ -154,7 +139,8 @@ local function finish(key, now, limit, window, burst, cost, consume, _, _, allow
   return allowed and 1 or 0, remaining, reset_after, next_after, wait, consume and start or -1, consume and gen or 0
 end
 
-local function refund(key, now, limit, window, burst, cost, charged_start, charged_gen)
+local function refund(call, key, limit, window, burst, cost, charged_start, charged_gen)
+  local now = call.now
   local value = redis.call('GET', key)
   if not value then
     return 0
@@ -163,7 +149,7 @@ local function refund(key, now, limit, window, burst, cost, charged_start, charg
   if s ~= charged_start or g ~= charged_gen or now >= s + window or now >= x then
     return 0
   end
-  store(key, now, s, tw, math.max(0, c - cost), p, x, g)
+  store(call, key, s, tw, math.max(0, c - cost), p, x, g)
   return 1
 end
 

@@ -3,6 +3,7 @@ package dev.ratelimit.valkey;
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.Claim;
 import dev.ratelimit.Rule;
+import dev.ratelimit.internal.Undo;
 import dev.ratelimit.internal.Verdicts;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -62,7 +63,7 @@ class LeaseGiveBackOrderTest {
     /** A take of the request's unit and a lease of 4 (and its margin of 2), answered with debt generation {@code gen}. */
     private Lease take(long gen) {
         long start = clock.get();
-        Verdicts.Answer answer = new Verdicts.Answer(true, 30, 10_000, 10_000, 0, start, gen);
+        Verdicts.Answer answer = new Verdicts.Answer(true, 30, 10_000, 10_000, 0, new Undo(start, gen));
         Leases.Taken taken = leases.taken(CLAIM, 1, POLICY, POLICY.size() + POLICY.margin(RULE), answer, start);
         assertThat(taken.lease()).isNotNull();
         return taken.lease();
@@ -114,7 +115,7 @@ class LeaseGiveBackOrderTest {
         List<Refund> refunds = sent.stream().flatMap(s -> s.refunds().stream()).toList();
         assertThat(refunds).as("the first lease's debt is gone: the store takes nothing back to it").hasSize(1);
         Refund second = refunds.get(0);
-        assertThat(second.taken().undoB()).isEqualTo(8);
+        assertThat(second.taken().undo().which()).isEqualTo(8);
         // This instance's bucket held the second take's own unit for 10 s of the lease's 25 s, then
         // lost 15 s of refill: that, not the refill lost while the store's bucket was full too.
         assertThat(second.floor()).isEqualTo(15_000 * RULE.limit());

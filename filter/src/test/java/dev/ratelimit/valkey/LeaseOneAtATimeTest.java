@@ -3,6 +3,7 @@ package dev.ratelimit.valkey;
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.Claim;
 import dev.ratelimit.Rule;
+import dev.ratelimit.internal.Undo;
 import dev.ratelimit.internal.Verdicts;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -35,7 +36,7 @@ class LeaseOneAtATimeTest {
     }
 
     private static Verdicts.Answer allowed() {
-        return new Verdicts.Answer(true, 4_000, 3_000_000, 0, 0, 0, 0);
+        return new Verdicts.Answer(true, 4_000, 3_000_000, 0, 0, new Undo(0, 0));
     }
 
     @Test

@@ -38,7 +38,7 @@ class ValkeyStateTest {
 
     private final ValkeyServer valkey;
     private ManualClock clock;
-    /** The extra life of every key on the client clock ({@code TTL_SLACK} in {@code dispatcher.lua}). */
+    /** The extra life of every key on the client clock ({@code call.ttl_slack} in {@code prelude.lua}). */
     private static final long CLIENT_CLOCK_TTL_SLACK = 10_000;
 
     private ValkeyRateLimiter limiter;
