@@ -22,7 +22,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ReadmeLayersTest {
 
     private static final Pattern PACKAGE = Pattern.compile("`(dev\\.ratelimit[a-z.]*)`");
-    private static final Pattern NAME = Pattern.compile("`([a-z]+)`");
+    private static final Pattern NAME = Pattern.compile("`([a-z]+(?:\\.[a-z]+)*)`");
 
     @Test
     void theReadmesWhoMayUseWhomIsTheLayersTheTestsHold() {

@@ -236,7 +236,7 @@ public abstract class ReservationContract extends ManualClockLimiterTest {
     /**
      * A reservation older than a reset gives back nothing of what was taken since, in the same
      * millisecond: the reset dropped its units, and the new state (a count or a debt started
-     * again, log entries and leases whose sequence restarted) holds only the new ones. Settling
+     * again, log entries and leases whose sequence restarted) holds only the new ones. Settlement
      * it, even by a commit, releases none of the new leases.
      */
     @ParameterizedTest

@@ -2,6 +2,7 @@ package dev.ratelimit.internal;
 
 import dev.ratelimit.Claim;
 
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
@@ -32,5 +33,22 @@ public final class Claims {
                         + "' is given twice: a request is decided once per rule");
             }
         }
+    }
+
+    /**
+     * The items of a request's list (its claims, or what is aligned with them) at the given
+     * positions, in that order.
+     *
+     * @param items   the request's list
+     * @param indexes the positions
+     * @param <T>     the items' type
+     * @return the picked items
+     */
+    public static <T> List<T> pick(List<T> items, List<Integer> indexes) {
+        List<T> picked = new ArrayList<>(indexes.size());
+        for (int i : indexes) {
+            picked.add(items.get(i));
+        }
+        return picked;
     }
 }

@@ -21,7 +21,7 @@ import java.util.function.LongSupplier;
 /**
  * One request through {@link ResilientRateLimiter}: the deny cache first, then the store, a
  * rule it cannot decide falling to its policy, then the verdict combined, its events, what the
- * deny cache learns from it, and the settling of the parts decided apart ({@link Settling}).
+ * deny cache learns from it, and the settling of the parts decided apart ({@link Settlement}).
  */
 final class DecisionPath {
 
@@ -32,7 +32,7 @@ final class DecisionPath {
     private final RateLimitListener listener;
     private final LongSupplier clock;
     private final DecisionEvents events;
-    private final Settling settling;
+    private final Settlement settling;
 
     /**
      * The path.
@@ -54,7 +54,7 @@ final class DecisionPath {
         this.listener = listener;
         this.clock = clock;
         this.events = new DecisionEvents(listener, nearLimitRatio);
-        this.settling = new Settling(shared, policies, denyCache, health, listener);
+        this.settling = new Settlement(shared, policies, denyCache, health, listener);
     }
 
     /** What a caller does with the units taken. */
@@ -104,7 +104,7 @@ final class DecisionPath {
         List<Claim> reservedClaims = List.of();
         while (!pending.isEmpty()) {
             try {
-                reservedClaims = pick(claims, pending);
+                reservedClaims = Claims.pick(claims, pending);
                 long began = System.nanoTime();
                 // Once a rule has fallen to its policy, what the store takes must be given back
                 // should that policy reject the request.
@@ -215,13 +215,5 @@ final class DecisionPath {
                 denyCache.deny(claims.get(i), decision, askedAt, answeredAt, mark);
             }
         }
-    }
-
-    private static List<Claim> pick(List<Claim> claims, List<Integer> indexes) {
-        List<Claim> picked = new ArrayList<>(indexes.size());
-        for (int i : indexes) {
-            picked.add(claims.get(i));
-        }
-        return picked;
     }
 }

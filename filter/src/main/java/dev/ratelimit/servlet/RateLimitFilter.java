@@ -184,13 +184,13 @@ import java.time.InstantSource;
 public final class RateLimitFilter implements Filter {
 
     // The filter's rooms: ApplicationServices (what init finds in the application),
-    // RunningFilter (what the settings start, and their teardown), Dispatches (each request).
+    // RunningFilter (what the settings start, and their teardown), DispatchHandler (each request).
     /** What the filter runs on once started; an unstarted one passes every request through. */
     private RunningFilter running = new RunningFilter();
     /** The servlet context whose {@link RateLimits} the filter shares, or null when started apart. */
     private ServletContext shared;
     /** How each dispatch of a request is handled. */
-    private final Dispatches dispatches = new Dispatches();
+    private final DispatchHandler dispatches = new DispatchHandler();
 
     /** The filter, configured in {@link #init}. */
     public RateLimitFilter() {

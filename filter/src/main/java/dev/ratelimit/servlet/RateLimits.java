@@ -60,7 +60,7 @@ public final class RateLimits {
             }
             RateLimits limits = new RateLimits(running);
             context.setAttribute(ATTRIBUTE, limits);
-            PendingChecks.take(context).forEach(check -> checkReadings(context, check));
+            CheckBacklog.take(context).forEach(check -> checkReadings(context, check));
             return limits;
         }
     }
@@ -72,7 +72,7 @@ public final class RateLimits {
      */
     public static void stop(ServletContext context) {
         synchronized (RateLimits.class) {
-            PendingChecks.take(context);
+            CheckBacklog.take(context);
             if (context.getAttribute(ATTRIBUTE) instanceof RateLimits started) {
                 context.removeAttribute(ATTRIBUTE);
                 started.running.stop();
@@ -164,7 +164,7 @@ public final class RateLimits {
             if (context.getAttribute(ATTRIBUTE) instanceof RateLimits started) {
                 started.running.checkReadings(settings -> check.accept(SettingsReading.of(settings)));
             } else {
-                PendingChecks.add(context, check);
+                CheckBacklog.add(context, check);
             }
         }
     }

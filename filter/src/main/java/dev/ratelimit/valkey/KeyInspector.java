@@ -1,5 +1,9 @@
 package dev.ratelimit.valkey;
 
+import dev.ratelimit.valkey.lease.LeasePolicy;
+import dev.ratelimit.valkey.lease.LeasedPeek;
+import dev.ratelimit.valkey.lease.Leases;
+import dev.ratelimit.valkey.script.ScriptMode;
 import dev.ratelimit.Claim;
 import dev.ratelimit.Decision;
 import dev.ratelimit.Rule;
@@ -165,7 +169,7 @@ public final class KeyInspector {
         try {
             List<Verdicts.Answer> answers = via.answers(claims, ScriptMode.PEEK, via.now());
             if (via == calls) {
-                answers = LeasePeeks.withHeld(leases, claims, answers);
+                answers = LeasedPeek.withHeld(leases, claims, answers);
             }
             Decision decision = Verdicts.combine(claims, answers, false).decisions().get(0);
             // A fixed window answers its current window's end as the next unit even with the

@@ -1,5 +1,12 @@
 package dev.ratelimit.valkey;
 
+import dev.ratelimit.valkey.connection.CircuitBreaker;
+import dev.ratelimit.valkey.connection.GuardedCalls;
+import dev.ratelimit.valkey.script.Lending;
+import dev.ratelimit.valkey.script.LimiterScript;
+import dev.ratelimit.valkey.script.Refund;
+import dev.ratelimit.valkey.script.ScriptFormat;
+import dev.ratelimit.valkey.script.ScriptMode;
 import dev.ratelimit.Claim;
 import dev.ratelimit.RateLimitException;
 import dev.ratelimit.UnreadableStateException;
@@ -14,8 +21,8 @@ import java.util.function.LongSupplier;
 
 /**
  * The function calls of one {@link ValkeyRateLimiter}: the arguments of each, the acquiring or
- * peeking call, the refund calls (one per slot group on a cluster), the reset, and the leases
- * that a lost reply or a failed refund may leave held ({@link LostLeases}), released later.
+ * peeking call, the refund calls (one per slot group on a cluster), the reset, and the permits
+ * that a lost reply or a failed refund may leave held ({@link LostPermits}), released later.
  * Every call goes through {@link GuardedCalls}, so the breaker counts it.
  */
 final class LimiterCalls {
@@ -28,7 +35,7 @@ final class LimiterCalls {
     private final CircuitBreaker breaker;
     private final LimiterScript script = LimiterScript.load();
     private final GuardedCalls calls;
-    private final LostLeases lostLeases = new LostLeases(System::nanoTime);
+    private final LostPermits lostPermits = new LostPermits(System::nanoTime);
     private final Function<Claim, String> stateKey;
     /** Null for the server's clock ({@code TIME} inside the script). */
     private final LongSupplier clientClock;
@@ -73,7 +80,7 @@ final class LimiterCalls {
     }
 
     /**
-     * One function call. Its number names the leases it takes: when an acquiring call fails
+     * One function call. Its number names the concurrency permits it takes: when an acquiring call fails
      * with nothing known of what Valkey did (a lost reply), they are remembered to be released.
      */
     List<Verdicts.Answer> answers(List<Claim> claims, ScriptMode mode, String now) {
@@ -88,13 +95,13 @@ final class LimiterCalls {
         try {
             Object reply = calls.run(mode == ScriptMode.PEEK ? "peek" : "acquire", claims,
                     () -> script.run(client.client(), client.functionCalls(), keys, args));
-            return calls.answers(claims, reply);
+            return ScriptFormat.answers(client.endpoint(), claims, reply);
         } catch (UnreadableStateException | GuardedCalls.NotAttempted e) {
             throw e; // refused before anything was written, or never sent
         } catch (RateLimitException e) {
             if (mode == ScriptMode.ACQUIRE) {
                 for (Claim claim : claims) {
-                    lostLeases.remember(claim, call);
+                    lostPermits.remember(claim, call);
                 }
             }
             throw e;
@@ -104,11 +111,11 @@ final class LimiterCalls {
     /**
      * One refund call per slot group: for each refund, what it gave back (0: nothing; a bucket's
      * ticks, else 1; see {@code refund.lua}). When a
-     * group's call fails and {@code rememberLeases}, the leases of that group and of the groups
+     * group's call fails and {@code rememberPermits}, the permits of that group and of the groups
      * not yet called are remembered, to be released once Valkey answers again.
      */
-    long[] refund(List<Refund> back, boolean rememberLeases) {
-        return refund(back, rememberLeases, now());
+    long[] refund(List<Refund> back, boolean rememberPermits) {
+        return refund(back, rememberPermits, now());
     }
 
     /**
@@ -120,7 +127,7 @@ final class LimiterCalls {
         refund(back, false, clientClock == null ? SERVER_CLOCK : Long.toString(clientNow));
     }
 
-    private long[] refund(List<Refund> back, boolean rememberLeases, String now) {
+    private long[] refund(List<Refund> back, boolean rememberPermits, String now) {
         long[] given = new long[back.size()];
         List<Claim> claims = back.stream().map(Refund::claim).toList();
         List<SlotGroups.Group> groups = cluster() ? slotGroups(claims) : List.of(SlotGroups.Group.all(back.size()));
@@ -132,11 +139,11 @@ final class LimiterCalls {
             try {
                 Object reply = calls.run("refund", claimsOfGroup,
                         () -> script.run(client.client(), client.functionCalls(), script.refundName(), keys, args));
-                groups.get(g).place(calls.givenBack(claimsOfGroup, reply), given);
+                groups.get(g).place(ScriptFormat.givenBack(client.endpoint(), claimsOfGroup.size(), reply), given);
             } catch (RateLimitException e) {
-                for (SlotGroups.Group unsent : rememberLeases ? groups.subList(g, groups.size()) : List.<SlotGroups.Group>of()) {
+                for (SlotGroups.Group unsent : rememberPermits ? groups.subList(g, groups.size()) : List.<SlotGroups.Group>of()) {
                     for (Refund refund : unsent.of(back)) {
-                        lostLeases.remember(refund.claim(), refund.taken().undo().where());
+                        lostPermits.remember(refund.claim(), refund.taken().undo().where());
                     }
                 }
                 throw e;
@@ -146,17 +153,17 @@ final class LimiterCalls {
     }
 
     /**
-     * Releases the leases that calls whose replies were lost may hold, or whose release failed
-     * (see {@link LostLeases}): one refund call, at most every 100 ms and only while there are
+     * Releases the concurrency permits that calls whose replies were lost may hold, or whose release failed
+     * (see {@link LostPermits}): one refund call, at most every 100 ms and only while there are
      * any; a failure leaves them for a later try.
      */
-    void releaseLostLeases() {
-        List<LostLeases.Lease> due = lostLeases.due();
+    void releaseLostPermits() {
+        List<LostPermits.Permit> due = lostPermits.due();
         if (due.isEmpty()) {
             return;
         }
-        List<Refund> releases = due.stream().map(lease -> Refund.of(lease.claim(),
-                new Verdicts.Answer(true, 0, 0, 0, 0, new Undo(lease.call(), 0)))).toList();
+        List<Refund> releases = due.stream().map(permit -> Refund.of(permit.claim(),
+                new Verdicts.Answer(true, 0, 0, 0, 0, new Undo(permit.call(), 0)))).toList();
         boolean[] released = null;
         try {
             long[] given = refund(releases, false);
@@ -167,7 +174,7 @@ final class LimiterCalls {
         } catch (RateLimitException e) {
             // Valkey failed again: they are tried once more after a later answer.
         }
-        lostLeases.tried(due, released);
+        lostPermits.tried(due, released);
     }
 
     /**

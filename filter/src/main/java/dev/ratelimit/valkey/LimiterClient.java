@@ -1,5 +1,7 @@
 package dev.ratelimit.valkey;
 
+import dev.ratelimit.valkey.connection.PipelinedCalls;
+import dev.ratelimit.valkey.script.LimiterScript;
 import redis.clients.jedis.RedisClusterClient;
 import redis.clients.jedis.UnifiedJedis;
 

@@ -1,5 +1,6 @@
 package dev.ratelimit.valkey;
 
+import dev.ratelimit.valkey.lease.LeasePolicy;
 import dev.ratelimit.RateLimitListener;
 import redis.clients.jedis.UnifiedJedis;
 

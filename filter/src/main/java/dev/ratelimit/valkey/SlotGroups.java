@@ -1,5 +1,7 @@
 package dev.ratelimit.valkey;
 
+import dev.ratelimit.valkey.script.ScriptMode;
+import dev.ratelimit.valkey.script.StoreOutcome;
 import dev.ratelimit.Claim;
 import dev.ratelimit.Decisions;
 import dev.ratelimit.internal.Verdicts;
@@ -75,10 +77,6 @@ final class SlotGroups {
         return bySlot.values().stream().map(Group::new).toList();
     }
 
-    /** The decisions, and every claim's answer (what each wrote, to give it back). */
-    record Outcome(Decisions decisions, List<Verdicts.Answer> answers) {
-    }
-
     /** Gives back, best effort, what claims took (their answers say what each wrote). */
     @FunctionalInterface
     interface GiveBack {
@@ -90,7 +88,7 @@ final class SlotGroups {
      * groups that had already taken their units give them back before the failure is thrown:
      * the request is then decided by the rules' failure policies, and must hold nothing.
      */
-    static Outcome acquire(List<Claim> claims, List<Group> groups, GroupCall call, GiveBack giveBack) {
+    static StoreOutcome acquire(List<Claim> claims, List<Group> groups, GroupCall call, GiveBack giveBack) {
         Verdicts.Answer[] answers = new Verdicts.Answer[claims.size()];
         boolean allAllowed = true;
         for (Group group : groups) {
@@ -114,7 +112,7 @@ final class SlotGroups {
             }
         }
         List<Verdicts.Answer> all = List.of(answers);
-        return new Outcome(Verdicts.combine(claims, all, !allAllowed), all);
+        return new StoreOutcome(Verdicts.combine(claims, all, !allAllowed), all);
     }
 
     private static void giveBackTaken(List<Claim> claims, Verdicts.Answer[] answers, GiveBack giveBack) {
@@ -131,7 +129,4 @@ final class SlotGroups {
         }
     }
 
-    static List<Claim> subList(List<Claim> claims, List<Integer> indexes) {
-        return new Group(indexes).of(claims);
-    }
 }

@@ -1,5 +1,8 @@
 package dev.ratelimit.valkey;
 
+import dev.ratelimit.valkey.connection.SentOnceClusterExecutor;
+import dev.ratelimit.valkey.connection.SentinelConnections;
+import dev.ratelimit.valkey.connection.TrustedCertificates;
 import redis.clients.jedis.ClientSetInfoConfig;
 import redis.clients.jedis.ConnectionPoolConfig;
 import redis.clients.jedis.DefaultJedisClientConfig;

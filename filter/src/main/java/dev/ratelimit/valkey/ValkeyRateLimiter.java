@@ -1,5 +1,10 @@
 package dev.ratelimit.valkey;
 
+import dev.ratelimit.valkey.connection.CircuitBreaker;
+import dev.ratelimit.valkey.lease.LeasePolicy;
+import dev.ratelimit.valkey.lease.LeasedPeek;
+import dev.ratelimit.valkey.lease.Leases;
+import dev.ratelimit.valkey.script.ScriptMode;
 import dev.ratelimit.Claim;
 import dev.ratelimit.Decision;
 import dev.ratelimit.Decisions;
@@ -55,13 +60,13 @@ public final class ValkeyRateLimiter implements RateLimiter {
      */
     public static final int DEFAULT_PIPELINES = 2;
 
-    // Rooms: the client (LimiterClient), function calls and lost leases (LimiterCalls), giving back (Acquisitions).
+    // Rooms: the client (LimiterClient), function calls and lost leases (LimiterCalls), giving back (Acquirer).
     private final LimiterClient client;
     private final String keyPrefix;
     private final CircuitBreaker breaker;
     private final LimiterCalls calls;
     private final Leases leases;
-    private final Acquisitions acquisitions;
+    private final Acquirer acquisitions;
 
     private ValkeyRateLimiter(LimiterOptions options) {
         this.client = LimiterClient.open(options.settings, options.client, options.pipelines);
@@ -70,7 +75,7 @@ public final class ValkeyRateLimiter implements RateLimiter {
                 options.listener);
         this.calls = new LimiterCalls(client, breaker, options.clientClock, claim -> stateKey(claim.rule(), claim.key()));
         this.leases = new Leases(options.leases, options.leaseClock(), calls::giveBack);
-        this.acquisitions = new Acquisitions(calls, leases);
+        this.acquisitions = new Acquirer(calls, leases);
     }
 
     /**
@@ -141,7 +146,7 @@ public final class ValkeyRateLimiter implements RateLimiter {
     public Decision peek(Rule rule, String key, long cost) {
         List<Claim> claims = List.of(Claim.of(rule, key, cost));
         List<Verdicts.Answer> answers = calls.answers(claims, ScriptMode.PEEK, calls.now());
-        return Verdicts.combine(claims, LeasePeeks.withHeld(leases, claims, answers), false).decisions().get(0);
+        return Verdicts.combine(claims, LeasedPeek.withHeld(leases, claims, answers), false).decisions().get(0);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.ratelimit.valkey;
 
+import dev.ratelimit.valkey.connection.ValkeyUrl;
 import redis.clients.jedis.HostAndPort;
 
 import java.nio.file.Path;

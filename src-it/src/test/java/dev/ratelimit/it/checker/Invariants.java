@@ -94,7 +94,7 @@ final class Invariants {
     static final String STORE = "store";
     static final String LOCAL = "local";
 
-    /** The first release may be tried once this long after Valkey answers again (LostLeases' pause). */
+    /** The first release may be tried once this long after Valkey answers again (LostPermits' pause). */
     private static final long FIRST_CHANCE_MILLIS = 100;
     /** Calls this far apart each have a release tried between them. */
     private static final long CHANCE_SPACING_MILLIS = 110;

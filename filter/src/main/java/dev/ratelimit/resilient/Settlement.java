@@ -1,0 +1,138 @@
+package dev.ratelimit.resilient;
+
+import dev.ratelimit.Claim;
+import dev.ratelimit.Decisions;
+import dev.ratelimit.RateLimitListener;
+import dev.ratelimit.RateLimiter;
+import dev.ratelimit.Reservation;
+import dev.ratelimit.Rule;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Predicate;
+
+/**
+ * How a request's rules, decided apart, settle into one outcome. The store and the in-process
+ * fallback of {@code local} policies each took units in a call of its own: when the request is
+ * rejected, the part that allowed gives back what it took (all or nothing, as one store call
+ * is) and is described again as it is after that; when it is allowed and reserved, its
+ * reservation gives back through both. Giving back to the store never throws: a refund it
+ * cannot take is dropped, logged once while it is down and reported.
+ */
+final class Settlement {
+
+    private final RateLimiter shared;
+    private final FailurePolicies policies;
+    private final DenyCache denyCache;
+    private final StoreHealth health;
+    private final RateLimitListener listener;
+
+    /**
+     * The settling.
+     *
+     * @param shared    the store's limiter, asked again after a give-back
+     * @param policies  the policies, whose fallback is asked again after a give-back
+     * @param denyCache the deny cache, whose rejections of keys given back are forgotten; null when off
+     * @param health    told whether the store answered a give-back
+     * @param listener  told of refunds given back and dropped
+     */
+    Settlement(RateLimiter shared, FailurePolicies policies, DenyCache denyCache, StoreHealth health,
+             RateLimitListener listener) {
+        this.shared = shared;
+        this.policies = policies;
+        this.denyCache = denyCache;
+        this.health = health;
+        this.listener = listener;
+    }
+
+    /**
+     * The request's outcome.
+     *
+     * @param claims      the request's claims
+     * @param result      its decisions, combined
+     * @param reserve     whether the caller reserved: only then is anything kept to give back later
+     * @param reserved    what the store reserved; null when it acquired only, or was not asked
+     * @param storeClaims the claims the store decided, in the order of {@code reserved}
+     * @param local       what the fallback reserved; null when it decided nothing
+     * @return the reservation: kept (nothing to give back), or giving back to the store and the fallback
+     */
+    Reservation settle(List<Claim> claims, Decisions result, boolean reserve, Reservation reserved,
+                       List<Claim> storeClaims, Reservation local) {
+        Reservation store = reserved != null && reserved.allowed() ? reserved : null;
+        Reservation fallback = local != null && local.allowed() ? local : null;
+        if (!result.allowed()) {
+            // All or nothing, as one store call is: rules decided apart (the store, the
+            // fallback) that allowed give back what they took when the other rejected; the
+            // attempts count-rejected rules recorded stand.
+            Predicate<Rule> taken = rule -> !rule.countRejected();
+            if (store != null) {
+                giveBack(store, storeClaims, taken);
+            }
+            if (fallback != null) {
+                fallback.cancel(taken);
+            }
+            Decisions settled = result;
+            if (store != null || fallback != null) {
+                settled = Redescription.afterSplitRejection(claims, result, store != null, fallback != null,
+                        (claim, byFallback) -> byFallback ? policies.peek(claim.rule(), claim.key(), claim.cost())
+                                : shared.peek(claim.rule(), claim.key(), claim.cost()));
+            }
+            return Reservation.kept(settled);
+        }
+        if (!reserve || (store == null && fallback == null)) {
+            return Reservation.kept(result);
+        }
+        return Reservation.of(result, which -> {
+            List<String> given = new ArrayList<>();
+            if (store != null) {
+                given.addAll(giveBack(store, storeClaims, which));
+            }
+            if (fallback != null) {
+                // In-process: it cannot fail.
+                given.addAll(fallback.cancel(which));
+            }
+            return given;
+        });
+    }
+
+    /** Gives units back to the store; what it cannot take is dropped and reported, never thrown. */
+    private List<String> giveBack(Reservation store, List<Claim> storeClaims, Predicate<Rule> which) {
+        // Room may come back, even when the reply is lost: no rejection of these keys holds.
+        forgetAll(storeClaims, which);
+        try {
+            List<String> given;
+            try {
+                given = store.cancel(which);
+            } finally {
+                // And after: a rejection decided on the units before they went back is stale.
+                forgetAll(storeClaims, which);
+            }
+            if (!given.isEmpty()) {
+                health.answered();
+            }
+            for (String rule : given) {
+                listener.onEvent(rule, RateLimitListener.Event.REFUNDED);
+            }
+            return given;
+        } catch (RuntimeException e) {
+            health.failed(e);
+            for (Claim claim : storeClaims) {
+                if (which.test(claim.rule())) {
+                    listener.onEvent(claim.rule().name(), RateLimitListener.Event.REFUND_DROPPED);
+                }
+            }
+            return List.of();
+        }
+    }
+
+    private void forgetAll(List<Claim> claims, Predicate<Rule> which) {
+        if (denyCache == null) {
+            return;
+        }
+        for (Claim claim : claims) {
+            if (which.test(claim.rule())) {
+                denyCache.forget(claim.rule().name(), claim.key());
+            }
+        }
+    }
+}

@@ -1,0 +1,212 @@
+package dev.ratelimit.valkey;
+
+import dev.ratelimit.valkey.lease.LeaseEntry;
+import dev.ratelimit.valkey.lease.LeaseTaker;
+import dev.ratelimit.valkey.lease.Leases;
+import dev.ratelimit.valkey.script.Lending;
+import dev.ratelimit.valkey.script.Refund;
+import dev.ratelimit.valkey.script.ScriptMode;
+import dev.ratelimit.valkey.script.StoreOutcome;
+import dev.ratelimit.Claim;
+import dev.ratelimit.Decisions;
+import dev.ratelimit.RateLimitException;
+import dev.ratelimit.Reservation;
+import dev.ratelimit.internal.Claims;
+import dev.ratelimit.internal.Verdicts;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What {@link ValkeyRateLimiter#acquireAll} and {@link ValkeyRateLimiter#reserveAll} share: a
+ * request's acquiring call (one per slot group on a cluster, see {@link SlotGroups}), and the
+ * giving back of what it took: by the reservation's holder, or at once for a cluster request
+ * that one group rejected after others had taken units.
+ */
+final class Acquirer {
+
+    private final LimiterCalls calls;
+    private final LeaseTaker leased;
+
+    Acquirer(LimiterCalls calls, Leases leases) {
+        this.calls = calls;
+        this.leased = leases.enabled() ? new LeaseTaker(leases, this::fromStore) : null;
+    }
+
+    /** A request's decisions: from leases where the rules lease, else from the store. */
+    StoreOutcome take(List<Claim> claims) {
+        Claims.check(claims);
+        if (leased == null) {
+            return fromStore(claims);
+        }
+        // A request served from leases alone still gives lost concurrency permits their chance
+        // to be released (tried at most every 100 ms, and only while there are any).
+        calls.releaseLostPermits();
+        return leased.take(claims);
+    }
+
+    private StoreOutcome fromStore(List<Claim> claims) {
+        return fromStore(claims, Lending.NONE);
+    }
+
+    /**
+     * The acquiring call(s): every claim's answer, to give back, and the request's decisions;
+     * {@code lending} says what of the claims local leases take.
+     */
+    private StoreOutcome fromStore(List<Claim> claims, Lending lending) {
+        // Before deciding, so that this request already finds the slots they held free.
+        calls.releaseLostPermits();
+        String now = calls.now();
+        if (calls.cluster()) {
+            List<SlotGroups.Group> groups = calls.slotGroups(claims);
+            if (groups.size() > 1) {
+                StoreOutcome outcome = SlotGroups.acquire(claims, groups,
+                        (group, mode) -> calls.answers(group, lending, mode, now), this::giveBackQuietly);
+                if (!outcome.decisions().allowed()) {
+                    giveBackRaced(claims, outcome.answers());
+                }
+                return outcome;
+            }
+        }
+        List<Verdicts.Answer> answers = calls.answers(claims, lending, ScriptMode.ACQUIRE, now);
+        return new StoreOutcome(Verdicts.combine(claims, answers, false), answers);
+    }
+
+    /**
+     * Takes the claims' units as {@link #take} does (from leases where the rules lease) and hands
+     * back what can give them back, should another layer refuse the request: what leases served
+     * goes back to them, the rest to the store.
+     */
+    Reservation takeUndoable(List<Claim> claims) {
+        if (leased == null) {
+            return reserve(claims);
+        }
+        Claims.check(claims);
+        calls.releaseLostPermits();
+        LeaseTaker.Taken taken = leased.takeWithPortions(claims);
+        Decisions decisions = taken.outcome().decisions();
+        if (!decisions.allowed()) {
+            return Reservation.kept(decisions);
+        }
+        List<Verdicts.Answer> answers = taken.outcome().answers();
+        return Reservation.of(decisions, which -> {
+            List<Integer> indexes = new ArrayList<>();
+            for (int i = 0; i < claims.size(); i++) {
+                if (answers.get(i).allowed() && which.test(claims.get(i).rule())) {
+                    indexes.add(i);
+                }
+            }
+            return leased.giveBack(claims, taken.portions(), indexes, back -> calls.refund(back, true))
+                    .stream().map(i -> claims.get(i).rule().name()).toList();
+        });
+    }
+
+    /**
+     * Takes the claims' units and hands back a reservation that can give them back. Never from a
+     * lease: a reservation's units go back to the store, by its own undo values. Refused, it is
+     * asked again once this instance's leases of the refused keys went back (see
+     * {@link LeaseTaker#reclaimed(List, StoreOutcome, long)}): they are not to hold it back;
+     * with a rule that counts rejected attempts, which cannot be asked twice, they go back first.
+     */
+    Reservation reserve(List<Claim> claims) {
+        Claims.check(claims);
+        if (leased != null && claims.stream().anyMatch(claim -> claim.rule().countRejected())) {
+            leased.returnOwn(claims);
+        }
+        if (leased == null) {
+            StoreOutcome taken = fromStore(claims);
+            return reservation(claims, taken.answers(), taken.decisions());
+        }
+        // Its keys' give-backs wait for it until its units are counted (see Leases#writing).
+        List<LeaseEntry> writing = leased.writing(claims);
+        try {
+            long mark = leased.mark();
+            long at = leased.now();
+            StoreOutcome taken = fromStore(claims);
+            if (!taken.decisions().allowed()) {
+                // Refused: nothing taken to count; the keys' leases go back on this thread first.
+                leased.written(writing);
+                writing = List.of();
+                boolean again = leased.reclaimed(claims, taken, mark);
+                writing = leased.writing(claims);
+                if (again) {
+                    at = leased.now();
+                    taken = fromStore(claims);
+                }
+            }
+            if (taken.decisions().allowed()) {
+                leased.reserved(claims, taken.answers(), at);
+            }
+            return reservation(claims, taken.answers(), taken.decisions());
+        } finally {
+            leased.written(writing);
+        }
+    }
+
+    private Reservation reservation(List<Claim> claims, List<Verdicts.Answer> answers, Decisions decisions) {
+        if (!decisions.allowed()) {
+            return Reservation.kept(decisions);
+        }
+        return Reservation.of(decisions, which -> giveBack(claims, answers, Verdicts.toGiveBack(claims, answers, which)));
+    }
+
+    /** A cluster request rejected by one group after others took units: those go back, best effort. */
+    private void giveBackRaced(List<Claim> claims, List<Verdicts.Answer> answers) {
+        List<Integer> taken = new ArrayList<>();
+        for (int i = 0; i < claims.size(); i++) {
+            if (answers.get(i).took() && !claims.get(i).rule().countRejected()) {
+                taken.add(i);
+            }
+        }
+        giveBackQuietly(Claims.pick(claims, taken), taken.stream().map(answers::get).toList());
+    }
+
+    /**
+     * Gives back what claims of a request that was not allowed took, best effort: the request is
+     * answered either way, units that stay counted expire with their window, and leases that
+     * could not be released are released later ({@link LostPermits}).
+     */
+    private void giveBackQuietly(List<Claim> claims, List<Verdicts.Answer> answers) {
+        try {
+            calls.refund(refunds(claims, answers), true);
+        } catch (RateLimitException e) {
+            // Counted until their window or refill frees them, which errs on the side of the limit.
+        }
+    }
+
+    /** Gives back the units of the given claims; the names of the rules that gave any back. */
+    private List<String> giveBack(List<Claim> claims, List<Verdicts.Answer> answers, List<Integer> indexes) {
+        if (indexes.isEmpty()) {
+            return List.of();
+        }
+        List<Claim> back = Claims.pick(claims, indexes);
+        List<LeaseEntry> writing = leased == null ? List.of() : leased.writing(back);
+        long[] given;
+        try {
+            given = calls.refund(refunds(back, indexes.stream().map(answers::get).toList()), true);
+            if (leased != null) {
+                leased.unreserved(back, given);
+            }
+        } finally {
+            if (leased != null) {
+                leased.written(writing);
+            }
+        }
+        List<String> rules = new ArrayList<>();
+        for (int i = 0; i < back.size(); i++) {
+            if (given[i] > 0) {
+                rules.add(back.get(i).rule().name());
+            }
+        }
+        return rules;
+    }
+
+    /** A reservation's refunds: each claim's units, by its answer's undo values. */
+    private static List<Refund> refunds(List<Claim> claims, List<Verdicts.Answer> answers) {
+        List<Refund> refunds = new ArrayList<>(claims.size());
+        for (int i = 0; i < claims.size(); i++) {
+            refunds.add(Refund.of(claims.get(i), answers.get(i)));
+        }
+        return refunds;
+    }
+}

@@ -1,0 +1,38 @@
+package dev.ratelimit.valkey.lease;
+
+import dev.ratelimit.Claim;
+import dev.ratelimit.internal.Verdicts;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/** What a peek says with local leases: the store's answer plus the units this limiter holds. */
+public final class LeasedPeek {
+
+    private LeasedPeek() {
+    }
+
+    /**
+     * A peek's answers with the units this limiter holds for each key added: the request they
+     * would serve is allowed here, without a call.
+     */
+    public static List<Verdicts.Answer> withHeld(Leases leases, List<Claim> claims, List<Verdicts.Answer> answers) {
+        if (!leases.enabled()) {
+            return answers;
+        }
+        List<Verdicts.Answer> held = new ArrayList<>(answers.size());
+        for (int i = 0; i < answers.size(); i++) {
+            Claim claim = claims.get(i);
+            Verdicts.Answer answer = answers.get(i);
+            long units = leases.policy(claim) == null ? 0 : leases.held(claim.rule(), claim.key());
+            if (units == 0) {
+                held.add(answer);
+            } else {
+                boolean allowed = answer.allowed() || units >= claim.cost();
+                held.add(new Verdicts.Answer(allowed, answer.remaining() + units, answer.resetMillis(),
+                        answer.nextMillis(), allowed ? 0 : answer.waitMillis()));
+            }
+        }
+        return held;
+    }
+}
