@@ -2,6 +2,7 @@ package dev.ratelimit.internal;
 
 import dev.ratelimit.Claim;
 
+import java.util.AbstractList;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -15,12 +16,16 @@ public final class Claims {
     }
 
     /**
-     * Checks the claims of one request.
+     * Checks the claims of one request, unless they were checked where the request entered (see
+     * {@link #checked}).
      *
      * @param claims the claims
      * @throws IllegalArgumentException if the list is empty or names a rule twice
      */
     public static void check(List<Claim> claims) {
+        if (claims instanceof Checked || claims instanceof UndoableClaims) {
+            return;
+        }
         Objects.requireNonNull(claims, "claims");
         if (claims.isEmpty()) {
             throw new IllegalArgumentException("at least one claim is needed");
@@ -50,5 +55,54 @@ public final class Claims {
             picked.add(items.get(i));
         }
         return picked;
+    }
+
+    /**
+     * The claims of one request, checked once where it enters a limiter: a limiter it is passed
+     * on to (the store under the resilient path) does not check them again.
+     *
+     * @param claims the claims
+     * @return the same claims, in order, marked as checked
+     * @throws IllegalArgumentException if the list is empty or names a rule twice
+     */
+    public static List<Claim> checked(List<Claim> claims) {
+        if (claims instanceof Checked || claims instanceof UndoableClaims) {
+            return claims;
+        }
+        check(claims);
+        return new Checked(claims);
+    }
+
+    /**
+     * Some of a request's checked claims, still checked.
+     *
+     * @param checked the request's claims, from {@link #checked}
+     * @param indexes the positions of those wanted: at least one
+     * @return the claims at those positions, in that order
+     */
+    public static List<Claim> part(List<Claim> checked, List<Integer> indexes) {
+        if (!(checked instanceof Checked || checked instanceof UndoableClaims) || indexes.isEmpty()) {
+            throw new IllegalArgumentException("a part of checked claims, at least one, is needed");
+        }
+        return new Checked(pick(checked, indexes));
+    }
+
+    /** Claims {@link #check} has passed: a copy, so that nothing changes them after. */
+    private static final class Checked extends AbstractList<Claim> {
+        private final List<Claim> claims;
+
+        Checked(List<Claim> claims) {
+            this.claims = List.copyOf(claims);
+        }
+
+        @Override
+        public Claim get(int index) {
+            return claims.get(index);
+        }
+
+        @Override
+        public int size() {
+            return claims.size();
+        }
     }
 }

@@ -21,6 +21,8 @@ public final class UndoableClaims extends AbstractList<Claim> {
     private final List<Claim> claims;
 
     private UndoableClaims(List<Claim> claims) {
+        // Checked here, once: the limiters they are given to do not check them again.
+        Claims.check(claims);
         this.claims = List.copyOf(claims);
     }
 
@@ -29,6 +31,7 @@ public final class UndoableClaims extends AbstractList<Claim> {
      *
      * @param claims the claims
      * @return the same claims, in order
+     * @throws IllegalArgumentException if the list is empty or names a rule twice
      */
     public static UndoableClaims of(List<Claim> claims) {
         return claims instanceof UndoableClaims undoable ? undoable : new UndoableClaims(claims);

@@ -19,9 +19,10 @@ import java.util.Optional;
 import java.util.function.LongSupplier;
 
 /**
- * One request through {@link ResilientRateLimiter}: the deny cache first, then the store, a
- * rule it cannot decide falling to its policy, then the verdict combined, its events, what the
- * deny cache learns from it, and the settling of the parts decided apart ({@link Settlement}).
+ * One request through {@link ResilientRateLimiter}, in the order {@link #decide} lists: the
+ * claims checked (once for the whole path), a rejection the deny cache holds replayed, the store
+ * asked, a rule it cannot decide falling to its policy, the verdict combined and reported, what
+ * the deny cache learns from it, and the settling of the parts decided apart ({@link Settlement}).
  */
 final class DecisionPath {
 
@@ -32,7 +33,7 @@ final class DecisionPath {
     private final RateLimitListener listener;
     private final LongSupplier clock;
     private final DecisionEvents events;
-    private final Settlement settling;
+    private final Settlement settlement;
 
     /**
      * The path.
@@ -54,7 +55,7 @@ final class DecisionPath {
         this.listener = listener;
         this.clock = clock;
         this.events = new DecisionEvents(listener, nearLimitRatio);
-        this.settling = new Settlement(shared, policies, denyCache, health, listener);
+        this.settlement = new Settlement(shared, policies, denyCache, health, listener);
     }
 
     /** What a caller does with the units taken. */
@@ -72,7 +73,7 @@ final class DecisionPath {
 
     /**
      * The decision path of {@link ResilientRateLimiter#acquireAll} and
-     * {@link ResilientRateLimiter#reserveAll}, the latter taking or reserving: unless acquiring, the store's and the
+     * {@link ResilientRateLimiter#reserveAll}, step by step. Unless acquiring, the store's and the
      * fallback's units are kept to give back; acquiring, the store is asked to acquire only, so
      * that nothing to give back is built per request.
      *
@@ -81,18 +82,43 @@ final class DecisionPath {
      * @return the request's reservation; kept (nothing to give back) when acquiring
      */
     Reservation decide(List<Claim> claims, Mode mode) {
-        Claims.check(claims);
-        boolean reserve = mode != Mode.ACQUIRE;
+        claims = Claims.checked(claims);
         if (mode == Mode.RESERVE && denyCache != null) {
+            // Its rules' rejections are never remembered from now on: reserved units come back often.
             denyCache.reserving(claims);
         }
         long now = clock.getAsLong();
-        Optional<Decisions> cached = denyCache == null ? Optional.empty() : denyCache.replay(claims, now, listener);
-        if (cached.isPresent()) {
-            return Reservation.kept(cached.get());
+        Optional<Decisions> denied = denyCache == null ? Optional.empty() : denyCache.replay(claims, now, listener);
+        if (denied.isPresent()) {
+            return Reservation.kept(denied.get());
         }
         // Before the store is asked: a key changed from here on keeps its rejection out of the cache.
         long mark = denyCache == null ? 0 : denyCache.mark();
+        Asked asked = askStore(claims, mode);
+        Reservation local = policies.decide(claims, asked.byPolicy(), asked.decisions());
+        Decisions result = withStoreVerdict(Decisions.of(claims, List.of(asked.decisions())), asked.answer());
+        events.report(claims, result);
+        // The store decided somewhere between the asking and the answer (on its own clock): a
+        // retry-after counted from before would end early, a window of no room counted from after
+        // would last too long (DenyCache.Denial).
+        remember(claims, result, now, clock.getAsLong(), mark);
+        return settlement.settle(claims, result, mode != Mode.ACQUIRE, asked.reserved(), asked.storeClaims(), local);
+    }
+
+    /**
+     * What asking the store gave: each claim's decision, null where a policy decides it; the
+     * claims it could not decide; its own verdict; what it took, to give back, and for which claims.
+     */
+    private record Asked(Decision[] decisions, List<Integer> byPolicy, Decisions answer, Reservation reserved,
+                         List<Claim> storeClaims) {
+    }
+
+    /**
+     * Asks the store for every claim it can decide: a key whose state it cannot read falls to its
+     * rule's policy and the others are asked again (or not at all once that policy refuses the
+     * request); a store that fails leaves every claim still pending to its policy.
+     */
+    private Asked askStore(List<Claim> claims, Mode mode) {
         Decision[] decisions = new Decision[claims.size()];
         List<Integer> pending = new ArrayList<>();
         for (int i = 0; i < claims.size(); i++) {
@@ -101,24 +127,24 @@ final class DecisionPath {
         List<Integer> byPolicy = new ArrayList<>();
         Decisions answer = null;
         Reservation reserved = null;
-        List<Claim> reservedClaims = List.of();
+        List<Claim> storeClaims = List.of();
         while (!pending.isEmpty()) {
             try {
-                reservedClaims = Claims.pick(claims, pending);
+                storeClaims = Claims.part(claims, pending);
                 long began = System.nanoTime();
                 // Once a rule has fallen to its policy, what the store takes must be given back
                 // should that policy reject the request.
                 if (mode == Mode.TAKE) {
-                    reserved = shared.reserveAll(UndoableClaims.of(reservedClaims));
+                    reserved = shared.reserveAll(UndoableClaims.of(storeClaims));
                     answer = reserved.decisions();
-                } else if (reserve || !byPolicy.isEmpty()) {
-                    reserved = shared.reserveAll(reservedClaims);
+                } else if (mode == Mode.RESERVE || !byPolicy.isEmpty()) {
+                    reserved = shared.reserveAll(storeClaims);
                     answer = reserved.decisions();
                 } else {
-                    answer = shared.acquireAll(reservedClaims);
+                    answer = shared.acquireAll(storeClaims);
                 }
                 long took = System.nanoTime() - began;
-                for (Claim claim : reservedClaims) {
+                for (Claim claim : storeClaims) {
                     listener.onDecisionTime(claim.rule().name(), took);
                 }
                 health.answered();
@@ -146,14 +172,7 @@ final class DecisionPath {
                 pending.clear();
             }
         }
-        Reservation local = policies.decide(claims, byPolicy, decisions);
-        Decisions result = withStoreVerdict(Decisions.of(claims, List.of(decisions)), answer);
-        events.report(claims, result);
-        // The store decided somewhere between the asking and the answer (on its own clock): a
-        // retry-after counted from before would end early, a window of no room counted from after
-        // would last too long (DenyCache.Denial).
-        remember(claims, result, now, clock.getAsLong(), mark);
-        return settling.settle(claims, result, reserve, reserved, reservedClaims, local);
+        return new Asked(decisions, byPolicy, answer, reserved, storeClaims);
     }
 
     /**

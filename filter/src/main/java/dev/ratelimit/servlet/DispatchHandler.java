@@ -9,16 +9,27 @@ import java.io.IOException;
 import java.util.List;
 
 /**
- * How the filter handles each dispatch of a request. The first opens the request's account
- * ({@link RequestAccount}), which later layers (an annotated resource method, a CDI method it
- * calls) share, and goes through these steps:
+ * How the filter handles each dispatch of a request: the table of contents of a request's path.
+ * The first dispatch opens the request's account ({@link RequestAccount}), which later layers (an
+ * annotated resource method, a CDI method it calls) share, and goes through these steps, each
+ * a named method or type:
  * <ol>
- *   <li>match the route rules and build their claims ({@link RequestKeys});</li>
- *   <li>decide them in one call, the deny cache, failure policies, leases and metrics included
- *       ({@link RequestAccount#decide});</li>
- *   <li>refuse the request (429, or 503 of a {@code closed} rule) through {@link Rejections};</li>
- *   <li>or write the account's fields and run the application ({@link OutcomeCounting#run}),
- *       then settle what was reserved by the response's status.</li>
+ *   <li><b>match</b>: the route rules that apply, each with its key and plan
+ *       ({@link RequestKeys#match}, over {@link dev.ratelimit.config.RequestMatcher});</li>
+ *   <li><b>claims</b>: the application's limits applied, and the rules another layer of the
+ *       request decided already left out ({@link RequestAccount#decide});</li>
+ *   <li><b>decide</b>, in {@link dev.ratelimit.resilient.ResilientRateLimiter}'s one path,
+ *       {@code DecisionPath.decide}: the claims checked once; a rejection the deny cache holds
+ *       <b>replayed</b>; the <b>store asked</b>
+ *       ({@link dev.ratelimit.valkey.ValkeyRateLimiter}: {@code Acquirer} takes from local leases,
+ *       {@code LeaseTaker}, then one function call per slot group, {@code LimiterCalls} through
+ *       {@code GuardedCalls}, in the format {@code ScriptFormat} owns and {@code dispatcher.lua}
+ *       documents); a rule it cannot decide given to its <b>policy</b> ({@code FailurePolicies});
+ *       the decision <b>reported</b> ({@code DecisionEvents}); its rejections <b>remembered</b>
+ *       ({@code DenyCache}); parts decided apart <b>settled</b> ({@code Settlement});</li>
+ *   <li><b>refuse</b> (429, or 503 of a {@code closed} rule) through {@link Rejections};</li>
+ *   <li>or <b>write the fields</b> ({@link RateLimitHeaders}) and run the application
+ *       ({@link OutcomeCounting#run}), then settle what was reserved by the response's status.</li>
  * </ol>
  * Every later dispatch of the same client request (a forward, an async dispatch, an error page)
  * only puts back the account's fields. One per filter.
