@@ -95,6 +95,21 @@ public final class RateLimits {
     }
 
     /**
+     * Reads the settings again now, as {@code ratelimit.refresh} does every so often, and returns
+     * once the reading is applied or refused (a refused reading is logged, and the running
+     * settings kept): for an operator or a deployment tool that changed a configuration source
+     * and wants it applied without waiting for the next reading.
+     *
+     * @return false when {@code ratelimit.refresh} is not set (nothing is read again), or the
+     *         limits are off or stopped
+     * @throws IllegalStateException when the reading does not end within 60 s
+     * @throws InterruptedException  when interrupted while waiting
+     */
+    public boolean refreshNow() throws InterruptedException {
+        return running.refreshNow();
+    }
+
+    /**
      * The configured rules' names, in the order of {@code ratelimit.rules}.
      *
      * @return the names

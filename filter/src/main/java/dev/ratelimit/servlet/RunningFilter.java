@@ -110,6 +110,17 @@ final class RunningFilter {
         return new RequestKeys(RequestMatcher.of(settings), provided);
     }
 
+    /**
+     * Reads the settings again now, as {@code ratelimit.refresh} does on its schedule.
+     *
+     * @return false when no refresh runs (it is not set, or the limits are off or stopped)
+     * @throws InterruptedException when interrupted while waiting
+     */
+    boolean refreshNow() throws InterruptedException {
+        SettingsRefresh running = refresh;
+        return running != null && running.readNow();
+    }
+
     /** Whether the filter started enabled; false before a start, so an unstarted filter passes requests. */
     boolean enabled() {
         return enabled;

@@ -9,9 +9,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 
 /**
@@ -67,6 +70,29 @@ final class SettingsRefresh implements AutoCloseable {
         long millis = started.refresh().orElseThrow().toMillis();
         refresh.timer.scheduleWithFixedDelay(refresh::readAgain, millis, millis, TimeUnit.MILLISECONDS);
         return refresh;
+    }
+
+    /** The longest {@link #readNow} waits for its reading (a source that hangs, say). */
+    private static final long READ_NOW_SECONDS = 60;
+
+    /**
+     * Reads the settings again now, on the refresh's own thread (so never beside a scheduled
+     * reading), and returns once the reading is applied or refused.
+     *
+     * @return false when the refresh is stopped: nothing was read
+     * @throws IllegalStateException when the reading does not end in time
+     * @throws InterruptedException  when interrupted while waiting
+     */
+    boolean readNow() throws InterruptedException {
+        try {
+            timer.submit(this::readAgain).get(READ_NOW_SECONDS, TimeUnit.SECONDS);
+            return true;
+        } catch (RejectedExecutionException e) {
+            return false;
+        } catch (ExecutionException | TimeoutException e) {
+            throw new IllegalStateException("the settings could not be read again within " + READ_NOW_SECONDS + " s",
+                    e);
+        }
     }
 
     /** One reading; never throws, so the schedule goes on. */

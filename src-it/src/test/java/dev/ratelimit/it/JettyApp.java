@@ -2,6 +2,7 @@ package dev.ratelimit.it;
 
 import dev.ratelimit.RateLimitListener;
 import dev.ratelimit.servlet.RateLimitFilter;
+import dev.ratelimit.servlet.RateLimits;
 import io.smallrye.config.EnvConfigSource;
 import io.smallrye.config.PropertiesConfigSource;
 import io.smallrye.config.SmallRyeConfigBuilder;
@@ -49,10 +50,22 @@ final class JettyApp implements AutoCloseable {
 
     private final Server server;
     private final ClassLoader loader;
+    private final ServletContextHandler context;
 
-    private JettyApp(Server server, ClassLoader loader) {
+    private JettyApp(Server server, ClassLoader loader, ServletContextHandler context) {
         this.server = server;
         this.loader = loader;
+        this.context = context;
+    }
+
+    /**
+     * Reads the app's settings again now ({@link RateLimits#refreshNow()}): once it returns, a
+     * reading made after every edit before the call is applied or refused, and logged.
+     */
+    void refreshSettings() throws Exception {
+        if (!RateLimits.of(context.getServletContext()).refreshNow()) {
+            throw new IllegalStateException("no settings refresh runs: set ratelimit.refresh");
+        }
     }
 
     /**
@@ -164,7 +177,7 @@ final class JettyApp implements AutoCloseable {
             server.stop();
             throw new IllegalStateException("the context did not become available");
         }
-        return new JettyApp(server, loader);
+        return new JettyApp(server, loader, context);
     }
 
     /**

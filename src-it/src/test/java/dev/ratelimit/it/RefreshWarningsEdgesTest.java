@@ -25,7 +25,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class RefreshWarningsEdgesTest {
 
     private static final String SPARE = "Rule 'spare' is configured";
-    private static final long SETTLE_MILLIS = 1_500; // fifteen readings at 100 ms, a few on a busy machine
+    /** Readings made after each edit: a warning said at each reading would show as several. */
+    private static final int READINGS = 3;
 
     private static ValkeyServer valkey;
     private CapturedLogs logs;
@@ -65,14 +66,14 @@ class RefreshWarningsEdgesTest {
         source.values.putAll(settings());
         try (JettyApp app = JettyApp.start(source)) {
             assertThat(app.get("/").statusCode()).isEqualTo(200);
-            Thread.sleep(SETTLE_MILLIS);
+            readAgain(app);
             assertThat(warnings(SPARE)).as("at the start").hasSize(1);
             for (int appearance = 2; appearance <= 3; appearance++) {
                 source.values.remove("ratelimit.rule.spare.limit");
-                Thread.sleep(SETTLE_MILLIS);
+                readAgain(app);
                 assertThat(warnings(SPARE)).as("gone, after %s appearances", appearance - 1).hasSize(appearance - 1);
                 source.values.put("ratelimit.rule.spare.limit", "5");
-                Thread.sleep(SETTLE_MILLIS);
+                readAgain(app);
                 assertThat(warnings(SPARE)).as("back: appearance %s", appearance).hasSize(appearance);
             }
         }
@@ -88,18 +89,18 @@ class RefreshWarningsEdgesTest {
         source.values.putAll(settings());
         try (JettyApp app = JettyApp.start(source)) {
             assertThat(app.get("/").statusCode()).isEqualTo(200);
-            Thread.sleep(SETTLE_MILLIS);
+            readAgain(app);
             source.values.put("ratelimit.rule.api.limit", "lots");
-            Thread.sleep(SETTLE_MILLIS);
+            readAgain(app);
             assertThat(warnings("are refused")).as("refusals").hasSize(1);
             assertThat(warnings(SPARE)).as("the unlisted rule while the readings are refused").hasSize(1);
 
             source.values.put("ratelimit.rule.extra.limit", "5"); // a new warning in a refused reading
-            Thread.sleep(SETTLE_MILLIS);
+            readAgain(app);
             assertThat(warnings("Rule 'extra' is configured")).as("the new warning of a refused reading").hasSize(1);
 
             source.values.put("ratelimit.rule.api.limit", "10");
-            Thread.sleep(SETTLE_MILLIS);
+            readAgain(app);
             assertThat(warnings(SPARE)).as("once valid again").hasSize(1);
             assertThat(warnings("Rule 'extra' is configured")).as("once valid again").hasSize(1);
         }
@@ -117,10 +118,10 @@ class RefreshWarningsEdgesTest {
         source.values.put("ratelimit.rule.more.window", "1m");
         try (JettyApp app = JettyApp.start(source)) {
             assertThat(app.get("/").statusCode()).isEqualTo(200);
-            Thread.sleep(SETTLE_MILLIS);
+            readAgain(app);
             assertThat(warnings(SPARE)).as("at the start").hasSize(1);
             source.values.put("ratelimit.rules", "api,more");
-            Thread.sleep(SETTLE_MILLIS);
+            readAgain(app);
             assertThat(warnings("refreshed")).as("the new list applied").isNotEmpty();
             assertThat(warnings(SPARE)).as("the rule spare, unlisted throughout: %s", warnings(SPARE)).hasSize(1);
         }
@@ -133,16 +134,23 @@ class RefreshWarningsEdgesTest {
         source.values.putAll(settings());
         try (JettyApp app = JettyApp.start(source)) {
             assertThat(app.get("/").statusCode()).isEqualTo(200);
-            Thread.sleep(SETTLE_MILLIS);
+            readAgain(app);
             source.failing = true;
-            Thread.sleep(SETTLE_MILLIS);
+            readAgain(app);
             assertThat(app.get("/").statusCode()).as("the running settings").isEqualTo(200);
             source.failing = false;
-            Thread.sleep(SETTLE_MILLIS);
+            readAgain(app);
             assertThat(warnings(SPARE)).as("after readings that failed then one that did not").hasSize(1);
             List<String> failures = logs.messages(Level.WARNING).stream()
                     .filter(m -> m.contains("could not be read") || m.contains("are refused")).toList();
             assertThat(failures).as("the failed readings, said once").hasSize(1);
+        }
+    }
+
+    /** Reads the settings again {@link #READINGS} times, besides the schedule's own readings. */
+    private static void readAgain(JettyApp app) throws Exception {
+        for (int i = 0; i < READINGS; i++) {
+            app.refreshSettings();
         }
     }
 
