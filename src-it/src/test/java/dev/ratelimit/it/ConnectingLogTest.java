@@ -1,10 +1,9 @@
 package dev.ratelimit.it;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.util.List;
 import java.util.logging.Level;
@@ -17,23 +16,16 @@ import static org.assertj.core.api.Assertions.assertThat;
  * as long each time, nothing logged per failed attempt, one INFO when a sentinel answers, and the
  * persistence check of the long-window rule once connected.
  */
+@ExtendWith(ValkeySentinelsExtension.class)
 class ConnectingLogTest {
 
-    private static ValkeySentinels topology;
+    private final ValkeySentinels topology;
+
+    ConnectingLogTest(ValkeySentinels topology) {
+        this.topology = topology;
+    }
 
     private CapturedLogs logs;
-
-    @BeforeAll
-    static void start() {
-        topology = ValkeySentinels.start();
-    }
-
-    @AfterAll
-    static void stop() {
-        if (topology != null) {
-            topology.close();
-        }
-    }
 
     @BeforeEach
     void listen() {

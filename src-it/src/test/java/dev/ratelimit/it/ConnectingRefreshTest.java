@@ -1,8 +1,7 @@
 package dev.ratelimit.it;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.net.http.HttpResponse;
 import java.time.Duration;
@@ -16,22 +15,15 @@ import static org.assertj.core.api.Assertions.assertThat;
  * down at the start too): the refreshed policy answers at once, and the refreshed limit is the
  * one enforced on Valkey once a sentinel answers.
  */
+@ExtendWith(ValkeySentinelsExtension.class)
 class ConnectingRefreshTest {
 
     private static final long REFRESH_MILLIS = 200;
 
-    private static ValkeySentinels topology;
+    private final ValkeySentinels topology;
 
-    @BeforeAll
-    static void start() {
-        topology = ValkeySentinels.start();
-    }
-
-    @AfterAll
-    static void stop() {
-        if (topology != null) {
-            topology.close();
-        }
+    ConnectingRefreshTest(ValkeySentinels topology) {
+        this.topology = topology;
     }
 
     @Test

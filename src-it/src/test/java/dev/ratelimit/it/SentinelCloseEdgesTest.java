@@ -3,9 +3,8 @@ package dev.ratelimit.it;
 import dev.ratelimit.valkey.ValkeyRateLimiter;
 import dev.ratelimit.valkey.ValkeySettings;
 import org.assertj.core.api.SoftAssertions;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import redis.clients.jedis.Jedis;
 
 import javax.management.MBeanServer;
@@ -30,20 +29,13 @@ import static org.assertj.core.api.Assertions.assertThat;
  * deploy and undeploy loop. After each, no {@code SentinelListener} thread, no subscribed
  * connection on the sentinels, no MBean, and each close bounded.
  */
+@ExtendWith(ValkeySentinelsExtension.class)
 class SentinelCloseEdgesTest {
 
-    private static ValkeySentinels topology;
+    private final ValkeySentinels topology;
 
-    @BeforeAll
-    static void start() {
-        topology = ValkeySentinels.start();
-    }
-
-    @AfterAll
-    static void stop() {
-        if (topology != null) {
-            topology.close();
-        }
+    SentinelCloseEdgesTest(ValkeySentinels topology) {
+        this.topology = topology;
     }
 
     /**

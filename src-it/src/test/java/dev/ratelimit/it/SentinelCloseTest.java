@@ -2,9 +2,8 @@ package dev.ratelimit.it;
 
 import dev.ratelimit.valkey.ValkeyRateLimiter;
 import dev.ratelimit.valkey.ValkeySettings;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.util.List;
 
@@ -16,22 +15,15 @@ import static org.assertj.core.api.Assertions.assertThat;
  * when the close came used to subscribe for ever (not a daemon: it also kept the JVM alive).
  * Threads spinning beside the builds make it likely that a listener has not run yet.
  */
+@ExtendWith(ValkeySentinelsExtension.class)
 class SentinelCloseTest {
 
     private static final int CLIENTS = 40;
 
-    private static ValkeySentinels topology;
+    private final ValkeySentinels topology;
 
-    @BeforeAll
-    static void start() {
-        topology = ValkeySentinels.start();
-    }
-
-    @AfterAll
-    static void stop() {
-        if (topology != null) {
-            topology.close();
-        }
+    SentinelCloseTest(ValkeySentinels topology) {
+        this.topology = topology;
     }
 
     @Test

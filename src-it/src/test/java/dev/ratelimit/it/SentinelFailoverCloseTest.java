@@ -2,9 +2,8 @@ package dev.ratelimit.it;
 
 import dev.ratelimit.valkey.ValkeyRateLimiter;
 import dev.ratelimit.valkey.ValkeySettings;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.JedisPubSub;
 import redis.clients.jedis.exceptions.JedisDataException;
@@ -25,22 +24,15 @@ import static org.assertj.core.api.Assertions.assertThat;
  * After the close, every pool of the client is closed (an open one keeps its evictor, a thread
  * of the JVM, scheduled), no listener thread is left, and the close is bounded.
  */
+@ExtendWith(ValkeySentinelsExtension.class)
 class SentinelFailoverCloseTest {
 
     private static final int ROUNDS = 6;
 
-    private static ValkeySentinels topology;
+    private final ValkeySentinels topology;
 
-    @BeforeAll
-    static void start() {
-        topology = ValkeySentinels.start();
-    }
-
-    @AfterAll
-    static void stop() {
-        if (topology != null) {
-            topology.close();
-        }
+    SentinelFailoverCloseTest(ValkeySentinels topology) {
+        this.topology = topology;
     }
 
     @Test

@@ -1,8 +1,7 @@
 package dev.ratelimit.it;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
@@ -17,20 +16,13 @@ import static org.assertj.core.api.Assertions.assertThat;
  * enforced on the primary it names, with no restart. The sentinel is reached through a gate that
  * drops every connection until opened ({@link Gate}).
  */
+@ExtendWith(ValkeySentinelsExtension.class)
 class SentinelsDownAtStartTest {
 
-    private static ValkeySentinels topology;
+    private final ValkeySentinels topology;
 
-    @BeforeAll
-    static void start() {
-        topology = ValkeySentinels.start();
-    }
-
-    @AfterAll
-    static void stop() {
-        if (topology != null) {
-            topology.close();
-        }
+    SentinelsDownAtStartTest(ValkeySentinels topology) {
+        this.topology = topology;
     }
 
     @Test
