@@ -54,12 +54,13 @@ final class CheckCommand implements Callable<Integer> {
      * a password.
      */
     private static String valkey(FilterSettings settings) {
-        if (settings.valkeyUrl().isEmpty()) {
+        if (settings.valkey().isEmpty()) {
             return "(none: the in-process limiter)";
         }
-        String url = ValkeySettings.redact(settings.valkeyUrl().get());
-        return settings.sentinel()
+        ValkeySettings valkey = settings.valkey().get();
+        String url = valkey.redactedUrl();
+        return valkey.sentinel()
                 .map(s -> "Sentinel primary '" + s.master() + "' via " + String.join(",", s.nodes()) + " (" + url + ")")
-                .orElse(settings.cluster() ? "Cluster at " + url : url);
+                .orElse(valkey.cluster() ? "Cluster at " + url : url);
     }
 }

@@ -108,7 +108,7 @@ record Explanation(ArgumentRequest request, boolean trustedPeer, String clientAd
         }
         Rule applied = matcher.planRule(rule, request);
         Plan plan = plan(matcher, rule, request);
-        String valkeyKey = settings.valkeyUrl().isEmpty() ? null
+        String valkeyKey = settings.valkey().isEmpty() ? null
                 : KeyValues.stateKey(settings.keyPrefix(), applied.name(), applied.algorithm().id(), key.get());
         return new RuleResult(rule.rule().name(), null, used[0], key.get(), valkeyKey, applied, plan, rule.cost());
     }

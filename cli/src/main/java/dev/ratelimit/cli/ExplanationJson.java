@@ -23,7 +23,7 @@ final class ExplanationJson {
     static String of(Explanation explained) {
         ArgumentRequest request = explained.request();
         Object store = !explained.settings().enabled() ? null
-                : explained.settings().valkeyUrl().isPresent() ? "valkey" : "in-process";
+                : explained.settings().valkey().isPresent() ? "valkey" : "in-process";
         return StateJson.write(object(
                 "request", object("method", request.method(), "path", request.path(),
                         "remoteAddr", request.remoteAddr(), "trustedPeer", explained.trustedPeer(),

@@ -27,7 +27,7 @@ final class ExplanationText {
             out.println("rate limiting is off (ratelimit.enabled=false): no rule applies");
             return;
         }
-        out.println(explained.settings().valkeyUrl().isPresent()
+        out.println(explained.settings().valkey().isPresent()
                 ? "state in Valkey, key prefix " + explained.settings().keyPrefix()
                 : "no Valkey (ratelimit.valkey.url is not set): the in-process limiter counts, per instance");
         for (Explanation.RuleResult rule : explained.rules()) {

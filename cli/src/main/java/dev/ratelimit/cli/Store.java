@@ -45,14 +45,15 @@ final class Store implements AutoCloseable {
         FilterSettings settings = SettingsReader.read(options.settings == null
                 ? MicroProfileSettingsSource.forClassLoader(Store.class.getClassLoader())
                 : SettingsFile.read(options.settings));
-        if (!settings.enabled() || settings.valkeyUrl().isEmpty()) {
+        if (!settings.enabled() || settings.valkey().isEmpty()) {
             throw new Problem(!settings.enabled() ? "rate limiting is off in these settings (ratelimit.enabled=false)"
                     : "these settings name no Valkey (ratelimit.valkey.url): each application instance keeps its"
                     + " own state in process; a rule's MBean inspects and resets it there");
         }
-        ValkeySettings valkey = new ValkeySettings(settings.valkeyUrl().get(), atLeast(settings.connectTimeout()),
-                atLeast(settings.timeout()), 2, 2, LEAST_TIMEOUT, settings.tlsCaFile(), settings.cluster(),
-                settings.sentinel());
+        ValkeySettings configured = settings.valkey().get();
+        ValkeySettings valkey = new ValkeySettings(configured.url(), atLeast(configured.connectTimeout()),
+                atLeast(configured.socketTimeout()), 2, 2, LEAST_TIMEOUT, configured.tlsCaFile(), configured.cluster(),
+                configured.sentinel());
         ValkeyRateLimiter.Builder builder = ValkeyRateLimiter.builder().settings(valkey).keyPrefix(settings.keyPrefix())
                 .pipelines(0).circuitBreaker(0, Duration.ofSeconds(1));
         if (settings.clientClock()) {

@@ -3,7 +3,6 @@ package dev.ratelimit.config;
 import dev.ratelimit.net.Cidr;
 import dev.ratelimit.valkey.ValkeySettings;
 
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -13,12 +12,9 @@ import java.util.Optional;
  * {@link dev.ratelimit.servlet.RateLimitFilter} for the property names and defaults.
  *
  * @param enabled          whether the filter limits anything
- * @param valkeyUrl        the Valkey URL; empty means the in-process limiter
- * @param timeout          the socket (reply) timeout
- * @param connectTimeout   the connect timeout
- * @param poolMaxTotal     most connections
- * @param poolMaxIdle      most idle connections
- * @param poolMaxWait      wait for a pooled connection
+ * @param valkey           how to reach Valkey ({@code ratelimit.valkey.*}: the URL, timeouts, pool,
+ *                         TLS, Cluster or Sentinel); empty, without a URL, means the in-process
+ *                         limiter
  * @param pipelines        most pipelines of concurrent calls on the wire at once (0: none, every
  *                         call on its own connection)
  * @param keyPrefix        the first part of every state key
@@ -37,10 +33,6 @@ import java.util.Optional;
  * @param denyCacheSize    most rule+key rejections remembered locally (0: no deny cache)
  * @param denyCacheHold    the longest a rejection is replayed from the deny cache
  * @param localMaxKeys     most keys the in-process limiter holds
- * @param tlsCaFile        a PEM file of the CA certificates to trust for {@code rediss://}
- *                         (instead of the JVM's default trust store)
- * @param cluster          whether {@code valkeyUrl} names one node of a Valkey Cluster
- * @param sentinel         the Sentinel-managed primary to use instead of the URL's host
  * @param rules            the rules, in the order of {@code ratelimit.rules}
  * @param refresh          how often the settings are read again, rules applied while running;
  *                         empty: never (the default)
@@ -48,12 +40,10 @@ import java.util.Optional;
  * @param nearLimitRatio   the share of a quota used from which an allowed request is reported as
  *                         near its limit
  */
-public record FilterSettings(boolean enabled, Optional<String> valkeyUrl, Duration timeout, Duration connectTimeout,
-                             int poolMaxTotal, int poolMaxIdle, Duration poolMaxWait, int pipelines, String keyPrefix,
+public record FilterSettings(boolean enabled, Optional<ValkeySettings> valkey, int pipelines, String keyPrefix,
                              boolean clientClock, List<Cidr> trustedProxies, String clientIpHeader, int ipv6Prefix,
                              HeaderMode headers, boolean headersOnRedirects, Duration failureRetryAfter, int breakerFailures,
-                             Duration breakerOpenFor, int denyCacheSize, Duration denyCacheHold, int localMaxKeys, Optional<Path> tlsCaFile,
-                             boolean cluster, Optional<ValkeySettings.Sentinel> sentinel,
+                             Duration breakerOpenFor, int denyCacheSize, Duration denyCacheHold, int localMaxKeys,
                              List<RuleSettings> rules, Optional<Duration> refresh, LimitProviderSettings limitProvider,
                              double nearLimitRatio) {
 
@@ -85,12 +75,12 @@ public record FilterSettings(boolean enabled, Optional<String> valkeyUrl, Durati
     public java.util.Map<String, Object> startUpOnly() {
         java.util.Map<String, Object> m = new java.util.LinkedHashMap<>();
         m.put("ratelimit.enabled", enabled);
-        m.put("ratelimit.valkey.url", valkeyUrl.map(ValkeySettings::redact));
-        m.put("ratelimit.valkey.timeout", timeout);
-        m.put("ratelimit.valkey.connect-timeout", connectTimeout);
-        m.put("ratelimit.valkey.pool.max-total", poolMaxTotal);
-        m.put("ratelimit.valkey.pool.max-idle", poolMaxIdle);
-        m.put("ratelimit.valkey.pool.max-wait", poolMaxWait);
+        m.put("ratelimit.valkey.url", valkey.map(v -> ValkeySettings.redact(v.url())));
+        m.put("ratelimit.valkey.timeout", valkey.map(ValkeySettings::socketTimeout));
+        m.put("ratelimit.valkey.connect-timeout", valkey.map(ValkeySettings::connectTimeout));
+        m.put("ratelimit.valkey.pool.max-total", valkey.map(ValkeySettings::poolMaxTotal));
+        m.put("ratelimit.valkey.pool.max-idle", valkey.map(ValkeySettings::poolMaxIdle));
+        m.put("ratelimit.valkey.pool.max-wait", valkey.map(ValkeySettings::poolMaxWait));
         m.put("ratelimit.valkey.pipelines", pipelines);
         m.put("ratelimit.key-prefix", keyPrefix);
         m.put("ratelimit.clock", clientClock ? "client" : "server");
@@ -99,9 +89,9 @@ public record FilterSettings(boolean enabled, Optional<String> valkeyUrl, Durati
         m.put("ratelimit.deny-cache.max-entries", denyCacheSize);
         m.put("ratelimit.deny-cache.max-hold", denyCacheHold);
         m.put("ratelimit.local.max-keys", localMaxKeys);
-        m.put("ratelimit.valkey.tls.ca-file", tlsCaFile);
-        m.put("ratelimit.valkey.cluster", cluster);
-        m.put("ratelimit.valkey.sentinel.*", sentinel);
+        m.put("ratelimit.valkey.tls.ca-file", valkey.flatMap(ValkeySettings::tlsCaFile));
+        m.put("ratelimit.valkey.cluster", valkey.map(ValkeySettings::cluster));
+        m.put("ratelimit.valkey.sentinel.*", valkey.flatMap(ValkeySettings::sentinel));
         m.put("ratelimit.refresh", refresh);
         m.put("ratelimit.limit-provider.*", limitProvider);
         m.put("ratelimit.metrics.near-limit-ratio", nearLimitRatio);
@@ -132,8 +122,7 @@ public record FilterSettings(boolean enabled, Optional<String> valkeyUrl, Durati
      */
     @Override
     public String toString() {
-        return "FilterSettings[enabled=" + enabled + ", valkeyUrl=" + valkeyUrl.map(ValkeySettings::redact)
-                + ", timeout=" + timeout + ", connectTimeout=" + connectTimeout + ", rules="
-                + rules.stream().map(r -> r.rule().name()).toList() + "]";
+        return "FilterSettings[enabled=" + enabled + ", valkey=" + valkey.map(ValkeySettings::toString).orElse("none")
+                + ", rules=" + rules.stream().map(r -> r.rule().name()).toList() + "]";
     }
 }

@@ -88,13 +88,10 @@ public final class SettingsReader {
         boolean enabled = values.bool("ratelimit.enabled", true);
         if (!enabled && values.problems().isEmpty()) {
             // A kill switch must work even while the rest of the settings are broken.
-            return new FilterSettings(false, Optional.empty(), ValkeySettings.DEFAULT_SOCKET_TIMEOUT,
-                    ValkeySettings.DEFAULT_CONNECT_TIMEOUT, ValkeySettings.DEFAULT_POOL_MAX_TOTAL,
-                    ValkeySettings.DEFAULT_POOL_MAX_TOTAL, ValkeySettings.DEFAULT_POOL_MAX_WAIT, ValkeyRateLimiter.DEFAULT_PIPELINES,
+            return new FilterSettings(false, Optional.empty(), ValkeyRateLimiter.DEFAULT_PIPELINES,
                     ValkeyRateLimiter.DEFAULT_KEY_PREFIX, false,
                     List.of(), "X-Forwarded-For", 64, HeaderMode.DRAFT, false, Duration.ofSeconds(1), 0, Duration.ofSeconds(1),
-                    0, ResilientRateLimiter.DEFAULT_DENY_CACHE_HOLD, 1, Optional.empty(), false, Optional.empty(),
-                    List.of(), Optional.empty(),
+                    0, ResilientRateLimiter.DEFAULT_DENY_CACHE_HOLD, 1, List.of(), Optional.empty(),
                     FilterSettings.LimitProviderSettings.DEFAULTS, ResilientRateLimiter.DEFAULT_NEAR_LIMIT_RATIO);
         }
         Optional<String> valkeyUrl = values.raw("ratelimit.valkey.url");
@@ -115,18 +112,19 @@ public final class SettingsReader {
         });
         boolean cluster = values.bool("ratelimit.valkey.cluster", false);
         Optional<ValkeySettings.Sentinel> sentinel = sentinel(cluster);
-        valkeyUrl.ifPresent(url -> {
+        Optional<ValkeySettings> valkey = valkeyUrl.flatMap(url -> {
             // Named here: the settings' own check speaks of the URL, not of the property.
             Optional<String> problem = ValkeySettings.urlProblem(url);
             if (problem.isPresent()) {
                 values.problem("ratelimit.valkey.url", ValkeySettings.redact(url), problem.get());
-                return;
+                return Optional.empty();
             }
             try {
-                new ValkeySettings(url, connectTimeout, timeout, poolMaxTotal, poolMaxIdle, poolMaxWait, tlsCaFile, cluster,
-                        sentinel);
+                return Optional.of(new ValkeySettings(url, connectTimeout, timeout, poolMaxTotal, poolMaxIdle, poolMaxWait,
+                        tlsCaFile, cluster, sentinel));
             } catch (IllegalArgumentException e) {
                 values.problems().add("ratelimit.valkey.*: " + e.getMessage());
+                return Optional.empty();
             }
         });
         String keyPrefix = values.raw("ratelimit.key-prefix").orElse(ValkeyRateLimiter.DEFAULT_KEY_PREFIX);
@@ -201,10 +199,10 @@ public final class SettingsReader {
         if (!values.problems().isEmpty()) {
             throw new InvalidSettingsException(values.problems());
         }
-        return new FilterSettings(enabled, valkeyUrl, timeout, connectTimeout, poolMaxTotal, poolMaxIdle, poolMaxWait,
-                pipelines, keyPrefix, clientClock, trustedProxies, clientIpHeader, ipv6Prefix, headers, headersOnRedirects,
-                failureRetryAfter, breakerFailures, breakerOpenFor, denyCache ? denyCacheSize : 0, denyCacheHold, localMaxKeys, tlsCaFile, cluster,
-                sentinel, ruleSettings, refresh, limitProvider, nearLimitRatio);
+        return new FilterSettings(enabled, valkey, pipelines, keyPrefix, clientClock, trustedProxies, clientIpHeader,
+                ipv6Prefix, headers, headersOnRedirects, failureRetryAfter, breakerFailures, breakerOpenFor,
+                denyCache ? denyCacheSize : 0, denyCacheHold, localMaxKeys, ruleSettings, refresh, limitProvider,
+                nearLimitRatio);
     }
 
     /** The Sentinel-managed primary: both settings or neither, and not with a cluster. */

@@ -74,7 +74,7 @@ final class LimiterStack {
         if (!settings.enabled()) {
             LOG.log(System.Logger.Level.INFO, "Rate limiting is disabled (ratelimit.enabled=false)");
             shared = LocalRateLimiter.create(1);
-        } else if (settings.valkeyUrl().isPresent()) {
+        } else if (settings.valkey().isPresent()) {
             shared = connect(settings, clock, metrics, names, limiter -> {
                 valkey.set(limiter);
                 persistence.connected(limiter);
@@ -122,9 +122,7 @@ final class LimiterStack {
     private static RateLimiter connect(FilterSettings settings, InstantSource clock, Metrics metrics,
                                        List<String> names,
                                        Consumer<ValkeyRateLimiter> connected) {
-        ValkeySettings valkey = new ValkeySettings(settings.valkeyUrl().get(), settings.connectTimeout(),
-                settings.timeout(), settings.poolMaxTotal(), settings.poolMaxIdle(), settings.poolMaxWait(),
-                settings.tlsCaFile(), settings.cluster(), settings.sentinel());
+        ValkeySettings valkey = settings.valkey().orElseThrow();
         ValkeyRateLimiter.Builder builder = ValkeyRateLimiter.builder().settings(valkey).keyPrefix(settings.keyPrefix())
                 .pipelines(settings.pipelines())
                 .circuitBreaker(settings.breakerFailures(), settings.breakerOpenFor()).listener(metrics);
@@ -137,7 +135,7 @@ final class LimiterStack {
             builder.clientClock(clock::millis);
         }
         LOG.log(System.Logger.Level.INFO, "Rate limiting {0} on {1}", names, valkey.redactedUrl());
-        return ConnectingStore.start(builder::build, connected, settings.cluster()
+        return ConnectingStore.start(builder::build, connected, valkey.cluster()
                 ? "the Valkey Cluster at " + valkey.redactedUrl() + " (to learn its slots)"
                 : "the sentinels of " + valkey.redactedUrl() + " (to learn the primary)");
     }

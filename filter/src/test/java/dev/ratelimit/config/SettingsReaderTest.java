@@ -1,5 +1,6 @@
 package dev.ratelimit.config;
 
+import dev.ratelimit.valkey.ValkeySettings;
 import dev.ratelimit.Rule;
 
 import dev.ratelimit.Algorithm;
@@ -58,8 +59,8 @@ class SettingsReaderTest {
     void readsTheDesignExampleWithDefaults() {
         FilterSettings settings = read(valid());
         assertThat(settings.enabled()).isTrue();
-        assertThat(settings.valkeyUrl()).contains("redis://localhost:6379");
-        assertThat(settings.timeout()).isEqualTo(Duration.ofMillis(50));
+        assertThat(settings.valkey().map(ValkeySettings::url)).contains("redis://localhost:6379");
+        assertThat(settings.valkey().map(ValkeySettings::socketTimeout)).contains(Duration.ofMillis(50));
         assertThat(settings.keyPrefix()).isEqualTo("rl:v1");
         assertThat(settings.pipelines()).isEqualTo(2);
         assertThat(settings.headers()).isEqualTo(HeaderMode.DRAFT);
@@ -141,7 +142,7 @@ class SettingsReaderTest {
         values.put("ratelimit.valkey.sentinel.master", "primary");
         values.put("ratelimit.valkey.sentinel.nodes", "s1:26379, [::1]:26380");
         FilterSettings settings = read(values);
-        assertThat(settings.sentinel()).hasValueSatisfying(sentinel -> {
+        assertThat(settings.valkey().flatMap(ValkeySettings::sentinel)).hasValueSatisfying(sentinel -> {
             assertThat(sentinel.master()).isEqualTo("primary");
             assertThat(sentinel.nodes()).containsExactly("s1:26379", "[::1]:26380");
         });

@@ -63,9 +63,14 @@ final class JettyApp implements AutoCloseable {
      * reading made after every edit before the call is applied or refused, and logged.
      */
     void refreshSettings() throws Exception {
-        if (!RateLimits.of(context.getServletContext()).refreshNow()) {
+        if (!refreshNow()) {
             throw new IllegalStateException("no settings refresh runs: set ratelimit.refresh");
         }
+    }
+
+    /** {@link RateLimits#refreshNow()}: false when no refresh runs. */
+    boolean refreshNow() throws Exception {
+        return RateLimits.of(context.getServletContext()).refreshNow();
     }
 
     /**
