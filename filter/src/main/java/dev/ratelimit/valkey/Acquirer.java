@@ -2,6 +2,7 @@ package dev.ratelimit.valkey;
 
 import dev.ratelimit.valkey.lease.LeaseEntry;
 import dev.ratelimit.valkey.lease.LeaseTaker;
+import dev.ratelimit.valkey.lease.LeasedPeek;
 import dev.ratelimit.valkey.lease.Leases;
 import dev.ratelimit.valkey.script.Lending;
 import dev.ratelimit.valkey.script.Refund;
@@ -26,11 +27,33 @@ import java.util.List;
 final class Acquirer {
 
     private final LimiterCalls calls;
+    private final Leases leases;
     private final LeaseTaker leased;
 
     Acquirer(LimiterCalls calls, Leases leases) {
         this.calls = calls;
+        this.leases = leases;
         this.leased = leases.enabled() ? new LeaseTaker(leases, this::fromStore) : null;
+    }
+
+    /**
+     * What a request of these claims would be answered now, taking nothing: the store's answer
+     * with the units this limiter's leases hold added. As for a request, this limiter's own leases
+     * never make the answer a refusal: refused while it holds leases of the keys (what a bucket's
+     * lease keeps back above all), they are given back and the store is asked again.
+     */
+    List<Verdicts.Answer> peek(List<Claim> claims) {
+        if (leased == null) {
+            return calls.answers(claims, ScriptMode.PEEK, calls.now());
+        }
+        long mark = leased.mark();
+        List<Verdicts.Answer> answers = LeasedPeek.withHeld(leases, claims,
+                calls.answers(claims, ScriptMode.PEEK, calls.now()));
+        StoreOutcome peeked = new StoreOutcome(Verdicts.combine(claims, answers, false), answers);
+        if (!peeked.decisions().allowed() && leased.reclaimed(claims, peeked, mark)) {
+            answers = LeasedPeek.withHeld(leases, claims, calls.answers(claims, ScriptMode.PEEK, calls.now()));
+        }
+        return answers;
     }
 
     /** A request's decisions: from leases where the rules lease, else from the store. */

@@ -145,8 +145,7 @@ public final class ValkeyRateLimiter implements RateLimiter {
     @Override
     public Decision peek(Rule rule, String key, long cost) {
         List<Claim> claims = List.of(Claim.of(rule, key, cost));
-        List<Verdicts.Answer> answers = calls.answers(claims, ScriptMode.PEEK, calls.now());
-        return Verdicts.combine(claims, LeasedPeek.withHeld(leases, claims, answers), false).decisions().get(0);
+        return Verdicts.combine(claims, acquisitions.peek(claims), false).decisions().get(0);
     }
 
     @Override

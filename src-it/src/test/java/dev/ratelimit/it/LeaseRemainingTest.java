@@ -82,6 +82,26 @@ class LeaseRemainingTest {
         }
     }
 
+    /**
+     * A peek answers what a request of that cost would be answered: with one instance, a bucket's
+     * lease never makes it a refusal (checker seed 3037: a GCRA of burst 6 leasing 4, three units
+     * taken, then a peek of 2 refused while three remained).
+     */
+    @Test
+    void aPeekIsNotRefusedForTheInstancesOwnLease() {
+        Rule gcra = Rule.of("gcra", Algorithm.GCRA, 20, Duration.ofMinutes(1)).withBurst(6);
+        try (ValkeyRateLimiter holder = ValkeyRateLimiter.builder()
+                .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(5)))
+                .clientClock(clock).localLease("gcra", 4, Duration.ofMillis(20)).build()) {
+            assertThat(holder.acquire(gcra, "b").allowed()).isTrue();
+            assertThat(holder.acquireAll(java.util.List.of(dev.ratelimit.Claim.of(gcra, "b", 2))).allowed()).isTrue();
+            Decision peeked = holder.peek(gcra, "b", 2);
+            assertThat(peeked.allowed()).as("a peek of 2 with 3 of 6 left: %s", peeked).isTrue();
+            assertThat(holder.acquireAll(java.util.List.of(dev.ratelimit.Claim.of(gcra, "b", 2))).allowed())
+                    .as("the request the peek promised").isTrue();
+        }
+    }
+
     private ValkeyRateLimiter plain() {
         return ValkeyRateLimiter.builder().settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(5)))
                 .clientClock(clock).build();
