@@ -59,8 +59,7 @@ interface KeyState {
             case FIXED_WINDOW -> new FixedWindowState();
             case SLIDING_LOG -> new SlidingLogState();
             case SLIDING_WINDOW_COUNTER -> new SlidingWindowCounterState();
-            case TOKEN_BUCKET -> new TokenBucketState();
-            case GCRA -> new GcraState();
+            case TOKEN_BUCKET, GCRA -> new BucketState();
             case CONCURRENCY -> new ConcurrencyState();
         };
     }

@@ -5,16 +5,15 @@ import dev.ratelimit.internal.Undo;
 import dev.ratelimit.internal.Verdicts;
 
 /**
- * The in-process twin of {@code gcra.lua}: the theoretical arrival time, kept in ticks of
- * {@code 1 / limit} ms so one unit's emission interval is exactly {@code window} ticks, with
- * the time and rule of the write so that an edited rule reads it in its own units.
+ * The in-process twin of {@code bucket.lua}, the bucket the token bucket and GCRA both are: the
+ * debt (units missing from a full bucket) at the last write, in ticks of the rule that wrote it,
+ * so refilling {@code limit} units per window adds back exactly {@code limit} ticks per ms. The
+ * Lua files store it two ways (a debt, a theoretical arrival time); in memory one is enough.
  */
-final class GcraState implements KeyState {
+final class BucketState implements KeyState {
 
     private boolean stored;
-    /** The theoretical arrival time: {@code tatMillis + tatFraction / writerLimit} ms. */
-    private long tatMillis;
-    private long tatFraction;
+    private long debt;
     private long writtenAt;
     private long writerWindow;
     private long writerLimit;
@@ -29,27 +28,26 @@ final class GcraState implements KeyState {
                         long call) {
         long window = rule.window().toMillis();
         long limit = rule.limit();
-        long tolerance = rule.burst() * window;
+        long capacity = rule.burst() * window;
         long need = cost * window;
 
-        long storedDebt = (tatMillis - writtenAt) * writerLimit + tatFraction;
         BucketDebt read = stored
-                ? BucketDebt.read(storedDebt, writtenAt, writerWindow, writerLimit, now, window, limit, rule.burst())
+                ? BucketDebt.read(debt, writtenAt, writerWindow, writerLimit, now, window, limit, rule.burst())
                 : BucketDebt.NONE;
         long d = read.debt();
         long expires = read.expires();
-        boolean kept = stored && BucketDebt.keptGeneration(d, storedDebt, writerWindow, writerLimit, window, limit,
+        boolean kept = stored && BucketDebt.keptGeneration(d, debt, writerWindow, writerLimit, window, limit,
                 rule.burst());
 
-        boolean allowed = d + need <= tolerance;
+        boolean allowed = d + need <= capacity;
         boolean consume = allowed ? consumeIfAllowed : consumeIfRejected;
         if (consume) {
             long at = stored ? BucketDebt.writeTime(now, writtenAt) : now;
-            d = Math.min(d + need, 2 * tolerance);
+            // A counted rejection may overdraw the bucket by at most one full bucket (see the Lua file).
+            d = Math.min(d + need, 2 * capacity);
             expires = at + KeyState.ceilDiv(d, limit);
             stored = true;
-            tatMillis = at + d / limit;
-            tatFraction = d % limit;
+            debt = d;
             writtenAt = at;
             writerWindow = window;
             writerLimit = limit;
@@ -58,10 +56,10 @@ final class GcraState implements KeyState {
             chargedTo = 0;
         }
 
-        long remaining = d < tolerance ? (tolerance - d) / window : 0;
+        long remaining = d < capacity ? (capacity - d) / window : 0;
         long resetAfter = d > 0 ? Math.min(KeyState.ceilDiv(d, limit), expires - now) : 0;
-        long next = d > 0 ? BucketDebt.waitFor(remaining + 1, d, window, tolerance, limit, expires, now) : 0;
-        long wait = d + need > tolerance ? BucketDebt.waitFor(cost, d, window, tolerance, limit, expires, now) : 0;
+        long next = d > 0 ? BucketDebt.waitFor(remaining + 1, d, window, capacity, limit, expires, now) : 0;
+        long wait = d + need > capacity ? BucketDebt.waitFor(cost, d, window, capacity, limit, expires, now) : 0;
         return new Verdicts.Answer(allowed, remaining, resetAfter, next, wait, Undo.of(consume, now, generation));
     }
 
@@ -75,30 +73,27 @@ final class GcraState implements KeyState {
             // started since (a reset): the units are not in it (see the Lua file).
             return false;
         }
-        long limit = rule.limit();
-        long d = BucketDebt.read((tatMillis - writtenAt) * writerLimit + tatFraction, writtenAt, writerWindow,
-                writerLimit, now, window, limit, rule.burst()).debt();
+        long d = BucketDebt.read(debt, writtenAt, writerWindow, writerLimit, now, window, rule.limit(), rule.burst())
+                .debt();
         long at = BucketDebt.writeTime(now, writtenAt);
-        BucketDebt.Refunded refunded = BucketDebt.refundable(d, at, limit, window, cost, takenAt, chargedFrom,
+        BucketDebt.Refunded refunded = BucketDebt.refundable(d, at, rule.limit(), window, cost, takenAt, chargedFrom,
                 chargedTo);
         if (refunded.ticks() == 0) {
             return false;
         }
-        // The TAT moves back by what of the cost's emission intervals had to be charged, never before now.
         d -= refunded.ticks();
         chargedFrom = refunded.from();
         chargedTo = refunded.to();
         stored = d > 0;
-        tatMillis = at + d / limit;
-        tatFraction = d % limit;
+        debt = d;
         writtenAt = at;
         writerWindow = window;
-        writerLimit = limit;
+        writerLimit = rule.limit();
         return true;
     }
 
     @Override
     public long expiresAt() {
-        return stored ? tatMillis + (tatFraction > 0 ? 1 : 0) : Long.MIN_VALUE;
+        return stored ? writtenAt + KeyState.ceilDiv(debt, writerLimit) : Long.MIN_VALUE;
     }
 }
