@@ -4,9 +4,9 @@ import dev.ratelimit.config.FilterSettings;
 import dev.ratelimit.config.RuleSettings;
 import dev.ratelimit.valkey.ValkeySettings;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 import java.io.PrintWriter;
 import java.nio.file.Path;

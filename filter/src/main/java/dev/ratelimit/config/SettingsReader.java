@@ -1,9 +1,9 @@
 package dev.ratelimit.config;
 
-import dev.ratelimit.resilient.ResilientRateLimiter;
 import dev.ratelimit.Rule;
 import dev.ratelimit.local.LocalRateLimiter;
 import dev.ratelimit.net.Cidr;
+import dev.ratelimit.resilient.ResilientRateLimiter;
 import dev.ratelimit.valkey.ValkeyRateLimiter;
 import dev.ratelimit.valkey.ValkeySettings;
 

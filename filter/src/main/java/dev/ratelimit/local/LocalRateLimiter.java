@@ -1,12 +1,12 @@
 package dev.ratelimit.local;
 
 import dev.ratelimit.Algorithm;
+import dev.ratelimit.Claim;
 import dev.ratelimit.Decision;
 import dev.ratelimit.Decisions;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.Reservation;
 import dev.ratelimit.Rule;
-import dev.ratelimit.Claim;
 import dev.ratelimit.internal.Claims;
 import dev.ratelimit.internal.Verdicts;
 

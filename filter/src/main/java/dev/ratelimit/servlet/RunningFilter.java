@@ -1,12 +1,12 @@
 package dev.ratelimit.servlet;
 
 import dev.ratelimit.RateLimitListener;
-import dev.ratelimit.resilient.ResilientRateLimiter;
 import dev.ratelimit.config.FilterSettings;
 import dev.ratelimit.config.InvalidSettingsException;
 import dev.ratelimit.config.RequestMatcher;
 import dev.ratelimit.config.SettingsReader;
 import dev.ratelimit.config.SettingsSource;
+import dev.ratelimit.resilient.ResilientRateLimiter;
 import jakarta.servlet.ServletException;
 
 import java.time.InstantSource;

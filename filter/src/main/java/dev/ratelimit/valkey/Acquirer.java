@@ -1,5 +1,11 @@
 package dev.ratelimit.valkey;
 
+import dev.ratelimit.Claim;
+import dev.ratelimit.Decisions;
+import dev.ratelimit.RateLimitException;
+import dev.ratelimit.Reservation;
+import dev.ratelimit.internal.Claims;
+import dev.ratelimit.internal.Verdicts;
 import dev.ratelimit.valkey.lease.LeaseEntry;
 import dev.ratelimit.valkey.lease.LeaseTaker;
 import dev.ratelimit.valkey.lease.LeasedPeek;
@@ -8,12 +14,6 @@ import dev.ratelimit.valkey.script.Lending;
 import dev.ratelimit.valkey.script.Refund;
 import dev.ratelimit.valkey.script.ScriptMode;
 import dev.ratelimit.valkey.script.StoreOutcome;
-import dev.ratelimit.Claim;
-import dev.ratelimit.Decisions;
-import dev.ratelimit.RateLimitException;
-import dev.ratelimit.Reservation;
-import dev.ratelimit.internal.Claims;
-import dev.ratelimit.internal.Verdicts;
 
 import java.util.ArrayList;
 import java.util.List;

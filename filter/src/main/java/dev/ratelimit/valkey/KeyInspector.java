@@ -1,14 +1,14 @@
 package dev.ratelimit.valkey;
 
-import dev.ratelimit.valkey.lease.LeasePolicy;
-import dev.ratelimit.valkey.lease.LeasedPeek;
-import dev.ratelimit.valkey.lease.Leases;
-import dev.ratelimit.valkey.script.ScriptMode;
 import dev.ratelimit.Claim;
 import dev.ratelimit.Decision;
 import dev.ratelimit.Rule;
 import dev.ratelimit.UnreadableStateException;
 import dev.ratelimit.internal.Verdicts;
+import dev.ratelimit.valkey.lease.LeasePolicy;
+import dev.ratelimit.valkey.lease.LeasedPeek;
+import dev.ratelimit.valkey.lease.Leases;
+import dev.ratelimit.valkey.script.ScriptMode;
 import redis.clients.jedis.ScanIteration;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.resps.Tuple;

@@ -1,5 +1,10 @@
 package dev.ratelimit.valkey;
 
+import dev.ratelimit.Claim;
+import dev.ratelimit.RateLimitException;
+import dev.ratelimit.UnreadableStateException;
+import dev.ratelimit.internal.Undo;
+import dev.ratelimit.internal.Verdicts;
 import dev.ratelimit.valkey.connection.CircuitBreaker;
 import dev.ratelimit.valkey.connection.GuardedCalls;
 import dev.ratelimit.valkey.script.Lending;
@@ -7,11 +12,6 @@ import dev.ratelimit.valkey.script.LimiterScript;
 import dev.ratelimit.valkey.script.Refund;
 import dev.ratelimit.valkey.script.ScriptFormat;
 import dev.ratelimit.valkey.script.ScriptMode;
-import dev.ratelimit.Claim;
-import dev.ratelimit.RateLimitException;
-import dev.ratelimit.UnreadableStateException;
-import dev.ratelimit.internal.Undo;
-import dev.ratelimit.internal.Verdicts;
 
 import java.util.ArrayList;
 import java.util.List;

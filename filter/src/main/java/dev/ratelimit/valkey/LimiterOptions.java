@@ -1,7 +1,7 @@
 package dev.ratelimit.valkey;
 
-import dev.ratelimit.valkey.lease.LeasePolicy;
 import dev.ratelimit.RateLimitListener;
+import dev.ratelimit.valkey.lease.LeasePolicy;
 import redis.clients.jedis.UnifiedJedis;
 
 import java.time.Duration;

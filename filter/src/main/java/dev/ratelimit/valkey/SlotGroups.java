@@ -1,10 +1,10 @@
 package dev.ratelimit.valkey;
 
-import dev.ratelimit.valkey.script.ScriptMode;
-import dev.ratelimit.valkey.script.StoreOutcome;
 import dev.ratelimit.Claim;
 import dev.ratelimit.Decisions;
 import dev.ratelimit.internal.Verdicts;
+import dev.ratelimit.valkey.script.ScriptMode;
+import dev.ratelimit.valkey.script.StoreOutcome;
 import redis.clients.jedis.util.JedisClusterCRC16;
 
 import java.util.ArrayList;

@@ -15,10 +15,10 @@ import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.providers.ClusterConnectionProvider;
 import redis.clients.jedis.util.JedisURIHelper;
 
-import javax.net.ssl.SSLParameters;
 import java.net.URI;
 import java.time.Duration;
 import java.util.Set;
+import javax.net.ssl.SSLParameters;
 
 /** Builds the Jedis client for {@link ValkeySettings}: a pooled standalone, Sentinel or cluster client. */
 final class ValkeyClients {

@@ -1,10 +1,5 @@
 package dev.ratelimit.valkey;
 
-import dev.ratelimit.valkey.connection.CircuitBreaker;
-import dev.ratelimit.valkey.lease.LeasePolicy;
-import dev.ratelimit.valkey.lease.LeasedPeek;
-import dev.ratelimit.valkey.lease.Leases;
-import dev.ratelimit.valkey.script.ScriptMode;
 import dev.ratelimit.Claim;
 import dev.ratelimit.Decision;
 import dev.ratelimit.Decisions;
@@ -16,6 +11,11 @@ import dev.ratelimit.internal.GuardedListener;
 import dev.ratelimit.internal.KeyValues;
 import dev.ratelimit.internal.UndoableClaims;
 import dev.ratelimit.internal.Verdicts;
+import dev.ratelimit.valkey.connection.CircuitBreaker;
+import dev.ratelimit.valkey.lease.LeasePolicy;
+import dev.ratelimit.valkey.lease.LeasedPeek;
+import dev.ratelimit.valkey.lease.Leases;
+import dev.ratelimit.valkey.script.ScriptMode;
 import redis.clients.jedis.UnifiedJedis;
 
 import java.time.Duration;

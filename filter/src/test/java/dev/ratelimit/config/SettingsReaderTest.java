@@ -1,7 +1,7 @@
 package dev.ratelimit.config;
 
-import dev.ratelimit.valkey.ValkeySettings;
 import dev.ratelimit.Rule;
+import dev.ratelimit.valkey.ValkeySettings;
 
 import dev.ratelimit.Algorithm;
 import org.junit.jupiter.api.Test;

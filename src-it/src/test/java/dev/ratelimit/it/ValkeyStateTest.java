@@ -1,13 +1,13 @@
 package dev.ratelimit.it;
 
 import dev.ratelimit.Algorithm;
+import dev.ratelimit.Claim;
 import dev.ratelimit.Decision;
 import dev.ratelimit.Decisions;
 import dev.ratelimit.ManualClock;
 import dev.ratelimit.RateLimitException;
-import dev.ratelimit.UnreadableStateException;
 import dev.ratelimit.Rule;
-import dev.ratelimit.Claim;
+import dev.ratelimit.UnreadableStateException;
 import dev.ratelimit.valkey.ValkeyRateLimiter;
 import dev.ratelimit.valkey.ValkeySettings;
 import org.junit.jupiter.api.AfterEach;

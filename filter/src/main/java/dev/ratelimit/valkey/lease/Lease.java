@@ -1,10 +1,10 @@
 package dev.ratelimit.valkey.lease;
 
-import dev.ratelimit.valkey.script.Refund;
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.Claim;
 import dev.ratelimit.Rule;
 import dev.ratelimit.internal.Verdicts;
+import dev.ratelimit.valkey.script.Refund;
 
 /**
  * Units of one rule taken ahead for one key in one function call, served here without a round

@@ -1,8 +1,8 @@
 package dev.ratelimit.valkey.lease;
 
-import dev.ratelimit.valkey.script.Refund;
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.RateLimitException;
+import dev.ratelimit.valkey.script.Refund;
 
 import java.util.ArrayList;
 import java.util.IdentityHashMap;

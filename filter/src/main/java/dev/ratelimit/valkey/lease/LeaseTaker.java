@@ -1,12 +1,12 @@
 package dev.ratelimit.valkey.lease;
 
-import dev.ratelimit.valkey.script.Lending;
-import dev.ratelimit.valkey.script.Refund;
-import dev.ratelimit.valkey.script.StoreOutcome;
 import dev.ratelimit.Claim;
 import dev.ratelimit.RateLimitException;
 import dev.ratelimit.internal.Claims;
 import dev.ratelimit.internal.Verdicts;
+import dev.ratelimit.valkey.script.Lending;
+import dev.ratelimit.valkey.script.Refund;
+import dev.ratelimit.valkey.script.StoreOutcome;
 
 import java.util.ArrayList;
 import java.util.HashMap;

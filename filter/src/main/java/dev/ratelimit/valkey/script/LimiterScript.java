@@ -1,8 +1,8 @@
 package dev.ratelimit.valkey.script;
 
 import dev.ratelimit.Algorithm;
-import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.Protocol;
+import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisDataException;
 
 import java.io.IOException;

@@ -1,11 +1,11 @@
 package dev.ratelimit.valkey.lease;
 
-import dev.ratelimit.valkey.script.Refund;
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.Claim;
 import dev.ratelimit.Rule;
 import dev.ratelimit.internal.Undo;
 import dev.ratelimit.internal.Verdicts;
+import dev.ratelimit.valkey.script.Refund;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
