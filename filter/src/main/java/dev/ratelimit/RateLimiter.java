@@ -104,7 +104,9 @@ public interface RateLimiter extends AutoCloseable {
      * @param key  what is limited, non-empty
      * @param cost units a request would take
      * @return the decision a request would get
-     * @throws RateLimitException if the store cannot be reached in time
+     * @throws IllegalArgumentException if the key is empty or the cost out of the rule's range
+     * @throws NullPointerException     if the rule or the key is null
+     * @throws RateLimitException       if the store cannot be reached in time
      */
     Decision peek(Rule rule, String key, long cost);
 

@@ -99,7 +99,13 @@ public final class SettingsReader {
         Duration connectTimeout = values.duration("ratelimit.valkey.connect-timeout", ValkeySettings.DEFAULT_CONNECT_TIMEOUT,
                 Duration.ofMillis(1));
         int poolMaxTotal = (int) values.number("ratelimit.valkey.pool.max-total", ValkeySettings.DEFAULT_POOL_MAX_TOTAL, 1, 10_000);
-        int poolMaxIdle = (int) values.number("ratelimit.valkey.pool.max-idle", poolMaxTotal, 0, 10_000);
+        int idle = (int) values.number("ratelimit.valkey.pool.max-idle", poolMaxTotal, 0, 10_000);
+        if (idle > poolMaxTotal) {
+            values.problem("ratelimit.valkey.pool.max-idle", Integer.toString(idle),
+                    "must be at most ratelimit.valkey.pool.max-total (" + poolMaxTotal + ")");
+        }
+        // Reported once, above, not again by the connection's own check.
+        int poolMaxIdle = Math.min(idle, poolMaxTotal);
         Duration poolMaxWait = values.duration("ratelimit.valkey.pool.max-wait", ValkeySettings.DEFAULT_POOL_MAX_WAIT,
                 Duration.ofMillis(1));
         int pipelines = (int) values.number("ratelimit.valkey.pipelines", ValkeyRateLimiter.DEFAULT_PIPELINES, 0, 64);

@@ -184,6 +184,9 @@ final class DecisionPath {
      * @return the decision, read-only
      */
     Decision peek(Rule rule, String key, long cost) {
+        // Checked before the store is asked: a bad argument is the caller's, not a store failure
+        // for the policy to answer.
+        Claim.of(rule, key, cost);
         try {
             Decision decision = shared.peek(rule, key, cost);
             health.answered();

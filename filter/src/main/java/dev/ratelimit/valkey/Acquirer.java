@@ -47,8 +47,14 @@ final class Acquirer {
             return calls.answers(claims, ScriptMode.PEEK, calls.now());
         }
         long mark = leased.mark();
-        List<Verdicts.Answer> answers = LeasedPeek.withHeld(leases, claims,
-                calls.answers(claims, ScriptMode.PEEK, calls.now()));
+        List<Verdicts.Answer> stored;
+        try {
+            stored = calls.answers(claims, ScriptMode.PEEK, calls.now());
+        } catch (RateLimitException e) {
+            // A request the leases serve whole is answered without the store: so is its peek.
+            return LeasedPeek.servedWhole(leases, claims).orElseThrow(() -> e);
+        }
+        List<Verdicts.Answer> answers = LeasedPeek.withHeld(leases, claims, stored);
         StoreOutcome peeked = new StoreOutcome(Verdicts.combine(claims, answers, false), answers);
         if (!peeked.decisions().allowed() && leased.reclaimed(claims, peeked, mark)) {
             answers = LeasedPeek.withHeld(leases, claims, calls.answers(claims, ScriptMode.PEEK, calls.now()));

@@ -5,11 +5,31 @@ import dev.ratelimit.internal.Verdicts;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /** What a peek says with local leases: the store's answer plus the units this limiter holds. */
 public final class LeasedPeek {
 
     private LeasedPeek() {
+    }
+
+    /**
+     * The peek of a request this limiter's leases would serve whole, without the store (which
+     * could not be asked): each claim allowed, with what its lease holds as what remains (at least
+     * that much does).
+     *
+     * @return the answers, or empty when a claim's lease does not hold its whole cost
+     */
+    public static Optional<List<Verdicts.Answer>> servedWhole(Leases leases, List<Claim> claims) {
+        List<Verdicts.Answer> served = new ArrayList<>(claims.size());
+        for (Claim claim : claims) {
+            long units = leases.policy(claim) == null ? 0 : leases.held(claim.rule(), claim.key());
+            if (units < claim.cost()) {
+                return Optional.empty();
+            }
+            served.add(new Verdicts.Answer(true, units, 0, 0, 0));
+        }
+        return Optional.of(served);
     }
 
     /**
