@@ -48,7 +48,11 @@ public final class LimiterScript {
 
     /** The library assembled from the resource files next to this class. */
     public static LimiterScript load() {
-        StringBuilder body = new StringBuilder(read("prelude.lua")).append('\n').append(read("bucket.lua"));
+        // The call format's counts, from their one owner (see prelude.lua).
+        StringBuilder body = new StringBuilder("local RULE_ARGS, RULE_REPLY, REFUND_ARGS = ")
+                .append(ScriptFormat.RULE_ARGS).append(", ").append(ScriptFormat.RULE_REPLY).append(", ")
+                .append(ScriptFormat.REFUND_ARGS).append('\n')
+                .append(read("prelude.lua")).append('\n').append(read("bucket.lua"));
         body.append("\nlocal ALGORITHMS = {}\n");
         for (Algorithm algorithm : Algorithm.values()) {
             body.append("\nALGORITHMS['").append(algorithm.id()).append("'] = (function()\n")

@@ -12,8 +12,9 @@ import java.util.List;
 /**
  * The limiter library's call and reply format, owned here and documented once, in
  * {@code dispatcher.lua} (the deciding function) and {@code refund.lua}: the arguments of each
- * call, rule by rule, and the replies read back. The counts per rule are the prelude's
- * {@code RULE_ARGS}, {@code RULE_REPLY} and {@code REFUND_ARGS}.
+ * call, rule by rule, and the replies read back. The counts per rule are written into the
+ * library from here ({@link LimiterScript}), as the Lua's {@code RULE_ARGS}, {@code RULE_REPLY}
+ * and {@code REFUND_ARGS}.
  */
 public final class ScriptFormat {
 

@@ -89,11 +89,10 @@ local function generation(call, kept)
   return call.id
 end
 
--- The call format, documented in dispatcher.lua and refund.lua: values per rule in an acquiring
--- call's ARGV and in its reply, and in a refund's ARGV.
-local RULE_ARGS = 8
-local RULE_REPLY = 7
-local REFUND_ARGS = 10
+-- The call format's counts (values per rule in a deciding call's ARGV and in its reply, and in a
+-- refund's ARGV) are not written here: ScriptFormat.java owns them and LimiterScript puts them
+-- in front of this file, as RULE_ARGS, RULE_REPLY and REFUND_ARGS; dispatcher.lua and
+-- refund.lua document the format.
 
 -- The sliding log's and the concurrency permits' sorted-set members: one per unit,
 -- "<ms>:<seq>:<window>", seq zero-padded so that members of one millisecond sort in the order
