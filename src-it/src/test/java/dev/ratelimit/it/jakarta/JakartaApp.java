@@ -48,12 +48,23 @@ final class JakartaApp implements AutoCloseable {
     private final ServletContextHandler context;
     private final ClassLoader loader;
     private final Object[] resources;
+    private final boolean mapper;
 
-    private JakartaApp(Server server, ServletContextHandler context, ClassLoader loader, Object[] resources) {
+    /**
+     * For the next start only (then back to true): whether the Jersey application registers
+     * {@code RateLimitExceededMapper}, or maps a refusal itself.
+     */
+    static volatile boolean withMapper = true;
+    /** For the next start only (then back to none): servlets by path, registered before Jersey's {@code /*}. */
+    static volatile Map<String, jakarta.servlet.Servlet> servlets = Map.of();
+
+    private JakartaApp(Server server, ServletContextHandler context, ClassLoader loader, Object[] resources,
+                       boolean mapper) {
         this.server = server;
         this.context = context;
         this.loader = loader;
         this.resources = resources;
+        this.mapper = mapper;
     }
 
     /**
@@ -93,6 +104,10 @@ final class JakartaApp implements AutoCloseable {
      */
     static JakartaApp startWithListeners(ConfigSource source, boolean withFilter, List<? extends EventListener> listeners,
                                          Object... resources) throws Exception {
+        boolean mapper = withMapper;
+        Map<String, jakarta.servlet.Servlet> extra = servlets;
+        withMapper = true;
+        servlets = Map.of();
         ClassLoader loader = new URLClassLoader(new URL[0], JakartaApp.class.getClassLoader());
         ConfigProviderResolver.instance().registerConfig(new SmallRyeConfigBuilder()
                 .withSources(source).build(), loader);
@@ -111,7 +126,12 @@ final class JakartaApp implements AutoCloseable {
             limiter.setAsyncSupported(true);
             context.addFilter(limiter, "/*", EnumSet.allOf(DispatcherType.class));
         }
-        context.addServlet(jersey(resources), "/*");
+        extra.forEach((path, servlet) -> {
+            ServletHolder holder = new ServletHolder(servlet);
+            holder.setAsyncSupported(true);
+            context.addServlet(holder, path);
+        });
+        context.addServlet(jersey(mapper, resources), "/*");
         server.setHandler(context);
         try {
             server.start();
@@ -125,12 +145,14 @@ final class JakartaApp implements AutoCloseable {
             ConfigProviderResolver.instance().releaseConfig(ConfigProviderResolver.instance().getConfig(loader));
             throw new IllegalStateException("the context did not become available");
         }
-        return new JakartaApp(server, context, loader, resources);
+        return new JakartaApp(server, context, loader, resources, mapper);
     }
 
     /** The Jersey servlet serving the resources; a new one for each start (Jersey's configuration is used once). */
-    private static ServletHolder jersey(Object... resources) {
-        ResourceConfig application = new ResourceConfig(RateLimitedFeature.class, RateLimitExceededMapper.class);
+    private static ServletHolder jersey(boolean mapper, Object... resources) {
+        ResourceConfig application = mapper
+                ? new ResourceConfig(RateLimitedFeature.class, RateLimitExceededMapper.class)
+                : new ResourceConfig(RateLimitedFeature.class);
         for (Object resource : resources) {
             if (resource instanceof Class<?> type) {
                 application.register(type);
@@ -141,6 +163,7 @@ final class JakartaApp implements AutoCloseable {
         ServletHolder jersey = new ServletHolder(new ServletContainer(application));
         // Started with the app, as a server starts a Jakarta REST application: a bad annotation fails the start.
         jersey.setInitOrder(1);
+        jersey.setAsyncSupported(true);
         return jersey;
     }
 
@@ -180,7 +203,7 @@ final class JakartaApp implements AutoCloseable {
         context.stop();
         context.getServletHandler().setServletMappings(new ServletMapping[0]);
         context.getServletHandler().setServlets(new ServletHolder[0]);
-        context.addServlet(jersey(resources), "/*");
+        context.addServlet(jersey(mapper, resources), "/*");
         context.start();
     }
 

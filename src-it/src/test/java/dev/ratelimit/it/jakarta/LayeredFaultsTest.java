@@ -27,8 +27,6 @@ class LayeredFaultsTest {
     @BeforeEach
     void empty() {
         valkey.flushAll();
-        LayeredApp.withMapper = true;
-        LayeredApp.servlets = Map.of();
         LayeredResources.METHOD_RUNS.set(0);
     }
 
@@ -40,7 +38,7 @@ class LayeredFaultsTest {
     /** README, Local leases: "units taken from a lease go back to it if another rule rejects the request". */
     @Test
     void aLeaseOfTheRouteRuleIsNotDrainedByMethodRefusals() throws Exception {
-        try (LayeredApp app = LayeredApp.start(LayeredRequestsTest.settings(valkey.url(), "ratelimit.rule.r1.limit", "10",
+        try (JakartaApp app = JakartaApp.start(LayeredRequestsTest.settings(valkey.url(), "ratelimit.rule.r1.limit", "10",
                 "ratelimit.rule.r1.local-lease", "5", "ratelimit.rule.r1.local-lease-time", "500ms"), true,
                 LayeredResources.E.class)) {
             assertThat(app.get("/e/m/alice").statusCode()).isEqualTo(200);
@@ -67,7 +65,7 @@ class LayeredFaultsTest {
      */
     @Test
     void aLocalDecisionOfTheFilterIsGivenBackOnAMethodRefusal() throws Exception {
-        try (LayeredApp app = LayeredApp.start(LayeredRequestsTest.settings(valkey.url(), "ratelimit.valkey.timeout", "100ms",
+        try (JakartaApp app = JakartaApp.start(LayeredRequestsTest.settings(valkey.url(), "ratelimit.valkey.timeout", "100ms",
                 "ratelimit.rule.r1.on-failure", "local", "ratelimit.rule.m1.on-failure", "local"), true,
                 LayeredResources.E.class)) {
             valkey.stop();
@@ -93,7 +91,7 @@ class LayeredFaultsTest {
     /** A closed method rule while Valkey is paused: 503; the open route rule let it through undecided. */
     @Test
     void aClosedMethodRuleWhileValkeyIsPausedAnswers503() throws Exception {
-        try (LayeredApp app = LayeredApp.start(LayeredRequestsTest.settings(valkey.url(), "ratelimit.valkey.timeout", "100ms",
+        try (JakartaApp app = JakartaApp.start(LayeredRequestsTest.settings(valkey.url(), "ratelimit.valkey.timeout", "100ms",
                 "ratelimit.rule.m1.on-failure", "closed"), true, LayeredResources.E.class)) {
             assertThat(app.get("/e/free").statusCode()).isEqualTo(200);
             valkey.pause(Duration.ofSeconds(2));
@@ -118,9 +116,9 @@ class LayeredFaultsTest {
         Map<String, String> settings = LayeredRequestsTest.settings(valkey.url(), "ratelimit.valkey.timeout", "100ms",
                 "ratelimit.rule.r1.limit", "10", "ratelimit.rule.r1.on-failure", "local",
                 "ratelimit.rule.r1.local-limit", "3");
-        try (LayeredApp plain = LayeredApp.start(settings, false);
+        try (JakartaApp plain = JakartaApp.start(settings, false);
              org.jboss.weld.environment.se.WeldContainer weld = LayeredWelds.weld(plain, LayeredBean.class, CurrentRequest.class);
-             LayeredApp app = LayeredApp.start(settings, true, new LayeredResources.E(weld.select(LayeredBean.class).get()))) {
+             JakartaApp app = JakartaApp.start(settings, true, new LayeredResources.E(weld.select(LayeredBean.class).get()))) {
             LayeredResources.entered = new java.util.concurrent.CountDownLatch(1);
             LayeredResources.release = new java.util.concurrent.CountDownLatch(1);
             valkey.stop();
@@ -161,9 +159,9 @@ class LayeredFaultsTest {
     void aRouteRuleWhoseGiveBackWasDroppedIsNotDescribedAsFull() throws Exception {
         Map<String, String> settings = LayeredRequestsTest.settings(valkey.url(), "ratelimit.valkey.timeout", "100ms",
                 "ratelimit.rule.c1.on-failure", "closed");
-        try (LayeredApp plain = LayeredApp.start(settings, false);
+        try (JakartaApp plain = JakartaApp.start(settings, false);
              org.jboss.weld.environment.se.WeldContainer weld = LayeredWelds.weld(plain, LayeredBean.class, CurrentRequest.class);
-             LayeredApp app = LayeredApp.start(settings, true, new LayeredResources.E(weld.select(LayeredBean.class).get()))) {
+             JakartaApp app = JakartaApp.start(settings, true, new LayeredResources.E(weld.select(LayeredBean.class).get()))) {
             LayeredResources.entered = new java.util.concurrent.CountDownLatch(1);
             LayeredResources.release = new java.util.concurrent.CountDownLatch(1);
             java.util.concurrent.CompletableFuture<HttpResponse<String>> request =

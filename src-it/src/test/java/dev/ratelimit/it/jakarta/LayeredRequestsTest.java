@@ -34,8 +34,6 @@ class LayeredRequestsTest {
     void empty() {
         valkey.flushAll();
         LayeredResources.METHOD_RUNS.set(0);
-        LayeredApp.withMapper = true;
-        LayeredApp.servlets = Map.of();
     }
 
     /** r1 (route, /e/*, 3 per hour per ip), m1 (method, 1 per user), c1 (method, 2 per account). */
@@ -70,9 +68,9 @@ class LayeredRequestsTest {
 
     @Test
     void fieldsNameEveryRuleOnceInOrderAcrossThreeLayers() throws Exception {
-        try (LayeredApp plain = LayeredApp.start(settings(valkey.url()), false);
+        try (JakartaApp plain = JakartaApp.start(settings(valkey.url()), false);
              WeldContainer weld = LayeredWelds.weld(plain, LayeredBean.class, CurrentRequest.class);
-             LayeredApp app = LayeredApp.start(settings(valkey.url()), true,
+             JakartaApp app = JakartaApp.start(settings(valkey.url()), true,
                      new LayeredResources.E(weld.select(LayeredBean.class).get()))) {
             HttpResponse<String> r = app.get("/e/mc/alice?acct=1");
             assertThat(r.statusCode()).as(describe(r)).isEqualTo(200);
@@ -86,7 +84,7 @@ class LayeredRequestsTest {
 
     @Test
     void methodRefusalGivesBackWhatTheFilterTook() throws Exception {
-        try (LayeredApp app = LayeredApp.start(settings(valkey.url()), true, LayeredResources.E.class)) {
+        try (JakartaApp app = JakartaApp.start(settings(valkey.url()), true, LayeredResources.E.class)) {
             assertThat(app.get("/e/m/alice").statusCode()).isEqualTo(200);
             for (int i = 0; i < 4; i++) {
                 HttpResponse<String> refused = app.get("/e/m/alice");
@@ -105,7 +103,7 @@ class LayeredRequestsTest {
 
     @Test
     void filterRefusalNeverReachesTheMethod() throws Exception {
-        try (LayeredApp app = LayeredApp.start(settings(valkey.url()), true, LayeredResources.E.class)) {
+        try (JakartaApp app = JakartaApp.start(settings(valkey.url()), true, LayeredResources.E.class)) {
             for (int i = 0; i < 3; i++) {
                 assertThat(app.get("/e/free").statusCode()).isEqualTo(200);
             }
@@ -122,7 +120,7 @@ class LayeredRequestsTest {
 
     @Test
     void countRejectedRouteRuleKeepsItsAttemptOnAMethodRefusal() throws Exception {
-        try (LayeredApp app = LayeredApp.start(settings(valkey.url(), "ratelimit.rule.r1.count-rejected", "true"), true,
+        try (JakartaApp app = JakartaApp.start(settings(valkey.url(), "ratelimit.rule.r1.count-rejected", "true"), true,
                 LayeredResources.E.class)) {
             assertThat(app.get("/e/m/alice").statusCode()).isEqualTo(200);
             assertThat(app.get("/e/m/alice").statusCode()).isEqualTo(429);
@@ -135,7 +133,7 @@ class LayeredRequestsTest {
 
     @Test
     void refundWhenRouteRuleIsGivenBackOnAMethodRefusal() throws Exception {
-        try (LayeredApp app = LayeredApp.start(settings(valkey.url(), "ratelimit.rule.r1.refund-when", "status:5xx"), true,
+        try (JakartaApp app = JakartaApp.start(settings(valkey.url(), "ratelimit.rule.r1.refund-when", "status:5xx"), true,
                 LayeredResources.E.class)) {
             assertThat(app.get("/e/m/alice").statusCode()).isEqualTo(200);
             for (int i = 0; i < 3; i++) {
@@ -151,7 +149,7 @@ class LayeredRequestsTest {
 
     @Test
     void countWhenRouteRuleWithAMethodRefusal() throws Exception {
-        try (LayeredApp app = LayeredApp.start(settings(valkey.url(), "ratelimit.rule.r1.count-when", "status:2xx"), true,
+        try (JakartaApp app = JakartaApp.start(settings(valkey.url(), "ratelimit.rule.r1.count-when", "status:2xx"), true,
                 LayeredResources.E.class)) {
             assertThat(app.get("/e/m/alice").statusCode()).isEqualTo(200);
             for (int i = 0; i < 3; i++) {
@@ -167,7 +165,7 @@ class LayeredRequestsTest {
 
     @Test
     void concurrencyRouteRuleReleasedOnceOnAMethodRefusal() throws Exception {
-        try (LayeredApp app = LayeredApp.start(settings(valkey.url(), "ratelimit.rule.r1.algorithm", "concurrency",
+        try (JakartaApp app = JakartaApp.start(settings(valkey.url(), "ratelimit.rule.r1.algorithm", "concurrency",
                 "ratelimit.rule.r1.window", "", "ratelimit.rule.r1.limit", "2"), true, LayeredResources.E.class)) {
             assertThat(app.get("/e/m/alice").statusCode()).isEqualTo(200);
             for (int i = 0; i < 5; i++) {
@@ -211,9 +209,9 @@ class LayeredRequestsTest {
 
     @Test
     void cdiRefusalMappedGivesBackFilterAndResourceButKeepsEarlierCalls() throws Exception {
-        try (LayeredApp plain = LayeredApp.start(settings(valkey.url()), false);
+        try (JakartaApp plain = JakartaApp.start(settings(valkey.url()), false);
              WeldContainer weld = LayeredWelds.weld(plain, LayeredBean.class, CurrentRequest.class);
-             LayeredApp app = LayeredApp.start(settings(valkey.url()), true,
+             JakartaApp app = JakartaApp.start(settings(valkey.url()), true,
                      new LayeredResources.E(weld.select(LayeredBean.class).get()))) {
             HttpResponse<String> r = app.get("/e/mc/alice?acct=7&n=3");
             assertThat(r.statusCode()).as(describe(r)).isEqualTo(429);
@@ -230,9 +228,9 @@ class LayeredRequestsTest {
 
     @Test
     void cdiRefusalCaughtKeepsTheRequest() throws Exception {
-        try (LayeredApp plain = LayeredApp.start(settings(valkey.url()), false);
+        try (JakartaApp plain = JakartaApp.start(settings(valkey.url()), false);
              WeldContainer weld = LayeredWelds.weld(plain, LayeredBean.class, CurrentRequest.class);
-             LayeredApp app = LayeredApp.start(settings(valkey.url()), true,
+             JakartaApp app = JakartaApp.start(settings(valkey.url()), true,
                      new LayeredResources.E(weld.select(LayeredBean.class).get()))) {
             HttpResponse<String> r = app.get("/e/cdi?acct=7&n=3&catch=true");
             assertThat(r.statusCode()).as(describe(r)).isEqualTo(200);
@@ -245,9 +243,9 @@ class LayeredRequestsTest {
     void cdiRefusalWrappedByTheApplicationUnderJakartaRestIsItsOwnFailure() throws Exception {
         // README: a refusal the application wraps in an exception of its own is its failure (Jakarta
         // REST answers it 500 before the filter sees it): the request counts, as one that caught it.
-        try (LayeredApp plain = LayeredApp.start(settings(valkey.url()), false);
+        try (JakartaApp plain = JakartaApp.start(settings(valkey.url()), false);
              WeldContainer weld = LayeredWelds.weld(plain, LayeredBean.class, CurrentRequest.class);
-             LayeredApp app = LayeredApp.start(settings(valkey.url()), true,
+             JakartaApp app = JakartaApp.start(settings(valkey.url()), true,
                      new LayeredResources.E(weld.select(LayeredBean.class).get()))) {
             HttpResponse<String> r = app.get("/e/cdi?acct=7&n=3&wrap=true");
             assertThat(r.statusCode()).as(describe(r)).isEqualTo(500);
@@ -257,24 +255,25 @@ class LayeredRequestsTest {
 
     @Test
     void cdiRefusalUnmappedEscapingJerseyIsTheFiltersOwn429() throws Exception {
-        LayeredApp.withMapper = false;
-        try (LayeredApp plain = LayeredApp.start(settings(valkey.url()), false);
-             WeldContainer weld = LayeredWelds.weld(plain, LayeredBean.class, CurrentRequest.class);
-             LayeredApp app = LayeredApp.start(settings(valkey.url()), true,
-                     new LayeredResources.E(weld.select(LayeredBean.class).get()))) {
-            HttpResponse<String> r = app.get("/e/cdi?acct=7&n=3");
-            assertThat(r.statusCode()).as(describe(r)).isEqualTo(429);
-            assertThat(field(r, "RateLimit")).as(describe(r)).matches("\"r1\";r=3;t=\\d+, \"c1\";r=0;t=\\d+");
+        try (JakartaApp plain = JakartaApp.start(settings(valkey.url()), false);
+             WeldContainer weld = LayeredWelds.weld(plain, LayeredBean.class, CurrentRequest.class)) {
+            JakartaApp.withMapper = false;
+            try (JakartaApp app = JakartaApp.start(settings(valkey.url()), true,
+                    new LayeredResources.E(weld.select(LayeredBean.class).get()))) {
+                HttpResponse<String> r = app.get("/e/cdi?acct=7&n=3");
+                assertThat(r.statusCode()).as(describe(r)).isEqualTo(429);
+                assertThat(field(r, "RateLimit")).as(describe(r)).matches("\"r1\";r=3;t=\\d+, \"c1\";r=0;t=\\d+");
+            }
         }
     }
 
     /** README: a CDI refusal "reaching the filter uncaught, which answers it as its own 429 ... rather than a 500". */
     @Test
     void cdiRefusalUncaughtByAPlainServletIsTheFiltersOwn429() throws Exception {
-        try (LayeredApp plain = LayeredApp.start(settings(valkey.url()), false);
+        try (JakartaApp plain = JakartaApp.start(settings(valkey.url()), false);
              WeldContainer weld = LayeredWelds.weld(plain, LayeredBean.class, CurrentRequest.class)) {
-            LayeredApp.servlets = Map.of("/e/servlet", new LayeredResources.CallingServlet(weld.select(LayeredBean.class).get()));
-            try (LayeredApp app = LayeredApp.start(settings(valkey.url()), true, LayeredResources.E.class)) {
+            JakartaApp.servlets = Map.of("/e/servlet", new LayeredResources.CallingServlet(weld.select(LayeredBean.class).get()));
+            try (JakartaApp app = JakartaApp.start(settings(valkey.url()), true, LayeredResources.E.class)) {
                 HttpResponse<String> r = app.get("/e/servlet?acct=3&n=3");
                 assertThat(r.statusCode()).as(describe(r)).isEqualTo(429);
                 assertThat(field(r, "RateLimit")).as(describe(r)).matches("\"r1\";r=3;t=\\d+, \"c1\";r=0;t=\\d+");
@@ -285,9 +284,9 @@ class LayeredRequestsTest {
     /** The fields on a 500 Jakarta REST answers for an exception of the application's. */
     @Test
     void fieldsOnA500AfterACdiCall() throws Exception {
-        try (LayeredApp plain = LayeredApp.start(settings(valkey.url()), false);
+        try (JakartaApp plain = JakartaApp.start(settings(valkey.url()), false);
              WeldContainer weld = LayeredWelds.weld(plain, LayeredBean.class, CurrentRequest.class);
-             LayeredApp app = LayeredApp.start(settings(valkey.url()), true,
+             JakartaApp app = JakartaApp.start(settings(valkey.url()), true,
                      new LayeredResources.E(weld.select(LayeredBean.class).get()))) {
             HttpResponse<String> r = app.get("/e/cdi?acct=4&n=1&boom=true");
             assertThat(r.statusCode()).as(describe(r)).isEqualTo(500);
@@ -298,7 +297,7 @@ class LayeredRequestsTest {
     /** A route rule of concurrency holds its slot while an annotated async method works. */
     @Test
     void asyncAnnotatedMethodHoldsTheRouteRulesLease() throws Exception {
-        try (LayeredApp app = LayeredApp.start(settings(valkey.url(), "ratelimit.rule.r1.algorithm", "concurrency",
+        try (JakartaApp app = JakartaApp.start(settings(valkey.url(), "ratelimit.rule.r1.algorithm", "concurrency",
                 "ratelimit.rule.r1.window", "", "ratelimit.rule.r1.limit", "1"), true, LayeredResources.E.class)) {
             LayeredResources.entered = new CountDownLatch(1);
             LayeredResources.release = new CountDownLatch(1);
@@ -328,7 +327,7 @@ class LayeredRequestsTest {
     /** Many method refusals at once: the route rule keeps exactly the one allowed request. */
     @Test
     void concurrentMethodRefusalsGiveBackExactly() throws Exception {
-        try (LayeredApp app = LayeredApp.start(settings(valkey.url(), "ratelimit.rule.r1.limit", "100",
+        try (JakartaApp app = JakartaApp.start(settings(valkey.url(), "ratelimit.rule.r1.limit", "100",
                 "ratelimit.rule.r1.algorithm", "sliding-log"), true, LayeredResources.E.class)) {
             List<CompletableFuture<Integer>> all = new ArrayList<>();
             for (int i = 0; i < 40; i++) {
@@ -353,7 +352,7 @@ class LayeredRequestsTest {
         Map<String, String> s = settings(valkey.url());
         s.remove("ratelimit.rule.m1.scope");
         try {
-            LayeredApp.start(s, true, LayeredResources.E.class).close();
+            JakartaApp.start(s, true, LayeredResources.E.class).close();
             org.assertj.core.api.Assertions.fail("started");
         } catch (Exception e) {
             assertThat(RestAnnotationTest.causes(e)).contains("@RateLimited(\"m1\")", "LayeredResources$E.",
@@ -365,7 +364,7 @@ class LayeredRequestsTest {
     @Test
     void aMethodRuleWithMatchIsRefused() throws Exception {
         try {
-            LayeredApp.start(settings(valkey.url(), "ratelimit.rule.m1.match", "/e/*"), true, LayeredResources.E.class).close();
+            JakartaApp.start(settings(valkey.url(), "ratelimit.rule.m1.match", "/e/*"), true, LayeredResources.E.class).close();
             org.assertj.core.api.Assertions.fail("started");
         } catch (Exception e) {
             assertThat(RestAnnotationTest.causes(e)).contains("ratelimit.rule.m1.match");
@@ -375,7 +374,7 @@ class LayeredRequestsTest {
     /** count-when listing 429 without count-rejected: a rejected request takes nothing of it. */
     @Test
     void countWhen429WithoutCountRejectedIsGivenBackOnAMethodRefusal() throws Exception {
-        try (LayeredApp app = LayeredApp.start(settings(valkey.url(), "ratelimit.rule.r1.count-when", "status:200,429"), true,
+        try (JakartaApp app = JakartaApp.start(settings(valkey.url(), "ratelimit.rule.r1.count-when", "status:200,429"), true,
                 LayeredResources.E.class)) {
             assertThat(app.get("/e/m/alice").statusCode()).isEqualTo(200);
             for (int i = 0; i < 3; i++) {
@@ -390,7 +389,7 @@ class LayeredRequestsTest {
     /** count-when listing 429 with count-rejected: the method's refusal is an attempt r1 keeps. */
     @Test
     void countWhen429WithCountRejectedKeepsTheAttemptOnAMethodRefusal() throws Exception {
-        try (LayeredApp app = LayeredApp.start(settings(valkey.url(), "ratelimit.rule.r1.count-when", "status:200,429",
+        try (JakartaApp app = JakartaApp.start(settings(valkey.url(), "ratelimit.rule.r1.count-when", "status:200,429",
                 "ratelimit.rule.r1.count-rejected", "true"), true, LayeredResources.E.class)) {
             assertThat(app.get("/e/m/alice").statusCode()).isEqualTo(200);
             assertThat(app.get("/e/m/alice").statusCode()).isEqualTo(429);
@@ -405,9 +404,9 @@ class LayeredRequestsTest {
     void aConcurrencyMethodRuleIsReleasedWhenACdiRefusalIsMapped() throws Exception {
         Map<String, String> s = settings(valkey.url(), "ratelimit.rule.m1.algorithm", "concurrency",
                 "ratelimit.rule.m1.window", "", "ratelimit.rule.r1.limit", "100");
-        try (LayeredApp plain = LayeredApp.start(s, false);
+        try (JakartaApp plain = JakartaApp.start(s, false);
              WeldContainer weld = LayeredWelds.weld(plain, LayeredBean.class, CurrentRequest.class);
-             LayeredApp app = LayeredApp.start(s, true, new LayeredResources.E(weld.select(LayeredBean.class).get()))) {
+             JakartaApp app = JakartaApp.start(s, true, new LayeredResources.E(weld.select(LayeredBean.class).get()))) {
             HttpResponse<String> refused = app.get("/e/mc/alice?acct=9&n=3");
             assertThat(refused.statusCode()).as(describe(refused)).isEqualTo(429);
             for (int i = 0; i < 3; i++) {

@@ -9,13 +9,13 @@ import jakarta.enterprise.context.Initialized;
 import org.jboss.weld.environment.se.Weld;
 import org.jboss.weld.environment.se.WeldContainer;
 
-/** {@link Welds} for an {@link LayeredApp}. */
+/** {@link Welds} for an {@link JakartaApp}. */
 final class LayeredWelds {
 
     private LayeredWelds() {
     }
 
-    static WeldContainer weld(LayeredApp app, Class<?>... beans) throws Exception {
+    static WeldContainer weld(JakartaApp app, Class<?>... beans) throws Exception {
         WeldContainer weld = new Weld("layered-" + System.nanoTime()).disableDiscovery()
                 .addExtension(new RateLimitedExtension())
                 .addBeanClasses(RateLimitedMethods.class, RateLimitedInterceptor.class, RateLimitedListInterceptor.class)

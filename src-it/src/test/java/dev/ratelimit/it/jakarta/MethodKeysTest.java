@@ -9,7 +9,6 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -27,8 +26,6 @@ class MethodKeysTest {
     @BeforeEach
     void empty() {
         valkey.flushAll();
-        LayeredApp.withMapper = true;
-        LayeredApp.servlets = Map.of();
     }
 
     private static String describe(HttpResponse<String> r) {
@@ -38,7 +35,7 @@ class MethodKeysTest {
     /** {@code ?id=} gives an {@code int} parameter 0 (Jersey), so it is account 0's second request. */
     @Test
     void anEmptyValueOfAnIntParameterIsTheAccountTheMethodReceives() throws Exception {
-        try (LayeredApp app = LayeredApp.start(LayeredRequestsTest.settings(valkey.url()), false, LayeredResources.E.class)) {
+        try (JakartaApp app = JakartaApp.start(LayeredRequestsTest.settings(valkey.url()), false, LayeredResources.E.class)) {
             HttpResponse<String> first = app.get("/e/int?id=0");
             assertThat(first.body()).isEqualTo("int 0");
             HttpResponse<String> second = app.get("/e/int?id=");
@@ -48,7 +45,7 @@ class MethodKeysTest {
 
     @Test
     void anEmptyValueOfADefaultedIntParameterIsItsDefault() throws Exception {
-        try (LayeredApp app = LayeredApp.start(LayeredRequestsTest.settings(valkey.url()), false, LayeredResources.E.class)) {
+        try (JakartaApp app = JakartaApp.start(LayeredRequestsTest.settings(valkey.url()), false, LayeredResources.E.class)) {
             assertThat(app.get("/e/def").body()).isEqualTo("def 5");
             assertThat(app.get("/e/def").statusCode()).isEqualTo(429);
             for (int i = 0; i < 3; i++) {
@@ -65,7 +62,7 @@ class MethodKeysTest {
      */
     @Test
     void aQueryParameterWhoseJavaNameIsThePathParametersNameCannotChooseTheKey() {
-        assertThatThrownBy(() -> LayeredApp.start(LayeredRequestsTest.settings(valkey.url()), false,
+        assertThatThrownBy(() -> JakartaApp.start(LayeredRequestsTest.settings(valkey.url()), false,
                 LayeredResources.Ambiguous.class).close())
                 .hasStackTraceContaining("param:username (ratelimit.rule.byuser.key) names 2 parameters");
     }
@@ -77,7 +74,7 @@ class MethodKeysTest {
      */
     @Test
     void aFormParameterReadFirstByTheFilterKeysWhatTheMethodReceives() throws Exception {
-        try (LayeredApp app = LayeredApp.start(LayeredRequestsTest.settings(valkey.url(), "ratelimit.rules",
+        try (JakartaApp app = JakartaApp.start(LayeredRequestsTest.settings(valkey.url(), "ratelimit.rules",
                 "r1,m1,c1,byid,byuser,login,fr", "ratelimit.rule.fr.match", "/e/login",
                 "ratelimit.rule.fr.key", "param:username", "ratelimit.rule.fr.limit", "100",
                 "ratelimit.rule.fr.window", "1h", "ratelimit.rule.r1.limit", "100"), true, LayeredResources.E.class)) {
@@ -96,7 +93,7 @@ class MethodKeysTest {
     /** The same without the servlet filter: the method rule reads the body itself. */
     @Test
     void aFormParameterWithAQueryOfTheSameNameWithoutTheFilter() throws Exception {
-        try (LayeredApp app = LayeredApp.start(LayeredRequestsTest.settings(valkey.url()), false, LayeredResources.E.class)) {
+        try (JakartaApp app = JakartaApp.start(LayeredRequestsTest.settings(valkey.url()), false, LayeredResources.E.class)) {
             assertThat(app.postForm("/e/login", "username=alice").body()).isEqualTo("login alice");
             for (int i = 0; i < 3; i++) {
                 HttpResponse<String> r = app.postForm("/e/login?username=decoy" + i, "username=alice");
@@ -108,7 +105,7 @@ class MethodKeysTest {
     /** Braces, control characters and a huge value: hashed, and the request is still decided. */
     @Test
     void hostileValuesAreStillOneKeyEach() throws Exception {
-        try (LayeredApp app = LayeredApp.start(LayeredRequestsTest.settings(valkey.url(), "ratelimit.rule.r1.limit", "100"), true,
+        try (JakartaApp app = JakartaApp.start(LayeredRequestsTest.settings(valkey.url(), "ratelimit.rule.r1.limit", "100"), true,
                 LayeredResources.E.class)) {
             String huge = "x".repeat(6000);
             for (String user : new String[] {"%7Ba%7D", "a%7D%7Bb", "%01%02", huge, "%E2%80%AE", "a%20b"}) {
@@ -141,7 +138,7 @@ class MethodKeysTest {
      */
     @Test
     void aQueryParameterDoesNotStandInForAnAbsentFormParameter() throws Exception {
-        try (LayeredApp app = LayeredApp.start(LayeredRequestsTest.settings(valkey.url()), false, LayeredResources.E.class)) {
+        try (JakartaApp app = JakartaApp.start(LayeredRequestsTest.settings(valkey.url()), false, LayeredResources.E.class)) {
             HttpResponse<String> attack = app.postForm("/e/login?username=victim", "password=guess");
             assertThat(attack.body()).as(describe(attack)).isEqualTo("login null");
             HttpResponse<String> victim = app.postForm("/e/login", "username=victim");
@@ -155,7 +152,7 @@ class MethodKeysTest {
      */
     @Test
     void aQueryParameterDoesNotStandInForAnAbsentFormParameterBehindTheFilter() throws Exception {
-        try (LayeredApp app = LayeredApp.start(LayeredRequestsTest.settings(valkey.url(), "ratelimit.rules",
+        try (JakartaApp app = JakartaApp.start(LayeredRequestsTest.settings(valkey.url(), "ratelimit.rules",
                 "r1,m1,c1,byid,byuser,login,fr", "ratelimit.rule.fr.match", "/e/login",
                 "ratelimit.rule.fr.key", "param:password", "ratelimit.rule.fr.limit", "100",
                 "ratelimit.rule.fr.window", "1h", "ratelimit.rule.r1.limit", "100"), true, LayeredResources.E.class)) {
@@ -168,7 +165,7 @@ class MethodKeysTest {
     /** UUID, enum and @BeanParam values are keyed as the method receives them (held). */
     @Test
     void convertedTypesKeyWhatTheMethodReceives() throws Exception {
-        try (LayeredApp app = LayeredApp.start(LayeredRequestsTest.settings(valkey.url()), false, LayeredResources.E.class)) {
+        try (JakartaApp app = JakartaApp.start(LayeredRequestsTest.settings(valkey.url()), false, LayeredResources.E.class)) {
             assertThat(app.get("/e/uuid?id=1-2-3-4-5").body()).isEqualTo("uuid 00000001-0002-0003-0004-000000000005");
             assertThat(app.get("/e/uuid?id=00000001-0002-0003-0004-000000000005").statusCode()).isEqualTo(429);
             valkey.flushAll();

@@ -7,7 +7,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.net.http.HttpResponse;
-import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
@@ -28,14 +27,12 @@ class SubResourceChecksTest {
     @BeforeEach
     void empty() {
         valkey.flushAll();
-        LayeredApp.withMapper = true;
-        LayeredApp.servlets = Map.of();
     }
 
     private void assertStartFails(Class<?> root, String path) throws Exception {
-        LayeredApp app;
+        JakartaApp app;
         try {
-            app = LayeredApp.start(LayeredRequestsTest.settings(valkey.url()), false, root);
+            app = JakartaApp.start(LayeredRequestsTest.settings(valkey.url()), false, root);
         } catch (Exception expected) {
             assertThat(RestAnnotationTest.causes(expected)).contains("nope");
             return;
@@ -51,7 +48,7 @@ class SubResourceChecksTest {
      * checked when a request first reaches it: that request fails, and is not let through unlimited.
      */
     private void assertCheckedAtFirstRequest(Class<?> root, String path) throws Exception {
-        try (LayeredApp app = LayeredApp.start(LayeredRequestsTest.settings(valkey.url()), false, root)) {
+        try (JakartaApp app = JakartaApp.start(LayeredRequestsTest.settings(valkey.url()), false, root)) {
             for (int i = 0; i < 2; i++) {
                 assertThat(app.get(path).statusCode()).as(path).isEqualTo(500);
             }
@@ -70,7 +67,7 @@ class SubResourceChecksTest {
 
     @Test
     void aClassLevelAnnotationOnASubResourceLimitsItsMethods() throws Exception {
-        try (LayeredApp app = LayeredApp.start(LayeredRequestsTest.settings(valkey.url()), false,
+        try (JakartaApp app = JakartaApp.start(LayeredRequestsTest.settings(valkey.url()), false,
                 CheckedSubResources.ClassLocator.class)) {
             assertThat(app.get("/cls/sub/alice").body()).isEqualTo("cls alice");
             assertThat(app.get("/cls/sub/alice").statusCode()).isEqualTo(429);
@@ -81,7 +78,7 @@ class SubResourceChecksTest {
     /** A class-level annotation limits the class's methods; its locator is no method it limits. */
     @Test
     void aClassLevelAnnotationBesideALocatorStarts() throws Exception {
-        try (LayeredApp app = LayeredApp.start(LayeredRequestsTest.settings(valkey.url()), false,
+        try (JakartaApp app = JakartaApp.start(LayeredRequestsTest.settings(valkey.url()), false,
                 CheckedSubResources.ClassLevelWithLocator.class)) {
             assertThat(app.get("/mixed/alice").body()).isEqualTo("mixed alice");
             assertThat(app.get("/mixed/alice").statusCode()).isEqualTo(429);
