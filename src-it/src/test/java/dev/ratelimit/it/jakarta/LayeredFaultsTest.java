@@ -117,7 +117,7 @@ class LayeredFaultsTest {
                 "ratelimit.rule.r1.limit", "10", "ratelimit.rule.r1.on-failure", "local",
                 "ratelimit.rule.r1.local-limit", "3");
         try (JakartaApp plain = JakartaApp.start(settings, false);
-             org.jboss.weld.environment.se.WeldContainer weld = LayeredWelds.weld(plain, LayeredBean.class, CurrentRequest.class);
+             org.jboss.weld.environment.se.WeldContainer weld = Welds.weld(plain, LayeredBean.class, CurrentRequest.class);
              JakartaApp app = JakartaApp.start(settings, true, new LayeredResources.E(weld.select(LayeredBean.class).get()))) {
             LayeredResources.entered = new java.util.concurrent.CountDownLatch(1);
             LayeredResources.release = new java.util.concurrent.CountDownLatch(1);
@@ -160,7 +160,7 @@ class LayeredFaultsTest {
         Map<String, String> settings = LayeredRequestsTest.settings(valkey.url(), "ratelimit.valkey.timeout", "100ms",
                 "ratelimit.rule.c1.on-failure", "closed");
         try (JakartaApp plain = JakartaApp.start(settings, false);
-             org.jboss.weld.environment.se.WeldContainer weld = LayeredWelds.weld(plain, LayeredBean.class, CurrentRequest.class);
+             org.jboss.weld.environment.se.WeldContainer weld = Welds.weld(plain, LayeredBean.class, CurrentRequest.class);
              JakartaApp app = JakartaApp.start(settings, true, new LayeredResources.E(weld.select(LayeredBean.class).get()))) {
             LayeredResources.entered = new java.util.concurrent.CountDownLatch(1);
             LayeredResources.release = new java.util.concurrent.CountDownLatch(1);

@@ -69,7 +69,7 @@ class LayeredRequestsTest {
     @Test
     void fieldsNameEveryRuleOnceInOrderAcrossThreeLayers() throws Exception {
         try (JakartaApp plain = JakartaApp.start(settings(valkey.url()), false);
-             WeldContainer weld = LayeredWelds.weld(plain, LayeredBean.class, CurrentRequest.class);
+             WeldContainer weld = Welds.weld(plain, LayeredBean.class, CurrentRequest.class);
              JakartaApp app = JakartaApp.start(settings(valkey.url()), true,
                      new LayeredResources.E(weld.select(LayeredBean.class).get()))) {
             HttpResponse<String> r = app.get("/e/mc/alice?acct=1");
@@ -210,7 +210,7 @@ class LayeredRequestsTest {
     @Test
     void cdiRefusalMappedGivesBackFilterAndResourceButKeepsEarlierCalls() throws Exception {
         try (JakartaApp plain = JakartaApp.start(settings(valkey.url()), false);
-             WeldContainer weld = LayeredWelds.weld(plain, LayeredBean.class, CurrentRequest.class);
+             WeldContainer weld = Welds.weld(plain, LayeredBean.class, CurrentRequest.class);
              JakartaApp app = JakartaApp.start(settings(valkey.url()), true,
                      new LayeredResources.E(weld.select(LayeredBean.class).get()))) {
             HttpResponse<String> r = app.get("/e/mc/alice?acct=7&n=3");
@@ -229,7 +229,7 @@ class LayeredRequestsTest {
     @Test
     void cdiRefusalCaughtKeepsTheRequest() throws Exception {
         try (JakartaApp plain = JakartaApp.start(settings(valkey.url()), false);
-             WeldContainer weld = LayeredWelds.weld(plain, LayeredBean.class, CurrentRequest.class);
+             WeldContainer weld = Welds.weld(plain, LayeredBean.class, CurrentRequest.class);
              JakartaApp app = JakartaApp.start(settings(valkey.url()), true,
                      new LayeredResources.E(weld.select(LayeredBean.class).get()))) {
             HttpResponse<String> r = app.get("/e/cdi?acct=7&n=3&catch=true");
@@ -244,7 +244,7 @@ class LayeredRequestsTest {
         // README: a refusal the application wraps in an exception of its own is its failure (Jakarta
         // REST answers it 500 before the filter sees it): the request counts, as one that caught it.
         try (JakartaApp plain = JakartaApp.start(settings(valkey.url()), false);
-             WeldContainer weld = LayeredWelds.weld(plain, LayeredBean.class, CurrentRequest.class);
+             WeldContainer weld = Welds.weld(plain, LayeredBean.class, CurrentRequest.class);
              JakartaApp app = JakartaApp.start(settings(valkey.url()), true,
                      new LayeredResources.E(weld.select(LayeredBean.class).get()))) {
             HttpResponse<String> r = app.get("/e/cdi?acct=7&n=3&wrap=true");
@@ -256,7 +256,7 @@ class LayeredRequestsTest {
     @Test
     void cdiRefusalUnmappedEscapingJerseyIsTheFiltersOwn429() throws Exception {
         try (JakartaApp plain = JakartaApp.start(settings(valkey.url()), false);
-             WeldContainer weld = LayeredWelds.weld(plain, LayeredBean.class, CurrentRequest.class)) {
+             WeldContainer weld = Welds.weld(plain, LayeredBean.class, CurrentRequest.class)) {
             JakartaApp.withMapper = false;
             try (JakartaApp app = JakartaApp.start(settings(valkey.url()), true,
                     new LayeredResources.E(weld.select(LayeredBean.class).get()))) {
@@ -271,7 +271,7 @@ class LayeredRequestsTest {
     @Test
     void cdiRefusalUncaughtByAPlainServletIsTheFiltersOwn429() throws Exception {
         try (JakartaApp plain = JakartaApp.start(settings(valkey.url()), false);
-             WeldContainer weld = LayeredWelds.weld(plain, LayeredBean.class, CurrentRequest.class)) {
+             WeldContainer weld = Welds.weld(plain, LayeredBean.class, CurrentRequest.class)) {
             JakartaApp.servlets = Map.of("/e/servlet", new LayeredResources.CallingServlet(weld.select(LayeredBean.class).get()));
             try (JakartaApp app = JakartaApp.start(settings(valkey.url()), true, LayeredResources.E.class)) {
                 HttpResponse<String> r = app.get("/e/servlet?acct=3&n=3");
@@ -285,7 +285,7 @@ class LayeredRequestsTest {
     @Test
     void fieldsOnA500AfterACdiCall() throws Exception {
         try (JakartaApp plain = JakartaApp.start(settings(valkey.url()), false);
-             WeldContainer weld = LayeredWelds.weld(plain, LayeredBean.class, CurrentRequest.class);
+             WeldContainer weld = Welds.weld(plain, LayeredBean.class, CurrentRequest.class);
              JakartaApp app = JakartaApp.start(settings(valkey.url()), true,
                      new LayeredResources.E(weld.select(LayeredBean.class).get()))) {
             HttpResponse<String> r = app.get("/e/cdi?acct=4&n=1&boom=true");
@@ -405,7 +405,7 @@ class LayeredRequestsTest {
         Map<String, String> s = settings(valkey.url(), "ratelimit.rule.m1.algorithm", "concurrency",
                 "ratelimit.rule.m1.window", "", "ratelimit.rule.r1.limit", "100");
         try (JakartaApp plain = JakartaApp.start(s, false);
-             WeldContainer weld = LayeredWelds.weld(plain, LayeredBean.class, CurrentRequest.class);
+             WeldContainer weld = Welds.weld(plain, LayeredBean.class, CurrentRequest.class);
              JakartaApp app = JakartaApp.start(s, true, new LayeredResources.E(weld.select(LayeredBean.class).get()))) {
             HttpResponse<String> refused = app.get("/e/mc/alice?acct=9&n=3");
             assertThat(refused.statusCode()).as(describe(refused)).isEqualTo(429);
