@@ -2,7 +2,6 @@ package dev.ratelimit.internal;
 
 import dev.ratelimit.Claim;
 
-import java.util.AbstractList;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -23,7 +22,7 @@ public final class Claims {
      * @throws IllegalArgumentException if the list is empty or names a rule twice
      */
     public static void check(List<Claim> claims) {
-        if (claims instanceof Checked || claims instanceof UndoableClaims) {
+        if (claims instanceof CheckedClaims) {
             return;
         }
         Objects.requireNonNull(claims, "claims");
@@ -66,11 +65,10 @@ public final class Claims {
      * @throws IllegalArgumentException if the list is empty or names a rule twice
      */
     public static List<Claim> checked(List<Claim> claims) {
-        if (claims instanceof Checked || claims instanceof UndoableClaims) {
+        if (claims instanceof CheckedClaims) {
             return claims;
         }
-        check(claims);
-        return new Checked(claims);
+        return new CheckedClaims(claims);
     }
 
     /**
@@ -81,28 +79,9 @@ public final class Claims {
      * @return the claims at those positions, in that order
      */
     public static List<Claim> part(List<Claim> checked, List<Integer> indexes) {
-        if (!(checked instanceof Checked || checked instanceof UndoableClaims) || indexes.isEmpty()) {
+        if (!(checked instanceof CheckedClaims) || indexes.isEmpty()) {
             throw new IllegalArgumentException("a part of checked claims, at least one, is needed");
         }
-        return new Checked(pick(checked, indexes));
-    }
-
-    /** Claims {@link #check} has passed: a copy, so that nothing changes them after. */
-    private static final class Checked extends AbstractList<Claim> {
-        private final List<Claim> claims;
-
-        Checked(List<Claim> claims) {
-            this.claims = List.copyOf(claims);
-        }
-
-        @Override
-        public Claim get(int index) {
-            return claims.get(index);
-        }
-
-        @Override
-        public int size() {
-            return claims.size();
-        }
+        return new CheckedClaims(pick(checked, indexes));
     }
 }

@@ -3,7 +3,6 @@ package dev.ratelimit.internal;
 import dev.ratelimit.Claim;
 import dev.ratelimit.RateLimiter;
 
-import java.util.AbstractList;
 import java.util.List;
 
 /**
@@ -16,14 +15,11 @@ import java.util.List;
  *
  * <p>A list of its own rather than a method, so that the public limiters show no internal type.
  */
-public final class UndoableClaims extends AbstractList<Claim> {
-
-    private final List<Claim> claims;
+public final class UndoableClaims extends CheckedClaims {
 
     private UndoableClaims(List<Claim> claims) {
         // Checked here, once: the limiters they are given to do not check them again.
-        Claims.check(claims);
-        this.claims = List.copyOf(claims);
+        super(claims);
     }
 
     /**
@@ -45,15 +41,5 @@ public final class UndoableClaims extends AbstractList<Claim> {
      */
     public static boolean marked(List<Claim> claims) {
         return claims instanceof UndoableClaims;
-    }
-
-    @Override
-    public Claim get(int index) {
-        return claims.get(index);
-    }
-
-    @Override
-    public int size() {
-        return claims.size();
     }
 }
