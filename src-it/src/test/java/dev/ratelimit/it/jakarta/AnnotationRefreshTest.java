@@ -73,7 +73,7 @@ class AnnotationRefreshTest {
         try (JakartaApp app = JakartaApp.start(source, false, Resources.Login.class)) {
             assertThat(allowedOf(app, "alice", 1)).isEqualTo(1);
             source.values.put("ratelimit.rules", "other");
-            Thread.sleep(3 * REFRESH_MILLIS);
+            app.refreshSettings();
             assertThat(allowedOf(app, "alice", 5)).as("login's limit of 2, one used").isEqualTo(1);
         }
     }
@@ -94,7 +94,7 @@ class AnnotationRefreshTest {
             // The limits start here, with another method than the login form.
             assertThat(app.get("/p").statusCode()).isEqualTo(200);
             source.values.put("ratelimit.rules", "other,api");
-            Thread.sleep(3 * REFRESH_MILLIS);
+            app.refreshSettings();
             assertThat(allowedOf(app, "carol", 5)).as("login's limit of 2").isEqualTo(2);
         }
     }
@@ -129,7 +129,7 @@ class AnnotationRefreshTest {
             };
             try (JakartaApp app = JakartaApp.startWithListeners(source, true, List.of(cdiStart), EdgeResources.Plain.class)) {
                 source.values.put("ratelimit.rules", "other,daily,welcome");
-                Thread.sleep(3 * REFRESH_MILLIS);
+                app.refreshSettings();
                 MailService mails = weld.select(MailService.class).get();
                 for (int i = 0; i < 3; i++) {
                     mails.sendReset(9);
@@ -146,7 +146,7 @@ class AnnotationRefreshTest {
         try (JakartaApp app = JakartaApp.start(source, false, Resources.Login.class)) {
             assertThat(allowedOf(app, "bob", 1)).isEqualTo(1);
             source.values.put("ratelimit.rule.login.key", "param:user");
-            Thread.sleep(3 * REFRESH_MILLIS);
+            app.refreshSettings();
             assertThat(allowedOf(app, "bob", 5)).as("login's limit of 2, one used").isEqualTo(1);
         }
     }

@@ -188,6 +188,16 @@ final class JakartaApp implements AutoCloseable {
         return route;
     }
 
+    /**
+     * Reads the app's settings again now ({@code RateLimits.refreshNow()}): once it returns, a
+     * reading made after every edit before the call is applied or refused.
+     */
+    void refreshSettings() throws Exception {
+        if (!dev.ratelimit.servlet.RateLimits.of(context.getServletContext()).refreshNow()) {
+            throw new IllegalStateException("no settings refresh runs: set ratelimit.refresh");
+        }
+    }
+
     /** The application's servlet context, as a Jakarta EE server gives it to CDI at start. */
     ServletContext servletContext() {
         return context.getServletContext();
