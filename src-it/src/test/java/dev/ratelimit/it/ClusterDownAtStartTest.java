@@ -1,5 +1,6 @@
 package dev.ratelimit.it;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.util.JedisClusterCRC16;
@@ -65,6 +66,7 @@ class ClusterDownAtStartTest {
     }
 
     /** A seed node that accepts and never answers costs the start one connect and one reply at most. */
+    @Tag("wall-clock") // bounds a latency: keep such tests few, with generous bounds
     @Test
     void aHangingSeedCostsTheStartItsTimeoutsOnly() throws Exception {
         try (SilentServer seed = new SilentServer()) {

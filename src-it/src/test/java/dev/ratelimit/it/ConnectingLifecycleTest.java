@@ -2,6 +2,7 @@ package dev.ratelimit.it;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import javax.management.MBeanServer;
@@ -79,6 +80,7 @@ class ConnectingLifecycleTest {
         }
     }
 
+    @Tag("wall-clock") // bounds a latency: keep such tests few, with generous bounds
     @Test
     void aHangingSentinelCostsTheStartItsTimeoutsAndRequestsGetThePolicyInBoundedTime() throws Exception {
         try (SilentServer sentinel = new SilentServer()) {

@@ -7,6 +7,7 @@ import dev.ratelimit.Rule;
 import dev.ratelimit.valkey.ValkeyRateLimiter;
 import dev.ratelimit.valkey.ValkeySettings;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -270,6 +271,7 @@ class FailureTest {
         }
     }
 
+    @Tag("wall-clock") // bounds a latency: keep such tests few, with generous bounds
     @Test
     void anOpenBreakerMakesNoNetworkCallAndClosesWhenValkeyIsBack() throws Exception {
         Rule rule = Rule.of("breaker", Algorithm.TOKEN_BUCKET, 100, Duration.ofMinutes(1));

@@ -2,6 +2,7 @@ package dev.ratelimit.it;
 
 import dev.ratelimit.servlet.LimitProvider;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -33,6 +34,7 @@ class LimitProviderTest {
         valkey.flushAll();
     }
 
+    @Tag("wall-clock") // bounds a latency: keep such tests few, with generous bounds
     @Test
     void theProvidersLimitHoldsItsCallerAndABadProviderLeavesTheConfiguredOne() throws Exception {
         Map<String, Integer> asked = new ConcurrentHashMap<>();

@@ -7,6 +7,7 @@ import dev.ratelimit.Rule;
 import dev.ratelimit.UnreadableStateException;
 import dev.ratelimit.valkey.ValkeyRateLimiter;
 import dev.ratelimit.valkey.ValkeySettings;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import redis.clients.jedis.Jedis;
@@ -76,6 +77,7 @@ class PipelineTest {
      * PAUSE} means the pause is on) while the callers arrive, so the first call's reply cannot
      * come back before the others have queued behind it.
      */
+    @Tag("wall-clock") // bounds a latency: keep such tests few, with generous bounds
     @Test
     void queuedCallsReachValkeyInOneWrite() throws Exception {
         valkey.flushAll();
@@ -213,6 +215,7 @@ class PipelineTest {
      * connect timeout, pool wait and socket timeout, 3 × 40 ms here, with wide margins for this
      * machine), none hangs, and calls succeed again once it is back.
      */
+    @Tag("wall-clock") // bounds a latency: keep such tests few, with generous bounds
     @Test
     void aPausedServerFailsEveryQueuedCallerWithinItsBound() throws Exception {
         valkey.flushAll();

@@ -3,6 +3,7 @@ package dev.ratelimit.it;
 import dev.ratelimit.valkey.ValkeyRateLimiter;
 import dev.ratelimit.valkey.ValkeySettings;
 import org.assertj.core.api.SoftAssertions;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import redis.clients.jedis.Jedis;
@@ -44,6 +45,7 @@ class SentinelCloseEdgesTest {
      * its running flag, has no connection yet for the close to end, and once connected
      * subscribes.
      */
+    @Tag("wall-clock") // bounds a latency: keep such tests few, with generous bounds
     @Test
     void aSentinelThatAcceptsTheListenerOnlyAfterTheCloseLeavesNoListener() throws Exception {
         String first = topology.sentinelNodes().get(0);

@@ -12,6 +12,7 @@ import dev.ratelimit.valkey.ValkeyRateLimiter;
 import dev.ratelimit.valkey.ValkeySettings;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -181,6 +182,7 @@ class ValkeyStateTest {
         }
     }
 
+    @Tag("wall-clock") // bounds a latency: keep such tests few, with generous bounds
     @Test
     void anUnreachableValkeyFailsFastWithoutTheUrlPassword() {
         int closedPort = ValkeyServer.freePort();
