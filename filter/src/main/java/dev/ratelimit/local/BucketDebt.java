@@ -2,7 +2,7 @@ package dev.ratelimit.local;
 
 /**
  * The token bucket's and GCRA's shared model, the twin of {@code bucket_debt} in
- * {@code prelude.lua}: a debt (units taken and not yet refilled) recorded at a time, in ticks
+ * {@code bucket.lua}: a debt (units taken and not yet refilled) recorded at a time, in ticks
  * of the rule that wrote it (one unit = its window in ticks, its limit in ticks refilled per
  * ms), read by the rule as it is now.
  *
@@ -51,7 +51,7 @@ record BucketDebt(long debt, long expires) {
 
     /**
      * The time a write stamps on a bucket's state, the twin of {@code write_time} in
-     * {@code prelude.lua}: never before the time it read there. A call whose clock is behind the
+     * {@code bucket.lua}: never before the time it read there. A call whose clock is behind the
      * state's reads the debt with no refill; written back at its earlier time, the next read would
      * refill the stretch in between a second time.
      *
@@ -65,7 +65,7 @@ record BucketDebt(long debt, long expires) {
 
     /**
      * Whether a write keeps the state's generation, the twin of {@code kept_generation} in
-     * {@code prelude.lua}: when the debt read is the stored debt whole, by the rule that wrote
+     * {@code bucket.lua}: when the debt read is the stored debt whole, by the rule that wrote
      * it (same window and limit, nothing cut by a burst lowered since) and not yet refilled.
      * Otherwise the write starts a new generation, and refunds of the old one give nothing back.
      *
@@ -94,7 +94,7 @@ record BucketDebt(long debt, long expires) {
     }
 
     /**
-     * A reservation's give-back, the twin of {@code refundable} in {@code prelude.lua} (whose
+     * A reservation's give-back, the twin of {@code refundable} in {@code bucket.lua} (whose
      * comment says why): the units a write took, less the refill since it that a bucket without
      * them would have lost, taken as full from the write on but for the stretch earlier refunds
      * charged already, and never more than the debt now.

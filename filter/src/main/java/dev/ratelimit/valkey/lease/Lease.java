@@ -17,28 +17,8 @@ import dev.ratelimit.valkey.script.Refund;
  * back at once: its unused units and the margin, less the refill the bucket would have lost had
  * the lease not been taken.
  *
- * <h2>What goes back</h2>
- * In ticks (a unit is {@code w} ticks, the window in ms; the bucket refills {@code l} ticks a ms,
- * the limit). Let {@code S} be the store's debt for the key and {@code M} the debt of a bucket fed
- * only this instance's own admissions, each when it was admitted ({@link LeaseEntry}'s
- * simulation). With one instance and no leases, {@code S = M}. A lease's take adds
- * {@code (size + margin)·w} to {@code S} and nothing to {@code M}; each unit it serves adds
- * {@code w} to {@code M}. So {@code E = S - M} grows by what a lease holds unserved, and shrinks
- * by the refill {@code M} loses while full ({@code M} cannot go below zero; {@code S}, above it
- * by {@code E}, refills on). A give-back of {@code (left + margin)·w} less the refill {@code M}
- * lost meanwhile brings {@code E} back to what it was: the key is as if the lease had never been
- * taken. Each stretch of lost refill is charged once, to the first give-back of the key sent
- * after it ({@link LeaseEntry#charge}), up to what that one returns; the rest to the next.
- *
- * <p>Other instances only add to {@code S}, never to {@code M}: the store's bucket loses at most
- * what {@code M} loses, so the charge is never too small, and a give-back never leaves the key
- * fuller than without the lease. The simulation runs up to the moment the give-back is sent; the
- * store adds the refill from then until it runs while {@code M}, with the debt it had then, would
- * be full ({@code refundable} in {@code prelude.lua}: the floor is the charge, and the headroom
- * lets the store's clock measure the rest).
- *
- * <p>A lease used up early thus gives its margin back whole; one whose units were served late,
- * after the bucket would have been full, gives back less of it, which is what keeps the bound.
+ * <p>Why that charge keeps the bucket's bound, and never gives back more than the lease held:
+ * {@code docs/local-leases.md}, <i>What goes back</i>.
  */
 public final class Lease {
 

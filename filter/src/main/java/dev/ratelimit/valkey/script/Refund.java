@@ -7,7 +7,7 @@ import dev.ratelimit.internal.Verdicts;
  * Units to give back to the store, one claim's, as {@code refund.lua} takes them: the rule and
  * key, the units, the acquiring call's undo values, and for a bucket what the caller knows of
  * the debt the bucket would have had without the units (see {@code refundable} in
- * {@code prelude.lua}).
+ * {@code bucket.lua}).
  *
  * @param claim    the rule as it was when the units were taken, the key, and the units to give back
  * @param taken    the acquiring call's answer: its undo values say what it wrote
@@ -23,7 +23,7 @@ public record Refund(Claim claim, Verdicts.Answer taken, long floor, long headro
 
     /**
      * A reservation's refund: all it took, the bucket without it assumed full since (see
-     * {@code refundable} in {@code prelude.lua}).
+     * {@code refundable} in {@code bucket.lua}).
      *
      * @param claim the claim as taken
      * @param taken the acquiring call's answer
