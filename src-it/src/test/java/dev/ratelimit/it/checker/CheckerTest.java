@@ -69,10 +69,11 @@ class CheckerTest {
     /**
      * The build's seeds: 1 to 10, and seeds kept for what they once caught (1010: a token bucket
      * whose own instance's lease held it below its burst; 1000: a deny cache that held a
-     * concurrency rule's rejection while a lease was free; 3037: a peek refused for the units its
-     * own instance's GCRA lease kept back).
+     * concurrency rule's rejection while a lease was free; 1003: a request a local policy refused
+     * while the store's part kept its units; 3037: a peek refused for the units its own instance's
+     * GCRA lease kept back).
      */
-    static final long[] SEEDS = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 1000, 1010, 3037};
+    static final long[] SEEDS = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 1000, 1003, 1010, 3037};
     /** Seeds on each cluster target in the build: the cluster's share of its time is small. */
     private static final long[] CLUSTER_SEEDS = {1, 2};
     /**
