@@ -78,10 +78,10 @@ final class RuleDescription {
         };
     }
 
-    /** The limit; a concurrency rule's window is its lease timeout, not a period. */
+    /** The limit; a concurrency rule's window is its permit timeout, not a period. */
     static String limits(Rule rule) {
         if (rule.algorithm() == Algorithm.CONCURRENCY) {
-            return rule.algorithm().id() + " " + rule.limit() + " at once (lease timeout " + rule.window() + ")";
+            return rule.algorithm().id() + " " + rule.limit() + " at once (permit timeout " + rule.window() + ")";
         }
         // A calendar window is named with its zone: "per calendar-month in Europe/Berlin".
         Object window = rule.calendar() != null ? rule.calendar() : rule.window();

@@ -136,28 +136,32 @@ final class RuleReader {
             return Optional.of(new RuleSettings(rule, match, exclude, methods, key, lowercaseKey, cost, onFailure,
                     localRule, outcome, plan, plans, lease.size(), lease.time(), scope));
         } catch (IllegalArgumentException e) {
-            values.problems().add(RuleBounds.problem(values, p, p + (algorithm.isConcurrency() ? "lease-timeout" : "window"),
+            values.problems().add(RuleBounds.problem(values, p, algorithm.isConcurrency()
+                    ? values.renamed(p + "permit-timeout", p + "lease-timeout") : p + "window",
                     algorithm, limit, burst, e));
             return Optional.empty();
         }
     }
 
     /**
-     * The window, or for a concurrency rule the lease timeout ({@code lease-timeout}, default
-     * {@link SettingsReader#DEFAULT_LEASE_TIMEOUT}), which the rule carries as its window; a
+     * The window, or for a concurrency rule the permit timeout ({@code permit-timeout}, once
+     * {@code lease-timeout}, default
+     * {@link SettingsReader#DEFAULT_PERMIT_TIMEOUT}), which the rule carries as its window; a
      * window may be a calendar period (see {@link WindowReader}).
      */
     private WindowReader.Window window(String p, Algorithm algorithm) {
         if (algorithm.isConcurrency()) {
             values.raw(p + "window").ifPresent(v -> values.problem(p + "window", v, "does not apply to concurrency, "
-                    + "which limits requests in progress, not per window: set " + p + "lease-timeout"));
+                    + "which limits requests in progress, not per window: set " + p + "permit-timeout"));
             values.raw(p + "time-zone").ifPresent(v -> values.problem(p + "time-zone", v, "does not apply to "
                     + "concurrency, which has no window"));
-            return WindowReader.Window.rolling(values.duration(p + "lease-timeout", SettingsReader.DEFAULT_LEASE_TIMEOUT,
-                    Duration.ofMillis(1)));
+            return WindowReader.Window.rolling(values.duration(values.renamed(p + "permit-timeout", p + "lease-timeout"),
+                    SettingsReader.DEFAULT_PERMIT_TIMEOUT, Duration.ofMillis(1)));
         }
-        values.raw(p + "lease-timeout").ifPresent(v -> values.problem(p + "lease-timeout", v,
-                "applies only to algorithm=concurrency, not to " + algorithm.id()));
+        for (String timeout : List.of(p + "permit-timeout", p + "lease-timeout")) {
+            values.raw(timeout).ifPresent(v -> values.problem(timeout, v,
+                    "applies only to algorithm=concurrency, not to " + algorithm.id()));
+        }
         return windows.read(p, algorithm, Optional.empty());
     }
 

@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Consumer;
@@ -29,8 +30,15 @@ public final class SettingsReader {
     public static final String PREFIX = "ratelimit.";
 
     private static final Pattern HEADER_NAME = Pattern.compile("[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}");
-    /** How long a concurrency rule's lease lives when its holder never releases it. */
-    public static final Duration DEFAULT_LEASE_TIMEOUT = Duration.ofSeconds(60);
+    /** How long a concurrency rule's permit lives when its holder never releases it. */
+    public static final Duration DEFAULT_PERMIT_TIMEOUT = Duration.ofSeconds(60);
+
+    /**
+     * Settings renamed, by the last part of their name (a rule's {@code ratelimit.rule.<name>.} or
+     * a global one's {@code ratelimit.}), new name to old: the old name is still read, with a
+     * warning, until 2.0. A name is API: it disappears only through this table.
+     */
+    public static final Map<String, String> RENAMED = Map.of("permit-timeout", "lease-timeout");
 
     /** Under the reader's name, where operators already look for (and configure) its warnings. */
     private static final System.Logger LOG = System.getLogger(SettingsReader.class.getName());
@@ -201,6 +209,7 @@ public final class SettingsReader {
                     : "ratelimit.rules is empty: list the rules to enforce (e.g. ratelimit.rules=api,login), "
                             + "or set ratelimit.enabled=false");
         }
+        values.renamings().forEach(warnings);
         UnreadSettings.report(values, listed, warnings);
         if (!values.problems().isEmpty()) {
             throw new InvalidSettingsException(values.problems());

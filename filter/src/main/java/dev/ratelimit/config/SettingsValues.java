@@ -24,6 +24,7 @@ final class SettingsValues {
     private final SettingsSource source;
     private final List<String> problems = new ArrayList<>();
     private final Set<String> read = new HashSet<>();
+    private final List<String> renamings = new ArrayList<>();
 
     SettingsValues(SettingsSource source) {
         this.source = source;
@@ -42,6 +43,40 @@ final class SettingsValues {
     /** Every name read so far. */
     Set<String> read() {
         return read;
+    }
+
+    /** The warnings of old names read (see {@link #renamed}), in order. */
+    List<String> renamings() {
+        return renamings;
+    }
+
+    /**
+     * The name a renamed setting is read by: the new one, or the old one while only it is set
+     * (read so, with a warning naming both); both set is a problem, the new one read.
+     *
+     * @param name    the setting's name now
+     * @param oldName its name before (see {@link SettingsReader#RENAMED})
+     * @return the name to read
+     */
+    String renamed(String name, String oldName) {
+        Optional<String> old = raw(oldName);
+        if (old.isEmpty()) {
+            return name;
+        }
+        // Asked again for the same setting (to name it in another problem), it says each thing once.
+        if (raw(name).isPresent()) {
+            String both = oldName + "='" + old.get() + "' is the old name of " + name + ", which is set too: remove "
+                    + oldName;
+            if (!problems.contains(both)) {
+                problems.add(both);
+            }
+            return name;
+        }
+        String warning = oldName + " is an old name: rename it " + name + " (the old name is read until 2.0)";
+        if (!renamings.contains(warning)) {
+            renamings.add(warning);
+        }
+        return oldName;
     }
 
     Optional<String> raw(String name) {

@@ -117,7 +117,7 @@ import java.time.InstantSource;
  *   <tr><td>{@code algorithm}</td><td>{@code sliding-window-counter}</td><td>{@code fixed-window},
  *       {@code sliding-log}, {@code sliding-window-counter}, {@code token-bucket}, {@code gcra}, or
  *       {@code concurrency} (requests in progress, released after each response)</td></tr>
- *   <tr><td>{@code lease-timeout}</td><td>{@code 60s}</td><td>{@code concurrency} only: when a request's lease
+ *   <tr><td>{@code permit-timeout}</td><td>{@code 60s}</td><td>{@code concurrency} only: when a request's permit
  *       expires if it is never released (an instance that died mid-request)</td></tr>
  *   <tr><td>{@code burst}</td><td>{@code limit}</td><td>token-bucket and gcra only: units that may be taken at once</td></tr>
  *   <tr><td>{@code local-lease}</td><td>{@code 0} (off)</td><td>fixed-window, token-bucket and gcra, with Valkey:

@@ -1,15 +1,16 @@
 package dev.ratelimit.config;
 
+import dev.ratelimit.Algorithm;
 import dev.ratelimit.Rule;
 import dev.ratelimit.valkey.ValkeySettings;
-
-import dev.ratelimit.Algorithm;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -53,6 +54,30 @@ class SettingsReaderTest {
 
     private static FilterSettings read(Map<String, String> values) {
         return SettingsReader.read(new MapSettingsSource(values));
+    }
+
+    /**
+     * {@code lease-timeout}, the permit timeout's name before 1.0, is still read, with a warning
+     * naming the new name; both set is a problem, naming the old one.
+     */
+    @Test
+    void theOldNameOfThePermitTimeoutIsReadWithAWarning() {
+        Map<String, String> values = valid();
+        values.put("ratelimit.rule.login.algorithm", "concurrency");
+        values.remove("ratelimit.rule.login.window");
+        values.put("ratelimit.rule.login.lease-timeout", "30s");
+        List<String> warnings = new ArrayList<>();
+        FilterSettings settings = SettingsReader.read(new MapSettingsSource(values), warnings::add);
+        assertThat(settings.rule("login").orElseThrow().rule().window()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(warnings).as("the warnings of the reading").anyMatch(w -> w.contains("ratelimit.rule.login.lease-timeout")
+                && w.contains("rename it ratelimit.rule.login.permit-timeout"));
+
+        values.put("ratelimit.rule.login.permit-timeout", "20s");
+        assertThatThrownBy(() -> read(values)).isInstanceOf(InvalidSettingsException.class).hasMessageContaining(
+                "ratelimit.rule.login.lease-timeout='30s' is the old name of ratelimit.rule.login.permit-timeout");
+
+        values.remove("ratelimit.rule.login.lease-timeout");
+        assertThat(read(values).rule("login").orElseThrow().rule().window()).isEqualTo(Duration.ofSeconds(20));
     }
 
     @Test

@@ -18,11 +18,11 @@ import java.util.Optional;
  * filter decides a request: one all-or-nothing decision on the method's rules (less those the
  * servlet filter already decided for the request), a refusal answered with the filter's 429 or
  * 503; an allowed request's response gets the rate-limit fields, and its units are settled by
- * the response's status ({@code count-when}, {@code refund-when}, leases of {@code concurrency}).
+ * the response's status ({@code count-when}, {@code refund-when}, permits of {@code concurrency}).
  *
  * <p>A response Jakarta REST never writes (an exception no mapper maps, rethrown to the
- * container) runs no response filter: its reserved units stay counted, and a concurrency lease
- * is held until its {@code lease-timeout}.
+ * container) runs no response filter: its reserved units stay counted, and a concurrency permit
+ * is held until its {@code permit-timeout}.
  */
 final class RateLimitedFilter implements ContainerRequestFilter, ContainerResponseFilter {
 

@@ -147,10 +147,10 @@ class CliCheckTest {
                 ratelimit.rule.upload.algorithm=concurrency
                 ratelimit.rule.upload.limit=3
                 ratelimit.rule.upload.key=ip
-                ratelimit.rule.upload.lease-timeout=30s
+                ratelimit.rule.upload.permit-timeout=30s
                 """), Map.of());
         assertThat(run.status()).as(run.err()).isZero();
-        assertThat(run.out()).contains("upload: any method [/upload], key ip, concurrency 3 at once (lease timeout PT30S)")
+        assertThat(run.out()).contains("upload: any method [/upload], key ip, concurrency 3 at once (permit timeout PT30S)")
                 .doesNotContain("per PT30S");
     }
 

@@ -54,7 +54,7 @@ class InFlightLimitTest {
         return JettyApp.start(JettyApp.settings(valkey.url(), "ratelimit.rules", "inflight",
                 "ratelimit.rule.inflight.match", "/outcome", "ratelimit.rule.inflight.algorithm", "concurrency",
                 "ratelimit.rule.inflight.limit", "4", "ratelimit.rule.inflight.key", "global",
-                "ratelimit.rule.inflight.lease-timeout", "30s",
+                "ratelimit.rule.inflight.permit-timeout", "30s",
                 // Each burst starts from free slots: a remembered rejection would answer for Valkey.
                 "ratelimit.deny-cache.enabled", "false"));
     }
