@@ -58,7 +58,7 @@ final class CheckCommand implements Callable<Integer> {
             return "(none: the in-process limiter)";
         }
         ValkeySettings valkey = settings.valkey().get();
-        String url = valkey.redactedUrl();
+        String url = ValkeySettings.redact(valkey.url());
         return valkey.sentinel()
                 .map(s -> "Sentinel primary '" + s.master() + "' via " + String.join(",", s.nodes()) + " (" + url + ")")
                 .orElse(valkey.cluster() ? "Cluster at " + url : url);

@@ -73,7 +73,7 @@ class CliInspectResetTest {
             m.put("ratelimit.rule.r-" + algorithm + ".algorithm", algorithm);
             m.put("ratelimit.rule.r-" + algorithm + ".limit", "5");
             if (algorithm.equals("concurrency")) {
-                m.put("ratelimit.rule.r-" + algorithm + ".lease-timeout", "1h");
+                m.put("ratelimit.rule.r-" + algorithm + ".permit-timeout", "1h");
             } else {
                 m.put("ratelimit.rule.r-" + algorithm + ".window", "1h");
             }

@@ -18,7 +18,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * A client that gives up on an annotated resource method while it runs, on Jersey, Jetty 12 and a
  * real Valkey: the method's {@code concurrency} lease is released when the method ends, as the
- * filter releases it, not held until its {@code lease-timeout}; the first such call also starts
+ * filter releases it, not held until its {@code permit-timeout}; the first such call also starts
  * the limits.
  */
 @ExtendWith(ValkeyExtension.class)
@@ -40,7 +40,9 @@ class AnnotationAbortTest {
         Map<String, String> settings = JakartaApp.settings(valkey.url(), "ratelimit.rules", "exports",
                 "ratelimit.rule.exports.algorithm", "concurrency", "ratelimit.rule.exports.scope", "method",
                 "ratelimit.rule.exports.limit", "1",
-                "ratelimit.rule.exports.key", "global", "ratelimit.rule.exports.lease-timeout", "60s");
+                "ratelimit.rule.exports.key", "global",
+                // The timeout's name before 1.0, still read: the old name works under the annotations too.
+                "ratelimit.rule.exports.lease-timeout", "60s");
         for (boolean withFilter : new boolean[] {false, true}) {
             valkey.flushAll();
             SlowResource.entered = new CountDownLatch(1);
