@@ -84,6 +84,16 @@ public final class ResilientRateLimiter implements RateLimiter {
     }
 
     /**
+     * The policy of a rule.
+     *
+     * @param rule the rule
+     * @return its policy, or the default one
+     */
+    public FailurePolicy policy(Rule rule) {
+        return policy(java.util.Objects.requireNonNull(rule, "rule").name());
+    }
+
+    /**
      * {@inheritDoc}
      *
      * <p>In order: a rejection the deny cache remembers is answered without the store (not
@@ -172,6 +182,17 @@ public final class ResilientRateLimiter implements RateLimiter {
         public Builder policy(String rule, FailurePolicy policy) {
             settings.policy(rule, policy);
             return this;
+        }
+
+        /**
+         * The rule's failure policy, as {@link #policy(String, FailurePolicy)} sets it for its name.
+         *
+         * @param rule   the rule
+         * @param policy its policy
+         * @return this builder
+         */
+        public Builder policy(Rule rule, FailurePolicy policy) {
+            return policy(java.util.Objects.requireNonNull(rule, "rule").name(), policy);
         }
 
         /**

@@ -292,6 +292,28 @@ public final class ValkeyRateLimiter implements RateLimiter {
         }
 
         /**
+         * Lets this limiter take units of the rule ahead, as {@link #localLease(String, long, Duration)}
+         * does for its name; given the rule itself, a rule a lease cannot serve is refused here.
+         *
+         * @param rule the rule
+         * @param size the most units one lease takes ahead, at least 1
+         * @param time how long a lease serves before its unused units go back, at least 1 ms
+         * @return this builder
+         * @throws IllegalArgumentException naming the rule when it is not a token bucket, GCRA or
+         *                                  fixed window, or is a shadow rule or counts rejected attempts
+         */
+        public Builder localLease(Rule rule, long size, Duration time) {
+            Objects.requireNonNull(rule, "rule");
+            if (!LeasePolicy.supports(rule.algorithm()) || rule.shadow() || rule.countRejected()) {
+                throw new IllegalArgumentException("rule '" + rule.name() + "' (" + rule.algorithm().id()
+                        + (rule.shadow() ? ", shadow" : "") + (rule.countRejected() ? ", count-rejected" : "")
+                        + ") cannot be leased: local leases serve token-bucket, gcra and fixed-window rules that "
+                        + "neither only observe nor count rejected attempts");
+            }
+            return localLease(rule.name(), size, time);
+        }
+
+        /**
          * The limiter.
          *
          * @return a new limiter

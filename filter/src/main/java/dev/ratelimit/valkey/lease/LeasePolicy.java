@@ -16,7 +16,7 @@ import java.util.Objects;
 public record LeasePolicy(long size, Duration time) {
 
     /** The algorithms whose leases keep the rule's bound exactly (see {@link #margin}). */
-    static boolean supports(Algorithm algorithm) {
+    public static boolean supports(Algorithm algorithm) {
         return algorithm == Algorithm.FIXED_WINDOW || algorithm == Algorithm.TOKEN_BUCKET
                 || algorithm == Algorithm.GCRA;
     }
