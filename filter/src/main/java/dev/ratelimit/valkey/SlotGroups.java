@@ -2,6 +2,7 @@ package dev.ratelimit.valkey;
 
 import dev.ratelimit.Claim;
 import dev.ratelimit.Decisions;
+import dev.ratelimit.internal.Claims;
 import dev.ratelimit.internal.Verdicts;
 import dev.ratelimit.valkey.script.ScriptMode;
 import dev.ratelimit.valkey.script.StoreOutcome;
@@ -45,11 +46,7 @@ final class SlotGroups {
 
         /** The group's items of a list aligned with the request's claims. */
         <T> List<T> of(List<T> request) {
-            List<T> picked = new ArrayList<>(positions.size());
-            for (int i : positions) {
-                picked.add(request.get(i));
-            }
-            return picked;
+            return Claims.pick(request, positions);
         }
 
         /** Puts the group's values, in its order, at their places in the request's. */

@@ -23,7 +23,7 @@ public final class LeasedPeek {
     public static Optional<List<Verdicts.Answer>> servedWhole(Leases leases, List<Claim> claims) {
         List<Verdicts.Answer> served = new ArrayList<>(claims.size());
         for (Claim claim : claims) {
-            long units = leases.policy(claim) == null ? 0 : leases.held(claim.rule(), claim.key());
+            long units = held(leases, claim);
             if (units < claim.cost()) {
                 return Optional.empty();
             }
@@ -44,7 +44,7 @@ public final class LeasedPeek {
         for (int i = 0; i < answers.size(); i++) {
             Claim claim = claims.get(i);
             Verdicts.Answer answer = answers.get(i);
-            long units = leases.policy(claim) == null ? 0 : leases.held(claim.rule(), claim.key());
+            long units = held(leases, claim);
             if (units == 0) {
                 held.add(answer);
             } else {
@@ -54,5 +54,10 @@ public final class LeasedPeek {
             }
         }
         return held;
+    }
+
+    /** The units this limiter's leases hold for the claim's rule and key: 0 for a rule that does not lease. */
+    private static long held(Leases leases, Claim claim) {
+        return leases.policy(claim) == null ? 0 : leases.held(claim.rule(), claim.key());
     }
 }
