@@ -77,6 +77,36 @@ public record CalendarWindow(Unit unit, ZoneId zone) {
     }
 
     /**
+     * Calendar days in a zone, midnight to midnight (23 or 25 hours on a daylight-saving day).
+     *
+     * @param zone the zone
+     * @return the window
+     */
+    public static CalendarWindow day(ZoneId zone) {
+        return new CalendarWindow(Unit.DAY, zone);
+    }
+
+    /**
+     * ISO weeks in a zone, from Monday 00:00.
+     *
+     * @param zone the zone
+     * @return the window
+     */
+    public static CalendarWindow week(ZoneId zone) {
+        return new CalendarWindow(Unit.WEEK, zone);
+    }
+
+    /**
+     * Calendar months in a zone, from the first at 00:00 (28 to 31 days).
+     *
+     * @param zone the zone
+     * @return the window
+     */
+    public static CalendarWindow month(ZoneId zone) {
+        return new CalendarWindow(Unit.MONTH, zone);
+    }
+
+    /**
      * The one length a {@link Rule} carries as its window where a single number is needed (the
      * bound on its arithmetic, a local lease's time, a plan's default): a day, seven days, or 31
      * days for a month, its longest. Every decision uses the period it falls in instead.

@@ -4,8 +4,8 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * The answer of one rule for one key. Immutable; made by {@link #allowed} or
- * {@link #rejected}.
+ * The answer of one rule for one key. Immutable and thread-safe. Limiters make them; a
+ * {@link RateLimiter} of one's own (a fake in a test) makes them with {@link #builder}.
  *
  * <p>The numbers mean the same for every algorithm:
  * <ul>
@@ -25,18 +25,12 @@ import java.util.Objects;
  *       ends: the request needs more than {@code remaining}.</li>
  * </ul>
  *
- * @param rule       the name of the rule that decided
- * @param allowed    whether this rule lets the request through
- * @param limit      the rule's limit (units per window)
- * @param remaining  units left now
- * @param effectiveWindow time within which no more than {@code remaining} units can be taken
- * @param resetAfter time until the quota is full again
- * @param retryAfter time until a request of the same cost would be allowed (zero if allowed)
- * @param basis      what decided: the shared store, the in-process fallback, or, when the store
- *                   could not decide, the rule's failure policy
+ * <p>Its parts: {@linkplain #ruleName() the rule's name}, {@linkplain #allowed() whether it
+ * allows}, {@linkplain #limit() limit}, {@linkplain #remaining() remaining},
+ * {@linkplain #effectiveWindow() effective window}, {@linkplain #resetAfter() reset after},
+ * {@linkplain #retryAfter() retry after} and {@linkplain #basis() basis}.
  */
-public record Decision(String rule, boolean allowed, long limit, long remaining, Duration effectiveWindow,
-                       Duration resetAfter, Duration retryAfter, Basis basis) {
+public final class Decision {
 
     /** What a decision rests on. */
     public enum Basis {
@@ -54,104 +48,242 @@ public record Decision(String rule, boolean allowed, long limit, long remaining,
         UNAVAILABLE
     }
 
-    /**
-     * Validates the components.
-     *
-     * @throws IllegalArgumentException if a number is negative, or an allowed decision has a
-     *                                  retry-after, or a rejected one has none
-     */
-    public Decision {
-        Objects.requireNonNull(rule, "rule");
-        Objects.requireNonNull(effectiveWindow, "effectiveWindow");
-        Objects.requireNonNull(resetAfter, "resetAfter");
-        Objects.requireNonNull(retryAfter, "retryAfter");
-        Objects.requireNonNull(basis, "basis");
-        if (remaining < 0 || limit < 1 || effectiveWindow.isNegative() || resetAfter.isNegative()
-                || retryAfter.isNegative()) {
-            throw new IllegalArgumentException("invalid decision for rule '" + rule + "': limit " + limit
-                    + ", remaining " + remaining + ", effective window " + effectiveWindow + ", reset after "
-                    + resetAfter + ", retry after " + retryAfter);
+    private final String ruleName;
+    private final boolean allowed;
+    private final long limit;
+    private final long remaining;
+    private final Duration effectiveWindow;
+    private final Duration resetAfter;
+    private final Duration retryAfter;
+    private final Basis basis;
+
+    private Decision(Builder b) {
+        String rule = Objects.requireNonNull(b.ruleName, "ruleName");
+        Objects.requireNonNull(b.resetAfter, "resetAfter");
+        Objects.requireNonNull(b.retryAfter, "retryAfter");
+        Objects.requireNonNull(b.basis, "basis");
+        Duration effective = b.effectiveWindow != null ? b.effectiveWindow
+                : b.retryAfter.isZero() || b.resetAfter.compareTo(b.retryAfter) < 0 ? b.resetAfter : b.retryAfter;
+        if (b.remaining < 0 || b.limit < 1 || effective.isNegative() || b.resetAfter.isNegative()
+                || b.retryAfter.isNegative()) {
+            throw new IllegalArgumentException("invalid decision for rule '" + rule + "': limit " + b.limit
+                    + ", remaining " + b.remaining + ", effective window " + effective + ", reset after "
+                    + b.resetAfter + ", retry after " + b.retryAfter);
         }
-        if (allowed != retryAfter.isZero()) {
-            throw new IllegalArgumentException("invalid decision for rule '" + rule + "': "
-                    + (allowed ? "allowed" : "rejected") + " with retry after " + retryAfter);
+        if (b.basis == Basis.UNAVAILABLE && b.retryAfter.isZero()) {
+            throw new IllegalArgumentException("invalid decision for rule '" + rule
+                    + "': unavailable with no retry after");
         }
+        this.ruleName = rule;
+        this.allowed = b.retryAfter.isZero();
+        this.limit = b.limit;
+        this.remaining = b.remaining;
+        this.effectiveWindow = effective;
+        this.resetAfter = b.resetAfter;
+        this.retryAfter = b.retryAfter;
+        this.basis = b.basis;
     }
 
     /**
-     * A decision that lets the request through. Its effective window is {@code resetAfter}
-     * until {@link #withEffectiveWindow} says better: no more than {@code remaining} units come
-     * before the quota is full again.
+     * A builder of a decision for a rule: allowed, with nothing remaining and every time zero,
+     * decided by the shared store, until told otherwise.
      *
-     * @param rule       the rule's name
-     * @param limit      the rule's limit
-     * @param remaining  units left now
-     * @param resetAfter time until the quota is full again
-     * @return the decision
+     * @param ruleName the name of the rule that decides
+     * @param limit    the rule's limit, at least 1
+     * @return a new builder
      */
-    public static Decision allowed(String rule, long limit, long remaining, Duration resetAfter) {
-        return new Decision(rule, true, limit, remaining, resetAfter, resetAfter, Duration.ZERO, Basis.SHARED);
+    public static Builder builder(String ruleName, long limit) {
+        return new Builder(ruleName, limit);
     }
 
     /**
-     * A decision that turns the request away. Its effective window is the shorter of
-     * {@code resetAfter} and {@code retryAfter} until {@link #withEffectiveWindow} says better:
-     * more quota has come by the time the request is allowed.
+     * A builder holding every part of this decision, to make one that differs in some.
      *
-     * @param rule       the rule's name
-     * @param limit      the rule's limit
-     * @param remaining  units left now
-     * @param resetAfter time until the quota is full again
-     * @param retryAfter time until a request of the same cost would be allowed, positive
-     * @return the decision
+     * @return a new builder
      */
-    public static Decision rejected(String rule, long limit, long remaining, Duration resetAfter,
-                                    Duration retryAfter) {
-        Duration effectiveWindow = resetAfter.compareTo(retryAfter) < 0 ? resetAfter : retryAfter;
-        return new Decision(rule, false, limit, remaining, effectiveWindow, resetAfter, retryAfter, Basis.SHARED);
+    public Builder toBuilder() {
+        Builder b = new Builder(ruleName, limit).remaining(remaining).resetAfter(resetAfter).retryAfter(retryAfter)
+                .basis(basis);
+        b.effectiveWindow = effectiveWindow;
+        return b;
     }
 
     /**
-     * A decision the store could not make, answered by a failure policy that lets the request
-     * pass.
+     * The name of the rule that decided ({@link Rule#name()}).
      *
-     * @param rule  the rule's name
-     * @param limit the rule's limit
-     * @return an allowed decision whose basis is {@link Basis#SKIPPED}
+     * @return the rule's name
      */
-    public static Decision skipped(String rule, long limit) {
-        return new Decision(rule, true, limit, limit, Duration.ZERO, Duration.ZERO, Duration.ZERO, Basis.SKIPPED);
+    public String ruleName() {
+        return ruleName;
     }
 
     /**
-     * A decision the store could not make, answered by a failure policy that refuses.
+     * Whether this rule lets the request through.
      *
-     * @param rule       the rule's name
-     * @param limit      the rule's limit
-     * @param retryAfter when to try again, positive
-     * @return a rejected decision whose basis is {@link Basis#UNAVAILABLE}
+     * @return true if allowed
      */
-    public static Decision unavailable(String rule, long limit, Duration retryAfter) {
-        return new Decision(rule, false, limit, 0, Duration.ZERO, Duration.ZERO, retryAfter, Basis.UNAVAILABLE);
+    public boolean allowed() {
+        return allowed;
     }
 
     /**
-     * This decision as made by the in-process fallback.
+     * The rule's limit (units per window).
      *
-     * @return the same numbers with the basis {@link Basis#LOCAL}
+     * @return the limit
      */
-    public Decision fromFallback() {
-        return new Decision(rule, allowed, limit, remaining, effectiveWindow, resetAfter, retryAfter, Basis.LOCAL);
+    public long limit() {
+        return limit;
     }
 
     /**
-     * This decision with the effective window its algorithm computed.
+     * Units left now: whole units that could still be taken right now, never negative.
      *
-     * @param effectiveWindow time within which no more than {@link #remaining()} units can be
-     *                        taken, not negative
-     * @return the same decision with that effective window
+     * @return the units remaining
      */
-    public Decision withEffectiveWindow(Duration effectiveWindow) {
-        return new Decision(rule, allowed, limit, remaining, effectiveWindow, resetAfter, retryAfter, basis);
+    public long remaining() {
+        return remaining;
+    }
+
+    /**
+     * The time within which no more than {@link #remaining()} units can be taken (the
+     * {@code t} of the {@code RateLimit} field); see the type's description.
+     *
+     * @return the effective window
+     */
+    public Duration effectiveWindow() {
+        return effectiveWindow;
+    }
+
+    /**
+     * The time until the quota is full again if nothing more arrives.
+     *
+     * @return the time until reset
+     */
+    public Duration resetAfter() {
+        return resetAfter;
+    }
+
+    /**
+     * Zero when allowed; otherwise the time until a request of the same cost would be allowed,
+     * rounded up, never early.
+     *
+     * @return the time to wait
+     */
+    public Duration retryAfter() {
+        return retryAfter;
+    }
+
+    /**
+     * What decided: the shared store, the in-process fallback, or, when the store could not
+     * decide, the rule's failure policy.
+     *
+     * @return the basis
+     */
+    public Basis basis() {
+        return basis;
+    }
+
+    @Override
+    public boolean equals(Object other) {
+        return other instanceof Decision d && ruleName.equals(d.ruleName) && allowed == d.allowed
+                && limit == d.limit && remaining == d.remaining && effectiveWindow.equals(d.effectiveWindow)
+                && resetAfter.equals(d.resetAfter) && retryAfter.equals(d.retryAfter) && basis == d.basis;
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(ruleName, allowed, limit, remaining, effectiveWindow, resetAfter, retryAfter, basis);
+    }
+
+    @Override
+    public String toString() {
+        return "Decision[rule=" + ruleName + ", allowed=" + allowed + ", limit=" + limit + ", remaining="
+                + remaining + ", effectiveWindow=" + effectiveWindow + ", resetAfter=" + resetAfter
+                + ", retryAfter=" + retryAfter + ", basis=" + basis + "]";
+    }
+
+    /** Builds a {@link Decision}; every part is checked by {@link #build()}. Not thread-safe. */
+    public static final class Builder {
+
+        private final String ruleName;
+        private final long limit;
+        private long remaining;
+        private Duration effectiveWindow;
+        private Duration resetAfter = Duration.ZERO;
+        private Duration retryAfter = Duration.ZERO;
+        private Basis basis = Basis.SHARED;
+
+        private Builder(String ruleName, long limit) {
+            this.ruleName = ruleName;
+            this.limit = limit;
+        }
+
+        /**
+         * Units left now (see {@link Decision#remaining()}); default 0.
+         *
+         * @param remaining not negative
+         * @return this builder
+         */
+        public Builder remaining(long remaining) {
+            this.remaining = remaining;
+            return this;
+        }
+
+        /**
+         * The time until the quota is full again (see {@link Decision#resetAfter()}); default zero.
+         *
+         * @param resetAfter not negative
+         * @return this builder
+         */
+        public Builder resetAfter(Duration resetAfter) {
+            this.resetAfter = resetAfter;
+            return this;
+        }
+
+        /**
+         * Zero (the default) allows; a positive time rejects, saying when a request of the same
+         * cost would be allowed (see {@link Decision#retryAfter()}).
+         *
+         * @param retryAfter not negative
+         * @return this builder
+         */
+        public Builder retryAfter(Duration retryAfter) {
+            this.retryAfter = retryAfter;
+            return this;
+        }
+
+        /**
+         * The effective window (see {@link Decision#effectiveWindow()}); default: the reset after
+         * when allowed, the shorter of reset after and retry after when rejected.
+         *
+         * @param effectiveWindow not negative
+         * @return this builder
+         */
+        public Builder effectiveWindow(Duration effectiveWindow) {
+            this.effectiveWindow = Objects.requireNonNull(effectiveWindow, "effectiveWindow");
+            return this;
+        }
+
+        /**
+         * What decided (see {@link Decision#basis()}); default {@link Basis#SHARED}.
+         *
+         * @param basis the basis
+         * @return this builder
+         */
+        public Builder basis(Basis basis) {
+            this.basis = basis;
+            return this;
+        }
+
+        /**
+         * The decision.
+         *
+         * @return the decision
+         * @throws IllegalArgumentException if a number is negative, the limit below 1, or an
+         *                                  unavailable decision has no retry after
+         */
+        public Decision build() {
+            return new Decision(this);
+        }
     }
 }

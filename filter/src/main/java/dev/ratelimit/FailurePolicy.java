@@ -4,17 +4,18 @@ import java.util.Objects;
 
 /**
  * What a rule's decision is when the shared store cannot make it (unreachable, too slow, the
- * breaker open, or that rule's state for the key unreadable). Made by {@link #open()},
- * {@link #closed()} or {@link #local(Rule)}.
- *
- * @param kind      the policy
- * @param localRule for {@link Kind#LOCAL}: the rule the in-process limiter enforces meanwhile
- *                  (same name; usually a lower, per-instance limit); null otherwise
+ * breaker open, or that rule's state for the key unreadable): {@link #open()}, {@link #closed()}
+ * or {@link #local(Rule)}. One of three types, so that only a local policy has a rule:
+ * <pre>{@code
+ * if (policy instanceof FailurePolicy.Local local) {
+ *     Rule perInstance = local.rule();
+ * }
+ * }</pre>
  */
-public record FailurePolicy(Kind kind, Rule localRule) {
+public sealed interface FailurePolicy permits FailurePolicy.Open, FailurePolicy.Closed, FailurePolicy.Local {
 
-    /** The three policies. */
-    public enum Kind {
+    /** The three policies, for a {@code switch}. */
+    enum Kind {
         /** Let the request pass: a limiter that takes the site down has turned protection into an outage. */
         OPEN,
         /** Refuse the request as unavailable: for login, password reset, one-time codes, paid calls. */
@@ -24,24 +25,19 @@ public record FailurePolicy(Kind kind, Rule localRule) {
     }
 
     /**
-     * Checks that a local policy has its rule and the others none.
+     * Which of the three this policy is.
      *
-     * @throws IllegalArgumentException when they do not
+     * @return the kind
      */
-    public FailurePolicy {
-        Objects.requireNonNull(kind, "kind");
-        if ((kind == Kind.LOCAL) != (localRule != null)) {
-            throw new IllegalArgumentException("failure policy " + kind + ": a local rule goes with LOCAL, and only with it");
-        }
-    }
+    Kind kind();
 
     /**
      * Let requests pass while the store cannot decide.
      *
      * @return the policy
      */
-    public static FailurePolicy open() {
-        return new FailurePolicy(Kind.OPEN, null);
+    static FailurePolicy open() {
+        return new Open();
     }
 
     /**
@@ -49,8 +45,8 @@ public record FailurePolicy(Kind kind, Rule localRule) {
      *
      * @return the policy
      */
-    public static FailurePolicy closed() {
-        return new FailurePolicy(Kind.CLOSED, null);
+    static FailurePolicy closed() {
+        return new Closed();
     }
 
     /**
@@ -61,10 +57,50 @@ public record FailurePolicy(Kind kind, Rule localRule) {
      * rule for the largest cost asked of it (the filter's settings refuse a {@code local-limit}
      * that leaves no room for the rule's {@code cost}).
      *
-     * @param localRule the rule enforced per instance meanwhile
+     * @param rule the rule enforced per instance meanwhile (same name; usually a lower limit)
      * @return the policy
      */
-    public static FailurePolicy local(Rule localRule) {
-        return new FailurePolicy(Kind.LOCAL, Objects.requireNonNull(localRule, "localRule"));
+    static Local local(Rule rule) {
+        return new Local(rule);
+    }
+
+    /** Let the request pass ({@link #open()}). */
+    record Open() implements FailurePolicy {
+        /** {@inheritDoc} */
+        @Override
+        public Kind kind() {
+            return Kind.OPEN;
+        }
+    }
+
+    /** Refuse the request as unavailable, a 503 ({@link #closed()}). */
+    record Closed() implements FailurePolicy {
+        /** {@inheritDoc} */
+        @Override
+        public Kind kind() {
+            return Kind.CLOSED;
+        }
+    }
+
+    /**
+     * Decide with the in-process limiter ({@link #local(Rule)}).
+     *
+     * @param rule the rule the in-process limiter enforces meanwhile
+     */
+    record Local(Rule rule) implements FailurePolicy {
+        /**
+         * Checks the rule is there.
+         *
+         * @throws NullPointerException if it is not
+         */
+        public Local {
+            Objects.requireNonNull(rule, "rule");
+        }
+
+        /** {@inheritDoc} */
+        @Override
+        public Kind kind() {
+            return Kind.LOCAL;
+        }
     }
 }

@@ -34,7 +34,7 @@ public interface RateLimiter extends AutoCloseable {
      * @throws RateLimitException       if the store cannot be reached in time
      */
     default Decision acquire(Rule rule, String key, long cost) {
-        return acquireAll(List.of(Claim.of(rule, key, cost))).decisions().get(0);
+        return acquireAll(List.of(Claim.of(rule, key, cost))).get(0);
     }
 
     /**
@@ -95,6 +95,20 @@ public interface RateLimiter extends AutoCloseable {
      */
     default Reservation reserveAll(List<Claim> claims) {
         return Reservation.kept(acquireAll(claims));
+    }
+
+    /**
+     * What {@link #acquire(Rule, String)} would answer now, without taking anything.
+     *
+     * @param rule the rule
+     * @param key  what is limited, non-empty
+     * @return the decision a request of one unit would get
+     * @throws IllegalArgumentException if the key is empty
+     * @throws NullPointerException     if the rule or the key is null
+     * @throws RateLimitException       if the store cannot be reached in time
+     */
+    default Decision peek(Rule rule, String key) {
+        return peek(rule, key, 1);
     }
 
     /**

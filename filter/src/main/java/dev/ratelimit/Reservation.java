@@ -1,8 +1,6 @@
 package dev.ratelimit;
 
 import java.util.List;
-import java.util.Objects;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Predicate;
 
 /**
@@ -37,54 +35,21 @@ import java.util.function.Predicate;
  * current one; a window that has rolled over is left as it is. Only the reservation's own units
  * are given back: after a reset, or an edit that dropped them, units taken since are never given
  * back in their place. Thread-safe.
+ *
+ * <p>An interface so that a {@link RateLimiter} of one's own can answer with its own;
+ * {@link #kept} is one that gives nothing back.
  */
-public final class Reservation {
-
-    /** Gives back the units a limiter took; called at most once per reservation. */
-    @FunctionalInterface
-    public interface Refund {
-        /**
-         * Gives back the units taken for the rules that {@code rules} accepts.
-         *
-         * @param rules which of the reservation's rules to give back
-         * @return the names of the rules that gave units back (a rule whose state has expired,
-         *         rolled over or been reset has nothing to give back)
-         * @throws RateLimitException if the store cannot be reached in time
-         */
-        List<String> giveBack(Predicate<Rule> rules);
-    }
-
-    private static final Refund NOTHING = rules -> List.of();
-
-    private final Decisions decisions;
-    private final Refund refund;
-    private final AtomicBoolean settled = new AtomicBoolean();
-
-    private Reservation(Decisions decisions, Refund refund) {
-        this.decisions = Objects.requireNonNull(decisions, "decisions");
-        this.refund = Objects.requireNonNull(refund, "refund");
-    }
-
-    /**
-     * A reservation whose units {@code refund} can give back.
-     *
-     * @param decisions the decisions of the acquiring call
-     * @param refund    what gives the units back
-     * @return the reservation
-     */
-    public static Reservation of(Decisions decisions, Refund refund) {
-        return new Reservation(decisions, refund);
-    }
+public interface Reservation {
 
     /**
      * A reservation with nothing to give back: a rejected request, or one decided by a
-     * failure policy, or by a limiter that cannot give units back.
+     * failure policy, or by a limiter that cannot give units back. Settled once, as any.
      *
      * @param decisions the decisions
      * @return the reservation; {@link #cancel()} gives nothing back
      */
-    public static Reservation kept(Decisions decisions) {
-        return new Reservation(decisions, NOTHING);
+    static Reservation kept(Decisions decisions) {
+        return new KeptReservation(decisions);
     }
 
     /**
@@ -92,36 +57,27 @@ public final class Reservation {
      *
      * @return the decisions
      */
-    public Decisions decisions() {
-        return decisions;
-    }
+    Decisions decisions();
 
     /**
      * Whether the work may go ahead.
      *
      * @return {@code decisions().allowed()}
      */
-    public boolean allowed() {
-        return decisions.allowed();
+    default boolean allowed() {
+        return decisions().allowed();
     }
 
     /**
-     * Keeps the units: the work counts. Releases the leases of concurrency rules.
+     * Keeps the units: the work counts. Releases the permits of concurrency rules.
      *
      * @return true if this settled the reservation, false if it was settled already
-     * @throws RateLimitException if a lease is to be released and the store cannot be reached
-     *                            in time (a reservation from {@link dev.ratelimit.resilient.ResilientRateLimiter} never
-     *                            throws; the Valkey limiter releases the lease once Valkey
+     * @throws RateLimitException if a permit is to be released and the store cannot be reached
+     *                            in time (a reservation from the resilient limiter never
+     *                            throws; the Valkey limiter releases the permit once Valkey
      *                            answers again, or it times out)
      */
-    public boolean commit() {
-        if (!settled.compareAndSet(false, true)) {
-            return false;
-        }
-        // Nothing is sent when no claim is a concurrency rule's.
-        refund.giveBack(rule -> rule.algorithm().isConcurrency());
-        return true;
-    }
+    boolean commit();
 
     /**
      * Gives back every unit taken: the work does not count.
@@ -129,33 +85,21 @@ public final class Reservation {
      * @return the names of the rules that gave units back; none if the reservation was settled
      *         already or took nothing
      * @throws RateLimitException if the store cannot be reached in time (a reservation from
-     *                            {@link dev.ratelimit.resilient.ResilientRateLimiter} never throws: it drops the refund)
+     *                            the resilient limiter never throws: it drops the refund)
      */
-    public List<String> cancel() {
+    default List<String> cancel() {
         return cancel(rule -> true);
     }
 
     /**
      * Gives back the units of some rules and keeps the others'; settles the reservation, so the
-     * leases of concurrency rules are released whichever rules are named.
+     * permits of concurrency rules are released whichever rules are named.
      *
      * @param rules the rules to give back
      * @return the names of the rules that gave units back; none if the reservation was settled
      *         already
      * @throws RateLimitException if the store cannot be reached in time (a reservation from
-     *                            {@link dev.ratelimit.resilient.ResilientRateLimiter} never throws: it drops the refund)
+     *                            the resilient limiter never throws: it drops the refund)
      */
-    public List<String> cancel(Predicate<Rule> rules) {
-        Objects.requireNonNull(rules, "rules");
-        if (!settled.compareAndSet(false, true)) {
-            return List.of();
-        }
-        return refund.giveBack(rule -> rule.algorithm().isConcurrency() || rules.test(rule));
-    }
-
-
-    @Override
-    public String toString() {
-        return "Reservation[" + decisions + (settled.get() ? ", settled]" : "]");
-    }
+    List<String> cancel(Predicate<Rule> rules);
 }

@@ -6,36 +6,26 @@ import java.util.regex.Pattern;
 
 /**
  * One limit: at most {@code limit} units per {@code window} for each key, decided by one
- * algorithm. Immutable; build one with {@link #of} and adjust it with the {@code with…}
- * methods.
+ * algorithm. Immutable and thread-safe; equal when every part is equal.
  *
- * @param name          the rule's name: part of every state key and of the response headers;
- *                      letters, digits, {@code .}, {@code _} and {@code -}, at most 64 characters
- * @param algorithm     how the limit is enforced
- * @param limit         units allowed per window, at least 1; at most
- *                      {@value #MAX_SLIDING_LOG_LIMIT} for {@link Algorithm#SLIDING_LOG} and
- *                      {@link Algorithm#CONCURRENCY} (units in progress at once)
- * @param window        the window (for the token bucket and GCRA: the time in which
- *                      {@code limit} units are refilled; for {@link Algorithm#CONCURRENCY} the
- *                      lease timeout), a whole number of milliseconds, at least 1 ms
- * @param burst         for {@link Algorithm#TOKEN_BUCKET} and {@link Algorithm#GCRA}: how many
- *                      units may be taken at once (the bucket's capacity); for the others it
- *                      always equals {@code limit}. Default: {@code limit}
- * @param countRejected whether a rejected request still consumes (keeps a client that goes on
- *                      hammering locked out) instead of only accepted ones counting; not for
- *                      {@link Algorithm#CONCURRENCY}, where a rejected request holds nothing.
- *                      Default: false
- * @param shadow        whether the rule only observes: it counts and reports as usual but its
- *                      rejections never reject a request nor stop other rules from consuming
- *                      (for a safe roll-out). Default: false
- * @param calendar      for {@link Algorithm#FIXED_WINDOW} only: the calendar period the windows
- *                      are (a day, week or month in a time zone), or null for windows of
- *                      {@code window} aligned to the epoch. A calendar rule's {@code window} is
- *                      its period's {@linkplain CalendarWindow#nominal() nominal length}; its
- *                      decisions use the actual period. Default: null
+ * <p>Made by the factory of its algorithm, which takes exactly what that algorithm uses, so a
+ * part another algorithm would ignore cannot be written:
+ * <pre>{@code
+ * Rule api      = Rule.slidingWindowCounter("api", 100, Duration.ofMinutes(1));
+ * Rule login    = Rule.fixedWindow("login", 5, Duration.ofMinutes(15)).withCountRejected(true);
+ * Rule monthly  = Rule.fixedWindow("monthly", 10_000, CalendarWindow.month(ZoneId.of("Europe/Paris")));
+ * Rule uploads  = Rule.tokenBucket("uploads", 10, Duration.ofSeconds(1), 50);
+ * Rule reports  = Rule.concurrency("reports", 4, Duration.ofMinutes(5));
+ * }</pre>
+ * A rule whose algorithm is known only at run time (read from settings) is made by
+ * {@link #of} or {@link #builder}, which check the same combinations when it is built.
+ *
+ * <p>Its parts: {@linkplain #name() name}, {@linkplain #algorithm() algorithm},
+ * {@linkplain #limit() limit}, {@linkplain #window() window}, {@linkplain #burst() burst},
+ * {@linkplain #countRejected() count-rejected}, {@linkplain #shadow() shadow} and
+ * {@linkplain #calendar() calendar}; each accessor says what it means.
  */
-public record Rule(String name, Algorithm algorithm, long limit, Duration window, long burst,
-                   boolean countRejected, boolean shadow, CalendarWindow calendar) {
+public final class Rule {
 
     /** The rule names accepted: safe inside a Valkey key and a Structured Field string. */
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._-]{1,64}");
@@ -62,13 +52,17 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
      */
     public static final long MAX_SLIDING_LOG_LIMIT = 10_000;
 
-    /**
-     * Validates every component.
-     *
-     * @throws IllegalArgumentException naming the rule, the bad value and the rule it breaks
-     * @throws NullPointerException     if name, algorithm or window is null
-     */
-    public Rule {
+    private final String name;
+    private final Algorithm algorithm;
+    private final long limit;
+    private final Duration window;
+    private final long burst;
+    private final boolean countRejected;
+    private final boolean shadow;
+    private final CalendarWindow calendar;
+
+    private Rule(String name, Algorithm algorithm, long limit, Duration window, long burst,
+                 boolean countRejected, boolean shadow, CalendarWindow calendar) {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(algorithm, "algorithm");
         Objects.requireNonNull(window, "window");
@@ -123,16 +117,14 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
                     + window.toMillis() + " ms is too large: max(limit, burst) × window in ms must stay below 2^50 "
                     + "for the exact integer arithmetic of the scripts");
         }
-    }
-
-    /**
-     * A rule without a calendar window: windows of {@code window} aligned to the epoch.
-     *
-     * @throws IllegalArgumentException naming the rule, the bad value and the rule it breaks
-     */
-    public Rule(String name, Algorithm algorithm, long limit, Duration window, long burst, boolean countRejected,
-                boolean shadow) {
-        this(name, algorithm, limit, window, burst, countRejected, shadow, null);
+            this.name = name;
+        this.algorithm = algorithm;
+        this.limit = limit;
+        this.window = window;
+        this.burst = burst;
+        this.countRejected = countRejected;
+        this.shadow = shadow;
+        this.calendar = calendar;
     }
 
     /**
@@ -146,48 +138,180 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
     }
 
     /**
-     * A rule with the burst equal to the limit and rejected requests not counted.
+     * A fixed window: at most {@code limit} units in each window of {@code window}, windows
+     * aligned to the epoch (a window of a day resets at midnight UTC).
      *
-     * @param name      the rule's name (see {@link Rule})
+     * @param name   the rule's name (see {@link #name()})
+     * @param limit  units per window, at least 1
+     * @param window the window, a positive whole number of milliseconds
+     * @return the rule
+     * @throws IllegalArgumentException naming the rule, the bad value and the rule it breaks
+     */
+    public static Rule fixedWindow(String name, long limit, Duration window) {
+        return of(name, Algorithm.FIXED_WINDOW, limit, window);
+    }
+
+    /**
+     * A fixed window over the periods of a calendar: at most {@code limit} units per day, week
+     * or month in a time zone (a day of 23, 24 or 25 hours, a month of 28 to 31 days).
+     *
+     * @param name     the rule's name (see {@link #name()})
+     * @param limit    units per period, at least 1
+     * @param calendar the calendar period
+     * @return the rule, its window the period's {@linkplain CalendarWindow#nominal() nominal length}
+     * @throws IllegalArgumentException naming the rule, the bad value and the rule it breaks
+     */
+    public static Rule fixedWindow(String name, long limit, CalendarWindow calendar) {
+        Objects.requireNonNull(calendar, "calendar");
+        return builder(name, Algorithm.FIXED_WINDOW).limit(limit).calendar(calendar).build();
+    }
+
+    /**
+     * A sliding log: at most {@code limit} units in any span of {@code window}, each unit
+     * remembered until it leaves the window (exact; memory grows with the limit, at most
+     * {@value #MAX_SLIDING_LOG_LIMIT}).
+     *
+     * @param name   the rule's name (see {@link #name()})
+     * @param limit  units per window, 1 to {@value #MAX_SLIDING_LOG_LIMIT}
+     * @param window the window, a positive whole number of milliseconds
+     * @return the rule
+     * @throws IllegalArgumentException naming the rule, the bad value and the rule it breaks
+     */
+    public static Rule slidingLog(String name, long limit, Duration window) {
+        return of(name, Algorithm.SLIDING_LOG, limit, window);
+    }
+
+    /**
+     * A sliding window counter: at most about {@code limit} units in any span of
+     * {@code window}, estimated from this window's count and the previous one's (two numbers
+     * per key, whatever the limit).
+     *
+     * @param name   the rule's name (see {@link #name()})
+     * @param limit  units per window, at least 1
+     * @param window the window, a positive whole number of milliseconds
+     * @return the rule
+     * @throws IllegalArgumentException naming the rule, the bad value and the rule it breaks
+     */
+    public static Rule slidingWindowCounter(String name, long limit, Duration window) {
+        return of(name, Algorithm.SLIDING_WINDOW_COUNTER, limit, window);
+    }
+
+    /**
+     * A token bucket refilled with {@code rate} units every {@code per}, holding at most
+     * {@code rate} units.
+     *
+     * @param name the rule's name (see {@link #name()})
+     * @param rate units refilled per {@code per}, at least 1
+     * @param per  the time in which {@code rate} units are refilled
+     * @return the rule
+     * @throws IllegalArgumentException naming the rule, the bad value and the rule it breaks
+     */
+    public static Rule tokenBucket(String name, long rate, Duration per) {
+        return tokenBucket(name, rate, per, rate);
+    }
+
+    /**
+     * A token bucket refilled with {@code rate} units every {@code per}, holding at most
+     * {@code burst} units (the most one client can take at once).
+     *
+     * @param name  the rule's name (see {@link #name()})
+     * @param rate  units refilled per {@code per}, at least 1
+     * @param per   the time in which {@code rate} units are refilled
+     * @param burst the bucket's capacity, at least 1
+     * @return the rule
+     * @throws IllegalArgumentException naming the rule, the bad value and the rule it breaks
+     */
+    public static Rule tokenBucket(String name, long rate, Duration per, long burst) {
+        return builder(name, Algorithm.TOKEN_BUCKET).limit(rate).window(per).burst(burst).build();
+    }
+
+    /**
+     * GCRA (the generic cell rate algorithm): {@code rate} units every {@code per}, evenly
+     * spaced, with a burst of {@code rate}; the token bucket's decisions in one number per key.
+     *
+     * @param name the rule's name (see {@link #name()})
+     * @param rate units per {@code per}, at least 1
+     * @param per  the time in which {@code rate} units are allowed
+     * @return the rule
+     * @throws IllegalArgumentException naming the rule, the bad value and the rule it breaks
+     */
+    public static Rule gcra(String name, long rate, Duration per) {
+        return gcra(name, rate, per, rate);
+    }
+
+    /**
+     * GCRA with a burst of its own: {@code rate} units every {@code per}, at most
+     * {@code burst} at once.
+     *
+     * @param name  the rule's name (see {@link #name()})
+     * @param rate  units per {@code per}, at least 1
+     * @param per   the time in which {@code rate} units are allowed
+     * @param burst the most units taken at once, at least 1
+     * @return the rule
+     * @throws IllegalArgumentException naming the rule, the bad value and the rule it breaks
+     */
+    public static Rule gcra(String name, long rate, Duration per, long burst) {
+        return builder(name, Algorithm.GCRA).limit(rate).window(per).burst(burst).build();
+    }
+
+    /**
+     * An in-flight limit: at most {@code limit} units of work in progress at once per key,
+     * each unit a permit held until the work is settled or, if it never is, until
+     * {@code permitTimeout}.
+     *
+     * @param name          the rule's name (see {@link #name()})
+     * @param limit         units in progress at once, 1 to {@value #MAX_SLIDING_LOG_LIMIT}
+     * @param permitTimeout how long a permit never released is held
+     * @return the rule
+     * @throws IllegalArgumentException naming the rule, the bad value and the rule it breaks
+     */
+    public static Rule concurrency(String name, long limit, Duration permitTimeout) {
+        return of(name, Algorithm.CONCURRENCY, limit, permitTimeout);
+    }
+
+    /**
+     * A rule whose algorithm is chosen at run time, its burst equal to its limit, rejected
+     * requests not counted; the per-algorithm factories above are the typed way.
+     *
+     * @param name      the rule's name (see {@link #name()})
      * @param algorithm how the limit is enforced
      * @param limit     units allowed per window, at least 1
-     * @param window    the window, a positive whole number of milliseconds
+     * @param window    the window, a positive whole number of milliseconds (see {@link #window()})
      * @return the rule
-     * @throws IllegalArgumentException naming the bad value
+     * @throws IllegalArgumentException naming the rule, the bad value and the rule it breaks
      */
     public static Rule of(String name, Algorithm algorithm, long limit, Duration window) {
-        return new Rule(name, algorithm, limit, window, limit, false, false);
+        return new Rule(name, algorithm, limit, window, limit, false, false, null);
     }
 
     /**
-     * This rule with another burst (bucket capacity).
+     * A builder for a rule whose parts are read at run time (from settings, a plan, a database):
+     * every combination is checked when {@link Builder#build()} is called.
      *
-     * @param burst units that may be taken at once, at least 1
-     * @return a new rule
-     * @throws IllegalArgumentException if the algorithm has no burst or the value is below 1
+     * @param name      the rule's name (see {@link #name()})
+     * @param algorithm how the limit is enforced
+     * @return a new builder
      */
-    public Rule withBurst(long burst) {
-        return new Rule(name, algorithm, limit, window, burst, countRejected, shadow, calendar);
+    public static Builder builder(String name, Algorithm algorithm) {
+        return new Builder(name, algorithm);
     }
 
     /**
-     * This rule with its windows the periods of a calendar, its window their nominal length;
-     * or, for null, windows of the nominal length aligned to the epoch.
+     * A builder holding every part of this rule, to make one that differs in some.
      *
-     * @param calendar the calendar window, or null
-     * @return a new rule
-     * @throws IllegalArgumentException if the algorithm is not {@link Algorithm#FIXED_WINDOW}
+     * @return a new builder
      */
-    public Rule withCalendar(CalendarWindow calendar) {
-        return new Rule(name, algorithm, limit, calendar == null ? window : calendar.nominal(), burst, countRejected,
-                shadow, calendar);
+    public Builder toBuilder() {
+        return new Builder(name, algorithm).limit(limit).window(window).calendar(calendar).burst(burst)
+                .countRejected(countRejected).shadow(shadow);
     }
 
     /**
      * This rule with rejected requests counted or not.
      *
-     * @param countRejected whether rejected requests consume too
+     * @param countRejected whether rejected requests consume too (see {@link #countRejected()})
      * @return a new rule
+     * @throws IllegalArgumentException for a concurrency rule, where a rejected request holds nothing
      */
     public Rule withCountRejected(boolean countRejected) {
         return new Rule(name, algorithm, limit, window, burst, countRejected, shadow, calendar);
@@ -196,11 +320,92 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
     /**
      * This rule in shadow mode or not.
      *
-     * @param shadow whether the rule only observes and never rejects
+     * @param shadow whether the rule only observes and never rejects (see {@link #shadow()})
      * @return a new rule
      */
     public Rule withShadow(boolean shadow) {
         return new Rule(name, algorithm, limit, window, burst, countRejected, shadow, calendar);
+    }
+
+    /**
+     * The rule's name: part of every state key and of the response headers; letters, digits,
+     * {@code .}, {@code _} and {@code -}, at most 64 characters.
+     *
+     * @return the name
+     */
+    public String name() {
+        return name;
+    }
+
+    /**
+     * How the limit is enforced.
+     *
+     * @return the algorithm
+     */
+    public Algorithm algorithm() {
+        return algorithm;
+    }
+
+    /**
+     * Units allowed per window, at least 1 (for the token bucket and GCRA: per refill time;
+     * for {@link Algorithm#CONCURRENCY}: units in progress at once).
+     *
+     * @return the limit
+     */
+    public long limit() {
+        return limit;
+    }
+
+    /**
+     * The window, a whole number of milliseconds: for the token bucket and GCRA the time in
+     * which {@link #limit()} units are refilled; for {@link Algorithm#CONCURRENCY} the permit
+     * timeout; for a calendar rule its period's nominal length (its decisions use the actual
+     * period).
+     *
+     * @return the window
+     */
+    public Duration window() {
+        return window;
+    }
+
+    /**
+     * For {@link Algorithm#TOKEN_BUCKET} and {@link Algorithm#GCRA}: how many units may be
+     * taken at once (the bucket's capacity); for the others always {@link #limit()}.
+     *
+     * @return the burst
+     */
+    public long burst() {
+        return burst;
+    }
+
+    /**
+     * Whether a rejected request still consumes (keeps a client that goes on hammering locked
+     * out) instead of only accepted ones counting; never for {@link Algorithm#CONCURRENCY}.
+     *
+     * @return whether rejected requests count
+     */
+    public boolean countRejected() {
+        return countRejected;
+    }
+
+    /**
+     * Whether the rule only observes: it counts and reports as usual but its rejections never
+     * reject a request nor stop other rules from consuming (for a safe roll-out).
+     *
+     * @return whether the rule is in shadow mode
+     */
+    public boolean shadow() {
+        return shadow;
+    }
+
+    /**
+     * For {@link Algorithm#FIXED_WINDOW} only: the calendar period the windows are (a day, week
+     * or month in a time zone), or null for windows of {@link #window()} aligned to the epoch.
+     *
+     * @return the calendar window, or null
+     */
+    public CalendarWindow calendar() {
+        return calendar;
     }
 
     /**
@@ -255,6 +460,133 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
         if (cost < 1 || cost > capacity()) {
             throw new IllegalArgumentException("rule '" + name + "': cost " + cost
                     + " must be between 1 and " + capacity() + " (a larger cost could never be allowed)");
+        }
+    }
+
+    @Override
+    public boolean equals(Object other) {
+        return other instanceof Rule rule && name.equals(rule.name) && algorithm == rule.algorithm
+                && limit == rule.limit && window.equals(rule.window) && burst == rule.burst
+                && countRejected == rule.countRejected && shadow == rule.shadow
+                && Objects.equals(calendar, rule.calendar);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(name, algorithm, limit, window, burst, countRejected, shadow, calendar);
+    }
+
+    @Override
+    public String toString() {
+        return "Rule[name=" + name + ", algorithm=" + algorithm + ", limit=" + limit + ", window=" + window
+                + ", burst=" + burst + ", countRejected=" + countRejected + ", shadow=" + shadow
+                + ", calendar=" + calendar + "]";
+    }
+
+    /**
+     * Builds a {@link Rule} whose parts are known only at run time. Not thread-safe; the rule
+     * it builds is.
+     */
+    public static final class Builder {
+
+        private final String name;
+        private final Algorithm algorithm;
+        private long limit;
+        private Duration window;
+        private Long burst;
+        private boolean countRejected;
+        private boolean shadow;
+        private CalendarWindow calendar;
+
+        private Builder(String name, Algorithm algorithm) {
+            this.name = name;
+            this.algorithm = algorithm;
+        }
+
+        /**
+         * The limit (see {@link Rule#limit()}); required.
+         *
+         * @param limit units per window, at least 1
+         * @return this builder
+         */
+        public Builder limit(long limit) {
+            this.limit = limit;
+            return this;
+        }
+
+        /**
+         * The window (see {@link Rule#window()}); required unless a calendar is set, and
+         * replaced by it.
+         *
+         * @param window a positive whole number of milliseconds
+         * @return this builder
+         */
+        public Builder window(Duration window) {
+            this.window = window;
+            this.calendar = null;
+            return this;
+        }
+
+        /**
+         * The burst (see {@link Rule#burst()}); default: the limit.
+         *
+         * @param burst units taken at once, at least 1; only a token bucket's or GCRA's may
+         *              differ from the limit
+         * @return this builder
+         */
+        public Builder burst(long burst) {
+            this.burst = burst;
+            return this;
+        }
+
+        /**
+         * The calendar period the windows are (see {@link Rule#calendar()}), for a fixed window
+         * only; sets the window to its nominal length. Null (the default) keeps the window set,
+         * aligned to the epoch.
+         *
+         * @param calendar the calendar window, or null
+         * @return this builder
+         */
+        public Builder calendar(CalendarWindow calendar) {
+            this.calendar = calendar;
+            if (calendar != null) {
+                this.window = calendar.nominal();
+            }
+            return this;
+        }
+
+        /**
+         * Whether rejected requests count (see {@link Rule#countRejected()}); default false.
+         *
+         * @param countRejected whether rejected requests consume too
+         * @return this builder
+         */
+        public Builder countRejected(boolean countRejected) {
+            this.countRejected = countRejected;
+            return this;
+        }
+
+        /**
+         * Whether the rule only observes (see {@link Rule#shadow()}); default false.
+         *
+         * @param shadow whether the rule never rejects
+         * @return this builder
+         */
+        public Builder shadow(boolean shadow) {
+            this.shadow = shadow;
+            return this;
+        }
+
+        /**
+         * The rule, every part checked.
+         *
+         * @return the rule
+         * @throws IllegalArgumentException naming the rule, the bad value and the rule it breaks
+         * @throws NullPointerException     if the name, algorithm or window is missing
+         */
+        public Rule build() {
+            return new Rule(name, algorithm, limit, window, burst == null ? limit : burst, countRejected, shadow,
+                    calendar);
         }
     }
 }

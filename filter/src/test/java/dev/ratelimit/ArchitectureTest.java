@@ -71,7 +71,8 @@ class ArchitectureTest {
         table.put("dev.ratelimit.valkey", Set.of("dev.ratelimit", "dev.ratelimit.internal",
                 "dev.ratelimit.valkey.connection", "dev.ratelimit.valkey.script", "dev.ratelimit.valkey.lease"));
         table.put("dev.ratelimit.metrics", Set.of("dev.ratelimit", "dev.ratelimit.internal"));
-        table.put("dev.ratelimit.resilient", Set.of("dev.ratelimit", "dev.ratelimit.internal", "dev.ratelimit.local"));
+        table.put("dev.ratelimit.resilient", Set.of("dev.ratelimit", "dev.ratelimit.internal", "dev.ratelimit.local",
+                "dev.ratelimit.valkey"));
         table.put("dev.ratelimit.config", Set.of("dev.ratelimit", "dev.ratelimit.net", "dev.ratelimit.internal",
                 "dev.ratelimit.local", "dev.ratelimit.valkey", "dev.ratelimit.resilient"));
         table.put("dev.ratelimit.servlet", Set.copyOf(table.keySet()));

@@ -40,7 +40,7 @@ public abstract class CalendarEdgesContract extends ManualClockLimiterTest {
     }
 
     private static Rule rule(String name, long limit, CalendarWindow.Unit unit, ZoneId zone) {
-        return Rule.of(name, Algorithm.FIXED_WINDOW, limit, Duration.ofDays(1)).withCalendar(CalendarWindow.of(unit, zone));
+        return Rule.of(name, Algorithm.FIXED_WINDOW, limit, Duration.ofDays(1)).toBuilder().calendar(CalendarWindow.of(unit, zone)).build();
     }
 
     /**

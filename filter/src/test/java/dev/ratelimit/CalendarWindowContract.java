@@ -38,7 +38,7 @@ public abstract class CalendarWindowContract extends ManualClockLimiterTest {
     /** A fixed-window rule of a limit per calendar period in Berlin. */
     protected static Rule calendar(String name, long limit, CalendarWindow.Unit unit) {
         return Rule.of(name, Algorithm.FIXED_WINDOW, limit, Duration.ofDays(1))
-                .withCalendar(CalendarWindow.of(unit, BERLIN));
+                .toBuilder().calendar(CalendarWindow.of(unit, BERLIN)).build();
     }
 
     /**

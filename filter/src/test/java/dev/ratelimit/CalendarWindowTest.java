@@ -64,12 +64,12 @@ class CalendarWindowTest {
     @Test
     void onlyAFixedWindowTakesACalendar() {
         Rule bucket = Rule.of("b", Algorithm.TOKEN_BUCKET, 10, Duration.ofDays(1));
-        assertThatThrownBy(() -> bucket.withCalendar(CalendarWindow.of(CalendarWindow.Unit.DAY, BERLIN)))
+        assertThatThrownBy(() -> bucket.toBuilder().calendar(CalendarWindow.of(CalendarWindow.Unit.DAY, BERLIN)).build())
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("only to fixed-window");
         Rule daily = Rule.of("f", Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1))
-                .withCalendar(CalendarWindow.of(CalendarWindow.Unit.MONTH, BERLIN));
+                .toBuilder().calendar(CalendarWindow.of(CalendarWindow.Unit.MONTH, BERLIN)).build();
         assertThat(daily.window()).isEqualTo(Duration.ofDays(31));
         assertThat(daily.quotaWindow(berlin("2026-02-10T00:00"))).isEqualTo(Duration.ofDays(28));
-        assertThat(daily.withCalendar(null).calendar()).isNull();
+        assertThat(daily.toBuilder().calendar(null).build().calendar()).isNull();
     }
 }

@@ -36,7 +36,7 @@ class EffectiveWindowEditFuzzTest {
                     Duration window = Duration.ofMillis(500L * (1 + random.nextInt(8)));
                     Rule rule = Rule.of("r", algorithm, limit, window).withCountRejected(countRejected);
                     if (algorithm.hasBurst()) {
-                        rule = rule.withBurst(1 + random.nextInt(8));
+                        rule = rule.toBuilder().burst(1 + random.nextInt(8)).build();
                     }
                     clock.advance(random.nextInt(4) == 0 ? 0 : random.nextInt(2_000));
                     long cost = 1 + random.nextInt((int) rule.capacity());
@@ -46,7 +46,7 @@ class EffectiveWindowEditFuzzTest {
                         decision = limiter.acquire(rule, "k", cost);
                     } else if (kind == 1) {
                         Decisions both = limiter.acquireAll(List.of(Claim.of(rule, "k", cost), Claim.of(other, "k")));
-                        decision = both.decisions().get(0);
+                        decision = both.all().get(0);
                     } else {
                         decision = limiter.peek(rule, "k", cost);
                     }

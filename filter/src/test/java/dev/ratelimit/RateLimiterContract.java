@@ -53,7 +53,7 @@ public abstract class RateLimiterContract extends ManualClockLimiterTest {
             assertThat(decision.allowed()).as("request %d", i + 1).isTrue();
             assertThat(decision.retryAfter()).isZero();
             assertThat(decision.limit()).isEqualTo(5);
-            assertThat(decision.rule()).isEqualTo(rule.name());
+            assertThat(decision.ruleName()).isEqualTo(rule.name());
             remaining.add(decision.remaining());
         }
         assertThat(remaining).containsExactly(4L, 3L, 2L, 1L, 0L);
@@ -214,8 +214,8 @@ public abstract class RateLimiterContract extends ManualClockLimiterTest {
         assertThat(limiter.acquireAll(both).allowed()).isTrue();
         Decisions third = limiter.acquireAll(both);
         assertThat(third.allowed()).isFalse();
-        assertThat(third.decisions()).extracting(Decision::allowed).containsExactly(true, false);
-        assertThat(third.retryAfter()).isEqualTo(third.decisions().get(1).retryAfter());
+        assertThat(third.all()).extracting(Decision::allowed).containsExactly(true, false);
+        assertThat(third.retryAfter()).isEqualTo(third.all().get(1).retryAfter());
 
         // The rejected request took nothing from the rule that allowed it.
         assertThat(limiter.peek(wide, "ip:1", 1).remaining()).isEqualTo(3);
@@ -243,8 +243,8 @@ public abstract class RateLimiterContract extends ManualClockLimiterTest {
         Decisions second = limiter.acquireAll(both);
         assertThat(second.allowed()).isTrue();
         assertThat(second.retryAfter()).isZero();
-        assertThat(second.decisions().get(1).allowed()).as("what the shadow rule would have said").isFalse();
-        assertThat(second.decisions().get(0).remaining()).as("the enforcing rule consumed").isEqualTo(3);
+        assertThat(second.all().get(1).allowed()).as("what the shadow rule would have said").isFalse();
+        assertThat(second.all().get(0).remaining()).as("the enforcing rule consumed").isEqualTo(3);
         assertThat(limiter.acquire(shadow, "k").allowed()).isFalse();
     }
 
@@ -253,7 +253,7 @@ public abstract class RateLimiterContract extends ManualClockLimiterTest {
         Rule a = Rule.of("a", Algorithm.TOKEN_BUCKET, 10, TEN_SECONDS);
         Rule b = Rule.of("b", Algorithm.SLIDING_LOG, 10, TEN_SECONDS);
         Decisions decisions = limiter.acquireAll(List.of(Claim.of(a, "k", 4), Claim.of(b, "k", 7)));
-        assertThat(decisions.decisions()).extracting(Decision::remaining).containsExactly(6L, 3L);
+        assertThat(decisions.all()).extracting(Decision::remaining).containsExactly(6L, 3L);
     }
 
     @Test
@@ -295,11 +295,11 @@ public abstract class RateLimiterContract extends ManualClockLimiterTest {
 
     @Test
     void burstAllowsMoreAtOnceThanTheRate() {
-        Rule rule = Rule.of("burst", Algorithm.TOKEN_BUCKET, 1, Duration.ofSeconds(1)).withBurst(3);
+        Rule rule = Rule.tokenBucket("burst", 1, Duration.ofSeconds(1), 3);
         assertThat(allowedOf(rule, "k", 4)).isEqualTo(3);
         clock.advance(1_000);
         assertThat(allowedOf(rule, "k", 2)).isEqualTo(1);
-        Rule gcra = Rule.of("gcra-burst", Algorithm.GCRA, 1, Duration.ofSeconds(1)).withBurst(3);
+        Rule gcra = Rule.gcra("gcra-burst", 1, Duration.ofSeconds(1), 3);
         assertThat(allowedOf(gcra, "k", 4)).isEqualTo(3);
         clock.advance(1_000);
         assertThat(allowedOf(gcra, "k", 2)).isEqualTo(1);
@@ -318,7 +318,7 @@ public abstract class RateLimiterContract extends ManualClockLimiterTest {
         clock.advance(1_000);
         Decisions rejected = limiter.acquireAll(both);
         assertThat(rejected.allowed()).isFalse();
-        assertThat(rejected.decisions().get(0).retryAfter()).isEqualTo(Duration.ofSeconds(9));
+        assertThat(rejected.all().get(0).retryAfter()).isEqualTo(Duration.ofSeconds(9));
         // The rejection filled the lockout: its first entry leaves the hour at T0 + 1 h.
         assertThat(rejected.retryAfter()).isEqualTo(Duration.ofHours(1).minusSeconds(1));
         long retryAt = clock.getAsLong() + rejected.retryAfter().toMillis();
@@ -397,7 +397,7 @@ public abstract class RateLimiterContract extends ManualClockLimiterTest {
     /** A bucket whose burst is not its limit restores the whole burst in burst × window / limit. */
     @Test
     void aFullBucketsWindowIsThatOfItsBurst() {
-        Rule rule = Rule.of("burst", Algorithm.TOKEN_BUCKET, 5, TEN_SECONDS).withBurst(8);
+        Rule rule = Rule.tokenBucket("burst", 5, TEN_SECONDS, 8);
         assertThat(limiter.peek(rule, "k", 1).effectiveWindow()).isEqualTo(Duration.ofSeconds(16));
     }
 
@@ -413,7 +413,7 @@ public abstract class RateLimiterContract extends ManualClockLimiterTest {
         Rule rule = Rule.of("t-" + algorithm.id(), algorithm, 5, TEN_SECONDS)
                 .withCountRejected(!algorithm.isConcurrency() && random.nextBoolean());
         if (algorithm.hasBurst()) {
-            rule = rule.withBurst(3 + random.nextInt(5));
+            rule = rule.toBuilder().burst(3 + random.nextInt(5)).build();
         }
         for (int step = 0; step < 60; step++) {
             clock.advance(random.nextInt(4) == 0 ? 0 : random.nextInt(3_000));

@@ -69,7 +69,7 @@ public abstract class RefundFuzzContract extends ManualClockLimiterTest {
         long window = WINDOWS[random.nextInt(WINDOWS.length)];
         long limit = 2 + random.nextInt(12);
         long burst = algorithm.hasBurst() ? limit + random.nextInt(6) - 2 : limit;
-        return new Rule(name, algorithm, limit, Duration.ofMillis(window), Math.max(1, burst), false, false);
+        return Rule.builder(name, algorithm).limit(limit).window(Duration.ofMillis(window)).burst(Math.max(1, burst)).build();
     }
 
     /** One step the reference replays: at a time, under a rule, an acquire of units, or a reset. */

@@ -204,7 +204,7 @@ public abstract class ReservationContract extends ManualClockLimiterTest {
         assertThat(allowedOf(shadow, "k", 2)).isEqualTo(2);
         Reservation through = limiter.reserveAll(List.of(Claim.of(enforcing, "k"), Claim.of(shadow, "k")));
         assertThat(through.allowed()).as("a shadow rule never rejects").isTrue();
-        assertThat(through.decisions().decisions().get(1).allowed()).as("but it would have").isFalse();
+        assertThat(through.decisions().all().get(1).allowed()).as("but it would have").isFalse();
         assertThat(through.cancel()).containsExactly(enforcing.name());
         assertThat(limiter.peek(shadow, "k", 1).remaining()).as("still two in the window").isZero();
     }

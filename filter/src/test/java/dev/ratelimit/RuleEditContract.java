@@ -42,8 +42,8 @@ public abstract class RuleEditContract extends ManualClockLimiterTest {
             edits.add(Arguments.of(old, "same rate, 6x the window",
                     old(old, r -> rule(r, 60, Duration.ofMinutes(1), 60))));
             if (algorithm.hasBurst()) {
-                edits.add(Arguments.of(old, "burst raised", old(old, r -> r.withBurst(25))));
-                edits.add(Arguments.of(old, "burst lowered", old(old, r -> r.withBurst(4))));
+                edits.add(Arguments.of(old, "burst raised", old(old, r -> r.toBuilder().burst(25).build())));
+                edits.add(Arguments.of(old, "burst lowered", old(old, r -> r.toBuilder().burst(4).build())));
             }
         }
         return edits.stream();
@@ -54,8 +54,9 @@ public abstract class RuleEditContract extends ManualClockLimiterTest {
     }
 
     private static Rule rule(Rule like, long limit, Duration window, long burst) {
-        return new Rule(like.name(), like.algorithm(), limit, window, like.algorithm().hasBurst() ? burst : limit,
-                like.countRejected(), like.shadow());
+        return Rule.builder(like.name(), like.algorithm()).limit(limit).window(window)
+                .burst(like.algorithm().hasBurst() ? burst : limit).countRejected(like.countRejected())
+                .shadow(like.shadow()).build();
     }
 
     @ParameterizedTest(name = "{0} {1}")

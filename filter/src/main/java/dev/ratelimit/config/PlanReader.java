@@ -117,8 +117,9 @@ final class PlanReader {
                 continue;
             }
             try {
-                plans.put(plan, new Rule(base.name(), base.algorithm(), limit, window, burst, base.countRejected(),
-                        base.shadow(), own.calendar()));
+                plans.put(plan, Rule.builder(base.name(), base.algorithm()).limit(limit).window(window)
+                        .calendar(own.calendar()).burst(burst).countRejected(base.countRejected())
+                        .shadow(base.shadow()).build());
             } catch (IllegalArgumentException e) {
                 // The plan's window, or the rule's it keeps.
                 String windowProperty = values.raw(q + "window").isPresent() ? q + "window" : p + "window";

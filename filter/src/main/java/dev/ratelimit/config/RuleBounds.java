@@ -49,7 +49,7 @@ final class RuleBounds {
 
     private static boolean fitsOneMillisecond(Algorithm algorithm, long limit, long burst) {
         try {
-            new Rule("bounds", algorithm, limit, Duration.ofMillis(1), burst, false, false);
+            Rule.builder("bounds", algorithm).limit(limit).window(Duration.ofMillis(1)).burst(burst).build();
             return true;
         } catch (IllegalArgumentException e) {
             return false;

@@ -108,7 +108,8 @@ final class RuleReader {
             return Optional.empty();
         }
         try {
-            Rule rule = new Rule(name, algorithm, limit, window, burst, countRejected, shadow, read.calendar());
+            Rule rule = Rule.builder(name, algorithm).limit(limit).window(window).calendar(read.calendar())
+                    .burst(burst).countRejected(countRejected).shadow(shadow).build();
             if (cost > rule.capacity()) {
                 values.problem(p + "cost", Long.toString(cost), "must not exceed the rule's "
                         + (algorithm.hasBurst() ? "burst" : "limit") + " (" + rule.capacity() + "): it could never be allowed");
@@ -116,7 +117,7 @@ final class RuleReader {
             }
             // The local rule keeps the shape of the shared one: its burst shrinks with its limit.
             long localBurst = algorithm.hasBurst() ? Math.max(1, (long) Math.ceil((double) burst * localLimit / limit)) : localLimit;
-            Rule localRule = new Rule(name, algorithm, localLimit, window, localBurst, countRejected, shadow, read.calendar());
+            Rule localRule = rule.toBuilder().limit(localLimit).burst(localBurst).build();
             if (onFailure == OnFailure.LOCAL && cost > localRule.capacity()) {
                 values.problem(p + "local-limit", Long.toString(localLimit), "must leave room for the rule's cost ("
                         + cost + ") with on-failure=local: the in-process " + (algorithm.hasBurst()

@@ -134,8 +134,10 @@ public final class SettingsReader {
                 return Optional.empty();
             }
             try {
-                return Optional.of(new ValkeySettings(url, connectTimeout, timeout, poolMaxTotal, poolMaxIdle, poolMaxWait,
-                        tlsCaFile, cluster, sentinel));
+                ValkeySettings read = ValkeySettings.of(url).withConnectTimeout(connectTimeout).withSocketTimeout(timeout)
+                        .withPool(poolMaxTotal, poolMaxIdle).withPoolMaxWait(poolMaxWait).withCluster(cluster);
+                ValkeySettings trusting = tlsCaFile.map(read::withTlsCaFile).orElse(read);
+                return Optional.of(sentinel.map(s -> trusting.withSentinel(s.master(), s.nodes())).orElse(trusting));
             } catch (IllegalArgumentException e) {
                 values.problems().add("ratelimit.valkey.*: " + e.getMessage());
                 return Optional.empty();

@@ -94,18 +94,84 @@ public final class Verdicts {
             Rule rule = claims.get(i).rule();
             Answer answer = answers.get(i);
             Duration reset = Duration.ofMillis(answer.resetMillis());
-            Decision decision = answer.allowed()
-                    ? Decision.allowed(rule.name(), rule.limit(), answer.remaining(), reset)
-                    : Decision.rejected(rule.name(), rule.limit(), answer.remaining(), reset,
-                            Duration.ofMillis(Math.max(1, answer.waitMillis())));
-            decisions.add(decision.withEffectiveWindow(effectiveWindow(rule, answer)));
+            decisions.add(Decision.builder(rule.name(), rule.limit()).remaining(answer.remaining()).resetAfter(reset)
+                    .retryAfter(answer.allowed() ? Duration.ZERO : Duration.ofMillis(Math.max(1, answer.waitMillis())))
+                    .effectiveWindow(effectiveWindow(rule, answer)).build());
             if (!rule.shadow()) {
                 allowed &= answer.allowed();
                 wait = Math.max(wait, answer.waitMillis());
             }
         }
         // A rejection decided elsewhere may meet states that all allow by now: still never early.
-        return new Decisions(allowed, decisions, allowed ? Duration.ZERO : Duration.ofMillis(Math.max(1, wait)));
+        return Decisions.of(allowed, decisions, allowed ? Duration.ZERO : Duration.ofMillis(Math.max(1, wait)));
+    }
+
+    /**
+     * An allowed decision the shared store made.
+     *
+     * @param rule       the rule's name
+     * @param limit      the rule's limit
+     * @param remaining  units left now
+     * @param resetAfter time until the quota is full again, also the effective window
+     * @return the decision
+     */
+    public static Decision allowed(String rule, long limit, long remaining, Duration resetAfter) {
+        return Decision.builder(rule, limit).remaining(remaining).resetAfter(resetAfter).build();
+    }
+
+    /**
+     * A rejection the shared store made, its effective window the shorter of reset and retry.
+     *
+     * @param rule       the rule's name
+     * @param limit      the rule's limit
+     * @param remaining  units left now
+     * @param resetAfter time until the quota is full again
+     * @param retryAfter time until a request of the same cost would be allowed, positive
+     * @return the decision
+     */
+    public static Decision rejected(String rule, long limit, long remaining, Duration resetAfter,
+                                    Duration retryAfter) {
+        if (retryAfter.isZero() || retryAfter.isNegative()) {
+            throw new IllegalArgumentException("invalid decision for rule '" + rule + "': rejected with retry after "
+                    + retryAfter);
+        }
+        return Decision.builder(rule, limit).remaining(remaining).resetAfter(resetAfter).retryAfter(retryAfter)
+                .build();
+    }
+
+    /**
+     * A decision the store could not make, answered by a failure policy that lets the request
+     * pass: its numbers say nothing.
+     *
+     * @param rule  the rule's name
+     * @param limit the rule's limit
+     * @return an allowed decision whose basis is {@link Decision.Basis#SKIPPED}
+     */
+    public static Decision skipped(String rule, long limit) {
+        return Decision.builder(rule, limit).remaining(limit).basis(Decision.Basis.SKIPPED).build();
+    }
+
+    /**
+     * A decision the store could not make, answered by a failure policy that refuses.
+     *
+     * @param rule       the rule's name
+     * @param limit      the rule's limit
+     * @param retryAfter when to try again, positive
+     * @return a rejected decision whose basis is {@link Decision.Basis#UNAVAILABLE}
+     */
+    public static Decision unavailable(String rule, long limit, Duration retryAfter) {
+        return Decision.builder(rule, limit).retryAfter(retryAfter).effectiveWindow(Duration.ZERO)
+                .basis(Decision.Basis.UNAVAILABLE).build();
+    }
+
+    /**
+     * A decision as made by the in-process fallback.
+     *
+     * @param decision the fallback limiter's decision
+     * @return the same numbers with the basis {@link Decision.Basis#LOCAL}
+     */
+    public static Decision fromFallback(Decision decision) {
+        return decision.toBuilder().basis(Decision.Basis.LOCAL).build();
     }
 
     /**

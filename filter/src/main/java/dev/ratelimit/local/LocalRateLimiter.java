@@ -1,5 +1,6 @@
 package dev.ratelimit.local;
 
+import dev.ratelimit.internal.Refundable;
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.Claim;
 import dev.ratelimit.Decision;
@@ -112,7 +113,7 @@ public final class LocalRateLimiter implements RateLimiter {
         if (!decisions.allowed()) {
             return Reservation.kept(decisions);
         }
-        return Reservation.of(decisions, which -> giveBack(claims, answers, Verdicts.toGiveBack(claims, answers, which)));
+        return Refundable.of(decisions, which -> giveBack(claims, answers, Verdicts.toGiveBack(claims, answers, which)));
     }
 
     /** Decides and takes the claims, all or nothing: every claim's answer. */
@@ -190,7 +191,7 @@ public final class LocalRateLimiter implements RateLimiter {
                 state = KeyState.create(rule.algorithm());
             }
             return Verdicts.combine(List.of(claim), List.of(state.take(now, rule, cost, false, false, 0)), false)
-                    .decisions().get(0);
+                    .get(0);
         }
     }
 

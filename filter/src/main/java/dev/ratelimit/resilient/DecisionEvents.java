@@ -40,7 +40,7 @@ final class DecisionEvents {
     void report(List<Claim> claims, Decisions decisions) {
         for (int i = 0; i < claims.size(); i++) {
             Rule rule = claims.get(i).rule();
-            Decision decision = decisions.decisions().get(i);
+            Decision decision = decisions.get(i);
             if (decision.basis() == Decision.Basis.SKIPPED || decision.basis() == Decision.Basis.UNAVAILABLE) {
                 continue;
             }

@@ -1,5 +1,6 @@
 package dev.ratelimit.resilient;
 
+import dev.ratelimit.internal.Verdicts;
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.Claim;
 import dev.ratelimit.Decision;
@@ -149,7 +150,7 @@ final class DecisionPath {
                 }
                 health.answered();
                 for (int j = 0; j < pending.size(); j++) {
-                    decisions[pending.get(j)] = answer.decisions().get(j);
+                    decisions[pending.get(j)] = answer.get(j);
                 }
                 pending.clear();
             } catch (UnreadableStateException e) {
@@ -162,7 +163,7 @@ final class DecisionPath {
                     // Refused anyway: the others are not asked, and no policy of theirs refused
                     // (the 503 names only the rules that could not be checked).
                     for (int i : pending) {
-                        decisions[i] = Decision.skipped(claims.get(i).rule().name(), claims.get(i).rule().limit());
+                        decisions[i] = Verdicts.skipped(claims.get(i).rule().name(), claims.get(i).rule().limit());
                     }
                     pending.clear();
                 }
@@ -210,7 +211,7 @@ final class DecisionPath {
         }
         Duration retryAfter = combined.retryAfter().compareTo(store.retryAfter()) > 0
                 ? combined.retryAfter() : store.retryAfter();
-        return new Decisions(false, combined.decisions(), retryAfter);
+        return Decisions.of(false, combined.all(), retryAfter);
     }
 
     /**
@@ -227,7 +228,7 @@ final class DecisionPath {
         }
         for (int i = 0; i < claims.size(); i++) {
             Rule rule = claims.get(i).rule();
-            Decision decision = decisions.decisions().get(i);
+            Decision decision = decisions.get(i);
             if (decision.basis() != Decision.Basis.SHARED) {
                 continue;
             }

@@ -1,5 +1,6 @@
 package dev.ratelimit.resilient;
 
+import dev.ratelimit.internal.Verdicts;
 import dev.ratelimit.Claim;
 import dev.ratelimit.Decision;
 import dev.ratelimit.Decisions;
@@ -147,9 +148,9 @@ final class DenyCache {
         }
         long retry = denial.until() - nowMs;
         long window = Math.min(left, retry);
-        return Optional.of(Decision.rejected(d.rule(), d.limit(), d.remaining(),
+        return Optional.of(Verdicts.rejected(d.ruleName(), d.limit(), d.remaining(),
                 Duration.ofMillis(Math.max(0, d.resetAfter().toMillis() - elapsed)),
-                Duration.ofMillis(retry)).withEffectiveWindow(Duration.ofMillis(window)));
+                Duration.ofMillis(retry)).toBuilder().effectiveWindow(Duration.ofMillis(window)).build());
     }
 
     /**
@@ -261,7 +262,7 @@ final class DenyCache {
                 any = true;
             } else {
                 // Not asked, so nothing counted: the request is rejected by a remembered rule anyway.
-                decisions[i] = Decision.skipped(rule.name(), rule.limit());
+                decisions[i] = Verdicts.skipped(rule.name(), rule.limit());
             }
         }
         return any ? Optional.of(Decisions.of(claims, List.of(decisions))) : Optional.empty();

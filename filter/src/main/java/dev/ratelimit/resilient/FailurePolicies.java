@@ -1,5 +1,6 @@
 package dev.ratelimit.resilient;
 
+import dev.ratelimit.internal.Verdicts;
 import dev.ratelimit.Claim;
 import dev.ratelimit.Decision;
 import dev.ratelimit.Decisions;
@@ -86,12 +87,12 @@ final class FailurePolicies {
             listener.onEvent(claim.rule().name(), RateLimitListener.Event.FALLBACK);
             FailurePolicy policy = policy(claim.rule().name());
             if (policy.kind() == FailurePolicy.Kind.CLOSED && !claim.rule().shadow()) {
-                decisions[i] = Decision.unavailable(claim.rule().name(), claim.rule().limit(), failureRetryAfter);
+                decisions[i] = Verdicts.unavailable(claim.rule().name(), claim.rule().limit(), failureRetryAfter);
             } else if (policy.kind() == FailurePolicy.Kind.LOCAL && !closed) {
                 local.add(i);
             } else {
                 // Open, or not counted locally because a closed rule refuses the request anyway.
-                decisions[i] = Decision.skipped(claim.rule().name(), claim.rule().limit());
+                decisions[i] = Verdicts.skipped(claim.rule().name(), claim.rule().limit());
             }
         }
         if (local.isEmpty()) {
@@ -106,7 +107,7 @@ final class FailurePolicies {
         Reservation reserved = fallback.reserveAll(localClaims);
         Decisions decided = reserved.decisions();
         for (int j = 0; j < local.size(); j++) {
-            decisions[local.get(j)] = decided.decisions().get(j).fromFallback();
+            decisions[local.get(j)] = decided.get(j).toBuilder().basis(Decision.Basis.LOCAL).build();
         }
         return reserved;
     }
@@ -119,7 +120,7 @@ final class FailurePolicies {
      * request passes. Derived rather than checked, so no policy can be built that does that.
      */
     private Rule localRule(Rule rule) {
-        Rule local = policy(rule.name()).localRule();
+        Rule local = ((FailurePolicy.Local) policy(rule.name())).rule();
         return local.shadow() == rule.shadow() ? local : local.withShadow(rule.shadow());
     }
 
@@ -134,10 +135,10 @@ final class FailurePolicies {
     public Decision peek(Rule rule, String key, long cost) {
         FailurePolicy policy = policy(rule.name());
         return switch (policy.kind()) {
-            case OPEN -> Decision.skipped(rule.name(), rule.limit());
-            case CLOSED -> Decision.unavailable(rule.name(), rule.limit(), failureRetryAfter);
-            case LOCAL -> fallback.peek(localRule(rule), key, Math.min(cost, policy.localRule().capacity()))
-                    .fromFallback();
+            case OPEN -> Verdicts.skipped(rule.name(), rule.limit());
+            case CLOSED -> Verdicts.unavailable(rule.name(), rule.limit(), failureRetryAfter);
+            case LOCAL -> fallback.peek(localRule(rule), key, Math.min(cost, localRule(rule).capacity()))
+                    .toBuilder().basis(Decision.Basis.LOCAL).build();
         };
     }
 
@@ -149,8 +150,8 @@ final class FailurePolicies {
      */
     public void reset(Rule rule, String key) {
         FailurePolicy policy = policy(rule.name());
-        if (policy.kind() == FailurePolicy.Kind.LOCAL) {
-            fallback.reset(policy.localRule(), key);
+        if (policy instanceof FailurePolicy.Local local) {
+            fallback.reset(local.rule(), key);
         }
     }
 

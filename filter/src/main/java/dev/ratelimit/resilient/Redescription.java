@@ -1,5 +1,6 @@
 package dev.ratelimit.resilient;
 
+import dev.ratelimit.internal.Verdicts;
 import dev.ratelimit.Claim;
 import dev.ratelimit.Decision;
 import dev.ratelimit.Decisions;
@@ -40,7 +41,7 @@ final class Redescription {
      */
     static Decisions afterSplitRejection(List<Claim> claims, Decisions result, boolean storeTook,
                                          boolean fallbackTook, Peek peek) {
-        List<Decision> decisions = new ArrayList<>(result.decisions());
+        List<Decision> decisions = new ArrayList<>(result.all());
         Duration retryAfter = result.retryAfter();
         for (int i = 0; i < claims.size(); i++) {
             Decision was = decisions.get(i);
@@ -54,16 +55,16 @@ final class Redescription {
                 now = peek.peek(claims.get(i), byFallback);
             } catch (RuntimeException e) {
                 // Not known: its units may be back, so it announces nothing rather than a stale count.
-                decisions.set(i, Decision.skipped(was.rule(), was.limit()));
+                decisions.set(i, Verdicts.skipped(was.ruleName(), was.limit()));
                 continue;
             }
             // Its verdict on this request stands (it allowed); its numbers are the state's now.
-            decisions.set(i, new Decision(was.rule(), true, now.limit(), now.remaining(), now.effectiveWindow(),
-                    now.resetAfter(), Duration.ZERO, was.basis()));
+            decisions.set(i, Decision.builder(was.ruleName(), now.limit()).remaining(now.remaining())
+                    .effectiveWindow(now.effectiveWindow()).resetAfter(now.resetAfter()).basis(was.basis()).build());
             if (!claims.get(i).rule().shadow() && now.retryAfter().compareTo(retryAfter) > 0) {
                 retryAfter = now.retryAfter();
             }
         }
-        return new Decisions(false, decisions, retryAfter);
+        return Decisions.of(false, decisions, retryAfter);
     }
 }

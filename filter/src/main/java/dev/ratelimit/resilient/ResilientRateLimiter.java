@@ -11,6 +11,8 @@ import dev.ratelimit.Reservation;
 import dev.ratelimit.Rule;
 import dev.ratelimit.internal.UndoableClaims;
 import dev.ratelimit.local.LocalRateLimiter;
+import dev.ratelimit.valkey.ValkeyRateLimiter;
+import dev.ratelimit.valkey.ValkeySettings;
 
 import java.time.Duration;
 import java.util.List;
@@ -24,11 +26,12 @@ import java.util.function.LongSupplier;
  * and every {@link Decision} says which ({@link Decision#basis()}).
  *
  * <pre>{@code
- * RateLimiter limiter = ResilientRateLimiter.builder(ValkeyRateLimiter.builder()
- *                 .settings(ValkeySettings.of("redis://localhost:6379")).build())
- *         .policy("reset-mail", FailurePolicy.closed())
- *         .build();
- * Decision decision = limiter.acquire(resetMails, "user:4182");
+ * Rule resetMails = Rule.slidingLog("reset-mail", 3, Duration.ofHours(1));
+ * try (RateLimiter limiter = ResilientRateLimiter.builder(ValkeySettings.of("redis://localhost:6379"))
+ *         .policy(resetMails, FailurePolicy.closed())
+ *         .build()) {
+ *     Decision decision = limiter.acquire(resetMails, "user:4182");
+ * }
  * }</pre>
  *
  * <p>Settings, each with its default: {@link Builder#policy} per rule, else
@@ -64,23 +67,39 @@ public final class ResilientRateLimiter implements RateLimiter {
     }
 
     /**
-     * A builder around a shared limiter.
+     * A builder of the limiter most code wants: shared through the Valkey the settings name,
+     * with each rule's failure policy, the in-process fallback and the deny cache around it.
+     * The connections are made by {@link Builder#build()}.
      *
-     * @param shared the limiter that decides while it can, e.g. a {@code ValkeyRateLimiter}
+     * @param settings where Valkey is and how to reach it
      * @return a new builder
      */
-    public static Builder builder(RateLimiter shared) {
-        return new Builder(shared);
+    public static Builder builder(ValkeySettings settings) {
+        java.util.Objects.requireNonNull(settings, "settings");
+        return new Builder(() -> ValkeyRateLimiter.builder().settings(settings).build());
     }
 
     /**
-     * The policy of a rule.
+     * A builder around a Valkey limiter set up with options of its own (local leases, a key
+     * prefix, a client of one's own), which {@link Builder#build()} builds.
      *
-     * @param rule the rule's name
-     * @return its policy, or the default one
+     * @param valkey the Valkey limiter's builder, settings or client given
+     * @return a new builder
      */
-    public FailurePolicy policy(String rule) {
-        return policies.policy(rule);
+    public static Builder builder(ValkeyRateLimiter.Builder valkey) {
+        java.util.Objects.requireNonNull(valkey, "valkey");
+        return new Builder(valkey::build);
+    }
+
+    /**
+     * A builder around any shared limiter (one's own, or one already built).
+     *
+     * @param shared the limiter that decides while it can; closed with this one
+     * @return a new builder
+     */
+    public static Builder builder(RateLimiter shared) {
+        java.util.Objects.requireNonNull(shared, "shared");
+        return new Builder(() -> shared);
     }
 
     /**
@@ -90,7 +109,7 @@ public final class ResilientRateLimiter implements RateLimiter {
      * @return its policy, or the default one
      */
     public FailurePolicy policy(Rule rule) {
-        return policy(java.util.Objects.requireNonNull(rule, "rule").name());
+        return policies.policy(java.util.Objects.requireNonNull(rule, "rule").name());
     }
 
     /**
@@ -168,31 +187,21 @@ public final class ResilientRateLimiter implements RateLimiter {
         // The values and their checks; this class keeps the documented surface.
         private final ResilientSettings settings;
 
-        private Builder(RateLimiter shared) {
+        private Builder(java.util.function.Supplier<? extends RateLimiter> shared) {
             this.settings = new ResilientSettings(shared);
         }
 
         /**
-         * A rule's failure policy. Default: {@link #defaultPolicy}.
-         *
-         * @param rule   the rule's name
-         * @param policy its policy; a local one names a rule of the same name
-         * @return this builder
-         */
-        public Builder policy(String rule, FailurePolicy policy) {
-            settings.policy(rule, policy);
-            return this;
-        }
-
-        /**
-         * The rule's failure policy, as {@link #policy(String, FailurePolicy)} sets it for its name.
+         * The rule's failure policy. Default: {@link #defaultPolicy}.
          *
          * @param rule   the rule
-         * @param policy its policy
+         * @param policy its policy; a local one's rule has the same name
          * @return this builder
+         * @throws IllegalArgumentException if a local policy's rule has another name
          */
         public Builder policy(Rule rule, FailurePolicy policy) {
-            return policy(java.util.Objects.requireNonNull(rule, "rule").name(), policy);
+            settings.policy(java.util.Objects.requireNonNull(rule, "rule").name(), policy);
+            return this;
         }
 
         /**

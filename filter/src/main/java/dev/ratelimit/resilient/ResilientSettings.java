@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Supplier;
 import java.util.function.LongSupplier;
 
 /**
@@ -20,7 +21,7 @@ import java.util.function.LongSupplier;
  */
 final class ResilientSettings {
 
-    private final RateLimiter shared;
+    private final Supplier<? extends RateLimiter> shared;
     private final Map<String, FailurePolicy> policies = new HashMap<>();
     private FailurePolicy defaultPolicy = FailurePolicy.open();
     private LocalRateLimiter fallback;
@@ -32,8 +33,11 @@ final class ResilientSettings {
     private double nearLimitRatio = ResilientRateLimiter.DEFAULT_NEAR_LIMIT_RATIO;
     private ResilientRateLimiter previous;
 
-    /** Settings around a shared limiter, every other value its default. */
-    ResilientSettings(RateLimiter shared) {
+    /**
+     * Settings around a shared limiter, every other value its default; the limiter is made when
+     * the resilient one is built, so a builder dropped unbuilt holds no connection.
+     */
+    ResilientSettings(Supplier<? extends RateLimiter> shared) {
         this.shared = Objects.requireNonNull(shared, "shared");
     }
 
@@ -41,9 +45,9 @@ final class ResilientSettings {
     void policy(String rule, FailurePolicy policy) {
         Objects.requireNonNull(rule, "rule");
         Objects.requireNonNull(policy, "policy");
-        if (policy.localRule() != null && !policy.localRule().name().equals(rule)) {
+        if (policy instanceof FailurePolicy.Local local && !local.rule().name().equals(rule)) {
             throw new IllegalArgumentException("rule '" + rule + "': its local rule is named '"
-                    + policy.localRule().name() + "'; give it the same name");
+                    + local.rule().name() + "'; give it the same name");
         }
         policies.put(rule, policy);
     }
@@ -110,7 +114,7 @@ final class ResilientSettings {
 
     /** The limiter that decides while it can. */
     RateLimiter shared() {
-        return shared;
+        return Objects.requireNonNull(shared.get(), "shared");
     }
 
     /** The policies, with the fallback given or, built here, a new in-process limiter. */

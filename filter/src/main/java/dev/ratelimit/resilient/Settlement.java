@@ -1,5 +1,6 @@
 package dev.ratelimit.resilient;
 
+import dev.ratelimit.internal.Refundable;
 import dev.ratelimit.Claim;
 import dev.ratelimit.Decisions;
 import dev.ratelimit.RateLimitListener;
@@ -82,7 +83,7 @@ final class Settlement {
         if (!reserve || (store == null && fallback == null)) {
             return Reservation.kept(result);
         }
-        return Reservation.of(result, which -> {
+        return Refundable.of(result, which -> {
             List<String> given = new ArrayList<>();
             if (store != null) {
                 given.addAll(giveBack(store, storeClaims, which));

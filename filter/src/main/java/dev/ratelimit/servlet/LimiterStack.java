@@ -105,7 +105,7 @@ final class LimiterStack {
                 .denyCache(settings.denyCacheSize()).denyCacheHold(settings.denyCacheHold()).failureRetryAfter(settings.failureRetryAfter())
                 .nearLimitRatio(settings.nearLimitRatio()).listener(metrics).clock(clock::millis);
         for (RuleSettings rule : settings.rules()) {
-            builder.policy(rule.rule().name(), rule.failurePolicy());
+            builder.policy(rule.rule(), rule.failurePolicy());
         }
         if (latest != null) {
             builder.replacing(latest);
@@ -128,7 +128,7 @@ final class LimiterStack {
                 .circuitBreaker(settings.breakerFailures(), settings.breakerOpenFor()).listener(metrics);
         for (RuleSettings rule : settings.rules()) {
             if (rule.localLease() > 0) {
-                builder.localLease(rule.rule().name(), rule.localLease(), rule.localLeaseTime());
+                builder.localLease(rule.rule(), rule.localLease(), rule.localLeaseTime());
             }
         }
         if (settings.clientClock()) {

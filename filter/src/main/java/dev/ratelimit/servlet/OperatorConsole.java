@@ -76,7 +76,7 @@ final class OperatorConsole implements KeyOperations {
             return state.describe();
         }
         Decision d = target.active().limiter().peek(target.rule().rule(), target.key(), target.rule().cost());
-        return "rule " + d.rule() + ", key " + target.key() + " (kept in this process: no Valkey)\n  "
+        return "rule " + d.ruleName() + ", key " + target.key() + " (kept in this process: no Valkey)\n  "
                 + (d.allowed() ? "allowed now" : target.rule().rule().shadow()
                         ? "over the limit now, yet allowed: a shadow rule only counts"
                         : "rejected now, retry after " + d.retryAfter().toMillis() + " ms") + ": "

@@ -171,8 +171,7 @@ final class ProvidedLimits implements AutoCloseable {
         try {
             long burst = !rule.algorithm().hasBurst() ? units
                     : Math.max(1, (long) Math.ceil((double) rule.burst() * units / rule.limit()));
-            Rule provided = new Rule(rule.name(), rule.algorithm(), units, rule.window(), burst, rule.countRejected(),
-                    rule.shadow(), rule.calendar());
+            Rule provided = rule.toBuilder().limit(units).burst(burst).build();
             provided.checkCost(cost);
             return provided;
         } catch (IllegalArgumentException e) {

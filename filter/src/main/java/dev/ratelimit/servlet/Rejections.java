@@ -65,8 +65,8 @@ final class Rejections {
 
     /** The rules whose failure policy refused the request, in order: the 503's violated policies. */
     private static List<String> refused(Decisions decisions) {
-        return decisions.decisions().stream().filter(d -> d.basis() == Decision.Basis.UNAVAILABLE && !d.allowed())
-                .map(Decision::rule).distinct().toList();
+        return decisions.all().stream().filter(d -> d.basis() == Decision.Basis.UNAVAILABLE && !d.allowed())
+                .map(Decision::ruleName).distinct().toList();
     }
 
     /**

@@ -241,7 +241,7 @@ final class RequestAccount {
         Decisions decisions = reservation.decisions();
         List<Entry> entries = new ArrayList<>(claims.size());
         for (int i = 0; i < claims.size(); i++) {
-            entries.add(entry(undecided.get(i).settings(), claims.get(i), decisions.decisions().get(i)));
+            entries.add(entry(undecided.get(i).settings(), claims.get(i), decisions.get(i)));
         }
         ProblemDetails problem = null;
         if (decisions.unavailable()) {
@@ -375,8 +375,8 @@ final class RequestAccount {
                     // The in-process limiter (which a peek does not reach) gave the units back at once,
                     // in this process: its rule holds them again, within its own quota.
                     long remaining = Math.min(entry.announced().capacity(), was.remaining() + entry.claim().cost());
-                    part.entries.set(i, new Entry(entry.settings(), entry.claim(), new Decision(was.rule(), true,
-                            was.limit(), remaining, was.effectiveWindow(), was.resetAfter(), Duration.ZERO, was.basis()),
+                    part.entries.set(i, new Entry(entry.settings(), entry.claim(), was.toBuilder()
+                            .remaining(remaining).retryAfter(Duration.ZERO).build(),
                             entry.announced()));
                     continue;
                 }
@@ -389,9 +389,9 @@ final class RequestAccount {
                     continue;
                 }
                 // Its verdict on the request stands (it allowed); its numbers are the state's now.
-                part.entries.set(i, new Entry(entry.settings(), entry.claim(), new Decision(was.rule(), true,
-                        peeked.limit(), peeked.remaining(), peeked.effectiveWindow(), peeked.resetAfter(), Duration.ZERO,
-                        was.basis()), entry.announced()));
+                part.entries.set(i, new Entry(entry.settings(), entry.claim(), Decision.builder(was.ruleName(),
+                        peeked.limit()).remaining(peeked.remaining()).effectiveWindow(peeked.effectiveWindow())
+                        .resetAfter(peeked.resetAfter()).basis(was.basis()).build(), entry.announced()));
             }
         }
     }

@@ -1,5 +1,6 @@
 package dev.ratelimit.valkey;
 
+import dev.ratelimit.internal.Refundable;
 import dev.ratelimit.Claim;
 import dev.ratelimit.Decisions;
 import dev.ratelimit.RateLimitException;
@@ -118,7 +119,7 @@ final class Acquirer {
             return Reservation.kept(decisions);
         }
         List<Verdicts.Answer> answers = taken.outcome().answers();
-        return Reservation.of(decisions, which -> {
+        return Refundable.of(decisions, which -> {
             List<Integer> indexes = new ArrayList<>();
             for (int i = 0; i < claims.size(); i++) {
                 if (answers.get(i).allowed() && which.test(claims.get(i).rule())) {
@@ -176,7 +177,7 @@ final class Acquirer {
         if (!decisions.allowed()) {
             return Reservation.kept(decisions);
         }
-        return Reservation.of(decisions, which -> giveBack(claims, answers, Verdicts.toGiveBack(claims, answers, which)));
+        return Refundable.of(decisions, which -> giveBack(claims, answers, Verdicts.toGiveBack(claims, answers, which)));
     }
 
     /** A cluster request rejected by one group after others took units: those go back, best effort. */

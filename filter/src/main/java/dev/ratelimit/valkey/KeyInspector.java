@@ -158,7 +158,7 @@ public final class KeyInspector {
 
     private List<Decision> peek(List<Claim> claims) {
         return Verdicts.combine(claims, byStateKey.answers(claims, ScriptMode.PEEK, byStateKey.now()), false)
-                .decisions();
+                .all();
     }
 
     /** A state peeked through {@code via}, with the local leases of {@code policy} (null: none). */
@@ -171,7 +171,7 @@ public final class KeyInspector {
             if (via == calls) {
                 answers = LeasedPeek.withHeld(leases, claims, answers);
             }
-            Decision decision = Verdicts.combine(claims, answers, false).decisions().get(0);
+            Decision decision = Verdicts.combine(claims, answers, false).get(0);
             // A fixed window answers its current window's end as the next unit even with the
             // quota full (the effective window of the header fields); nothing is due then.
             Duration next = decision.resetAfter().isZero() ? Duration.ZERO : Duration.ofMillis(answers.get(0).nextMillis());

@@ -12,47 +12,148 @@ import java.util.Optional;
 /**
  * A rule's state for one key as Valkey holds it, read without consuming anything: what the
  * limiter would decide now, and the raw state under it. See {@link KeyInspector}.
+
  *
- * @param rule       the rule's name
- * @param algorithm  the rule's algorithm ({@code concurrency}: the units are leases of requests in
- *                   progress, and the raw state lists them by when each times out)
- * @param stateKey   the Valkey key
- * @param decision   what a request of the given cost would get now (a peek); empty when the
- *                   state cannot be read by the rule's algorithm ({@code unreadable} says why)
- * @param nextUnit   time until more quota is made available; zero when the quota is full
- * @param leaseUnits units this limiter holds in local leases for the key (0 for a limiter of
- *                   its own, such as the command line's)
- * @param leaseTime  the longest those units are held before what is unused goes back (the
- *                   rule's {@code local-lease-time}); zero without local leases
- * @param type       the Valkey type of the key: {@code string}, {@code hash}, {@code zset} ...,
- *                   or {@code none} when there is no state (the key is full)
- * @param raw        the raw state, one entry per line: {@code field=value} of a hash, {@code
- *                   member score} of a sorted set (the first {@value KeyInspector#RAW_ENTRIES}
- *                   and a count), the value of a string
- * @param ttlMillis  the key's time to live in milliseconds, -1 without one, -2 without a key
- * @param unreadable why the algorithm cannot read the state, or empty
- * @param shadow     whether the rule is a shadow rule: it counts but never refuses, so a key
- *                   over its limit is not "rejected"
+ * <p>Immutable; made by the limiter's {@link KeyInspector}.
  */
-public record KeyState(String rule, String algorithm, String stateKey, Optional<Decision> decision, Duration nextUnit,
-                       long leaseUnits, Duration leaseTime, String type, List<String> raw, long ttlMillis,
-                       Optional<String> unreadable, boolean shadow) {
+public final class KeyState {
+
+    private final String ruleName;
+    private final String algorithm;
+    private final String stateKey;
+    private final Optional<Decision> decision;
+    private final Duration nextUnit;
+    private final long leaseUnits;
+    private final Duration leaseTime;
+    private final String type;
+    private final List<String> raw;
+    private final long ttlMillis;
+    private final Optional<String> unreadable;
+    private final boolean shadow;
+
+    private KeyState(String ruleName, String algorithm, String stateKey, Optional<Decision> decision, Duration nextUnit,
+                     long leaseUnits, Duration leaseTime, String type, List<String> raw, long ttlMillis,
+                     Optional<String> unreadable, boolean shadow) {
+        this.ruleName = Objects.requireNonNull(ruleName, "ruleName");
+        this.algorithm = Objects.requireNonNull(algorithm, "algorithm");
+        this.stateKey = Objects.requireNonNull(stateKey, "stateKey");
+        this.decision = Objects.requireNonNull(decision, "decision");
+        this.nextUnit = Objects.requireNonNull(nextUnit, "nextUnit");
+        this.leaseUnits = leaseUnits;
+        this.leaseTime = Objects.requireNonNull(leaseTime, "leaseTime");
+        this.type = Objects.requireNonNull(type, "type");
+        this.raw = List.copyOf(raw);
+        this.ttlMillis = ttlMillis;
+        this.unreadable = Objects.requireNonNull(unreadable, "unreadable");
+        this.shadow = shadow;
+    }
 
     /**
-     * Checks and copies the parts.
+     * The rule's name.
      *
-     * @throws NullPointerException for a missing part
+     * @return the rule's name
      */
-    public KeyState {
-        Objects.requireNonNull(rule, "rule");
-        Objects.requireNonNull(algorithm, "algorithm");
-        Objects.requireNonNull(leaseTime, "leaseTime");
-        Objects.requireNonNull(stateKey, "stateKey");
-        Objects.requireNonNull(decision, "decision");
-        Objects.requireNonNull(nextUnit, "nextUnit");
-        Objects.requireNonNull(type, "type");
-        raw = List.copyOf(raw);
-        Objects.requireNonNull(unreadable, "unreadable");
+    public String ruleName() {
+        return ruleName;
+    }
+
+    /**
+     * The rule's algorithm ({@code concurrency}: the units are leases of requests in progress, and the raw state lists them by when each times out).
+     *
+     * @return the algorithm
+     */
+    public String algorithm() {
+        return algorithm;
+    }
+
+    /**
+     * The Valkey key.
+     *
+     * @return the state key
+     */
+    public String stateKey() {
+        return stateKey;
+    }
+
+    /**
+     * What a request of the given cost would get now (a peek); empty when the state cannot be read by the rule's algorithm ({@code unreadable} says why).
+     *
+     * @return the decision
+     */
+    public Optional<Decision> decision() {
+        return decision;
+    }
+
+    /**
+     * Time until more quota is made available; zero when the quota is full.
+     *
+     * @return the next unit
+     */
+    public Duration nextUnit() {
+        return nextUnit;
+    }
+
+    /**
+     * Units this limiter holds in local leases for the key (0 for a limiter of its own, such as the command line's).
+     *
+     * @return the lease units
+     */
+    public long leaseUnits() {
+        return leaseUnits;
+    }
+
+    /**
+     * The longest those units are held before what is unused goes back (the rule's {@code local-lease-time}); zero without local leases.
+     *
+     * @return the lease time
+     */
+    public Duration leaseTime() {
+        return leaseTime;
+    }
+
+    /**
+     * The Valkey type of the key: {@code string}, {@code hash}, {@code zset} ..., or {@code none} when there is no state (the key is full).
+     *
+     * @return the type
+     */
+    public String type() {
+        return type;
+    }
+
+    /**
+     * The raw state, one entry per line: {@code field=value} of a hash, {@code member score} of a sorted set (the first {@value KeyInspector#RAW_ENTRIES} and a count), the value of a string.
+     *
+     * @return the raw
+     */
+    public List<String> raw() {
+        return raw;
+    }
+
+    /**
+     * The key's time to live in milliseconds, -1 without one, -2 without a key.
+     *
+     * @return the ttl millis
+     */
+    public long ttlMillis() {
+        return ttlMillis;
+    }
+
+    /**
+     * Why the algorithm cannot read the state, or empty.
+     *
+     * @return the unreadable
+     */
+    public Optional<String> unreadable() {
+        return unreadable;
+    }
+
+    /**
+     * Whether the rule is a shadow rule: it counts but never refuses, so a key over its limit is not "rejected".
+     *
+     * @return the shadow
+     */
+    public boolean shadow() {
+        return shadow;
     }
 
     /** A state the algorithm read: its peek, the local leases held, and the raw state. */
@@ -84,7 +185,7 @@ public record KeyState(String rule, String algorithm, String stateKey, Optional<
      */
     public String describe() {
         StringBuilder text = new StringBuilder();
-        text.append("rule ").append(rule).append(", Valkey key ").append(stateKey).append('\n');
+        text.append("rule ").append(ruleName).append(", Valkey key ").append(stateKey).append('\n');
         decision.ifPresent(d -> {
             text.append("  ").append(d.allowed() ? "allowed now" : verdict(d.retryAfter()))
                     .append(": ").append(d.remaining()).append(" of ").append(d.limit()).append(" remaining\n");
@@ -133,6 +234,27 @@ public record KeyState(String rule, String algorithm, String stateKey, Optional<
         }
         long s = (ms + 999) / 1000;
         return s < 3600 ? s / 60 + " min " + s % 60 + " s" : s / 3600 + " h " + s % 3600 / 60 + " min";
+    }
+
+    @Override
+    public boolean equals(Object other) {
+        return other instanceof KeyState k && ruleName.equals(k.ruleName) && algorithm.equals(k.algorithm)
+                && stateKey.equals(k.stateKey) && decision.equals(k.decision) && nextUnit.equals(k.nextUnit)
+                && leaseUnits == k.leaseUnits && leaseTime.equals(k.leaseTime) && type.equals(k.type)
+                && raw.equals(k.raw) && ttlMillis == k.ttlMillis && unreadable.equals(k.unreadable)
+                && shadow == k.shadow;
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(ruleName, algorithm, stateKey, decision, nextUnit, leaseUnits, leaseTime, type, raw,
+                ttlMillis, unreadable, shadow);
+    }
+
+    @Override
+    public String toString() {
+        return "KeyState[rule=" + ruleName + ", stateKey=" + stateKey + ", decision=" + decision + ", type=" + type
+                + ", ttlMillis=" + ttlMillis + "]";
     }
 
     /** The raw state of a key as read by {@code TYPE}, a read of its value and {@code PTTL}. */

@@ -145,7 +145,7 @@ public final class ValkeyRateLimiter implements RateLimiter {
     @Override
     public Decision peek(Rule rule, String key, long cost) {
         List<Claim> claims = List.of(Claim.of(rule, key, cost));
-        return Verdicts.combine(claims, acquisitions.peek(claims), false).decisions().get(0);
+        return Verdicts.combine(claims, acquisitions.peek(claims), false).get(0);
     }
 
     @Override
@@ -275,25 +275,11 @@ public final class ValkeyRateLimiter implements RateLimiter {
         }
 
         /**
-         * Lets this limiter take units of a rule ahead, per key, and serve the key's next requests
-         * from them without a call (token bucket, GCRA and fixed window; for other rules, shadow
-         * rules and rules that count rejected attempts this does nothing). Every unit served was
-         * taken from Valkey first, so the rule's bound holds across instances; units one instance
-         * holds are unavailable to others until used or given back (README, "Leases").
-         *
-         * @param rule the rule's name
-         * @param size the most units one lease takes ahead, at least 1
-         * @param time how long a lease serves before its unused units go back, at least 1 ms
-         * @return this builder
-         */
-        public Builder localLease(String rule, long size, Duration time) {
-            options.leases.put(Objects.requireNonNull(rule, "rule"), new LeasePolicy(size, time));
-            return this;
-        }
-
-        /**
-         * Lets this limiter take units of the rule ahead, as {@link #localLease(String, long, Duration)}
-         * does for its name; given the rule itself, a rule a lease cannot serve is refused here.
+         * Lets this limiter take units of the rule ahead, per key, and serve the key's next
+         * requests from them without a call (token bucket, GCRA and fixed window). Every unit
+         * served was taken from Valkey first, so the rule's bound holds across instances; units
+         * one instance holds are unavailable to others until used or given back
+         * (docs/local-leases.md).
          *
          * @param rule the rule
          * @param size the most units one lease takes ahead, at least 1
@@ -310,7 +296,8 @@ public final class ValkeyRateLimiter implements RateLimiter {
                         + ") cannot be leased: local leases serve token-bucket, gcra and fixed-window rules that "
                         + "neither only observe nor count rejected attempts");
             }
-            return localLease(rule.name(), size, time);
+            options.leases.put(rule.name(), new LeasePolicy(size, time));
+            return this;
         }
 
         /**

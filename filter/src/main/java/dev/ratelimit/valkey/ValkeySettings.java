@@ -18,27 +18,9 @@ import java.util.regex.Pattern;
  *
  * <p>Every bound is tens of milliseconds by default: a slow or dead Valkey must add at most
  * that to a request, never seconds.
- *
- * @param url            {@code redis://[user:password@]host[:port][/db]} or {@code rediss://…}
- *                       for TLS
- * @param connectTimeout time to open a connection. Default 50 ms
- * @param socketTimeout  time to wait for a reply. Default 50 ms
- * @param poolMaxTotal   most connections open at once. Default 32
- * @param poolMaxIdle    most idle connections kept. Default 32
- * @param poolMaxWait    time to wait for a free connection when all are busy. Default 20 ms
- * @param tlsCaFile      for {@code rediss://}: a PEM file of the CA certificates to trust instead of
- *                       the JVM's trust store. Default: the JVM's trust store. The server's host
- *                       name is verified against its certificate either way
- * @param cluster        whether the URL names one node of a Valkey Cluster (the others are
- *                       discovered) rather than a standalone server. Default: false
- * @param sentinel       the Sentinel-managed primary to use instead of the URL's host: its
- *                       name and the sentinels that know it. The URL then gives only the
- *                       scheme (TLS or not), the credentials and the database, which serve the
- *                       sentinels too. Default: none
  */
-public record ValkeySettings(String url, Duration connectTimeout, Duration socketTimeout, int poolMaxTotal,
-                             int poolMaxIdle, Duration poolMaxWait, Optional<Path> tlsCaFile, boolean cluster,
-                             Optional<Sentinel> sentinel) {
+public final class ValkeySettings {
+
 
     /** Default connect timeout. */
     public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofMillis(50);
@@ -49,12 +31,17 @@ public record ValkeySettings(String url, Duration connectTimeout, Duration socke
     /** Default wait for a pooled connection. */
     public static final Duration DEFAULT_POOL_MAX_WAIT = Duration.ofMillis(20);
 
-    /**
-     * Validates every component.
-     *
-     * @throws IllegalArgumentException naming the bad value; the URL's password is never shown
-     */
-    public ValkeySettings {
+    private final String url;
+    private final Duration connectTimeout;
+    private final Duration socketTimeout;
+    private final int poolMaxTotal;
+    private final int poolMaxIdle;
+    private final Duration poolMaxWait;
+    private final Optional<Path> tlsCaFile;
+    private final boolean cluster;
+    private final Optional<Sentinel> sentinel;
+
+    private ValkeySettings(String url, Duration connectTimeout, Duration socketTimeout, int poolMaxTotal, int poolMaxIdle, Duration poolMaxWait, Optional<Path> tlsCaFile, boolean cluster, Optional<Sentinel> sentinel) {
         Objects.requireNonNull(url, "url");
         Objects.requireNonNull(connectTimeout, "connectTimeout");
         Objects.requireNonNull(socketTimeout, "socketTimeout");
@@ -78,7 +65,108 @@ public record ValkeySettings(String url, Duration connectTimeout, Duration socke
             throw new IllegalArgumentException("pool max idle " + poolMaxIdle
                     + " must be between 0 and pool max total (" + poolMaxTotal + ")");
         }
+        this.url = url;
+        this.connectTimeout = connectTimeout;
+        this.socketTimeout = socketTimeout;
+        this.poolMaxTotal = poolMaxTotal;
+        this.poolMaxIdle = poolMaxIdle;
+        this.poolMaxWait = poolMaxWait;
+        this.tlsCaFile = tlsCaFile;
+        this.cluster = cluster;
+        this.sentinel = sentinel;
     }
+
+    /**
+     * {@code redis://[user:password@]host[:port][/db]} or {@code rediss://…} for TLS.
+     *
+     * @return the url
+     */
+    public String url() {
+        return url;
+    }
+
+    /**
+     * Time to open a connection. Default 50 ms.
+     *
+     * @return the connect timeout
+     */
+    public Duration connectTimeout() {
+        return connectTimeout;
+    }
+
+    /**
+     * Time to wait for a reply. Default 50 ms.
+     *
+     * @return the socket timeout
+     */
+    public Duration socketTimeout() {
+        return socketTimeout;
+    }
+
+    /**
+     * Most connections open at once. Default 32.
+     *
+     * @return the pool max total
+     */
+    public int poolMaxTotal() {
+        return poolMaxTotal;
+    }
+
+    /**
+     * Most idle connections kept. Default 32.
+     *
+     * @return the pool max idle
+     */
+    public int poolMaxIdle() {
+        return poolMaxIdle;
+    }
+
+    /**
+     * Time to wait for a free connection when all are busy. Default 20 ms.
+     *
+     * @return the pool max wait
+     */
+    public Duration poolMaxWait() {
+        return poolMaxWait;
+    }
+
+    /**
+     * For {@code rediss://}: a PEM file of the CA certificates to trust instead of the JVM's trust store. Default: the JVM's trust store. The server's host name is verified against its certificate either way.
+     *
+     * @return the tls ca file
+     */
+    public Optional<Path> tlsCaFile() {
+        return tlsCaFile;
+    }
+
+    /**
+     * Whether the URL names one node of a Valkey Cluster (the others are discovered) rather than a standalone server. Default: false.
+     *
+     * @return the cluster
+     */
+    public boolean cluster() {
+        return cluster;
+    }
+
+    /**
+     * The Sentinel-managed primary to use instead of the URL's host: its name and the sentinels that know it. The URL then gives only the scheme (TLS or not), the credentials and the database, which serve the sentinels too. Default: none.
+     *
+     * @return the sentinel
+     */
+    public Optional<Sentinel> sentinel() {
+        return sentinel;
+    }
+
+    @Override
+    public boolean equals(Object other) {
+        return other instanceof ValkeySettings o && url.equals(o.url) && connectTimeout.equals(o.connectTimeout) && socketTimeout.equals(o.socketTimeout) && poolMaxTotal == o.poolMaxTotal && poolMaxIdle == o.poolMaxIdle && poolMaxWait.equals(o.poolMaxWait) && tlsCaFile.equals(o.tlsCaFile) && cluster == o.cluster && sentinel.equals(o.sentinel);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(url, connectTimeout, socketTimeout, poolMaxTotal, poolMaxIdle, poolMaxWait, tlsCaFile, cluster, sentinel);
+    }
+
 
     /**
      * Settings for the URL with every default.

@@ -53,7 +53,7 @@ class DenyCacheEdgesTest {
     @Test
     void shadowAndCountRejectedRejectionsAreNotRemembered() {
         Rule shadow = HOURLY.withShadow(true);
-        Rule counted = new Rule("counted", Algorithm.FIXED_WINDOW, 1, Duration.ofHours(1), 1, true, false);
+        Rule counted = Rule.fixedWindow("counted", 1, Duration.ofHours(1)).withCountRejected(true);
         ResilientRateLimiter limiter = ResilientRateLimiter.builder(store).clock(clock).build();
         for (Rule rule : List.of(shadow, counted)) {
             limiter.acquire(rule, "k");
@@ -67,7 +67,7 @@ class DenyCacheEdgesTest {
     /** Promise: a request a count-rejected rule must see is never replayed, even beside a remembered rule. */
     @Test
     void aRequestWithACountRejectedRuleIsNeverReplayed() {
-        Rule counted = new Rule("counted", Algorithm.SLIDING_LOG, 5, Duration.ofHours(1), 5, true, false);
+        Rule counted = Rule.slidingLog("counted", 5, Duration.ofHours(1)).withCountRejected(true);
         ResilientRateLimiter limiter = ResilientRateLimiter.builder(store).clock(clock).build();
         assertThat(limiter.acquire(HOURLY, "k").allowed()).isTrue();
         assertThat(limiter.acquire(HOURLY, "k").allowed()).isFalse();

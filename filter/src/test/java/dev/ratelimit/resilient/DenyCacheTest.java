@@ -1,5 +1,6 @@
 package dev.ratelimit.resilient;
 
+import dev.ratelimit.internal.Verdicts;
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.Claim;
 import dev.ratelimit.Decision;
@@ -18,7 +19,7 @@ class DenyCacheTest {
     private static final long HOLD_LONGER_THAN_ANY_RETRY = 3_600_000;
 
     private static Decision rejection(long remaining, long resetMillis, long retryMillis) {
-        return Decision.rejected("login", 5, remaining, Duration.ofMillis(resetMillis), Duration.ofMillis(retryMillis));
+        return Verdicts.rejected("login", 5, remaining, Duration.ofMillis(resetMillis), Duration.ofMillis(retryMillis));
     }
 
     @Test
@@ -72,7 +73,7 @@ class DenyCacheTest {
     @Test
     void countsTheRetryAfterFromTheAnswerAndTheWindowOfNoRoomFromTheAsking() {
         DenyCache cache = new DenyCache(10, HOLD_LONGER_THAN_ANY_RETRY);
-        Decision rejected = rejection(0, 40, 30).withEffectiveWindow(Duration.ofMillis(10));
+        Decision rejected = rejection(0, 40, 30).toBuilder().effectiveWindow(Duration.ofMillis(10)).build();
         cache.deny(Claim.of(LOGIN, "user:alice"), rejected, 100, 105, cache.mark());
         Decision replay = cache.denied(Claim.of(LOGIN, "user:alice"), 106).orElseThrow();
         assertThat(replay.retryAfter()).isEqualTo(Duration.ofMillis(29));

@@ -36,7 +36,7 @@ class FailurePolicyPlanTest {
         ManualClock clock = new ManualClock(1_700_000_000_000L);
         try (ResilientRateLimiter limiter = ResilientRateLimiter.builder(new UnreachableStore())
                 .fallback(LocalRateLimiter.withClock(clock, 100)).clock(clock)
-                .policy("api", api.failurePolicy()).build()) {
+                .policy(api.rule(), api.failurePolicy()).build()) {
             assertThat(allowedOf(limiter, api.ruleFor("pro", true), "pro-caller")).as("a pro caller").isEqualTo(4);
             assertThat(allowedOf(limiter, api.ruleFor("trial", true), "trial-caller")).as("a trial caller").isEqualTo(4);
             assertThat(allowedOf(limiter, api.ruleFor(null, true), "plain-caller")).as("a caller of no plan").isEqualTo(4);

@@ -29,9 +29,9 @@ class FailurePolicyShadowTest {
         try (ResilientRateLimiter limiter = ResilientRateLimiter.builder(new UnreachableStore())
                 .fallback(LocalRateLimiter.withClock(clock, 100)).clock(clock)
                 // Built enforcing, by mistake: it stands in for a shadow rule.
-                .policy("observed", FailurePolicy.local(Rule.of("observed", Algorithm.FIXED_WINDOW, 1,
+                .policy(observed, FailurePolicy.local(Rule.of("observed", Algorithm.FIXED_WINDOW, 1,
                         Duration.ofHours(1))))
-                .policy("enforced", FailurePolicy.local(Rule.of("enforced", Algorithm.FIXED_WINDOW, 3,
+                .policy(enforced, FailurePolicy.local(Rule.of("enforced", Algorithm.FIXED_WINDOW, 3,
                         Duration.ofHours(1))))
                 .build()) {
             List<Claim> request = List.of(Claim.of(observed, "k"), Claim.of(enforced, "k"));

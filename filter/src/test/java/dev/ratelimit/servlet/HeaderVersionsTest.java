@@ -1,5 +1,6 @@
 package dev.ratelimit.servlet;
 
+import dev.ratelimit.internal.Verdicts;
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.Decision;
 import dev.ratelimit.Rule;
@@ -30,11 +31,11 @@ class HeaderVersionsTest {
     /** A windowed rule with 3 of 100 left, a burst rule and an in-flight rule. */
     private static final List<RateLimitHeaders.Entry> ENTRIES = List.of(
             new RateLimitHeaders.Entry(Rule.of("api", Algorithm.SLIDING_WINDOW_COUNTER, 100, MINUTE),
-                    Decision.allowed("api", 100, 3, Duration.ofMillis(12_001))),
-            new RateLimitHeaders.Entry(Rule.of("burst", Algorithm.TOKEN_BUCKET, 100, MINUTE).withBurst(150),
-                    Decision.allowed("burst", 100, 140, Duration.ofSeconds(6))),
+                    Verdicts.allowed("api", 100, 3, Duration.ofMillis(12_001))),
+            new RateLimitHeaders.Entry(Rule.tokenBucket("burst", 100, MINUTE, 150),
+                    Verdicts.allowed("burst", 100, 140, Duration.ofSeconds(6))),
             new RateLimitHeaders.Entry(Rule.of("jobs", Algorithm.CONCURRENCY, 20, MINUTE),
-                    Decision.allowed("jobs", 20, 19, MINUTE)));
+                    Verdicts.allowed("jobs", 20, 19, MINUTE)));
 
     @ParameterizedTest
     @EnumSource(HeaderMode.class)

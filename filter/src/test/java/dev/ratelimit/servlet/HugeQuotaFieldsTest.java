@@ -1,5 +1,6 @@
 package dev.ratelimit.servlet;
 
+import dev.ratelimit.internal.Verdicts;
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.Decision;
 import dev.ratelimit.Rule;
@@ -33,7 +34,7 @@ class HugeQuotaFieldsTest {
             return;
         }
         List<RateLimitHeaders.Entry> entries = List.of(new RateLimitHeaders.Entry(huge,
-                Decision.allowed("huge", limit, limit - 1, Duration.ofMillis(1))));
+                Verdicts.allowed("huge", limit, limit - 1, Duration.ofMillis(1))));
         for (HeaderMode mode : HeaderMode.values()) {
             Map<String, String> fields = RateLimitHeaders.fields(mode, entries);
             for (Map.Entry<String, String> field : fields.entrySet()) {
@@ -54,6 +55,6 @@ class HugeQuotaFieldsTest {
         assertThatCode(() -> Rule.of("big", Algorithm.FIXED_WINDOW, 999_999_999_999_999L, Duration.ofMillis(1)))
                 .doesNotThrowAnyException();
         assertThatThrownBy(() -> Rule.of("big", Algorithm.TOKEN_BUCKET, 1, Duration.ofMillis(1))
-                .withBurst(1_000_000_000_000_000L)).isInstanceOf(IllegalArgumentException.class);
+                .toBuilder().burst(1_000_000_000_000_000L).build()).isInstanceOf(IllegalArgumentException.class);
     }
 }

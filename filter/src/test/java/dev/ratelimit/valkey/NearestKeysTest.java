@@ -1,5 +1,6 @@
 package dev.ratelimit.valkey;
 
+import dev.ratelimit.internal.Verdicts;
 import dev.ratelimit.Decision;
 import org.junit.jupiter.api.Test;
 
@@ -12,7 +13,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class NearestKeysTest {
 
     private static Decision allowed(long remaining, long fullInSeconds) {
-        return Decision.allowed("r", 10, remaining, Duration.ofSeconds(fullInSeconds));
+        return Verdicts.allowed("r", 10, remaining, Duration.ofSeconds(fullInSeconds));
     }
 
     @Test
@@ -22,7 +23,7 @@ class NearestKeysTest {
             nearest.add("k" + i, allowed(5 + i % 5, 1));
         }
         nearest.add("far", allowed(9, 1));
-        nearest.add("rejected", Decision.rejected("r", 10, 0, Duration.ofSeconds(9), Duration.ofSeconds(1)));
+        nearest.add("rejected", Verdicts.rejected("r", 10, 0, Duration.ofSeconds(9), Duration.ofSeconds(1)));
         nearest.add("one-left-long", allowed(1, 60));
         nearest.add("one-left-soon", allowed(1, 5));
         nearest.addUnreadable("broken");

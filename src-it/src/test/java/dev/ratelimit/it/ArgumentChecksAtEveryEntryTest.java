@@ -46,7 +46,7 @@ class ArgumentChecksAtEveryEntryTest {
         ValkeyRateLimiter.Builder b = ValkeyRateLimiter.builder()
                 .settings(ValkeySettings.of(server.url()).withSocketTimeout(Duration.ofSeconds(2)));
         if (leases) {
-            b.localLease("cv-tb", 2, Duration.ofSeconds(5)).localLease("cv-fw", 2, Duration.ofSeconds(5));
+            b.localLease(TB, 2, Duration.ofSeconds(5)).localLease(FW, 2, Duration.ofSeconds(5));
         }
         return b.build();
     }
@@ -128,7 +128,7 @@ class ArgumentChecksAtEveryEntryTest {
             problems.addAll(check("Resilient(open)", r, true));
         }
         try (RateLimiter r = ResilientRateLimiter.builder(valkey(true))
-                .policy("cv-tb", FailurePolicy.local(TB)).policy("cv-fw", FailurePolicy.closed()).build()) {
+                .policy(TB, FailurePolicy.local(TB)).policy(FW, FailurePolicy.closed()).build()) {
             problems.addAll(check("Resilient(local/closed)+leases", r, true));
         }
         // nothing counted: fresh keys are full

@@ -53,7 +53,7 @@ class BucketRetryAtTheMomentTest {
     @MethodSource("cases")
     void aCallerBackAtEachRetryAfterIsNeverAdmittedEarly(Algorithm algorithm, String store) {
         ManualClock clock = new ManualClock(1_796_000_000_000L);
-        Rule rule = Rule.of("moment-" + algorithm.id(), algorithm, LIMIT, Duration.ofMillis(WINDOW)).withBurst(BURST);
+        Rule rule = Rule.of("moment-" + algorithm.id(), algorithm, LIMIT, Duration.ofMillis(WINDOW)).toBuilder().burst(BURST).build();
         try (RateLimiter limiter = store.equals("valkey") ? ClientClockLimiters.fresh(valkey, clock)
                 : LocalRateLimiter.withClock(clock, 1_000)) {
             Claim claim = Claim.of(rule, "k", 1);
@@ -89,7 +89,7 @@ class BucketRetryAtTheMomentTest {
     void twoInstancesWithClocksApartNeverRefillAStretchTwice(Algorithm algorithm) {
         ManualClock ahead = new ManualClock(1_796_000_000_000L);
         ManualClock behind = new ManualClock(1_796_000_000_000L - SKEW);
-        Rule rule = Rule.of("skew-" + algorithm.id(), algorithm, LIMIT, Duration.ofMillis(WINDOW)).withBurst(BURST);
+        Rule rule = Rule.of("skew-" + algorithm.id(), algorithm, LIMIT, Duration.ofMillis(WINDOW)).toBuilder().burst(BURST).build();
         try (RateLimiter first = ClientClockLimiters.fresh(valkey, ahead);
              RateLimiter second = ClientClockLimiters.unflushed(valkey, behind)) {
             List<Long> allowedAt = new ArrayList<>();

@@ -70,10 +70,10 @@ class CalendarPeriodEndServerClockTest {
              Jedis jedis = valkey.connect()) {
             long end = (serverNow(jedis) / 1000 + 6) * 1000;
             Rule rule = Rule.of("daily", Algorithm.FIXED_WINDOW, LIMIT, Duration.ofDays(1))
-                    .withCalendar(CalendarWindow.of(CalendarWindow.Unit.DAY, midnightAt(end)));
+                    .toBuilder().calendar(CalendarWindow.of(CalendarWindow.Unit.DAY, midnightAt(end))).build();
             Reservation old = limiter.reserve(rule, "reserved", 2);
             assertThat(old.allowed()).isTrue();
-            assertThat(old.decisions().decisions().get(0).resetAfter()).as("taken in the old day")
+            assertThat(old.decisions().all().get(0).resetAfter()).as("taken in the old day")
                     .isLessThan(Duration.ofHours(1));
 
             // The hammering starts a second before the midnight: enough to fill the old day, and
@@ -140,7 +140,7 @@ class CalendarPeriodEndServerClockTest {
             try {
                 for (long end = first; end < first + 3_000; end += 1_000) {
                     Rule rule = Rule.of("edge-" + (end - first), Algorithm.FIXED_WINDOW, LIMIT, Duration.ofDays(1))
-                            .withCalendar(CalendarWindow.of(CalendarWindow.Unit.DAY, midnightAt(end)));
+                            .toBuilder().calendar(CalendarWindow.of(CalendarWindow.Unit.DAY, midnightAt(end))).build();
                     AtomicLong oldDay = new AtomicLong();
                     AtomicLong newDay = new AtomicLong();
                     long midnight = end;

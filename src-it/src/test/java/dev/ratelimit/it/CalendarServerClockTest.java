@@ -46,7 +46,7 @@ class CalendarServerClockTest {
     @Test
     void theServersClockPicksThePeriodAndTheKeyExpiresAtItsEnd() {
         CalendarWindow month = CalendarWindow.of(CalendarWindow.Unit.MONTH, KIRITIMATI);
-        Rule rule = Rule.of("monthly", Algorithm.FIXED_WINDOW, 2, Duration.ofDays(1)).withCalendar(month);
+        Rule rule = Rule.of("monthly", Algorithm.FIXED_WINDOW, 2, Duration.ofDays(1)).toBuilder().calendar(month).build();
         try (ValkeyRateLimiter limiter = ValkeyRateLimiter.builder()
                 .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(5))).build();
              Jedis inspect = valkey.connect()) {
@@ -74,7 +74,7 @@ class CalendarServerClockTest {
     @Test
     void aNowOutsideThePeriodsGivenIsAnErrorNotAGrant() {
         Rule rule = Rule.of("daily", Algorithm.FIXED_WINDOW, 2, Duration.ofDays(1))
-                .withCalendar(CalendarWindow.of(CalendarWindow.Unit.DAY, KIRITIMATI));
+                .toBuilder().calendar(CalendarWindow.of(CalendarWindow.Unit.DAY, KIRITIMATI)).build();
         try (ValkeyRateLimiter limiter = ValkeyRateLimiter.builder().settings(ValkeySettings.of(valkey.url())).build();
              Jedis jedis = valkey.connect()) {
             limiter.acquire(rule, "load"); // loads the library

@@ -53,7 +53,7 @@ class ClusterFailoverTest {
         try (ValkeyRateLimiter valkey = ValkeyRateLimiter.builder().settings(settings)
                 .circuitBreaker(5, Duration.ofMillis(500)).build();
              ResilientRateLimiter limiter = ResilientRateLimiter.builder(valkey)
-                     .policy(rule.name(), FailurePolicy.open()).denyCache(0).build()) {
+                     .policy(rule, FailurePolicy.open()).denyCache(0).build()) {
             // A key on a shard other than the seed node's, so the kill does not also take the
             // node the client was built from.
             String key = keyNotServedBy(valkey, rule, cluster.nodes().get(0));

@@ -101,7 +101,7 @@ class ClusterTest {
             assertThat(limiter.acquireAll(claims).allowed()).isTrue();
             Decisions third = limiter.acquireAll(claims);
             assertThat(third.allowed()).isFalse();
-            assertThat(third.decisions()).extracting(d -> d.allowed()).containsExactly(true, false, true);
+            assertThat(third.all()).extracting(d -> d.allowed()).containsExactly(true, false, true);
             // Rejected by the user rule: the address and burst rules, on other slots, took nothing.
             assertThat(limiter.peek(perIp, "ip:192.0.2.1", 1).remaining()).isEqualTo(3);
             assertThat(limiter.peek(perUserBurst, "user:alice", 1).remaining()).isEqualTo(8);
@@ -126,7 +126,7 @@ class ClusterTest {
                 Decisions decisions = limiter.acquireAll(claims);
                 if (decisions.allowed()) {
                     allowed++;
-                    assertThat(decisions.decisions()).allMatch(d -> d.allowed());
+                    assertThat(decisions.all()).allMatch(d -> d.allowed());
                 } else {
                     rejected++;
                     assertThat(decisions.retryAfter()).isPositive();

@@ -74,7 +74,7 @@ class DenyCacheRaceValkeyTest {
         Rule localGuard = Rule.of("guard", Algorithm.FIXED_WINDOW, 1, Duration.ofHours(1));
         try (ResilientRateLimiter limiter = ResilientRateLimiter.builder(store).clock(clock)
                 .fallback(LocalRateLimiter.withClock(clock, 100))
-                .policy("guard", FailurePolicy.local(localGuard)).build()) {
+                .policy(GUARD, FailurePolicy.local(localGuard)).build()) {
             Decision guard = limiter.acquire(GUARD, "k");
             assertThat(guard.basis()).as("unreadable in Valkey: its local policy").isEqualTo(Decision.Basis.LOCAL);
             assertThat(guard.allowed()).as("the local guard's one unit").isTrue();

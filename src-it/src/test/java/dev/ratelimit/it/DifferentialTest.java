@@ -172,7 +172,7 @@ class DifferentialTest {
         }
         for (int i = 0; i < claims.size(); i++) {
             Claim claim = claims.get(i);
-            Decision decision = decisions.decisions().get(i);
+            Decision decision = decisions.all().get(i);
             long reset = decision.resetAfter().toMillis();
             if (reset > 0) {
                 clock.set(now + reset - 1);
@@ -210,13 +210,13 @@ class DifferentialTest {
                 .withCountRejected(!algorithm.isConcurrency() && random.nextInt(3) == 0)
                 .withShadow(random.nextInt(6) == 0);
         if (algorithm.hasBurst() && random.nextBoolean()) {
-            rule = rule.withBurst(1 + random.nextInt((int) (2 * limit)));
+            rule = rule.toBuilder().burst(1 + random.nextInt((int) (2 * limit))).build();
         }
         if (calendars != null && algorithm == Algorithm.FIXED_WINDOW && calendars.nextInt(4) > 0) {
             dev.ratelimit.CalendarWindow.Unit[] units = dev.ratelimit.CalendarWindow.Unit.values();
             String[] zones = {"Europe/Berlin", "America/New_York", "UTC"};
-            rule = rule.withCalendar(dev.ratelimit.CalendarWindow.of(units[calendars.nextInt(units.length)],
-                    java.time.ZoneId.of(zones[calendars.nextInt(zones.length)])));
+            rule = rule.toBuilder().calendar(dev.ratelimit.CalendarWindow.of(units[calendars.nextInt(units.length)],
+                    java.time.ZoneId.of(zones[calendars.nextInt(zones.length)]))).build();
         }
         return rule;
     }
@@ -241,7 +241,7 @@ class DifferentialTest {
             case 1 -> 1;
             case 2 -> 1 + (long) (random.nextDouble() * window);
             case 3 -> decisions.retryAfter().toMillis();
-            case 4 -> decisions.decisions().get(0).resetAfter().toMillis();
+            case 4 -> decisions.all().get(0).resetAfter().toMillis();
             default -> window * (1 + random.nextInt(3));
         };
     }

@@ -218,7 +218,7 @@ class InFlightLimitTest {
                         // pause is longer than the two releases' timeouts together, with room.
                         .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofMillis(500))
                                 .withConnectTimeout(Duration.ofMillis(500))).build())
-                .policy(rule.name(), FailurePolicy.closed()).denyCache(0)
+                .policy(rule, FailurePolicy.closed()).denyCache(0)
                 .listener(new RateLimitListener() {
                     @Override
                     public void onEvent(String name, Event event) {
@@ -239,7 +239,7 @@ class InFlightLimitTest {
             List<Reservation> held = new ArrayList<>();
             for (int i = 0; i < 4; i++) {
                 Reservation next = limiter.reserve(rule, "k");
-                assertThat(next.decisions().decisions().get(0).basis()).isEqualTo(Decision.Basis.SHARED);
+                assertThat(next.decisions().all().get(0).basis()).isEqualTo(Decision.Basis.SHARED);
                 if (next.allowed()) {
                     held.add(next);
                 }

@@ -62,9 +62,9 @@ class LeaseBucketBoundTest {
     }
 
     private void check(Algorithm algorithm, boolean leases) throws Exception {
-        Rule rule = Rule.of("bucket", algorithm, LIMIT, WINDOW).withBurst(BURST);
+        Rule rule = Rule.of("bucket", algorithm, LIMIT, WINDOW).toBuilder().burst(BURST).build();
         long[] admitted = new long[STEPS];
-        List<ValkeyRateLimiter> limiters = List.of(limiter(leases), limiter(leases), limiter(leases));
+        List<ValkeyRateLimiter> limiters = List.of(limiter(rule, leases), limiter(rule, leases), limiter(rule, leases));
         ExecutorService pool = Executors.newFixedThreadPool(6);
         try {
             for (int step = 0; step < STEPS; step++) {
@@ -106,9 +106,9 @@ class LeaseBucketBoundTest {
         }
     }
 
-    private ValkeyRateLimiter limiter(boolean leases) {
+    private ValkeyRateLimiter limiter(Rule rule, boolean leases) {
         ValkeyRateLimiter.Builder builder = ValkeyRateLimiter.builder()
                 .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(5))).clientClock(clock);
-        return (leases ? builder.localLease("bucket", 8, Duration.ofMillis(100)) : builder).build();
+        return (leases ? builder.localLease(rule, 8, Duration.ofMillis(100)) : builder).build();
     }
 }

@@ -48,7 +48,7 @@ class LeaseCloseTest {
         Rule rule = Rule.of("closing", Algorithm.FIXED_WINDOW, LIMIT, Duration.ofHours(1));
         ValkeyRateLimiter closing = ValkeyRateLimiter.builder()
                 .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(5)))
-                .clientClock(clock).localLease("closing", 64, Duration.ofMillis(500)).build();
+                .clientClock(clock).localLease(rule, 64, Duration.ofMillis(500)).build();
         AtomicLong admitted = new AtomicLong();
         AtomicBoolean closed = new AtomicBoolean();
         ExecutorService pool = Executors.newFixedThreadPool(6);

@@ -42,7 +42,7 @@ class LeaseCloseWindowEdgeTest {
         long allowed = 0;
         try (ValkeyRateLimiter limiter = ValkeyRateLimiter.builder()
                 .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(5)))
-                .clientClock(clock).localLease("edge", 8, Duration.ofMillis(100)).build()) {
+                .clientClock(clock).localLease(rule, 8, Duration.ofMillis(100)).build()) {
             // Leases of 1, 2, then 4 of which 3 are left; the clock stands still.
             for (int i = 0; i < 8; i++) {
                 assertThat(limiter.acquire(rule, "k").allowed()).isTrue();

@@ -89,10 +89,10 @@ class LeaseFaultLoadTest {
                 ValkeyRateLimiter.Builder builder = ValkeyRateLimiter.builder()
                         .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofMillis(100)))
                         .clientClock(clock);
-                ValkeyRateLimiter store = (lease > 0 ? builder.localLease("leased", lease, Duration.ofMinutes(10)) : builder)
+                ValkeyRateLimiter store = (lease > 0 ? builder.localLease(rule, lease, Duration.ofMinutes(10)) : builder)
                         .build();
                 stores.add(store);
-                limiters.add(ResilientRateLimiter.builder(store).policy("leased", policy).denyCache(0).build());
+                limiters.add(ResilientRateLimiter.builder(store).policy(rule, policy).denyCache(0).build());
             }
             List<Future<?>> threads = new ArrayList<>();
             for (int t = 0; t < 2 * INSTANCES; t++) {

@@ -95,14 +95,14 @@ class LeaseLateGiveBackTest {
     @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
     void aLateGiveBackChargesNoMoreThanTheRefillLost(Algorithm algorithm) throws Exception {
         // 10 a second, a burst of 40; leases of 16 for 400 ms (margin 4); one request every 200 ms.
-        Rule rule = Rule.of("b", algorithm, 10, Duration.ofSeconds(1)).withBurst(40);
+        Rule rule = Rule.of("b", algorithm, 10, Duration.ofSeconds(1)).toBuilder().burst(40).build();
         SlowSweeperClock clock = new SlowSweeperClock(base);
         long leased = 0;
         long plain = 0;
         int held = 0;
         try (ValkeyRateLimiter withLeases = ValkeyRateLimiter.builder()
                 .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(5)))
-                .clientClock(clock).localLease("b", 16, Duration.ofMillis(400)).build();
+                .clientClock(clock).localLease(rule, 16, Duration.ofMillis(400)).build();
              ValkeyRateLimiter without = ValkeyRateLimiter.builder()
                      .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(5)))
                      .clientClock(base).build()) {

@@ -67,6 +67,6 @@ class LeasePlansWithheldTest {
     private ValkeyRateLimiter limiter(int lease) {
         ValkeyRateLimiter.Builder builder = ValkeyRateLimiter.builder()
                 .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(5))).clientClock(clock);
-        return (lease > 0 ? builder.localLease("api", lease, Duration.ofMinutes(10)) : builder).build();
+        return (lease > 0 ? builder.localLease(Rule.of("api", Algorithm.FIXED_WINDOW, 1, Duration.ofHours(1)), lease, Duration.ofMinutes(10)) : builder).build();
     }
 }

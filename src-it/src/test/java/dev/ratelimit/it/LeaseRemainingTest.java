@@ -89,10 +89,10 @@ class LeaseRemainingTest {
      */
     @Test
     void aPeekIsNotRefusedForTheInstancesOwnLease() {
-        Rule gcra = Rule.of("gcra", Algorithm.GCRA, 20, Duration.ofMinutes(1)).withBurst(6);
+        Rule gcra = Rule.gcra("gcra", 20, Duration.ofMinutes(1), 6);
         try (ValkeyRateLimiter holder = ValkeyRateLimiter.builder()
                 .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(5)))
-                .clientClock(clock).localLease("gcra", 4, Duration.ofMillis(20)).build()) {
+                .clientClock(clock).localLease(gcra, 4, Duration.ofMillis(20)).build()) {
             assertThat(holder.acquire(gcra, "b").allowed()).isTrue();
             assertThat(holder.acquireAll(java.util.List.of(dev.ratelimit.Claim.of(gcra, "b", 2))).allowed()).isTrue();
             Decision peeked = holder.peek(gcra, "b", 2);
@@ -109,6 +109,6 @@ class LeaseRemainingTest {
 
     private ValkeyRateLimiter leasing() {
         return ValkeyRateLimiter.builder().settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(5)))
-                .clientClock(clock).localLease("left", 8, LEASE_TIME).build();
+                .clientClock(clock).localLease(rule, 8, LEASE_TIME).build();
     }
 }

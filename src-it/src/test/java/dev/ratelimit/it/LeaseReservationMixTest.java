@@ -48,10 +48,10 @@ class LeaseReservationMixTest {
         valkey.flushAll();
     }
 
-    private ValkeyRateLimiter limiter(boolean leased) {
+    private ValkeyRateLimiter limiter(Rule rule, boolean leased) {
         ValkeyRateLimiter.Builder builder = ValkeyRateLimiter.builder().settings(ValkeySettings.of(valkey.url())
                 .withSocketTimeout(Duration.ofSeconds(5))).clientClock(clock);
-        return (leased ? builder.localLease("b", 16, Duration.ofMillis(400)) : builder).build();
+        return (leased ? builder.localLease(rule, 16, Duration.ofMillis(400)) : builder).build();
     }
 
     private void tick(long millis) {
@@ -62,10 +62,10 @@ class LeaseReservationMixTest {
     @ParameterizedTest
     @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
     void aCancelledReservationLeavesTheKeyAsWithoutLeases(Algorithm algorithm) throws Exception {
-        Rule rule = Rule.of("b", algorithm, 10, Duration.ofSeconds(1)).withBurst(40);
+        Rule rule = Rule.of("b", algorithm, 10, Duration.ofSeconds(1)).toBuilder().burst(40).build();
         long leased = 0;
         long plain = 0;
-        try (ValkeyRateLimiter l = limiter(true); ValkeyRateLimiter p = limiter(false)) {
+        try (ValkeyRateLimiter l = limiter(rule, true); ValkeyRateLimiter p = limiter(rule, false)) {
             Reservation rl = l.reserveAll(List.of(Claim.of(rule, "l", 30)));
             Reservation rp = p.reserveAll(List.of(Claim.of(rule, "p", 30)));
             assertThat(rl.allowed()).isTrue();
@@ -81,7 +81,7 @@ class LeaseReservationMixTest {
             }
         }
         Thread.sleep(30);
-        try (ValkeyRateLimiter fresh = limiter(false)) {
+        try (ValkeyRateLimiter fresh = limiter(rule, false)) {
             long left = fresh.peek(rule, "l", 1).remaining();
             long right = fresh.peek(rule, "p", 1).remaining();
             System.out.println("LeaseReservationMixTest " + algorithm + ": admitted " + leased + " / " + plain
@@ -100,9 +100,9 @@ class LeaseReservationMixTest {
     @ParameterizedTest
     @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
     void unitsALeaseServedToARefusedRequestGoBackIntoIt(Algorithm algorithm) throws Exception {
-        Rule rule = Rule.of("b", algorithm, 10, Duration.ofSeconds(1)).withBurst(40);
+        Rule rule = Rule.of("b", algorithm, 10, Duration.ofSeconds(1)).toBuilder().burst(40).build();
         Rule once = Rule.of("once", Algorithm.FIXED_WINDOW, 1, Duration.ofHours(1));
-        try (ValkeyRateLimiter l = limiter(true); ValkeyRateLimiter p = limiter(false)) {
+        try (ValkeyRateLimiter l = limiter(rule, true); ValkeyRateLimiter p = limiter(rule, false)) {
             for (String key : List.of("l", "p")) {
                 ValkeyRateLimiter limiter = key.equals("l") ? l : p;
                 for (int i = 0; i < 5; i++) {
@@ -116,7 +116,7 @@ class LeaseReservationMixTest {
                 }
             }
         }
-        try (ValkeyRateLimiter fresh = limiter(false)) {
+        try (ValkeyRateLimiter fresh = limiter(rule, false)) {
             long left = fresh.peek(rule, "l", 1).remaining();
             long right = fresh.peek(rule, "p", 1).remaining();
             assertThat(left).as("the leased key after close, against the same requests without leases").isEqualTo(right);
@@ -131,11 +131,11 @@ class LeaseReservationMixTest {
     @ParameterizedTest
     @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
     void reservationsAndRequestsMixedGetWhatTheyWouldWithoutLeases(Algorithm algorithm) throws Exception {
-        Rule rule = Rule.of("b", algorithm, 10, Duration.ofSeconds(1)).withBurst(40);
+        Rule rule = Rule.of("b", algorithm, 10, Duration.ofSeconds(1)).toBuilder().burst(40).build();
         Random random = new Random(10);
         List<String> refused = new ArrayList<>();
         List<Reservation[]> held = new ArrayList<>();
-        try (ValkeyRateLimiter l = limiter(true); ValkeyRateLimiter p = limiter(false)) {
+        try (ValkeyRateLimiter l = limiter(rule, true); ValkeyRateLimiter p = limiter(rule, false)) {
             for (int step = 0; step < 200; step++) {
                 int op = random.nextInt(10);
                 if (op < 6) {
@@ -171,7 +171,7 @@ class LeaseReservationMixTest {
             }
         }
         Thread.sleep(30);
-        try (ValkeyRateLimiter fresh = limiter(false)) {
+        try (ValkeyRateLimiter fresh = limiter(rule, false)) {
             long left = fresh.peek(rule, "l", 1).remaining();
             long right = fresh.peek(rule, "p", 1).remaining();
             System.out.println("LeaseReservationMixTest " + algorithm + " mixed: " + refused + "; after close " + left
@@ -195,8 +195,8 @@ class LeaseReservationMixTest {
     @ParameterizedTest
     @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
     void aRequestRefusedForItsOwnInstancesLeaseTakesItBackAndIsAllowed(Algorithm algorithm) {
-        Rule rule = Rule.of("b", algorithm, 10, Duration.ofSeconds(1)).withBurst(10);
-        try (ValkeyRateLimiter l = limiter(true); ValkeyRateLimiter p = limiter(false)) {
+        Rule rule = Rule.of("b", algorithm, 10, Duration.ofSeconds(1)).toBuilder().burst(10).build();
+        try (ValkeyRateLimiter l = limiter(rule, true); ValkeyRateLimiter p = limiter(rule, false)) {
             for (String way : List.of("acquire", "reserve")) {
                 String leasedKey = "l-" + way;
                 String plainKey = "p-" + way;
@@ -234,7 +234,7 @@ class LeaseReservationMixTest {
         Rule rule = Rule.of("b", algorithm, 3, Duration.ofHours(1));
         Rule attempts = Rule.of("c", Algorithm.SLIDING_LOG, 10, Duration.ofHours(1)).withCountRejected(true);
         try (ValkeyRateLimiter l = ValkeyRateLimiter.builder().settings(ValkeySettings.of(valkey.url())
-                .withSocketTimeout(Duration.ofSeconds(5))).clientClock(clock).localLease("b", 1, Duration.ofMillis(20))
+                .withSocketTimeout(Duration.ofSeconds(5))).clientClock(clock).localLease(rule, 1, Duration.ofMillis(20))
                 .build()) {
             for (String way : List.of("reserve", "acquire")) {
                 String key = "k-" + way;

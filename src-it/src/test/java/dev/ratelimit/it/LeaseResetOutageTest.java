@@ -37,7 +37,7 @@ class LeaseResetOutageTest {
         this.server = server;
     }
 
-    private ValkeyRateLimiter valkey(String rule) {
+    private ValkeyRateLimiter valkey(Rule rule) {
         return ValkeyRateLimiter.builder()
                 .settings(ValkeySettings.of(server.url()).withSocketTimeout(Duration.ofMillis(300)))
                 .localLease(rule, 8, Duration.ofSeconds(20))
@@ -50,8 +50,8 @@ class LeaseResetOutageTest {
     void peekAgreesWithAcquireWhileLeaseServesDuringOutage(String policy) throws Exception {
         Rule rule = Rule.of("le-out-" + policy, Algorithm.TOKEN_BUCKET, 100, Duration.ofHours(1));
         String key = "k" + System.nanoTime();
-        try (RateLimiter limiter = ResilientRateLimiter.builder(valkey(rule.name()))
-                .policy(rule.name(), policy.equals("closed") ? FailurePolicy.closed() : FailurePolicy.open())
+        try (RateLimiter limiter = ResilientRateLimiter.builder(valkey(rule))
+                .policy(rule, policy.equals("closed") ? FailurePolicy.closed() : FailurePolicy.open())
                 .build()) {
             for (int i = 0; i < 6; i++) {
                 assertThat(limiter.acquire(rule, key).allowed()).isTrue();
@@ -81,7 +81,7 @@ class LeaseResetOutageTest {
     void resetDropsOwnLease(String algo) {
         Rule rule = Rule.of("le-reset-" + algo.toLowerCase().replace('_', '-'), Algorithm.valueOf(algo), 20, Duration.ofHours(1));
         String key = "k" + System.nanoTime();
-        try (ValkeyRateLimiter a = valkey(rule.name())) {
+        try (ValkeyRateLimiter a = valkey(rule)) {
             for (int i = 0; i < 7; i++) {
                 assertThat(a.acquire(rule, key).allowed()).isTrue();
             }
@@ -130,7 +130,7 @@ class LeaseResetOutageTest {
         String key = "k" + System.nanoTime();
         try (RateLimiter limiter = ResilientRateLimiter.builder(ValkeyRateLimiter.builder()
                 .settings(ValkeySettings.of(server.url()).withSocketTimeout(Duration.ofMillis(100))).build())
-                .policy(rule.name(), FailurePolicy.local(rule)).build()) {
+                .policy(rule, FailurePolicy.local(rule)).build()) {
             Reservation r = limiter.reserve(rule, key);
             assertThat(r.allowed()).isTrue();
             server.pause(Duration.ofMillis(600));

@@ -89,6 +89,6 @@ class LeaseResetTest {
 
     private ValkeyRateLimiter leasing() {
         return ValkeyRateLimiter.builder().settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(5)))
-                .clientClock(clock).localLease("reset", LEASE, LEASE_TIME).build();
+                .clientClock(clock).localLease(rule, LEASE, LEASE_TIME).build();
     }
 }

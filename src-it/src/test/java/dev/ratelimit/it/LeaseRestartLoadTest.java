@@ -69,9 +69,9 @@ class LeaseRestartLoadTest {
             for (int i = 0; i < INSTANCES; i++) {
                 ValkeyRateLimiter store = ValkeyRateLimiter.builder()
                         .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofMillis(200)))
-                        .clientClock(clock).localLease("leased", LEASE, Duration.ofMinutes(10)).build();
+                        .clientClock(clock).localLease(rule, LEASE, Duration.ofMinutes(10)).build();
                 stores.add(store);
-                limiters.add(ResilientRateLimiter.builder(store).policy("leased", FailurePolicy.closed())
+                limiters.add(ResilientRateLimiter.builder(store).policy(rule, FailurePolicy.closed())
                         .denyCache(0).build());
             }
             List<Future<?>> threads = new ArrayList<>();

@@ -77,6 +77,6 @@ class LeaseRuleEditTest {
     private ValkeyRateLimiter limiter() {
         return ValkeyRateLimiter.builder()
                 .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(5)))
-                .clientClock(clock).localLease("edited", 8, Duration.ofMinutes(10)).build();
+                .clientClock(clock).localLease(Rule.of("edited", Algorithm.FIXED_WINDOW, 1, Duration.ofHours(1)), 8, Duration.ofMinutes(10)).build();
     }
 }

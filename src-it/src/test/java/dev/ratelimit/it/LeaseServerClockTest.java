@@ -48,7 +48,7 @@ class LeaseServerClockTest {
     void everyServerWindowAdmitsAtMostItsLimit() throws Exception {
         Rule rule = Rule.of("server", Algorithm.FIXED_WINDOW, LIMIT, Duration.ofMillis(WINDOW));
         ConcurrentLinkedQueue<long[]> admitted = new ConcurrentLinkedQueue<>();
-        List<ValkeyRateLimiter> limiters = List.of(leasing(), leasing(), leasing());
+        List<ValkeyRateLimiter> limiters = List.of(leasing(rule), leasing(rule), leasing(rule));
         ExecutorService pool = Executors.newFixedThreadPool(6);
         long end = System.currentTimeMillis() + 3_000;
         try {
@@ -85,8 +85,8 @@ class LeaseServerClockTest {
                 .isLessThanOrEqualTo(LIMIT));
     }
 
-    private ValkeyRateLimiter leasing() {
+    private ValkeyRateLimiter leasing(Rule rule) {
         return ValkeyRateLimiter.builder().settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(5)))
-                .localLease("server", 8, Duration.ofMillis(300)).build();
+                .localLease(rule, 8, Duration.ofMillis(300)).build();
     }
 }

@@ -42,7 +42,7 @@ class LeaseSeveralRulesTest {
         long allowed = 0;
         try (ValkeyRateLimiter limiter = ValkeyRateLimiter.builder()
                 .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(5)))
-                .clientClock(clock).localLease("leased", 8, Duration.ofMillis(500)).build()) {
+                .clientClock(clock).localLease(leased, 8, Duration.ofMillis(500)).build()) {
             for (int i = 0; i < 30; i++) {
                 // The leased rule alone now and then, so that its lease grows and serves.
                 if (i % 3 == 0) {

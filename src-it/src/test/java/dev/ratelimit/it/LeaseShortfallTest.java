@@ -52,14 +52,14 @@ class LeaseShortfallTest {
         valkey.flushAll();
     }
 
-    private ValkeyRateLimiter limiter(String leased, int size, Duration time) {
+    private ValkeyRateLimiter limiter(Rule leased, int size, Duration time) {
         ValkeyRateLimiter.Builder builder = ValkeyRateLimiter.builder().settings(ValkeySettings.of(valkey.url())
                 .withSocketTimeout(Duration.ofSeconds(5))).clientClock(clock);
         return (leased == null ? builder : builder.localLease(leased, size, time)).build();
     }
 
     private static Rule bucket(Algorithm algorithm, long limit, Duration window, long burst) {
-        return Rule.of("b", algorithm, limit, window).withBurst(burst);
+        return Rule.of("b", algorithm, limit, window).toBuilder().burst(burst).build();
     }
 
     private static long take(ValkeyRateLimiter limiter, Rule rule, String key, int times) {
@@ -75,7 +75,7 @@ class LeaseShortfallTest {
     @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
     void aFreshKeyGetsItsWholeBurst(Algorithm algorithm) {
         Rule rule = bucket(algorithm, 50, Duration.ofSeconds(1), 100);
-        try (ValkeyRateLimiter leased = limiter("b", 16, Duration.ofMillis(400))) {
+        try (ValkeyRateLimiter leased = limiter(rule, 16, Duration.ofMillis(400))) {
             assertThat(take(leased, rule, "fresh", 100)).as("100 back to back, leases of 16 for 400 ms").isEqualTo(100);
             assertThat(leased.acquire(rule, "fresh").allowed()).as("the 101st, with no time passed").isFalse();
         }
@@ -86,7 +86,7 @@ class LeaseShortfallTest {
     @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
     void theReadmesExampleGetsItsWholeBurst(Algorithm algorithm) {
         Rule rule = bucket(algorithm, 1_000, Duration.ofSeconds(1), 2_000);
-        try (ValkeyRateLimiter leased = limiter("b", 50, Duration.ofMillis(50))) {
+        try (ValkeyRateLimiter leased = limiter(rule, 50, Duration.ofMillis(50))) {
             assertThat(take(leased, rule, "readme", 2_000)).isEqualTo(2_000);
         }
     }
@@ -100,7 +100,7 @@ class LeaseShortfallTest {
     @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
     void aBurstAfterASteadyRateAndIdleGetsAsMuchAsWithoutLeases(Algorithm algorithm) throws Exception {
         Rule rule = bucket(algorithm, 50, Duration.ofSeconds(1), 100);
-        try (ValkeyRateLimiter leased = serverClock("b"); ValkeyRateLimiter plain = serverClock(null)) {
+        try (ValkeyRateLimiter leased = serverClock(rule); ValkeyRateLimiter plain = serverClock(null)) {
             long steadyLeased = 0;
             long steadyPlain = 0;
             // 3 s at 40 a second, paced by the wall clock.
@@ -127,7 +127,7 @@ class LeaseShortfallTest {
         }
     }
 
-    private ValkeyRateLimiter serverClock(String leased) {
+    private ValkeyRateLimiter serverClock(Rule leased) {
         ValkeyRateLimiter.Builder builder = ValkeyRateLimiter.builder().settings(ValkeySettings.of(valkey.url())
                 .withSocketTimeout(Duration.ofSeconds(5)));
         return (leased == null ? builder : builder.localLease(leased, 16, Duration.ofMillis(400))).build();
@@ -146,7 +146,7 @@ class LeaseShortfallTest {
         Rule rule = bucket(algorithm, 50, Duration.ofSeconds(1), 100);
         Duration leaseTime = Duration.ofMillis(200);
         long margin = (leaseTime.toMillis() * 50 + 999) / 1000;
-        try (ValkeyRateLimiter leased = limiter("b", 16, leaseTime); ValkeyRateLimiter plain = limiter(null, 0, null)) {
+        try (ValkeyRateLimiter leased = limiter(rule, 16, leaseTime); ValkeyRateLimiter plain = limiter(null, 0, null)) {
             long totalLeased = 0;
             long totalPlain = 0;
             long worst = 0;
@@ -187,8 +187,8 @@ class LeaseShortfallTest {
         Duration leaseTime = Duration.ofMillis(200);
         long margin = (leaseTime.toMillis() * 50 + 999) / 1000;
         long bound = 2 * 16 + 3 * 2 * margin;
-        List<ValkeyRateLimiter> leased = List.of(limiter("b", 16, leaseTime), limiter("b", 16, leaseTime),
-                limiter("b", 16, leaseTime));
+        List<ValkeyRateLimiter> leased = List.of(limiter(rule, 16, leaseTime), limiter(rule, 16, leaseTime),
+                limiter(rule, 16, leaseTime));
         List<ValkeyRateLimiter> plain = List.of(limiter(null, 0, null), limiter(null, 0, null), limiter(null, 0, null));
         ExecutorService pool = Executors.newFixedThreadPool(3);
         try {
@@ -239,7 +239,7 @@ class LeaseShortfallTest {
         Duration leaseTime = Duration.ofMillis(200);
         long margin = (leaseTime.toMillis() * 50 + 999) / 1000;
         long bound = 16 + 2 * 2 * margin + 2 * (16 + 2 * margin);
-        try (ValkeyRateLimiter calm = limiter("b", 16, leaseTime); ValkeyRateLimiter busy = limiter("b", 16, leaseTime);
+        try (ValkeyRateLimiter calm = limiter(rule, 16, leaseTime); ValkeyRateLimiter busy = limiter(rule, 16, leaseTime);
              ValkeyRateLimiter calmPlain = limiter(null, 0, null); ValkeyRateLimiter busyPlain = limiter(null, 0, null)) {
             long totalLeased = 0;
             long totalPlain = 0;
@@ -278,7 +278,7 @@ class LeaseShortfallTest {
         Rule rule = bucket(algorithm, 10, Duration.ofSeconds(1), 40);
         try (ValkeyRateLimiter plain = limiter(null, 0, null)) {
             // The busy instance on the leased key, and the same traffic without leases on "p".
-            try (ValkeyRateLimiter calm = limiter("b", 16, Duration.ofMillis(200))) {
+            try (ValkeyRateLimiter calm = limiter(rule, 16, Duration.ofMillis(200))) {
                 assertThat(plain.acquireAll(List.of(Claim.of(rule, "l", 30))).allowed()).isTrue();
                 assertThat(plain.acquireAll(List.of(Claim.of(rule, "p", 30))).allowed()).isTrue();
                 for (int i = 0; i < 2; i++) {
@@ -370,7 +370,7 @@ class LeaseShortfallTest {
         try (ValkeyRateLimiter plain = limiter(null, 0, null)) {
             try (ValkeyRateLimiter leased = ValkeyRateLimiter.builder().settings(ValkeySettings.of(valkey.url())
                     .withSocketTimeout(Duration.ofSeconds(5))).clientClock(watched)
-                    .localLease("b", 16, Duration.ofMillis(200)).build()) {
+                    .localLease(rule, 16, Duration.ofMillis(200)).build()) {
                 // A key seen for the first time gets no lease: these 20 units are its own debt.
                 assertThat(leased.acquireAll(List.of(Claim.of(rule, "l", 20))).allowed()).isTrue();
                 assertThat(plain.acquireAll(List.of(Claim.of(rule, "p", 20))).allowed()).isTrue();

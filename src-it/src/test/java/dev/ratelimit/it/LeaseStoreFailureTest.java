@@ -60,7 +60,7 @@ class LeaseStoreFailureTest {
         long allowed = 0;
         try (ValkeyRateLimiter store = ValkeyRateLimiter.builder()
                 .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofMillis(200)))
-                .clientClock(clock).localLease("leased", 8, Duration.ofMinutes(10)).build();
+                .clientClock(clock).localLease(leased, 8, Duration.ofMinutes(10)).build();
              ResilientRateLimiter limiter = ResilientRateLimiter.builder(store)
                      .defaultPolicy(FailurePolicy.closed()).denyCache(0).build()) {
             // Grows the lease: 1, 2, then 4 of which 3 are left (the clock stands still, so none

@@ -53,7 +53,7 @@ class LeaseWindowEdgeTest {
     void everyWindowAdmitsAtMostItsLimit() throws Exception {
         Rule rule = Rule.of("edge", Algorithm.FIXED_WINDOW, LIMIT, Duration.ofMillis(WINDOW));
         long[] perWindow = new long[(int) (STEPS * STEP / WINDOW) + 2];
-        List<ValkeyRateLimiter> limiters = Stream.generate(this::leasing).limit(INSTANCES).toList();
+        List<ValkeyRateLimiter> limiters = Stream.generate(() -> leasing(rule)).limit(INSTANCES).toList();
         ExecutorService pool = Executors.newFixedThreadPool(6);
         try {
             for (int step = 0; step < STEPS; step++) {
@@ -90,8 +90,8 @@ class LeaseWindowEdgeTest {
                 .isGreaterThanOrEqualTo(LIMIT - (INSTANCES - 1) * LEASE);
     }
 
-    private ValkeyRateLimiter leasing() {
+    private ValkeyRateLimiter leasing(Rule rule) {
         return ValkeyRateLimiter.builder().settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(5)))
-                .clientClock(clock).localLease("edge", LEASE, Duration.ofMillis(400)).build();
+                .clientClock(clock).localLease(rule, LEASE, Duration.ofMillis(400)).build();
     }
 }

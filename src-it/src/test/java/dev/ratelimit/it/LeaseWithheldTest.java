@@ -57,7 +57,7 @@ class LeaseWithheldTest {
     @RepeatedTest(3)
     void manyThreadsOfOneInstanceWithholdAtMostOneLease() throws Exception {
         Rule rule = Rule.of("held", Algorithm.FIXED_WINDOW, LIMIT, Duration.ofHours(1));
-        try (ValkeyRateLimiter holder = leasing(); ValkeyRateLimiter plain = plain()) {
+        try (ValkeyRateLimiter holder = leasing(rule); ValkeyRateLimiter plain = plain()) {
             long admitted = hammer(holder, rule, 8, 150);
             long other = 0;
             while (plain.acquire(rule, "hot").allowed()) {
@@ -83,10 +83,10 @@ class LeaseWithheldTest {
     @ParameterizedTest
     @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
     void aLeaseRunOutWithholdsNothingOnceItsMarginIsBack(Algorithm algorithm) {
-        Rule rule = Rule.of("kept", algorithm, 60, Duration.ofHours(1)).withBurst(100);
+        Rule rule = Rule.of("kept", algorithm, 60, Duration.ofHours(1)).toBuilder().burst(100).build();
         try (ValkeyRateLimiter holder = ValkeyRateLimiter.builder().settings(ValkeySettings.of(valkey.url())
                 .withSocketTimeout(Duration.ofSeconds(5))).clientClock(clock)
-                .localLease("kept", LEASE, Duration.ofMinutes(10)).build();
+                .localLease(rule, LEASE, Duration.ofMinutes(10)).build();
              ValkeyRateLimiter other = plain()) {
             for (int i = 0; i < 3; i++) {
                 assertThat(holder.acquire(rule, "hot").allowed()).isTrue();
@@ -106,9 +106,9 @@ class LeaseWithheldTest {
         }
     }
 
-    private ValkeyRateLimiter leasing() {
+    private ValkeyRateLimiter leasing(Rule rule) {
         return ValkeyRateLimiter.builder().settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(5)))
-                .clientClock(clock).localLease("held", LEASE, Duration.ofMillis(500)).build();
+                .clientClock(clock).localLease(rule, LEASE, Duration.ofMillis(500)).build();
     }
 
     private ValkeyRateLimiter plain() {

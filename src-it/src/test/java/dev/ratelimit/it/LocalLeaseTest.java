@@ -47,7 +47,7 @@ class LocalLeaseTest {
     /** The client clock pins the windows (an aligned hour could end mid-test) and times the leases. */
     private final ManualClock clock = new ManualClock(1_700_000_000_000L);
 
-    private ValkeyRateLimiter leasing(String rule, long size) {
+    private ValkeyRateLimiter leasing(Rule rule, long size) {
         return ValkeyRateLimiter.builder().settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(2)))
                 .clientClock(clock).localLease(rule, size, LEASE_TIME).build();
     }
@@ -67,7 +67,7 @@ class LocalLeaseTest {
     void aHotKeyIsServedMostlyWithoutACall() {
         // A rate whose refill during a lease (the margin, 84 units) is small beside the burst.
         Rule rule = Rule.of("api", Algorithm.TOKEN_BUCKET, 1_000_000, Duration.ofHours(1));
-        try (ValkeyRateLimiter limiter = leasing("api", 64)) {
+        try (ValkeyRateLimiter limiter = leasing(rule, 64)) {
             for (int i = 0; i < 1_000; i++) {
                 assertThat(limiter.acquire(rule, "hot").allowed()).isTrue();
             }
@@ -83,7 +83,7 @@ class LocalLeaseTest {
     @Test
     void theNextLeaseIsTakenBeforeTheLeaseRunsOut() {
         Rule rule = Rule.of("ahead", Algorithm.FIXED_WINDOW, 10_000, Duration.ofHours(1));
-        try (ValkeyRateLimiter limiter = leasing("ahead", 8); ValkeyRateLimiter plain = plain()) {
+        try (ValkeyRateLimiter limiter = leasing(rule, 8); ValkeyRateLimiter plain = plain()) {
             for (int i = 0; i < 20; i++) {
                 assertThat(limiter.acquire(rule, "k").allowed()).isTrue();
             }
@@ -107,7 +107,7 @@ class LocalLeaseTest {
         Rule rule = Rule.of("api", Algorithm.TOKEN_BUCKET, 1_000_000, Duration.ofHours(1));
         int threads = 8;
         int each = 1_000;
-        try (ValkeyRateLimiter limiter = leasing("api", 64)) {
+        try (ValkeyRateLimiter limiter = leasing(rule, 64)) {
             assertThat(hammer(List.of(limiter), rule, threads, each)).isEqualTo((long) threads * each);
         }
         assertThat(functionCalls()).as("function calls for %d decisions on one key", threads * each)
@@ -121,7 +121,7 @@ class LocalLeaseTest {
             // A long window: nothing comes back during the test, so the bound is the limit itself.
             Rule rule = Rule.of("exact-" + algorithm.id(), algorithm, 200, Duration.ofHours(1));
             long allowed;
-            try (ValkeyRateLimiter one = leasing(rule.name(), 16); ValkeyRateLimiter two = leasing(rule.name(), 16)) {
+            try (ValkeyRateLimiter one = leasing(rule, 16); ValkeyRateLimiter two = leasing(rule, 16)) {
                 allowed = hammer(List.of(one, two), rule, 8, 100);
                 assertThat(allowed).as(algorithm.id() + ": allowed of 800 asked, limit 200").isLessThanOrEqualTo(200);
             }
@@ -143,7 +143,7 @@ class LocalLeaseTest {
     @Test
     void unusedUnitsGoBackAfterTheLeaseTime() throws Exception {
         Rule rule = Rule.of("back", Algorithm.FIXED_WINDOW, 40, Duration.ofHours(1));
-        try (ValkeyRateLimiter holder = leasing("back", 16); ValkeyRateLimiter other = leasing("back", 16)) {
+        try (ValkeyRateLimiter holder = leasing(rule, 16); ValkeyRateLimiter other = leasing(rule, 16)) {
             // A key asked for again and again: its leases grow (1, 2, 4, 8, 16), the last left unused.
             for (int i = 0; i < 22; i++) {
                 assertThat(holder.acquire(rule, "k").allowed()).isTrue();
@@ -170,7 +170,7 @@ class LocalLeaseTest {
     @Test
     void aDecisionFromALeaseCountsTheLeasedUnitsAsRemaining() {
         Rule rule = Rule.of("count", Algorithm.FIXED_WINDOW, 100, Duration.ofHours(1));
-        try (ValkeyRateLimiter limiter = leasing("count", 8)) {
+        try (ValkeyRateLimiter limiter = leasing(rule, 8)) {
             long previous = Long.MAX_VALUE;
             for (int i = 0; i < 30; i++) {
                 Decision decision = limiter.acquire(rule, "k");

@@ -43,7 +43,7 @@ class PeekMatchesAcquireTest {
         return Rule.of(name, Algorithm.valueOf(a.name()), 20, Duration.ofHours(1));
     }
 
-    private ValkeyRateLimiter limiter(String rule, long size, Duration time) {
+    private ValkeyRateLimiter limiter(Rule rule, long size, Duration time) {
         return ValkeyRateLimiter.builder()
                 .settings(ValkeySettings.of(server.url()).withSocketTimeout(Duration.ofSeconds(2)))
                 .localLease(rule, size, time)
@@ -60,7 +60,7 @@ class PeekMatchesAcquireTest {
             Random random = new Random(seed);
             long admitted = 0;
             List<String> trace = new ArrayList<>();
-            try (ValkeyRateLimiter limiter = limiter(rule.name(), 4, Duration.ofSeconds(30))) {
+            try (ValkeyRateLimiter limiter = limiter(rule, 4, Duration.ofSeconds(30))) {
                 for (int step = 0; step < 60; step++) {
                     long cost = 1 + random.nextInt(3);
                     Decision peek = limiter.peek(rule, key, cost);
@@ -112,8 +112,8 @@ class PeekMatchesAcquireTest {
             Random random = new Random(100 + seed);
             long admitted = 0;
             List<String> trace = new ArrayList<>();
-            try (ValkeyRateLimiter a = limiter(rule.name(), 4, Duration.ofSeconds(30));
-                 ValkeyRateLimiter b = limiter(rule.name(), 4, Duration.ofSeconds(30))) {
+            try (ValkeyRateLimiter a = limiter(rule, 4, Duration.ofSeconds(30));
+                 ValkeyRateLimiter b = limiter(rule, 4, Duration.ofSeconds(30))) {
                 for (int step = 0; step < 80; step++) {
                     ValkeyRateLimiter l = random.nextBoolean() ? a : b;
                     long cost = 1 + random.nextInt(2);
@@ -139,8 +139,8 @@ class PeekMatchesAcquireTest {
         String key = "k" + System.nanoTime();
         AtomicLong admitted = new AtomicLong();
         ExecutorService pool = Executors.newFixedThreadPool(8);
-        try (ValkeyRateLimiter a = limiter(rule.name(), 8, Duration.ofMillis(200));
-             ValkeyRateLimiter b = limiter(rule.name(), 8, Duration.ofMillis(200))) {
+        try (ValkeyRateLimiter a = limiter(rule, 8, Duration.ofMillis(200));
+             ValkeyRateLimiter b = limiter(rule, 8, Duration.ofMillis(200))) {
             List<Future<?>> fs = new ArrayList<>();
             for (int t = 0; t < 8; t++) {
                 ValkeyRateLimiter l = t % 2 == 0 ? a : b;

@@ -59,8 +59,8 @@ class ResilientRateLimiterTest {
                         .settings(ValkeySettings.of(url).withSocketTimeout(Duration.ofMillis(200))
                                 .withConnectTimeout(Duration.ofMillis(200)))
                         .build())
-                .policy("reset-mail", FailurePolicy.closed())
-                .policy("search", FailurePolicy.local(Rule.of("search", Algorithm.GCRA, 2, Duration.ofMinutes(1))))
+                .policy(RESET_MAILS, FailurePolicy.closed())
+                .policy(SEARCH, FailurePolicy.local(Rule.of("search", Algorithm.GCRA, 2, Duration.ofMinutes(1))))
                 .listener(listener)
                 .build();
     }
@@ -159,7 +159,7 @@ class ResilientRateLimiterTest {
         Rule inFlight = Rule.of("in-flight", Algorithm.CONCURRENCY, 3, Duration.ofSeconds(60));
         try (ValkeyRateLimiter store = ValkeyRateLimiter.builder().settings(answering(valkey.url())).build();
              ResilientRateLimiter limiter = ResilientRateLimiter.builder(store)
-                     .policy("per-user", FailurePolicy.local(Rule.of("per-user", Algorithm.FIXED_WINDOW, 1,
+                     .policy(perUser, FailurePolicy.local(Rule.of("per-user", Algorithm.FIXED_WINDOW, 1,
                              Duration.ofHours(1))))
                      .denyCache(0).build();
              Jedis admin = valkey.connect()) {
@@ -175,7 +175,7 @@ class ResilientRateLimiterTest {
                         allowed++;
                         request.commit();
                     }
-                    Decision local = request.decisions().decisions().get(0);
+                    Decision local = request.decisions().all().get(0);
                     assertThat(local.basis()).isEqualTo(Decision.Basis.LOCAL);
                 }
                 assertThat(allowed).as("the local limit of 1, reserving: %s", reserve).isEqualTo(reserve ? 0 : 1);
@@ -227,11 +227,11 @@ class ResilientRateLimiterTest {
             }
             // Once Valkey answers again, giving back works again.
             Reservation after = limiter.reserve(RESET_MAILS, "user:1");
-            for (int i = 0; i < 20 && after.decisions().decisions().get(0).basis() != Decision.Basis.SHARED; i++) {
+            for (int i = 0; i < 20 && after.decisions().all().get(0).basis() != Decision.Basis.SHARED; i++) {
                 Thread.sleep(100);
                 after = limiter.reserve(RESET_MAILS, "user:1");
             }
-            assertThat(after.decisions().decisions().get(0).basis()).isEqualTo(Decision.Basis.SHARED);
+            assertThat(after.decisions().all().get(0).basis()).isEqualTo(Decision.Basis.SHARED);
             assertThat(after.cancel()).containsExactly("reset-mail");
             assertThat(heard("reset-mail:REFUNDED")).isEqualTo(1);
         } finally {

@@ -26,7 +26,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class RestartPersistenceTest {
 
     private static final Rule MONTHLY = Rule.of("monthly", Algorithm.FIXED_WINDOW, 10_000, Duration.ofDays(1))
-            .withCalendar(CalendarWindow.of(CalendarWindow.Unit.MONTH, ZoneId.of("Europe/Berlin")));
+            .toBuilder().calendar(CalendarWindow.of(CalendarWindow.Unit.MONTH, ZoneId.of("Europe/Berlin"))).build();
     private static final Rule HOURLY_BUCKET = Rule.of("bucket", Algorithm.TOKEN_BUCKET, 100, Duration.ofHours(1));
 
     private static ValkeyRateLimiter limiter(ValkeyServer valkey) {

@@ -50,7 +50,7 @@ class SentinelFailoverTest {
         try (ValkeyRateLimiter valkey = ValkeyRateLimiter.builder().settings(settings)
                 .circuitBreaker(5, Duration.ofMillis(500)).build();
              ResilientRateLimiter limiter = ResilientRateLimiter.builder(valkey)
-                     .policy(rule.name(), FailurePolicy.open()).denyCache(0).build()) {
+                     .policy(rule, FailurePolicy.open()).denyCache(0).build()) {
             int oldPrimary = ValkeySentinels.port(topology.primary());
             long counted;
             FailoverLoad load = new FailoverLoad(limiter, rule, "shared", THREADS);

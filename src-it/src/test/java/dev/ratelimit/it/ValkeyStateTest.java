@@ -99,8 +99,8 @@ class ValkeyStateTest {
         for (int i = 0; i < 5; i++) {
             Decisions decisions = limiter.acquireAll(List.of(Claim.of(wide, "k"),
                     Claim.of(wideCounting, "k"), Claim.of(plain, "other")));
-            assertTtl(limiter.stateKey(wide, "k"), decisions.decisions().get(0), decisions.allowed());
-            assertTtl(limiter.stateKey(wideCounting, "k"), decisions.decisions().get(1),
+            assertTtl(limiter.stateKey(wide, "k"), decisions.all().get(0), decisions.allowed());
+            assertTtl(limiter.stateKey(wideCounting, "k"), decisions.all().get(1),
                     decisions.allowed() || wideCounting.countRejected());
             clock.advance(7);
         }

@@ -33,7 +33,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class LeaseGiveBackOrderTest {
 
     /** One unit a 10 s: a lease of 20 s has a margin of 2 units; a unit is 100,000 ticks. */
-    private static final Rule RULE = Rule.of("b", Algorithm.TOKEN_BUCKET, 10, Duration.ofSeconds(100)).withBurst(40);
+    private static final Rule RULE = Rule.tokenBucket("b", 10, Duration.ofSeconds(100), 40);
     private static final LeasePolicy POLICY = new LeasePolicy(4, Duration.ofSeconds(20));
     private static final Claim CLAIM = Claim.of(RULE, "k");
     private static final long UNIT = 100_000;

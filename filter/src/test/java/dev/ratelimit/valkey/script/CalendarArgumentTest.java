@@ -28,7 +28,7 @@ class CalendarArgumentTest {
     @Test
     void aCalendarWindowIsTheStartsOfFourConsecutivePeriodsAroundTheCallersNow() {
         Rule monthly = Rule.of("m", Algorithm.FIXED_WINDOW, 5, Duration.ofDays(1))
-                .withCalendar(CalendarWindow.of(CalendarWindow.Unit.MONTH, BERLIN));
+                .toBuilder().calendar(CalendarWindow.of(CalendarWindow.Unit.MONTH, BERLIN)).build();
         String expected = berlin("2026-02-01T00:00") + "," + berlin("2026-03-01T00:00") + ","
                 + berlin("2026-04-01T00:00") + "," + berlin("2026-05-01T00:00");
         assertThat(CalendarArgument.of(monthly, berlin("2026-03-15T10:00"))).isEqualTo(expected);

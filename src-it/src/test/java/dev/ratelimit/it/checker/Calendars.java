@@ -50,7 +50,8 @@ final class Calendars {
 
     /** The rule with the calendar window, and its local failure policy's rule with it too. */
     static FailurePolicy policy(FailurePolicy policy, CalendarWindow calendar) {
-        return policy.localRule() == null ? policy : FailurePolicy.local(policy.localRule().withCalendar(calendar));
+        return policy instanceof FailurePolicy.Local local
+                ? FailurePolicy.local(local.rule().toBuilder().calendar(calendar).build()) : policy;
     }
 
     /**

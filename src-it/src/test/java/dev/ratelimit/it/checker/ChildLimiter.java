@@ -1,5 +1,6 @@
 package dev.ratelimit.it.checker;
 
+import dev.ratelimit.internal.Refundable;
 import dev.ratelimit.Claim;
 import dev.ratelimit.Decision;
 import dev.ratelimit.Decisions;
@@ -151,7 +152,7 @@ final class ChildLimiter implements RateLimiter, ClientFaults {
      * @param answerMillis    how long each call's answer is waited for
      */
     record Config(String url, String keyPrefix, int breakerFailures, long breakerOpenMs, LongSupplier clientClock,
-                  boolean pipelined, Map<String, Workload.LocalLease> localLeases, long answerMillis) {
+                  boolean pipelined, Map<Rule, Workload.LocalLease> localLeases, long answerMillis) {
     }
 
     /**
@@ -211,7 +212,8 @@ final class ChildLimiter implements RateLimiter, ClientFaults {
         }
         ChildLimiter child = new ChildLimiter(process, instance, config.clientClock(), config.answerMillis());
         Map<String, Object> leases = new TreeMap<>();
-        config.localLeases().forEach((rule, lease) -> leases.put(rule, Map.of("size", lease.size(), "ms", lease.millis())));
+        config.localLeases().forEach((rule, lease) -> leases.put(rule.name(), Json.object().with("size", lease.size())
+                .with("ms", lease.millis()).with("rule", Event.ruleJson(rule))));
         Json line = Json.object().with("url", config.url()).with("keyPrefix", config.keyPrefix())
                 .with("breakerFailures", config.breakerFailures()).with("breakerOpenMs", config.breakerOpenMs())
                 .with("clock", config.clientClock() == null ? null : config.clientClock().getAsLong())
@@ -303,7 +305,7 @@ final class ChildLimiter implements RateLimiter, ClientFaults {
     public Reservation reserveAll(List<Claim> claims) {
         Map<String, Object> answer = call("reserve", claims);
         long number = ChildLines.number(answer, "reservation");
-        return Reservation.of(ChildLines.decisions(answer.get("decisions")), which -> giveBack(number, claims, which));
+        return Refundable.of(ChildLines.decisions(answer.get("decisions")), which -> giveBack(number, claims, which));
     }
 
     /**

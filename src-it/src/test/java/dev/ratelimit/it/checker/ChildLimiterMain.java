@@ -78,7 +78,10 @@ public final class ChildLimiterMain {
         leases.forEach((rule, value) -> {
             @SuppressWarnings("unchecked")
             Map<String, Object> lease = (Map<String, Object>) value;
-            builder.localLease(rule, ChildLines.number(lease, "size"), Duration.ofMillis(ChildLines.number(lease, "ms")));
+            @SuppressWarnings("unchecked")
+            Map<String, Object> leased = (Map<String, Object>) lease.get("rule");
+            builder.localLease(ChildLines.rule(leased), ChildLines.number(lease, "size"),
+                    Duration.ofMillis(ChildLines.number(lease, "ms")));
         });
         limiter = builder.build();
     }

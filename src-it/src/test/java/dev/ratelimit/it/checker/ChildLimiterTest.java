@@ -1,5 +1,6 @@
 package dev.ratelimit.it.checker;
 
+import dev.ratelimit.internal.Verdicts;
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.CalendarWindow;
 import dev.ratelimit.Claim;
@@ -56,9 +57,9 @@ class ChildLimiterTest {
         List<Rule> rules = List.of(
                 Rule.of("a", Algorithm.FIXED_WINDOW, 7, Duration.ofMillis(50)).withCountRejected(true).withShadow(true),
                 Rule.of("b", Algorithm.FIXED_WINDOW, 3, Duration.ofDays(1))
-                        .withCalendar(CalendarWindow.of(CalendarWindow.Unit.DAY, ZoneId.of("Australia/Lord_Howe"))),
-                Rule.of("c", Algorithm.TOKEN_BUCKET, 5, Duration.ofMillis(1_000)).withBurst(9),
-                Rule.of("d", Algorithm.GCRA, 2, Duration.ofMillis(10)).withBurst(1),
+                        .toBuilder().calendar(CalendarWindow.of(CalendarWindow.Unit.DAY, ZoneId.of("Australia/Lord_Howe"))).build(),
+                Rule.tokenBucket("c", 5, Duration.ofMillis(1_000), 9),
+                Rule.gcra("d", 2, Duration.ofMillis(10), 1),
                 Rule.of("e", Algorithm.SLIDING_LOG, 20, Duration.ofMillis(60_000)),
                 Rule.of("f", Algorithm.SLIDING_WINDOW_COUNTER, 10, Duration.ofMillis(200)).withCountRejected(true),
                 Rule.of("g", Algorithm.CONCURRENCY, 3, Duration.ofMillis(120_000)).withShadow(true));
@@ -69,12 +70,12 @@ class ChildLimiterTest {
         assertThat(ChildLines.claims(JsonReader.object(Json.object().with("c", ChildLines.claims(claims)).toString())
                 .get("c"))).isEqualTo(claims);
 
-        Decisions decisions = new Decisions(false, List.of(
-                new Decision("a", false, 7, 0, Duration.ofNanos(1_500_001), Duration.ofMillis(49),
-                        Duration.ofNanos(12_345_678_901L), Decision.Basis.SHARED),
-                Decision.allowed("b", 3, 2, Duration.ofHours(25)),
-                Decision.skipped("c", 5).fromFallback(),
-                Decision.unavailable("d", 2, Duration.ofSeconds(1))), Duration.ofNanos(12_345_678_901L));
+        Decisions decisions = Decisions.of(false, List.of(
+                Decision.builder("a", 7).remaining(0).effectiveWindow(Duration.ofNanos(1_500_001))
+                        .resetAfter(Duration.ofMillis(49)).retryAfter(Duration.ofNanos(12_345_678_901L)).build(),
+                Verdicts.allowed("b", 3, 2, Duration.ofHours(25)),
+                Verdicts.skipped("c", 5).toBuilder().basis(Decision.Basis.LOCAL).build(),
+                Verdicts.unavailable("d", 2, Duration.ofSeconds(1))), Duration.ofNanos(12_345_678_901L));
         assertThat(ChildLines.decisions(JsonReader.object(ChildLines.decisions(decisions).toString())))
                 .isEqualTo(decisions);
 

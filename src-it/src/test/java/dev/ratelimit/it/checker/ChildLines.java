@@ -31,12 +31,12 @@ final class ChildLines {
         return Event.ruleJson(rule);
     }
 
-    /** A rule read back: its canonical constructor, so every component is the one written. */
+    /** A rule read back: every part set, so every one is the one written. */
     static Rule rule(Map<String, Object> fields) {
-        return new Rule((String) fields.get("name"), Algorithm.fromId((String) fields.get("algorithm")),
-                number(fields, "limit"), Duration.ofMillis(number(fields, "windowMs")), number(fields, "burst"),
-                (Boolean) fields.get("countRejected"), (Boolean) fields.get("shadow"),
-                Calendars.parse((String) fields.get("calendar")));
+        return Rule.builder((String) fields.get("name"), Algorithm.fromId((String) fields.get("algorithm")))
+                .limit(number(fields, "limit")).window(Duration.ofMillis(number(fields, "windowMs")))
+                .calendar(Calendars.parse((String) fields.get("calendar"))).burst(number(fields, "burst"))
+                .countRejected((Boolean) fields.get("countRejected")).shadow((Boolean) fields.get("shadow")).build();
     }
 
     static List<Json> claims(List<Claim> claims) {
@@ -56,7 +56,7 @@ final class ChildLines {
     }
 
     static Json decision(Decision d) {
-        return Json.object().with("rule", d.rule()).with("allowed", d.allowed()).with("limit", d.limit())
+        return Json.object().with("rule", d.ruleName()).with("allowed", d.allowed()).with("limit", d.limit())
                 .with("remaining", d.remaining()).with("effectiveWindow", d.effectiveWindow().toString())
                 .with("resetAfter", d.resetAfter().toString()).with("retryAfter", d.retryAfter().toString())
                 .with("basis", d.basis().name());
@@ -65,14 +65,19 @@ final class ChildLines {
     @SuppressWarnings("unchecked")
     static Decision decision(Object value) {
         Map<String, Object> fields = (Map<String, Object>) value;
-        return new Decision((String) fields.get("rule"), (Boolean) fields.get("allowed"), number(fields, "limit"),
-                number(fields, "remaining"), duration(fields, "effectiveWindow"), duration(fields, "resetAfter"),
-                duration(fields, "retryAfter"), Decision.Basis.valueOf((String) fields.get("basis")));
+        Decision decision = Decision.builder((String) fields.get("rule"), number(fields, "limit"))
+                .remaining(number(fields, "remaining")).effectiveWindow(duration(fields, "effectiveWindow"))
+                .resetAfter(duration(fields, "resetAfter")).retryAfter(duration(fields, "retryAfter"))
+                .basis(Decision.Basis.valueOf((String) fields.get("basis"))).build();
+        if (decision.allowed() != (Boolean) fields.get("allowed")) {
+            throw new IllegalArgumentException("a decision read back disagrees with itself: " + fields);
+        }
+        return decision;
     }
 
     static Json decisions(Decisions decisions) {
         return Json.object().with("allowed", decisions.allowed()).with("retryAfter", decisions.retryAfter().toString())
-                .with("decisions", decisions.decisions().stream().map(ChildLines::decision).toList());
+                .with("decisions", decisions.all().stream().map(ChildLines::decision).toList());
     }
 
     /** Decisions read back as they were made (not recombined by {@link Decisions#of}). */
@@ -80,7 +85,7 @@ final class ChildLines {
     static Decisions decisions(Object value) {
         Map<String, Object> fields = (Map<String, Object>) value;
         List<Decision> decisions = ((List<Object>) fields.get("decisions")).stream().map(ChildLines::decision).toList();
-        return new Decisions((Boolean) fields.get("allowed"), decisions, duration(fields, "retryAfter"));
+        return Decisions.of((Boolean) fields.get("allowed"), decisions, duration(fields, "retryAfter"));
     }
 
     /** What a call threw: its class's simple name, whether it is a RateLimitException, its message. */

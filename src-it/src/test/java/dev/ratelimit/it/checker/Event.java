@@ -305,11 +305,11 @@ sealed interface Event {
     private static Json decisionsJson(Decisions decisions) {
         return Json.object().with("allowed", decisions.allowed())
                 .with("retryAfterMs", decisions.retryAfter().toMillis())
-                .with("decisions", decisions.decisions().stream().map(Event::decisionJson).toList());
+                .with("decisions", decisions.all().stream().map(Event::decisionJson).toList());
     }
 
     private static Json decisionJson(Decision d) {
-        return Json.object().with("rule", d.rule()).with("allowed", d.allowed()).with("basis", d.basis().name())
+        return Json.object().with("rule", d.ruleName()).with("allowed", d.allowed()).with("basis", d.basis().name())
                 .with("limit", d.limit()).with("remaining", d.remaining())
                 .with("effectiveWindowMs", d.effectiveWindow().toMillis()).with("retryAfterMs", d.retryAfter().toMillis())
                 .with("resetAfterMs", d.resetAfter().toMillis());

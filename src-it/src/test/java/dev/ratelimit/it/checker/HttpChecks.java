@@ -119,7 +119,7 @@ final class HttpChecks {
         }
         for (int i = 0; i < call.claims().size(); i++) {
             Claim claim = call.claims().get(i);
-            Decision decision = decided.decisions().decisions().get(i);
+            Decision decision = decided.decisions().all().get(i);
             Long reset = resets.get(claim.rule().name());
             if (decision.allowed() || claim.rule().shadow() || reset == null) {
                 continue;

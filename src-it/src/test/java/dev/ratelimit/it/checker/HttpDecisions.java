@@ -1,5 +1,6 @@
 package dev.ratelimit.it.checker;
 
+import dev.ratelimit.internal.Verdicts;
 import dev.ratelimit.Claim;
 import dev.ratelimit.Decision;
 import dev.ratelimit.Decisions;
@@ -53,12 +54,12 @@ final class HttpDecisions {
             // after (t - 1) s and 1 ms (the time to a full quota is not sent).
             Duration t = Duration.ofMillis(Math.max(0, rt[1] * 1000 - 999));
             if (events.contains(name + " REJECTED")) {
-                list.add(Decision.rejected(name, claim.rule().limit(), rt[0], t, Duration.ofMillis(retryAfter))
-                        .withEffectiveWindow(t));
+                list.add(Verdicts.rejected(name, claim.rule().limit(), rt[0], t, Duration.ofMillis(retryAfter))
+                        .toBuilder().effectiveWindow(t).build());
             } else if (events.contains(name + " ALLOWED") && !events.contains(name + " FALLBACK")) {
-                list.add(Decision.allowed(name, claim.rule().limit(), rt[0], t).withEffectiveWindow(t));
+                list.add(Verdicts.allowed(name, claim.rule().limit(), rt[0], t).toBuilder().effectiveWindow(t).build());
             } else {
-                list.add(Decision.skipped(name, claim.rule().limit()));
+                list.add(Verdicts.skipped(name, claim.rule().limit()));
             }
         }
         return Decisions.of(claims, list);
@@ -76,8 +77,7 @@ final class HttpDecisions {
         }
         long burst = !rule.algorithm().hasBurst() ? answer
                 : Math.max(1, (long) Math.ceil((double) rule.burst() * answer / rule.limit()));
-        Rule result = new Rule(rule.name(), rule.algorithm(), answer, rule.window(), burst, rule.countRejected(),
-                rule.shadow(), rule.calendar());
+        Rule result = rule.toBuilder().limit(answer).burst(burst).build();
         return cost > result.capacity() ? rule : result;
     }
 }

@@ -117,7 +117,7 @@ final class HttpRunner {
         List<String> announced() {
             List<String> names = new ArrayList<>();
             for (int i = 0; decided != null && i < claims.size(); i++) {
-                if (decided.decisions().get(i).basis() == Decision.Basis.SHARED) {
+                if (decided.all().get(i).basis() == Decision.Basis.SHARED) {
                     names.add(claims.get(i).rule().name());
                 }
             }
@@ -205,7 +205,7 @@ final class HttpRunner {
             List<String> back = new ArrayList<>();
             for (int j = 0; j < filter.claims().size(); j++) {
                 if (!filter.claims().get(j).rule().countRejected() && filter.decided() != null
-                        && filter.decided().decisions().get(j).allowed()) {
+                        && filter.decided().all().get(j).allowed()) {
                     back.add(filter.claims().get(j).rule().name());
                 }
             }
@@ -344,10 +344,10 @@ final class HttpRunner {
         Rule rule = Rule.of(old.name(), old.algorithm(), edit.limit(), Duration.ofMillis(edit.windowMs()))
                 .withCountRejected(old.countRejected());
         if (old.algorithm().hasBurst()) {
-            rule = rule.withBurst(edit.burst());
+            rule = rule.toBuilder().burst(edit.burst()).build();
         }
         if (edit.calendar() != null) {
-            rule = rule.withCalendar(Calendars.parse(edit.calendar()));
+            rule = rule.toBuilder().calendar(Calendars.parse(edit.calendar())).build();
         }
         edited.set(edit.rule(), spec.withRule(rule));
         putSettings();

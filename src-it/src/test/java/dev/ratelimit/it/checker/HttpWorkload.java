@@ -167,8 +167,8 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
         for (int i = 0; i < count; i++) {
             Spec spec = rules.get(i);
             if (spec.rule().algorithm() == Algorithm.FIXED_WINDOW && calendars.nextBoolean()) {
-                Rule pro = calendars.nextBoolean() ? spec.pro().withCalendar(Calendars.draw(calendars)) : spec.pro();
-                rules.set(i, new Spec(spec.rule().withCalendar(Calendars.draw(calendars)), spec.cost(), spec.outcome(),
+                Rule pro = calendars.nextBoolean() ? spec.pro().toBuilder().calendar(Calendars.draw(calendars)).build() : spec.pro();
+                rules.set(i, new Spec(spec.rule().toBuilder().calendar(Calendars.draw(calendars)).build(), spec.cost(), spec.outcome(),
                         spec.statuses(), spec.basic(), pro, spec.byParam(), null));
             }
         }
@@ -262,7 +262,7 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
         boolean countRejected = !"count-when".equals(outcome) && random.nextInt(4) == 0;
         Rule rule = Rule.of(name, algorithm, limit, Duration.ofMillis(window)).withCountRejected(countRejected);
         if (algorithm.hasBurst() && random.nextBoolean()) {
-            rule = rule.withBurst(Math.max(cost, 1 + random.nextInt((int) (2 * limit))));
+            rule = rule.toBuilder().burst(Math.max(cost, 1 + random.nextInt((int) (2 * limit)))).build();
         }
         long basicLimit = Math.max(cost, limit / 2);
         Rule basic = Rule.of(name, algorithm, basicLimit, Duration.ofMillis(WINDOWS[0])).withCountRejected(countRejected);
@@ -270,8 +270,8 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
         Rule pro = Rule.of(name, algorithm, proLimit, Duration.ofMillis(pick(random, WINDOWS)))
                 .withCountRejected(countRejected);
         if (algorithm.hasBurst()) {
-            basic = basic.withBurst(basicLimit);
-            pro = pro.withBurst(proLimit);
+            basic = basic.toBuilder().burst(basicLimit).build();
+            pro = pro.toBuilder().burst(proLimit).build();
         }
         return new Spec(rule, cost, outcome, statuses, basic, pro, random.nextInt(3) == 0, null);
     }
@@ -283,7 +283,7 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
         Rule rule = Rule.of(old.name(), old.algorithm(), limit, Duration.ofMillis(pick(random, WINDOWS)))
                 .withCountRejected(old.countRejected());
         if (old.algorithm().hasBurst()) {
-            rule = rule.withBurst(Math.max(spec.cost(), 1 + random.nextInt((int) (2 * limit))));
+            rule = rule.toBuilder().burst(Math.max(spec.cost(), 1 + random.nextInt((int) (2 * limit)))).build();
         }
         return rule;
     }

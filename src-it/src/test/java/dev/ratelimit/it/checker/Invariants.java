@@ -428,11 +428,11 @@ final class Invariants {
         }
         // Every rule is judged on the state before this call.
         for (int i = 0; i < claims.size(); i++) {
-            judge(call, claims.get(i), decisions.decisions().get(i), decisions);
+            judge(call, claims.get(i), decisions.all().get(i), decisions);
         }
         for (int i = 0; i < claims.size(); i++) {
             Claim claim = claims.get(i);
-            Decision decision = decisions.decisions().get(i);
+            Decision decision = decisions.all().get(i);
             String name = claim.rule().name();
             Ledger shared = ledger(STORE, name, claim.key());
             if (storeMayHaveCounted(events, name)
@@ -523,7 +523,7 @@ final class Invariants {
     }
 
     private void peek(Event.Call call, Event.Decided decided) {
-        judge(call, call.claims().get(0), decided.decisions().decisions().get(0), null);
+        judge(call, call.claims().get(0), decided.decisions().all().get(0), null);
     }
 
     /** The checks of one rule's decision, on the ledger of whoever decided it. */
@@ -769,7 +769,7 @@ final class Invariants {
             if (!settled.asked().contains(name)) {
                 continue;
             }
-            Decision decision = reserved.decisions().decisions().get(i);
+            Decision decision = reserved.decisions().all().get(i);
             String domain = decision.basis() == Decision.Basis.SHARED ? STORE
                     : decision.basis() == Decision.Basis.LOCAL ? local(reserved.call().instance()) : null;
             if (domain == null) {

@@ -1,5 +1,6 @@
 package dev.ratelimit.it.checker;
 
+import dev.ratelimit.internal.Verdicts;
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.Claim;
 import dev.ratelimit.Decision;
@@ -33,8 +34,8 @@ class InvariantsTest {
     private long call(Event.Kind kind, long at, Rule rule, long cost, boolean allowed, long retryAfter) {
         long id = ++op;
         List<Claim> claims = List.of(Claim.of(rule, "k", cost));
-        Decision decision = allowed ? Decision.allowed(rule.name(), rule.limit(), 0, Duration.ZERO)
-                : Decision.rejected(rule.name(), rule.limit(), 0, Duration.ofMillis(retryAfter), Duration.ofMillis(retryAfter));
+        Decision decision = allowed ? Verdicts.allowed(rule.name(), rule.limit(), 0, Duration.ZERO)
+                : Verdicts.rejected(rule.name(), rule.limit(), 0, Duration.ofMillis(retryAfter), Duration.ofMillis(retryAfter));
         Decisions decisions = Decisions.of(claims, List.of(decision));
         events.add(new Event.Call(id, at, 0, kind, claims));
         events.add(new Event.StoreCall(id, at, 0, kind.name().toLowerCase(), claims, decisions, null, null));
@@ -75,8 +76,8 @@ class InvariantsTest {
     private void timed(long sent, long answered, Rule rule, boolean allowed, long retryAfter) {
         long id = ++op;
         List<Claim> claims = List.of(Claim.of(rule, "k", 1));
-        Decision decision = allowed ? Decision.allowed(rule.name(), rule.limit(), 0, Duration.ZERO)
-                : Decision.rejected(rule.name(), rule.limit(), 0, Duration.ofMillis(retryAfter), Duration.ofMillis(retryAfter));
+        Decision decision = allowed ? Verdicts.allowed(rule.name(), rule.limit(), 0, Duration.ZERO)
+                : Verdicts.rejected(rule.name(), rule.limit(), 0, Duration.ofMillis(retryAfter), Duration.ofMillis(retryAfter));
         Decisions decisions = Decisions.of(claims, List.of(decision));
         events.add(new Event.Call(id, sent, 0, Event.Kind.ACQUIRE, claims));
         events.add(new Event.StoreCall(id, answered, 0, "acquire", claims, decisions, null, null));
@@ -140,15 +141,15 @@ class InvariantsTest {
             long id = ++op;
             List<Claim> claims = List.of(Claim.of(shared, "k", 1), Claim.of(local, "k", 1));
             Decisions store = Decisions.of(List.of(claims.get(0)),
-                    List.of(Decision.allowed("shared", 5, 4, Duration.ofMillis(1_000))));
-            Decision refused = Decision.rejected("local", 5, 0, Duration.ofMillis(500), Duration.ofMillis(500))
-                    .fromFallback();
+                    List.of(Verdicts.allowed("shared", 5, 4, Duration.ofMillis(1_000))));
+            Decision refused = Verdicts.rejected("local", 5, 0, Duration.ofMillis(500), Duration.ofMillis(500))
+                    .toBuilder().basis(Decision.Basis.LOCAL).build();
             events.add(new Event.Call(id, T0 + op, 0, Event.Kind.ACQUIRE, claims));
             events.add(new Event.StoreCall(id, T0 + op, 0, "reserve", List.of(claims.get(0)), store, null, null));
             if (givenBack) {
                 events.add(new Event.StoreRefund(id, T0 + op, 0, id, List.of("shared"), List.of("shared"), null));
             }
-            events.add(new Event.Decided(id, T0 + op, 0, Decisions.of(claims, List.of(store.decisions().get(0), refused))));
+            events.add(new Event.Decided(id, T0 + op, 0, Decisions.of(claims, List.of(store.all().get(0), refused))));
         }
         assertThat(check()).filteredOn(v -> v.invariant().startsWith("all or nothing")).singleElement()
                 .extracting(Violation::op).isEqualTo(op);
@@ -189,7 +190,7 @@ class InvariantsTest {
     void aCalendarDayCountsPerLocalDayAcrossADaylightSavingChange() {
         java.time.ZoneId berlin = java.time.ZoneId.of("Europe/Berlin");
         Rule rule = Rule.of("day", Algorithm.FIXED_WINDOW, 1, Duration.ofDays(1))
-                .withCalendar(dev.ratelimit.CalendarWindow.of(dev.ratelimit.CalendarWindow.Unit.DAY, berlin));
+                .toBuilder().calendar(dev.ratelimit.CalendarWindow.of(dev.ratelimit.CalendarWindow.Unit.DAY, berlin)).build();
         long evening = java.time.LocalDateTime.parse("2026-03-28T23:30").atZone(berlin).toInstant().toEpochMilli();
         long morning = java.time.LocalDateTime.parse("2026-03-29T00:30").atZone(berlin).toInstant().toEpochMilli();
         events.add(new Event.RuleSet(0, evening - 1_000, 0, rule, null, null, "initial"));
@@ -207,7 +208,7 @@ class InvariantsTest {
     void aCalendarMonthRejectingOnTheFirstIsALockout() {
         java.time.ZoneId berlin = java.time.ZoneId.of("Europe/Berlin");
         Rule rule = Rule.of("month", Algorithm.FIXED_WINDOW, 1, Duration.ofDays(1))
-                .withCalendar(dev.ratelimit.CalendarWindow.of(dev.ratelimit.CalendarWindow.Unit.MONTH, berlin));
+                .toBuilder().calendar(dev.ratelimit.CalendarWindow.of(dev.ratelimit.CalendarWindow.Unit.MONTH, berlin)).build();
         long february = java.time.LocalDateTime.parse("2026-02-28T23:59").atZone(berlin).toInstant().toEpochMilli();
         long march = java.time.LocalDateTime.parse("2026-03-01T00:00").atZone(berlin).toInstant().toEpochMilli();
         events.add(new Event.RuleSet(0, february - 1_000, 0, rule, null, null, "initial"));
@@ -288,7 +289,7 @@ class InvariantsTest {
         rule(rule);
         call(Event.Kind.ACQUIRE, T0 + 10, rule, 4, true, 0);
         List<Claim> claims = List.of(Claim.of(rule, "k", 1));
-        Decisions rejected = Decisions.of(claims, List.of(Decision.rejected(rule.name(), rule.limit(), 0,
+        Decisions rejected = Decisions.of(claims, List.of(Verdicts.rejected(rule.name(), rule.limit(), 0,
                 Duration.ofMillis(90), Duration.ofMillis(90))));
         long operator = ++op;
         events.add(new Event.Call(operator, T0 + 20, 0, Event.Kind.PEEK, claims, Target.OPERATOR));
@@ -325,7 +326,7 @@ class InvariantsTest {
     void aBucketRefundThatGivesBackRefilledUnitsIsFlagged() {
         // Issue 20, finding 2: 10 reserved at 0 s, 10 allowed at 10 s, the reservation cancelled
         // (the store says it gave back), 10 more allowed at once: 20 in no time under a burst of 10.
-        Rule rule = Rule.of("bucket", Algorithm.TOKEN_BUCKET, 1, Duration.ofSeconds(1)).withBurst(10);
+        Rule rule = Rule.tokenBucket("bucket", 1, Duration.ofSeconds(1), 10);
         rule(rule);
         long reserved = call(Event.Kind.RESERVE, T0, rule, 10, true, 0);
         call(Event.Kind.ACQUIRE, T0 + 10_000, rule, 10, true, 0);
@@ -359,7 +360,7 @@ class InvariantsTest {
         events.clear();
         rule(rule);
         // A 429 whose Retry-After (1 s) precedes the end of the t the field gives (5 s).
-        Decisions rejected = Decisions.of(claims, List.of(Decision.rejected("fw", 1, 0, Duration.ofSeconds(5),
+        Decisions rejected = Decisions.of(claims, List.of(Verdicts.rejected("fw", 1, 0, Duration.ofSeconds(5),
                 Duration.ofSeconds(1))));
         events.add(new Event.Call(++op, T0, 0, Event.Kind.ACQUIRE, claims, 0, T0 + 3));
         events.add(new Event.Decided(op, T0 + 3, 0, rejected));
@@ -374,7 +375,7 @@ class InvariantsTest {
         Rule rule = Rule.of("log", Algorithm.SLIDING_LOG, 1, Duration.ofSeconds(1));
         rule(rule);
         List<Claim> claims = List.of(Claim.of(rule, "k", 1));
-        Decisions allowed = Decisions.of(claims, List.of(Decision.allowed("log", 1, 0, Duration.ZERO)));
+        Decisions allowed = Decisions.of(claims, List.of(Verdicts.allowed("log", 1, 0, Duration.ZERO)));
         events.add(new Event.Call(++op, T0, 0, Event.Kind.ACQUIRE, claims, 0, T0 + 5));
         events.add(new Event.Decided(op, T0 + 5, 0, allowed));
         events.add(new Event.Call(++op, T0 + 1_000, 0, Event.Kind.ACQUIRE, claims, 0, T0 + 1_004));
@@ -404,8 +405,8 @@ class InvariantsTest {
         rule(rule);
         List<Claim> claims = List.of(Claim.of(rule, "k", 1));
         // The bucket's next unit in 6 s, but the decision says none comes for 30 s.
-        Decision rejected = Decision.rejected("tb", 5, 0, Duration.ofSeconds(30), Duration.ofSeconds(6))
-                .withEffectiveWindow(Duration.ofSeconds(30));
+        Decision rejected = Verdicts.rejected("tb", 5, 0, Duration.ofSeconds(30), Duration.ofSeconds(6))
+                .toBuilder().effectiveWindow(Duration.ofSeconds(30)).build();
         Decisions decisions = Decisions.of(claims, List.of(rejected));
         events.add(new Event.Call(++op, T0, 0, Event.Kind.ACQUIRE, claims));
         events.add(new Event.StoreCall(op, T0, 0, "acquire", claims, decisions, null, null));
@@ -420,22 +421,22 @@ class InvariantsTest {
         rule(rule);
         List<Claim> one = List.of(Claim.of(rule, "k", 1));
         // Allowed with 1 remaining and the next unit in 6 s: two more within 6 s break the promise.
-        decided(T0, one, Decision.allowed("tb", 5, 1, Duration.ofSeconds(24)).withEffectiveWindow(Duration.ofSeconds(6)));
-        decided(T0 + 1_000, one, Decision.allowed("tb", 5, 0, Duration.ofSeconds(30)));
-        decided(T0 + 2_000, one, Decision.allowed("tb", 5, 0, Duration.ofSeconds(30)));
+        decided(T0, one, Verdicts.allowed("tb", 5, 1, Duration.ofSeconds(24)).toBuilder().effectiveWindow(Duration.ofSeconds(6)).build());
+        decided(T0 + 1_000, one, Verdicts.allowed("tb", 5, 0, Duration.ofSeconds(30)));
+        decided(T0 + 2_000, one, Verdicts.allowed("tb", 5, 0, Duration.ofSeconds(30)));
         assertThat(check()).extracting(Violation::invariant)
                 .contains("token-bucket: no more than r units within the effective window t");
         // A refund in between made room: the promise no longer holds.
         events.clear();
         rule(rule);
-        decided(T0, one, Decision.allowed("tb", 5, 1, Duration.ofSeconds(24)).withEffectiveWindow(Duration.ofSeconds(6)));
+        decided(T0, one, Verdicts.allowed("tb", 5, 1, Duration.ofSeconds(24)).toBuilder().effectiveWindow(Duration.ofSeconds(6)).build());
         long reserved = ++op;
         events.add(new Event.Call(reserved, T0 + 500, 0, Event.Kind.RESERVE, one));
-        Decisions taken = Decisions.of(one, List.of(Decision.allowed("tb", 5, 0, Duration.ofSeconds(30))));
+        Decisions taken = Decisions.of(one, List.of(Verdicts.allowed("tb", 5, 0, Duration.ofSeconds(30))));
         events.add(new Event.StoreCall(reserved, T0 + 500, 0, "reserve", one, taken, null, null));
         events.add(new Event.Decided(reserved, T0 + 500, 0, taken));
         settle(T0 + 600, reserved, "cancel", List.of("tb"), List.of("tb"));
-        decided(T0 + 1_000, one, Decision.allowed("tb", 5, 0, Duration.ofSeconds(30)));
+        decided(T0 + 1_000, one, Verdicts.allowed("tb", 5, 0, Duration.ofSeconds(30)));
         assertThat(check()).extracting(Violation::invariant)
                 .doesNotContain("token-bucket: no more than r units within the effective window t");
     }
@@ -459,7 +460,7 @@ class InvariantsTest {
         rule(rule);
         List<Claim> one = List.of(Claim.of(rule, "k", 1));
         long reserved = ++op;
-        Decisions taken = Decisions.of(one, List.of(Decision.allowed("fw", 1, 0, Duration.ofSeconds(60))));
+        Decisions taken = Decisions.of(one, List.of(Verdicts.allowed("fw", 1, 0, Duration.ofSeconds(60))));
         events.add(new Event.Call(reserved, T0, 0, Event.Kind.RESERVE, one, 1));
         events.add(new Event.StoreCall(reserved, T0, 0, "reserve", one, taken, null, null));
         events.add(new Event.Decided(reserved, T0, 0, taken));

@@ -1,5 +1,6 @@
 package dev.ratelimit.it.checker;
 
+import dev.ratelimit.internal.Refundable;
 import dev.ratelimit.Claim;
 import dev.ratelimit.Decision;
 import dev.ratelimit.Decisions;
@@ -82,7 +83,7 @@ final class RecordingStore implements RateLimiter {
         long reservedBy = op.getAsLong();
         // The reservation as the caller gets it, its refunds recorded. Reservation.cancel asks
         // the inner one with the same predicate it was given, so the rules asked are the same.
-        return Reservation.of(reservation.decisions(), which -> giveBack(reservation, claims, which, reservedBy));
+        return Refundable.of(reservation.decisions(), which -> giveBack(reservation, claims, which, reservedBy));
     }
 
     private List<String> giveBack(Reservation reservation, List<Claim> claims, Predicate<Rule> which, long reservedBy) {

@@ -241,7 +241,7 @@ final class Runner {
                 decisions = target.limiter().acquireAll(claims);
             }
             history.add(new Event.Decided(op, now(), history.real(), decisions));
-            lastAnswered = decisions.decisions().stream().allMatch(d -> d.basis() == Decision.Basis.SHARED);
+            lastAnswered = decisions.all().stream().allMatch(d -> d.basis() == Decision.Basis.SHARED);
             if (!decisions.allowed() && !decisions.unavailable()) {
                 lastRejected = new Rejection(reserve, claims, now(), decisions.retryAfter().toMillis());
             }
@@ -448,10 +448,10 @@ final class Runner {
         Rule rule = Rule.of(old.name(), old.algorithm(), edit.limit(), Duration.ofMillis(edit.windowMs()))
                 .withCountRejected(old.countRejected()).withShadow(old.shadow());
         if (old.algorithm().hasBurst()) {
-            rule = rule.withBurst(edit.burst());
+            rule = rule.toBuilder().burst(edit.burst()).build();
         }
         if (edit.calendar() != null) {
-            rule = rule.withCalendar(Calendars.parse(edit.calendar()));
+            rule = rule.toBuilder().calendar(Calendars.parse(edit.calendar())).build();
         }
         rules.set(edit.rule(), rule);
         long op = begin();

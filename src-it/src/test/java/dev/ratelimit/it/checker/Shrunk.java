@@ -46,7 +46,8 @@ record Shrunk(Checker.Result original, Checker.Result smallest, Violation violat
             FailurePolicy policy = shrunk.policies().get(rule.name());
             out.append("  ").append(Event.ruleJson(rule)).append(!shrunk.resilient() ? ""
                     : " policy " + policy.kind().name().toLowerCase()
-                    + (policy.localRule() == null ? "" : " " + Event.ruleJson(policy.localRule()))).append('\n');
+                    + (policy instanceof FailurePolicy.Local local ? " " + Event.ruleJson(local.rule()) : ""))
+                    .append('\n');
         }
         List<String> lines = new ArrayList<>();
         for (int i = 0; i < steps.size(); i++) {

@@ -101,7 +101,7 @@ final class Target implements AutoCloseable {
                 if (manual != null) {
                     builder.clientClock(manual);
                 }
-                workload.localLeases().forEach((rule, lease) ->
+                workload.leasedRules().forEach((rule, lease) ->
                         builder.localLease(rule, lease.size(), Duration.ofMillis(lease.millis())));
                 if (cluster != null) {
                     errors = null;
@@ -148,8 +148,11 @@ final class Target implements AutoCloseable {
                             }
                         }
                     });
-            for (Map.Entry<String, FailurePolicy> policy : workload.policies().entrySet()) {
-                builder.policy(policy.getKey(), policy.getValue());
+            for (Rule rule : workload.rules()) {
+                FailurePolicy policy = workload.policies().get(rule.name());
+                if (policy != null) {
+                    builder.policy(rule, policy);
+                }
             }
             if (top instanceof ResilientRateLimiter replaced) {
                 builder.replacing(replaced);
@@ -219,7 +222,7 @@ final class Target implements AutoCloseable {
                 // Fresh JVMs for every run (and every rerun of a shrinking), started together.
                 children.addAll(ChildLimiter.start(workload.instances(), new ChildLimiter.Config(valkey.url(),
                         keyPrefix(), BREAKER_FAILURES, workload.breakerOpenMillis(), manual, workload.pipelined(),
-                        workload.localLeases(), ChildLimiter.ANSWER_MILLIS)));
+                        workload.leasedRules(), ChildLimiter.ANSWER_MILLIS)));
             }
             for (int i = 0; i < workload.instances(); i++) {
                 instances.add(new Instance(i, local, children.isEmpty() ? null : children.get(i), beneath));
@@ -524,7 +527,8 @@ final class Target implements AutoCloseable {
      * @return the local rule, or null
      */
     Rule localRule(String rule) {
-        return workload.resilient() ? workload.policies().get(rule).localRule() : null;
+        return workload.resilient() && workload.policies().get(rule) instanceof FailurePolicy.Local local
+                ? local.rule() : null;
     }
 
     /**

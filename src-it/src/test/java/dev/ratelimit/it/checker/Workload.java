@@ -58,6 +58,18 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
      * @param size   units
      * @param millis lease time
      */
+    /** The leased rules (as the workload starts) with their leases. */
+    Map<Rule, LocalLease> leasedRules() {
+        Map<Rule, LocalLease> leased = new java.util.LinkedHashMap<>();
+        for (Rule rule : rules) {
+            LocalLease lease = localLeases.get(rule.name());
+            if (lease != null) {
+                leased.put(rule, lease);
+            }
+        }
+        return leased;
+    }
+
     record LocalLease(long size, long millis) {
 
         /** The units a bucket's lease charges beside its own for the refill while it lasts. */
@@ -209,7 +221,7 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
         for (int i = 0; i < rules.size() && calendar == null; i++) {
             if (rules.get(i).algorithm() == Algorithm.FIXED_WINDOW && calendars.nextBoolean()) {
                 calendar = Calendars.draw(calendars);
-                rules.set(i, rules.get(i).withCalendar(calendar));
+                rules.set(i, rules.get(i).toBuilder().calendar(calendar).build());
                 policies.put(rules.get(i).name(), Calendars.policy(policies.get(rules.get(i).name()), calendar));
             }
         }
@@ -349,7 +361,7 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
                 .withCountRejected(random.nextInt(4) == 0)
                 .withShadow(random.nextInt(8) == 0);
         if (algorithm.hasBurst() && random.nextBoolean()) {
-            rule = rule.withBurst(1 + random.nextInt((int) (2 * limit)));
+            rule = rule.toBuilder().burst(1 + random.nextInt((int) (2 * limit))).build();
         }
         return rule;
     }
@@ -367,7 +379,7 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
                         .withCountRejected(!rule.algorithm().isConcurrency() && random.nextInt(4) == 0)
                         .withShadow(shadow);
                 if (rule.algorithm().hasBurst() && random.nextBoolean()) {
-                    local = local.withBurst(1 + random.nextInt((int) (2 * limit)));
+                    local = local.toBuilder().burst(1 + random.nextInt((int) (2 * limit))).build();
                 }
                 yield FailurePolicy.local(local);
             }
