@@ -162,6 +162,33 @@ class SettingsReaderTest {
     }
 
     @Test
+    void everyConnectionSettingReachesTheValkeySettingsItBuilds(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        java.nio.file.Path ca = java.nio.file.Files.writeString(dir.resolve("ca.pem"), "not read until connecting");
+        Map<String, String> values = valid();
+        values.put("ratelimit.valkey.url", "rediss://localhost:6380/2");
+        values.put("ratelimit.valkey.timeout", "70ms");
+        values.put("ratelimit.valkey.connect-timeout", "80ms");
+        values.put("ratelimit.valkey.pool.max-total", "9");
+        values.put("ratelimit.valkey.pool.max-idle", "4");
+        values.put("ratelimit.valkey.pool.max-wait", "30ms");
+        values.put("ratelimit.valkey.tls.ca-file", ca.toString());
+        ValkeySettings valkey = read(values).valkey().orElseThrow();
+        assertThat(valkey.url()).isEqualTo("rediss://localhost:6380/2");
+        assertThat(valkey.socketTimeout()).isEqualTo(Duration.ofMillis(70));
+        assertThat(valkey.connectTimeout()).isEqualTo(Duration.ofMillis(80));
+        assertThat(valkey.poolMaxTotal()).isEqualTo(9);
+        assertThat(valkey.poolMaxIdle()).isEqualTo(4);
+        assertThat(valkey.poolMaxWait()).isEqualTo(Duration.ofMillis(30));
+        assertThat(valkey.tlsCaFile()).contains(ca);
+        assertThat(valkey.cluster()).isFalse();
+        assertThat(valkey.sentinel()).isEmpty();
+
+        values.put("ratelimit.valkey.cluster", "true");
+        assertThat(read(values).valkey().orElseThrow().cluster()).isTrue();
+    }
+
+    @Test
     void readsASentinelPrimaryAndNamesEveryBadSentinel() {
         Map<String, String> values = valid();
         values.put("ratelimit.valkey.sentinel.master", "primary");
