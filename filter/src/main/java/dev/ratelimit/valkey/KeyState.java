@@ -58,7 +58,8 @@ public final class KeyState {
     }
 
     /**
-     * The rule's algorithm ({@code concurrency}: the units are leases of requests in progress, and the raw state lists them by when each times out).
+     * The rule's algorithm ({@code concurrency}: the units are leases of requests in progress, and
+     * the raw state lists them by when each times out).
      *
      * @return the algorithm
      */
@@ -76,7 +77,8 @@ public final class KeyState {
     }
 
     /**
-     * What a request of the given cost would get now (a peek); empty when the state cannot be read by the rule's algorithm ({@code unreadable} says why).
+     * What a request of the given cost would get now (a peek); empty when the state cannot be read
+     * by the rule's algorithm ({@code unreadable} says why).
      *
      * @return the decision
      */
@@ -94,7 +96,8 @@ public final class KeyState {
     }
 
     /**
-     * Units this limiter holds in local leases for the key (0 for a limiter of its own, such as the command line's).
+     * Units this limiter holds in local leases for the key (0 for a limiter of its own, such as the
+     * command line's).
      *
      * @return the lease units
      */
@@ -103,7 +106,8 @@ public final class KeyState {
     }
 
     /**
-     * The longest those units are held before what is unused goes back (the rule's {@code local-lease-time}); zero without local leases.
+     * The longest those units are held before what is unused goes back (the rule's {@code
+     * local-lease-time}); zero without local leases.
      *
      * @return the lease time
      */
@@ -112,7 +116,8 @@ public final class KeyState {
     }
 
     /**
-     * The Valkey type of the key: {@code string}, {@code hash}, {@code zset} ..., or {@code none} when there is no state (the key is full).
+     * The Valkey type of the key: {@code string}, {@code hash}, {@code zset} ..., or {@code none}
+     * when there is no state (the key is full).
      *
      * @return the type
      */
@@ -121,7 +126,8 @@ public final class KeyState {
     }
 
     /**
-     * The raw state, one entry per line: {@code field=value} of a hash, {@code member score} of a sorted set (the first {@value KeyInspector#RAW_ENTRIES} and a count), the value of a string.
+     * The raw state, one entry per line: {@code field=value} of a hash, {@code member score} of a
+     * sorted set (the first {@value KeyInspector#RAW_ENTRIES} and a count), the value of a string.
      *
      * @return the raw
      */
@@ -148,7 +154,8 @@ public final class KeyState {
     }
 
     /**
-     * Whether the rule is a shadow rule: it counts but never refuses, so a key over its limit is not "rejected".
+     * Whether the rule is a shadow rule: it counts but never refuses, so a key over its limit is
+     * not "rejected".
      *
      * @return the shadow
      */

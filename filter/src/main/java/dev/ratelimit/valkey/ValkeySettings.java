@@ -41,7 +41,9 @@ public final class ValkeySettings {
     private final boolean cluster;
     private final Optional<Sentinel> sentinel;
 
-    private ValkeySettings(String url, Duration connectTimeout, Duration socketTimeout, int poolMaxTotal, int poolMaxIdle, Duration poolMaxWait, Optional<Path> tlsCaFile, boolean cluster, Optional<Sentinel> sentinel) {
+    private ValkeySettings(String url, Duration connectTimeout, Duration socketTimeout, int poolMaxTotal,
+                           int poolMaxIdle, Duration poolMaxWait, Optional<Path> tlsCaFile, boolean cluster,
+                           Optional<Sentinel> sentinel) {
         Objects.requireNonNull(url, "url");
         Objects.requireNonNull(connectTimeout, "connectTimeout");
         Objects.requireNonNull(socketTimeout, "socketTimeout");
@@ -131,7 +133,9 @@ public final class ValkeySettings {
     }
 
     /**
-     * For {@code rediss://}: a PEM file of the CA certificates to trust instead of the JVM's trust store. Default: the JVM's trust store. The server's host name is verified against its certificate either way.
+     * For {@code rediss://}: a PEM file of the CA certificates to trust instead of the JVM's trust
+     * store. Default: the JVM's trust store. The server's host name is verified against its
+     * certificate either way.
      *
      * @return the tls ca file
      */
@@ -140,7 +144,8 @@ public final class ValkeySettings {
     }
 
     /**
-     * Whether the URL names one node of a Valkey Cluster (the others are discovered) rather than a standalone server. Default: false.
+     * Whether the URL names one node of a Valkey Cluster (the others are discovered) rather than a
+     * standalone server. Default: false.
      *
      * @return the cluster
      */
@@ -149,7 +154,9 @@ public final class ValkeySettings {
     }
 
     /**
-     * The Sentinel-managed primary to use instead of the URL's host: its name and the sentinels that know it. The URL then gives only the scheme (TLS or not), the credentials and the database, which serve the sentinels too. Default: none.
+     * The Sentinel-managed primary to use instead of the URL's host: its name and the sentinels
+     * that know it. The URL then gives only the scheme (TLS or not), the credentials and the
+     * database, which serve the sentinels too. Default: none.
      *
      * @return the sentinel
      */
@@ -159,12 +166,16 @@ public final class ValkeySettings {
 
     @Override
     public boolean equals(Object other) {
-        return other instanceof ValkeySettings o && url.equals(o.url) && connectTimeout.equals(o.connectTimeout) && socketTimeout.equals(o.socketTimeout) && poolMaxTotal == o.poolMaxTotal && poolMaxIdle == o.poolMaxIdle && poolMaxWait.equals(o.poolMaxWait) && tlsCaFile.equals(o.tlsCaFile) && cluster == o.cluster && sentinel.equals(o.sentinel);
+        return other instanceof ValkeySettings o && url.equals(o.url) && connectTimeout.equals(o.connectTimeout)
+                && socketTimeout.equals(o.socketTimeout) && poolMaxTotal == o.poolMaxTotal
+                && poolMaxIdle == o.poolMaxIdle && poolMaxWait.equals(o.poolMaxWait) && tlsCaFile.equals(o.tlsCaFile)
+                && cluster == o.cluster && sentinel.equals(o.sentinel);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(url, connectTimeout, socketTimeout, poolMaxTotal, poolMaxIdle, poolMaxWait, tlsCaFile, cluster, sentinel);
+        return Objects.hash(url, connectTimeout, socketTimeout, poolMaxTotal, poolMaxIdle, poolMaxWait, tlsCaFile, cluster,
+                sentinel);
     }
 
 
