@@ -58,12 +58,20 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
      * @param size   units
      * @param millis lease time
      */
-    /** The leased rules (as the workload starts) with their leases. */
+    /**
+     * The rules leased as the workload starts, with their leases: those of {@link #localLeases}
+     * a lease can serve (a token bucket, GCRA or fixed window that neither only observes nor
+     * counts rejected attempts; the limiter's builder refuses the others). A rule edited later
+     * keeps its lease by name, as the limiter does.
+     */
     Map<Rule, LocalLease> leasedRules() {
         Map<Rule, LocalLease> leased = new java.util.LinkedHashMap<>();
         for (Rule rule : rules) {
             LocalLease lease = localLeases.get(rule.name());
-            if (lease != null) {
+            boolean servable = (rule.algorithm() == dev.ratelimit.Algorithm.TOKEN_BUCKET
+                    || rule.algorithm() == dev.ratelimit.Algorithm.GCRA
+                    || rule.algorithm() == dev.ratelimit.Algorithm.FIXED_WINDOW) && !rule.shadow() && !rule.countRejected();
+            if (lease != null && servable) {
                 leased.put(rule, lease);
             }
         }
