@@ -32,9 +32,9 @@ import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.sli
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The shape of the JAR, held by tests rather than habit: who may use whom (the README's Layout
+ * The shape of the JAR, held by tests rather than habit: who may use whom (CONTRIBUTING.md's Layout
  * section says the same in words), no package cycles, the libraries each confined to its room,
- * the packages and the public surface exactly the README's table. Size is no rule: a file is as
+ * the packages and the public surface exactly CONTRIBUTING.md's table. Size is no rule: a file is as
  * long as its one job needs.
  * Every public type and member documented is {@link DocumentedTest}'s.
  */
@@ -44,7 +44,7 @@ class ArchitectureTest {
     static final Path SOURCES = Path.of("src/main/java");
     /** The main sources and resources of the published modules, from this module's directory. */
     static final Path[] MAIN_ROOTS = {Path.of("src/main"), Path.of("../micrometer/src/main"), Path.of("../jakarta/src/main")};
-    static final Path README = Path.of("../README.md");
+    static final Path LAYOUT = Path.of("../CONTRIBUTING.md");
 
     static final JavaClasses MAIN = new ClassFileImporter().importPath(CLASSES);
 
@@ -163,30 +163,30 @@ class ArchitectureTest {
     }
 
     /**
-     * Every package of the JAR has a row in the README's Layout table, marked internal or listing
+     * Every package of the JAR has a row in CONTRIBUTING.md's Layout table, marked internal or listing
      * its public types; the public types of the others (nested ones as {@code Outer.Inner}) are
      * exactly that list: a new package or public type is a decision, made by editing the table.
      * One row per package: of two, the last would silently replace the first's list.
      */
     @Test
     void thePublicSurfaceIsTheReadmesList() {
-        String readme = read(README);
-        assertThat(layoutRows(readme).map(cells -> cells[1].trim())).as("packages with a row in the README's tables")
+        String readme = read(LAYOUT);
+        assertThat(layoutRows(readme).map(cells -> cells[1].trim())).as("packages with a row in CONTRIBUTING.md's tables")
                 .doesNotHaveDuplicates();
         Set<String> packages = MAIN.stream().map(JavaClass::getPackageName).collect(Collectors.toCollection(TreeSet::new));
-        assertThat(documentedPackages(readme)).as("packages in the README's Layout table").isEqualTo(packages);
+        assertThat(documentedPackages(readme)).as("packages in CONTRIBUTING.md's Layout table").isEqualTo(packages);
         Map<String, Set<String>> documented = documentedPublicTypes(readme);
         assertThat(publicTypes(MAIN, documented.keySet())).as("public types of the API packages")
                 .isEqualTo(documented);
     }
 
-    /** Every package the README's Layout table has a row for. */
+    /** Every package CONTRIBUTING.md's Layout table has a row for. */
     static Set<String> documentedPackages(String readme) {
         return layoutRows(readme).map(cells -> cells[1].trim().replace("`", ""))
                 .collect(Collectors.toCollection(TreeSet::new));
     }
 
-    /** Package name to the public types the README's Layout table lists for it (internal ones left out). */
+    /** Package name to the public types CONTRIBUTING.md's Layout table lists for it (internal ones left out). */
     static Map<String, Set<String>> documentedPublicTypes(String readme) {
         Map<String, Set<String>> documented = new TreeMap<>();
         layoutRows(readme).filter(cells -> !cells[2].trim().startsWith("(internal")).forEach(cells ->

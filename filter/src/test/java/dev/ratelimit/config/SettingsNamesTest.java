@@ -21,7 +21,7 @@ class SettingsNamesTest {
     @Test
     void everyNameOfTheListIsStillReadAndEveryNameReadIsListed() throws IOException {
         Set<String> listed = listed();
-        Set<String> read = SettingsDocumentationTest.readmeNames();
+        Set<String> read = SettingsDocumentationTest.documentedNames();
         Set<String> readOrRenamed = new TreeSet<>(read);
         SettingsReader.RENAMED.forEach((now, old) -> {
             if (read.contains(SettingsReader.PREFIX + "rule.*." + now)) {

@@ -275,7 +275,7 @@ class CliInspectResetTest {
 
     @Test
     void theReadmesAclLineForTheToolIsEnoughAndAnAclWithoutItIsOneLine() throws Exception {
-        String line = Files.readAllLines(Path.of("../README.md")).stream()
+        String line = Files.readAllLines(Path.of("../docs/cli.md")).stream()
                 .filter(l -> l.startsWith("ACL SETUSER ratelimit-ops ")).findFirst().orElseThrow();
         String[] rights = line.substring("ACL SETUSER ratelimit-ops ".length()).replace(">CHANGE-ME", ">0ps-pw").split(" ");
         Map<String, String> settings = settings();

@@ -61,6 +61,18 @@ record DeclaredDependencies(List<Dependency> imports, List<Dependency> dependenc
     }
 
     /**
+     * Reads a whole POM given as text (the README's quick start).
+     *
+     * @param pom   the POM's XML
+     * @param where what to name in a failure
+     * @return what its top level declares
+     * @throws Exception if it does not parse
+     */
+    static DeclaredDependencies ofPom(String pom, String where) throws Exception {
+        return of(pom, where);
+    }
+
+    /**
      * Reads the XML of a POM snippet ({@code <dependencyManagement>} and {@code <dependencies>},
      * as the README shows them) by wrapping it in a {@code <project>}.
      *

@@ -69,6 +69,16 @@ class ReadmeDependenciesTest {
     }
 
     @Test
+    void theReadmesPomIsAWholeWarProjectForJava17WithTheServletApiProvided() throws Exception {
+        String pom = readmeBlock(SNIPPET);
+        assertThat(pom).as("the quick start's pom.xml").contains("<packaging>war</packaging>")
+                .contains("<maven.compiler.release>17</maven.compiler.release>").startsWith("<project ");
+        assertThat(DeclaredDependencies.ofPom(pom, "README.md").dependencies()).as("what the container provides")
+                .filteredOn(dependency -> dependency.scope().equals("provided"))
+                .containsExactly(new Dependency("jakarta.servlet", "jakarta.servlet-api", "6.0.0", "provided"));
+    }
+
+    @Test
     void theBomPinsThePublishedModulesAtTheProjectVersion() throws Exception {
         // bom/ has no parent, so its versions are written out: they must follow the project's.
         DeclaredDependencies bom = DeclaredDependencies.ofSnippet(
@@ -122,10 +132,10 @@ class ReadmeDependenciesTest {
      */
     @Test
     void theMicroProfileSetIsThePlainSetLessWhatTheServerBrings() throws Exception {
-        String text = Files.readString(ROOT.resolve("README.md"));
+        String text = Files.readString(ROOT.resolve("docs/containers.md"));
         Matcher matcher = MICROPROFILE_SNIPPET.matcher(text);
-        assertThat(matcher.find()).as("the README's <!-- readme-dependencies-microprofile --> block").isTrue();
-        DeclaredDependencies microprofile = DeclaredDependencies.ofSnippet(matcher.group(1), "README.md");
+        assertThat(matcher.find()).as("docs/containers.md's <!-- readme-dependencies-microprofile --> block").isTrue();
+        DeclaredDependencies microprofile = DeclaredDependencies.ofSnippet(matcher.group(1), "docs/containers.md");
         String pom = Files.readString(ROOT.resolve("examples/webapp/pom.xml"));
         int profile = pom.indexOf("<id>microprofile-server</id>");
         assertThat(profile).as("the example's microprofile-server profile").isNotNegative();
@@ -140,13 +150,20 @@ class ReadmeDependenciesTest {
                 plain.dependencies().stream().filter(dependency -> !leftToTheServer.contains(dependency.key())).toList());
     }
 
+    /** The README's set: what its quick start's {@code pom.xml} puts inside the WAR. */
     private static DeclaredDependencies readme() throws Exception {
+        DeclaredDependencies pom = DeclaredDependencies.ofPom(readmeBlock(SNIPPET), "README.md");
+        return new DeclaredDependencies(pom.imports(),
+                pom.dependencies().stream().filter(dependency -> !dependency.scope().equals("provided")).toList());
+    }
+
+    private static String readmeBlock(Pattern marked) throws IOException {
         String text = Files.readString(ROOT.resolve("README.md"));
-        Matcher matcher = SNIPPET.matcher(text);
-        assertThat(matcher.find()).as("the README's <!-- readme-dependencies --> block").isTrue();
-        DeclaredDependencies readme = DeclaredDependencies.ofSnippet(matcher.group(1), "README.md");
-        assertThat(matcher.find()).as("only one readme-dependencies block").isFalse();
-        return readme;
+        Matcher matcher = marked.matcher(text);
+        assertThat(matcher.find()).as("the README's " + marked + " block").isTrue();
+        String block = matcher.group(1);
+        assertThat(matcher.find()).as("only one such block").isFalse();
+        return block;
     }
 
     /** The version of the build, from the parent POM (every module has it). */

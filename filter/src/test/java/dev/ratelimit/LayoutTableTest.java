@@ -13,32 +13,32 @@ import java.util.regex.Pattern;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The README's "Who may use whom" table says what {@link ArchitectureTest#MAY_USE} holds: an edit
- * of either alone, a layer allowed more in the README than the tests hold or the other way round,
+ * CONTRIBUTING.md's "Who may use whom" table says what {@link ArchitectureTest#MAY_USE} holds: an edit
+ * of either alone, a layer allowed more in CONTRIBUTING.md than the tests hold or the other way round,
  * fails here. Read as written: a row's packages are its first cell's; what they may use is "the
  * API" and each {@code `name`} of the second cell (a package under {@code dev.ratelimit}),
  * "nothing else of ours" is none, "everything" is every other package.
  */
-class ReadmeLayersTest {
+class LayoutTableTest {
 
     private static final Pattern PACKAGE = Pattern.compile("`(dev\\.ratelimit[a-z.]*)`");
     private static final Pattern NAME = Pattern.compile("`([a-z]+(?:\\.[a-z]+)*)`");
 
     @Test
     void theReadmesWhoMayUseWhomIsTheLayersTheTestsHold() {
-        assertThat(readmeTable(ArchitectureTest.read(ArchitectureTest.README)))
-                .as("the README's 'Who may use whom' against ArchitectureTest.MAY_USE")
+        assertThat(readmeTable(ArchitectureTest.read(ArchitectureTest.LAYOUT)))
+                .as("CONTRIBUTING.md's 'Who may use whom' against ArchitectureTest.MAY_USE")
                 .isEqualTo(new TreeMap<>(ArchitectureTest.MAY_USE));
     }
 
-    /** Package to the packages it may use, as the README's table says. */
+    /** Package to the packages it may use, as CONTRIBUTING.md's table says. */
     static Map<String, Set<String>> readmeTable(String readme) {
         List<String> lines = readme.lines().toList();
         int at = 0;
         while (at < lines.size() && !lines.get(at).startsWith("Who may use whom")) {
             at++;
         }
-        assertThat(at).as("a 'Who may use whom' paragraph in the README").isLessThan(lines.size());
+        assertThat(at).as("a 'Who may use whom' paragraph in CONTRIBUTING.md").isLessThan(lines.size());
         Map<String, Set<String>> table = new TreeMap<>();
         Set<String> usingEverything = new TreeSet<>();
         // The table starts after the paragraph's line and a blank one; its first two rows are the header.
@@ -60,7 +60,7 @@ class ReadmeLayersTest {
                 }
             }
         }
-        assertThat(table).as("rows of the README's 'Who may use whom' table").isNotEmpty();
+        assertThat(table).as("rows of CONTRIBUTING.md's 'Who may use whom' table").isNotEmpty();
         for (String name : usingEverything) {
             Set<String> others = new TreeSet<>(table.keySet());
             others.remove(name);
