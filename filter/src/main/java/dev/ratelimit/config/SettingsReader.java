@@ -79,6 +79,20 @@ public final class SettingsReader {
     }
 
     /**
+     * The default of every setting read with one, by name (a rule's as read for the rule the
+     * source lists), as the settings reference writes it: the reader's own definitions, against
+     * which the reference is checked.
+     *
+     * @param source settings that read without a problem
+     * @return the defaults, in the order read
+     */
+    static Map<String, String> defaults(SettingsSource source) {
+        SettingsReader reader = new SettingsReader(source, warning -> { });
+        reader.readAll();
+        return reader.values.defaults();
+    }
+
+    /**
      * Logs a warning of a reading, as {@link #read(SettingsSource)} does.
      *
      * @param warning the warning

@@ -25,9 +25,20 @@ final class SettingsValues {
     private final List<String> problems = new ArrayList<>();
     private final Set<String> read = new HashSet<>();
     private final List<String> renamings = new ArrayList<>();
+    // Each setting's default as the reader asks for it: the one definition the reference is held to.
+    private final java.util.Map<String, String> defaults = new java.util.LinkedHashMap<>();
 
     SettingsValues(SettingsSource source) {
         this.source = source;
+    }
+
+    /**
+     * The default of each setting read so far with one, as the settings reference writes it
+     * ({@code true}, {@code 32}, {@code 50ms}, {@code draft}); a setting read without a default
+     * (required, or optional with none) is not here.
+     */
+    java.util.Map<String, String> defaults() {
+        return java.util.Collections.unmodifiableMap(defaults);
     }
 
     /** The source read from. */
@@ -98,6 +109,7 @@ final class SettingsValues {
     }
 
     boolean bool(String name, boolean defaultValue) {
+        defaults.putIfAbsent(name, Boolean.toString(defaultValue));
         return raw(name).map(v -> switch (v.toLowerCase(Locale.ROOT)) {
             case "true" -> true;
             case "false" -> false;
@@ -109,6 +121,7 @@ final class SettingsValues {
     }
 
     long number(String name, long defaultValue, long min, long max) {
+        defaults.putIfAbsent(name, Long.toString(defaultValue));
         return raw(name).map(v -> parseNumber(name, v, min, max)).orElse(defaultValue);
     }
 
@@ -127,6 +140,9 @@ final class SettingsValues {
     }
 
     Duration duration(String name, Duration defaultValue, Duration min) {
+        if (defaultValue != null) {
+            defaults.putIfAbsent(name, Durations.format(defaultValue));
+        }
         return raw(name).map(v -> parseDuration(name, v, min)).orElse(defaultValue);
     }
 
@@ -149,6 +165,9 @@ final class SettingsValues {
     }
 
     String text(String name, String defaultValue, Pattern valid, String rule) {
+        if (defaultValue != null) {
+            defaults.putIfAbsent(name, defaultValue);
+        }
         return raw(name).map(v -> {
             if (!valid.matcher(v).matches()) {
                 problem(name, v, rule);
@@ -159,6 +178,9 @@ final class SettingsValues {
     }
 
     String choice(String name, String defaultValue, List<String> choices) {
+        if (defaultValue != null) {
+            defaults.putIfAbsent(name, defaultValue);
+        }
         return raw(name).map(v -> {
             String lower = v.toLowerCase(Locale.ROOT);
             if (!choices.contains(lower)) {

@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -63,6 +64,55 @@ class SettingsDocumentationTest {
         readGlobal.removeIf(name -> SettingsReader.RENAMED.containsValue(name.substring(SettingsReader.PREFIX.length())));
         assertThat(new TreeSet<>(readmeGlobal.keySet())).as("global settings in docs/settings.md").isEqualTo(readGlobal);
         assertThat(new TreeSet<>(readmeRule.keySet())).as("rule settings in docs/settings.md").isEqualTo(readRule);
+    }
+
+    /**
+     * A default the reference writes as a value ({@code `50ms`}, {@code `true`}) is the one the
+     * reader uses: both come from the reader's own call for that setting. A default in words
+     * ({@code = limit}, {@code (unset)}) is one the reader computes or lacks.
+     */
+    @Test
+    void everyDefaultTheReferenceWritesIsTheReaders() throws IOException {
+        String reference = Files.readString(REFERENCE);
+        int rules = reference.indexOf("Rule settings, under");
+        Map<String, String> documented = new java.util.TreeMap<>();
+        String ruleTable = reference.substring(rules, reference.indexOf("\n\n", reference.indexOf("|---", rules)));
+        Matcher global = ROW.matcher(reference.substring(0, rules));
+        while (global.find()) {
+            documented.put(global.group(1), global.group(2));
+        }
+        Matcher rule = ROW.matcher(ruleTable);
+        while (rule.find()) {
+            documented.put(SettingsReader.PREFIX + "rule.r." + rule.group(1), rule.group(2));
+        }
+        Map<String, String> read = SettingsReader.defaults(new SettingsSource() {
+            private final Map<String, String> values = Map.of("ratelimit.rules", "r", "ratelimit.rule.r.limit", "7",
+                    "ratelimit.rule.r.window", "1s", "ratelimit.valkey.url", "redis://localhost:6379");
+
+            @Override
+            public Optional<String> get(String name) {
+                return Optional.ofNullable(values.get(name));
+            }
+
+            @Override
+            public Set<String> names() {
+                return values.keySet();
+            }
+        });
+        List<String> differ = new java.util.ArrayList<>();
+        int compared = 0;
+        for (Map.Entry<String, String> row : documented.entrySet()) {
+            Matcher literal = Pattern.compile("^`([^`]+)`( \\(.*\\))?$").matcher(row.getValue().strip());
+            String own = read.get(row.getKey());
+            if (literal.matches() && own != null) {
+                compared++;
+                if (!literal.group(1).equals(own)) {
+                    differ.add(row.getKey() + ": documented " + literal.group(1) + ", read " + own);
+                }
+            }
+        }
+        assertThat(differ).as("defaults the reference writes unlike the reader").isEmpty();
+        assertThat(compared).as("defaults compared").isGreaterThan(25);
     }
 
     /**
