@@ -40,9 +40,12 @@ final class OurLimiter implements Contender {
                 .pipelines(pipelines);
         List<Rule> rules = new ArrayList<>();
         for (Algorithm algorithm : algorithms) {
-            rules.add(Rule.of("bench-" + algorithm.id(), algorithm, capacity, refill));
-            if (lease > 0) {
-                builder.localLease("bench-" + algorithm.id(), lease, Duration.ofMillis(50));
+            Rule rule = Rule.of("bench-" + algorithm.id(), algorithm, capacity, refill);
+            rules.add(rule);
+            // Leases serve the token bucket, GCRA and the fixed window; the builder refuses the others.
+            if (lease > 0 && (algorithm == Algorithm.TOKEN_BUCKET || algorithm == Algorithm.GCRA
+                    || algorithm == Algorithm.FIXED_WINDOW)) {
+                builder.localLease(rule, lease, Duration.ofMillis(50));
             }
         }
         this.limiter = builder.build();
