@@ -297,13 +297,15 @@ public final class Rule {
     }
 
     /**
-     * A builder holding every part of this rule, to make one that differs in some.
+     * A builder holding every part of this rule, to make one that differs in some. A burst equal
+     * to the limit is held as the default, so it follows a new limit; a burst of its own stays.
      *
      * @return a new builder
      */
     public Builder toBuilder() {
-        return new Builder(name, algorithm).limit(limit).window(window).calendar(calendar).burst(burst)
+        Builder builder = new Builder(name, algorithm).limit(limit).window(window).calendar(calendar)
                 .countRejected(countRejected).shadow(shadow);
+        return burst == limit ? builder : builder.burst(burst);
     }
 
     /**

@@ -21,6 +21,56 @@ class RuleTest {
     }
 
     @Test
+    void eachAlgorithmsFactoryMakesTheRuleItsPartsSay() {
+        java.time.ZoneId paris = java.time.ZoneId.of("Europe/Paris");
+        assertThat(Rule.fixedWindow("a", 5, MINUTE)).isEqualTo(Rule.of("a", Algorithm.FIXED_WINDOW, 5, MINUTE));
+        assertThat(Rule.slidingLog("a", 5, MINUTE)).isEqualTo(Rule.of("a", Algorithm.SLIDING_LOG, 5, MINUTE));
+        assertThat(Rule.slidingWindowCounter("a", 5, MINUTE))
+                .isEqualTo(Rule.of("a", Algorithm.SLIDING_WINDOW_COUNTER, 5, MINUTE));
+        assertThat(Rule.tokenBucket("a", 5, MINUTE)).isEqualTo(Rule.of("a", Algorithm.TOKEN_BUCKET, 5, MINUTE));
+        assertThat(Rule.gcra("a", 5, MINUTE, 9).burst()).isEqualTo(9);
+        assertThat(Rule.tokenBucket("a", 5, MINUTE, 9).capacity()).isEqualTo(9);
+        Rule permits = Rule.concurrency("a", 4, Duration.ofSeconds(30));
+        assertThat(permits.algorithm()).isEqualTo(Algorithm.CONCURRENCY);
+        assertThat(permits.window()).as("the permit timeout").isEqualTo(Duration.ofSeconds(30));
+        Rule monthly = Rule.fixedWindow("m", 100, CalendarWindow.month(paris));
+        assertThat(monthly.calendar()).isEqualTo(CalendarWindow.of(CalendarWindow.Unit.MONTH, paris));
+        assertThat(monthly.window()).isEqualTo(Duration.ofDays(31));
+        assertThat(CalendarWindow.day(paris).unit()).isEqualTo(CalendarWindow.Unit.DAY);
+        assertThat(CalendarWindow.week(paris).unit()).isEqualTo(CalendarWindow.Unit.WEEK);
+        assertThatThrownBy(() -> Rule.concurrency("a", 4, MINUTE).withCountRejected(true))
+                .hasMessageContaining("'a'").hasMessageContaining("count-rejected");
+    }
+
+    @Test
+    void everyRuleIsItsBuildersAgainAndTheBuilderChecksWhatTheFactoriesCannotMiss() {
+        java.time.ZoneId tokyo = java.time.ZoneId.of("Asia/Tokyo");
+        for (Rule rule : java.util.List.of(Rule.fixedWindow("a", 5, MINUTE).withCountRejected(true).withShadow(true),
+                Rule.fixedWindow("c", 7, CalendarWindow.week(tokyo)).withCountRejected(true),
+                Rule.gcra("g", 3, MINUTE, 11).withShadow(true), Rule.tokenBucket("t", 3, MINUTE, 2),
+                Rule.concurrency("p", 2, MINUTE), Rule.slidingLog("l", 9, MINUTE).withCountRejected(true))) {
+            assertThat(rule.toBuilder().build()).as("%s rebuilt", rule).isEqualTo(rule)
+                    .hasSameHashCodeAs(rule).hasToString(rule.toString());
+        }
+        assertThat(Rule.fixedWindow("a", 10, MINUTE).withCountRejected(true).toBuilder().limit(20).build())
+                .as("a rule without a burst of its own takes another limit")
+                .isEqualTo(Rule.fixedWindow("a", 20, MINUTE).withCountRejected(true));
+        assertThat(Rule.concurrency("p", 2, MINUTE).toBuilder().limit(3).build()).isEqualTo(Rule.concurrency("p", 3, MINUTE));
+        assertThat(Rule.tokenBucket("t", 10, MINUTE).toBuilder().limit(20).build())
+                .as("a burst that was the limit follows it").isEqualTo(Rule.tokenBucket("t", 20, MINUTE));
+        assertThat(Rule.tokenBucket("t", 10, MINUTE, 15).toBuilder().limit(20).build().burst())
+                .as("a burst of its own stays").isEqualTo(15);
+        assertThatThrownBy(() -> Rule.builder("x", Algorithm.FIXED_WINDOW).limit(5).window(MINUTE).burst(6).build())
+                .hasMessageContaining("'x'").hasMessageContaining("burst 6");
+        assertThatThrownBy(() -> Rule.builder("x", Algorithm.GCRA).limit(5).build())
+                .isInstanceOf(NullPointerException.class).hasMessageContaining("window");
+        assertThatThrownBy(() -> Rule.builder("x", Algorithm.GCRA).limit(5).calendar(CalendarWindow.day(tokyo)).build())
+                .hasMessageContaining("'x'").hasMessageContaining("fixed-window");
+        assertThat(Rule.builder("x", Algorithm.FIXED_WINDOW).limit(5).calendar(CalendarWindow.day(tokyo))
+                .window(MINUTE).build().calendar()).as("a window set after a calendar replaces it").isNull();
+    }
+
+    @Test
     void refusesBadValuesNamingThem() {
         assertThatThrownBy(() -> Rule.of("api", Algorithm.GCRA, 0, MINUTE))
                 .hasMessageContaining("'api'").hasMessageContaining("limit 0");

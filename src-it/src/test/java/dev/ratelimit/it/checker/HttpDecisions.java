@@ -77,7 +77,10 @@ final class HttpDecisions {
         }
         long burst = !rule.algorithm().hasBurst() ? answer
                 : Math.max(1, (long) Math.ceil((double) rule.burst() * answer / rule.limit()));
-        Rule result = rule.toBuilder().limit(answer).burst(burst).build();
+        // Every part named, not rule.toBuilder(): the model must not lean on the code it judges.
+        Rule result = Rule.builder(rule.name(), rule.algorithm()).limit(answer).window(rule.window())
+                .calendar(rule.calendar()).burst(burst).countRejected(rule.countRejected()).shadow(rule.shadow())
+                .build();
         return cost > result.capacity() ? rule : result;
     }
 }
