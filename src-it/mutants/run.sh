@@ -3,7 +3,8 @@
 # its header names ("# checker: CheckerTest"): first CI's fixed seeds, then, if those miss it, a
 # long run of at most BUDGET seconds from seed FROM; or, for a defect the checker's workloads do
 # not reach yet, the test class (or class#method) its header names ("# test: LeaseShortfallTest"),
-# once. A defect only some targets reach names them ("# targets: CLUSTER,CLUSTER_RESILIENT", for
+# once; or, for a defect a unit test of the filter catches, that test ("# unit: RuleTest"), once.
+# A defect only some targets reach names them ("# targets: CLUSTER,CLUSTER_RESILIENT", for
 # the long run) and the test method of CI's fixed seeds on them ("# fixed:
 # fixedSeedsKeepEveryPromiseOnTheCluster"). Prints
 # one line per mutant: caught (where, after how long) or missed. The working tree is restored
@@ -60,6 +61,7 @@ for name in "${names[@]}"; do
   patch="$dir/$name.patch"
   test=$(sed -n 's/^# checker: *//p' "$patch" | head -1)
   plain=$(sed -n 's/^# test: *//p' "$patch" | head -1)
+  unit=$(sed -n 's/^# unit: *//p' "$patch" | head -1)
   fixed=$(sed -n 's/^# fixed: *//p' "$patch" | head -1)
   targets=$(sed -n 's/^# targets: *//p' "$patch" | head -1)
   what=$(sed -n '1s/^# *//p' "$patch")
@@ -74,7 +76,13 @@ for name in "${names[@]}"; do
   fi
   result=missed
   where=""
-  if [ -n "$plain" ]; then
+  if [ -n "$unit" ]; then
+    if ! ./mvnw -B -ntp -o test -pl filter -Dtest="$unit" -Dsurefire.failIfNoSpecifiedTests=false \
+        >"$log/$name-unit.log" 2>&1; then
+      result=caught
+      where="by $unit"
+    fi
+  elif [ -n "$plain" ]; then
     if ! ./mvnw -B -ntp -o test -pl src-it -Dtest="$plain" -Dsurefire.failIfNoSpecifiedTests=false \
         >"$log/$name-test.log" 2>&1; then
       result=caught
@@ -97,8 +105,8 @@ for name in "${names[@]}"; do
     echo "$name: CAUGHT $where, ${took} s with the build -- $what"
   else
     missed=$((missed + 1))
-    if [ -n "$plain" ]; then
-      echo "$name: MISSED by $plain -- $what"
+    if [ -n "$unit$plain" ]; then
+      echo "$name: MISSED by $unit$plain -- $what"
     else
       echo "$name: MISSED within CI's fixed seeds and ${budget} s from seed $from -- $what"
     fi
