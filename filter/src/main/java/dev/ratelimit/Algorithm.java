@@ -10,7 +10,9 @@ import java.util.stream.Collectors;
  * <p>Every algorithm answers the same questions (allowed, remaining, reset-after,
  * retry-after) with the meaning given on {@link Decision}; they differ in what they remember
  * and so in how exact they are at window edges. For {@link #CONCURRENCY} the times are those
- * of the leases' timeouts: an upper bound, since leases are usually released sooner.
+ * of the permits' timeouts: an upper bound, since permits are usually released sooner.
+ *
+ * <p>A 1.x release may add algorithms: a {@code switch} over them wants a {@code default}.
  */
 public enum Algorithm {
     /**

@@ -22,7 +22,10 @@ import java.util.Optional;
  */
 public record CalendarWindow(Unit unit, ZoneId zone) {
 
-    /** The calendar periods, each with the window setting that names it. */
+    /**
+     * The calendar periods, each with the window setting that names it. A 1.x release may add
+     * periods: a {@code switch} over them wants a {@code default}.
+     */
     public enum Unit {
         /** Local midnight to local midnight. */
         DAY("calendar-day", Duration.ofDays(1)),

@@ -63,7 +63,7 @@ public final class Decision {
         Objects.requireNonNull(b.retryAfter, "retryAfter");
         Objects.requireNonNull(b.basis, "basis");
         Duration effective = b.effectiveWindow != null ? b.effectiveWindow
-                : b.retryAfter.isZero() || b.resetAfter.compareTo(b.retryAfter) < 0 ? b.resetAfter : b.retryAfter;
+                : defaultEffectiveWindow(b.resetAfter, b.retryAfter);
         if (b.remaining < 0 || b.limit < 1 || effective.isNegative() || b.resetAfter.isNegative()
                 || b.retryAfter.isNegative()) {
             throw new IllegalArgumentException("invalid decision for rule '" + rule + "': limit " + b.limit
@@ -97,15 +97,24 @@ public final class Decision {
     }
 
     /**
-     * A builder holding every part of this decision, to make one that differs in some.
+     * A builder holding every part of this decision, to make one that differs in some. An
+     * effective window that was the default (see {@link Builder#effectiveWindow}) is held as the
+     * default, so that it follows a new reset or retry after; one of its own stays.
      *
      * @return a new builder
      */
     public Builder toBuilder() {
         Builder b = new Builder(ruleName, limit).remaining(remaining).resetAfter(resetAfter).retryAfter(retryAfter)
                 .basis(basis);
-        b.effectiveWindow = effectiveWindow;
+        if (!effectiveWindow.equals(defaultEffectiveWindow(resetAfter, retryAfter))) {
+            b.effectiveWindow = effectiveWindow;
+        }
         return b;
+    }
+
+    /** Allowed: the reset after; rejected: the shorter of reset after and retry after. */
+    private static Duration defaultEffectiveWindow(Duration resetAfter, Duration retryAfter) {
+        return retryAfter.isZero() || resetAfter.compareTo(retryAfter) < 0 ? resetAfter : retryAfter;
     }
 
     /**

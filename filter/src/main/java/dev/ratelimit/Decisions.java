@@ -25,6 +25,9 @@ public final class Decisions {
     private Decisions(boolean allowed, List<Decision> all, Duration retryAfter) {
         this.all = List.copyOf(Objects.requireNonNull(all, "decisions"));
         this.retryAfter = Objects.requireNonNull(retryAfter, "retryAfter");
+        if (retryAfter.isNegative()) {
+            throw new IllegalArgumentException("retry after " + retryAfter + " is negative");
+        }
         if (allowed != retryAfter.isZero()) {
             throw new IllegalArgumentException((allowed ? "allowed" : "rejected") + " with retry after " + retryAfter);
         }

@@ -98,11 +98,12 @@ public interface RateLimiter extends AutoCloseable {
     }
 
     /**
-     * What {@link #acquire(Rule, String)} would answer now, without taking anything.
+     * Whether a request of one unit would be allowed now, taking nothing: as
+     * {@link #peek(Rule, String, long)} with a cost of 1.
      *
      * @param rule the rule
      * @param key  what is limited, non-empty
-     * @return the decision a request of one unit would get
+     * @return the key's state: allowed and retry-after as a request would get them
      * @throws IllegalArgumentException if the key is empty
      * @throws NullPointerException     if the rule or the key is null
      * @throws RateLimitException       if the store cannot be reached in time
@@ -112,12 +113,17 @@ public interface RateLimiter extends AutoCloseable {
     }
 
     /**
-     * What {@link #acquire(Rule, String, long)} would answer now, without taking anything.
+     * Whether a request of {@code cost} units would be allowed now, taking nothing. Its
+     * {@link Decision#allowed()} and {@link Decision#retryAfter()} are what
+     * {@link #acquire(Rule, String, long)} would answer at this moment; its other numbers
+     * describe the key as it is, before any take: {@code remaining} is what is left now (an
+     * allowed acquire would leave {@code cost} fewer), and for a key with no state yet
+     * {@code resetAfter} is zero, the quota being full.
      *
      * @param rule the rule
      * @param key  what is limited, non-empty
      * @param cost units a request would take
-     * @return the decision a request would get
+     * @return the key's state, with the verdict a request of that cost would get
      * @throws IllegalArgumentException if the key is empty or the cost out of the rule's range
      * @throws NullPointerException     if the rule or the key is null
      * @throws RateLimitException       if the store cannot be reached in time

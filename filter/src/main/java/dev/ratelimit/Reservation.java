@@ -25,7 +25,9 @@ import java.util.function.Predicate;
  * }</pre>
  *
  * <p>A reservation is settled once: the first {@code commit} or {@code cancel} decides, later
- * ones do nothing. One never settled keeps its units, as a commit would. A
+ * ones do nothing, also when the first one threw because the store could not be reached (the
+ * units it would have given back stay counted; a concurrency rule's permit is released once the
+ * store answers again, or times out). One never settled keeps its units, as a commit would. A
  * {@link Algorithm#CONCURRENCY} rule's units are leases on work in progress: settling the
  * reservation either way releases them (the work is over), and one never settled holds them
  * until the rule's lease timeout. Giving back is exact
@@ -96,8 +98,8 @@ public interface Reservation {
      * permits of concurrency rules are released whichever rules are named.
      *
      * @param rules the rules to give back
-     * @return the names of the rules that gave units back; none if the reservation was settled
-     *         already
+     * @return the names of the rules that gave units back, a concurrency rule whose permit was
+     *         released among them; none if the reservation was settled already
      * @throws RateLimitException if the store cannot be reached in time (a reservation from
      *                            the resilient limiter never throws: it drops the refund)
      */

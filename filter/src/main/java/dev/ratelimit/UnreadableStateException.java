@@ -13,7 +13,7 @@ public final class UnreadableStateException extends RateLimitException {
 
     private static final long serialVersionUID = 1L;
 
-    private final String rule;
+    private final String ruleName;
 
     /**
      * An exception naming the rule whose state could not be read.
@@ -23,7 +23,7 @@ public final class UnreadableStateException extends RateLimitException {
      */
     public UnreadableStateException(String rule, String message) {
         super(message, null);
-        this.rule = Objects.requireNonNull(rule, "rule");
+        this.ruleName = Objects.requireNonNull(rule, "rule");
     }
 
     /**
@@ -31,7 +31,7 @@ public final class UnreadableStateException extends RateLimitException {
      *
      * @return the rule's name
      */
-    public String rule() {
-        return rule;
+    public String ruleName() {
+        return ruleName;
     }
 }

@@ -103,6 +103,15 @@ class RuleTest {
         assertThatThrownBy(() -> Verdicts.allowed("r", 5, -1, Duration.ZERO))
                 .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> Decision.builder("r", 0).build()).hasMessageContaining("limit 0");
+        Decision rejected = Decision.builder("r", 5).retryAfter(Duration.ofSeconds(2)).build();
+        assertThatThrownBy(() -> Decisions.of(false, java.util.List.of(rejected), Duration.ofSeconds(-1)))
+                .hasMessageContaining("negative");
+        Decision allowed = Decision.builder("r", 10).remaining(3).resetAfter(Duration.ofSeconds(10)).build();
+        assertThat(allowed.toBuilder().remaining(0).retryAfter(Duration.ofSeconds(2)).build().effectiveWindow())
+                .as("a default effective window follows a new retry after").isEqualTo(Duration.ofSeconds(2));
+        Decision own = allowed.toBuilder().effectiveWindow(Duration.ofSeconds(4)).build();
+        assertThat(own.toBuilder().remaining(1).build().effectiveWindow()).as("one of its own stays")
+                .isEqualTo(Duration.ofSeconds(4));
         assertThatThrownBy(() -> Decision.builder("r", 5).basis(Decision.Basis.UNAVAILABLE).build())
                 .hasMessageContaining("unavailable with no retry after");
         assertThat(Decision.builder("r", 5).retryAfter(Duration.ofSeconds(2)).resetAfter(Duration.ofSeconds(9)).build())

@@ -155,7 +155,7 @@ final class DecisionPath {
                 pending.clear();
             } catch (UnreadableStateException e) {
                 // One key's fault: that rule alone falls to its policy (the limiter logged it once).
-                int bad = pending.stream().filter(i -> claims.get(i).rule().name().equals(e.rule())).findFirst()
+                int bad = pending.stream().filter(i -> claims.get(i).rule().name().equals(e.ruleName())).findFirst()
                         .orElse(pending.get(0));
                 pending.remove(Integer.valueOf(bad));
                 byPolicy.add(bad);

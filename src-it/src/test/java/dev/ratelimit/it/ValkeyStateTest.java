@@ -240,7 +240,7 @@ class ValkeyStateTest {
         for (int i = 0; i < 3 * ValkeyRateLimiter.DEFAULT_BREAKER_FAILURES; i++) {
             assertThatThrownBy(() -> limiter.acquireAll(List.of(Claim.of(other, "user:1"), Claim.of(rule, "user:1"))))
                     .isInstanceOfSatisfying(UnreadableStateException.class,
-                            e -> assertThat(e.rule()).isEqualTo("broken"))
+                            e -> assertThat(e.ruleName()).isEqualTo("broken"))
                     .hasMessageContaining(key);
         }
         assertThat(limiter.isBreakerOpen()).isFalse();

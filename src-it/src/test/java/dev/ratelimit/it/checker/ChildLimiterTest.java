@@ -87,7 +87,7 @@ class ChildLimiterTest {
             assertThat(RecordingStore.describe(read)).isEqualTo(RecordingStore.describe(thrown));
             assertThat(read instanceof RateLimitException).as(thrown.toString()).isEqualTo(thrown instanceof RateLimitException);
             if (thrown instanceof UnreadableStateException unreadable) {
-                assertThat(((UnreadableStateException) read).rule()).isEqualTo(unreadable.rule());
+                assertThat(((UnreadableStateException) read).ruleName()).isEqualTo(unreadable.ruleName());
             }
         }
     }

@@ -92,7 +92,7 @@ final class ChildLines {
     static Json thrown(Throwable e) {
         return Json.object().with("class", e.getClass().getSimpleName())
                 .with("rateLimit", e instanceof RateLimitException).with("message", e.getMessage())
-                .with("unreadable", e instanceof UnreadableStateException u ? u.rule() : null);
+                .with("unreadable", e instanceof UnreadableStateException u ? u.ruleName() : null);
     }
 
     /**

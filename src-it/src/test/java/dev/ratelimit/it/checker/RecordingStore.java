@@ -152,7 +152,7 @@ final class RecordingStore implements RateLimiter {
         }
         history.add(new Event.StoreCall(op.getAsLong(), clock.getAsLong(), history.real(), kind, claims, answer,
                 error == null ? null : describe(error),
-                error instanceof UnreadableStateException unreadable ? unreadable.rule() : null, began, instance));
+                error instanceof UnreadableStateException unreadable ? unreadable.ruleName() : null, began, instance));
     }
 
     /** An error as the history shows it: its class and message (thrown in a child JVM: its class there). */

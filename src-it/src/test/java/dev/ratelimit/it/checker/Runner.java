@@ -320,7 +320,7 @@ final class Runner {
 
     private void failed(long op, Throwable e) {
         history.add(new Event.Failed(op, now(), history.real(), RecordingStore.describe(e),
-                e instanceof UnreadableStateException unreadable ? unreadable.rule() : null));
+                e instanceof UnreadableStateException unreadable ? unreadable.ruleName() : null));
     }
 
     private void peek(Claim claim) {
