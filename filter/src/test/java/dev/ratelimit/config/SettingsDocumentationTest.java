@@ -85,20 +85,9 @@ class SettingsDocumentationTest {
         while (rule.find()) {
             documented.put(SettingsReader.PREFIX + "rule.r." + rule.group(1), rule.group(2));
         }
-        Map<String, String> read = SettingsReader.defaults(new SettingsSource() {
-            private final Map<String, String> values = Map.of("ratelimit.rules", "r", "ratelimit.rule.r.limit", "7",
-                    "ratelimit.rule.r.window", "1s", "ratelimit.valkey.url", "redis://localhost:6379");
-
-            @Override
-            public Optional<String> get(String name) {
-                return Optional.ofNullable(values.get(name));
-            }
-
-            @Override
-            public Set<String> names() {
-                return values.keySet();
-            }
-        });
+        Map<String, String> read = SettingsReader.defaults(new MapSettingsSource(Map.of("ratelimit.rules", "r",
+                "ratelimit.rule.r.limit", "7", "ratelimit.rule.r.window", "1s",
+                "ratelimit.valkey.url", "redis://localhost:6379")));
         List<String> differ = new java.util.ArrayList<>();
         int compared = 0;
         for (Map.Entry<String, String> row : documented.entrySet()) {

@@ -2,7 +2,6 @@ package dev.ratelimit.it;
 
 import org.apache.catalina.Context;
 import org.apache.catalina.Wrapper;
-import org.apache.catalina.connector.Connector;
 import org.apache.catalina.servlets.DefaultServlet;
 import org.apache.catalina.startup.Tomcat;
 import org.junit.jupiter.api.Test;
@@ -65,18 +64,10 @@ class QuickStartTest {
         // environment variable RATELIMIT_VALKEY_URL would.
         System.setProperty("ratelimit.valkey.url", valkey.url());
         ExampleWar.PATIENT_TIMEOUTS.forEach(System::setProperty);
-        Tomcat tomcat = new Tomcat();
+        Tomcat tomcat = EmbeddedTomcat.onLoopback();
         try {
-            Path base = Files.createTempDirectory("quickstart");
-            tomcat.setBaseDir(base.toString());
-            tomcat.getHost().setAppBase(base.toString());
-            Connector connector = new Connector();
-            connector.setPort(0);
-            connector.setProperty("address", "127.0.0.1");
-            tomcat.setConnector(connector);
-            // Tomcat's default web.xml declares JSP, which embedded Tomcat lacks: the static
-            // content's servlet, which that file would declare, is declared here instead.
-            tomcat.setAddDefaultWebXmlToWebapp(false);
+            // Without Tomcat's default web.xml (see EmbeddedTomcat), the static content's servlet,
+            // which that file would declare, is declared here.
             Context context = tomcat.addWebapp("/my-app", war.toString());
             context.addLifecycleListener(event -> {
                 if (org.apache.catalina.Lifecycle.CONFIGURE_START_EVENT.equals(event.getType())) {
@@ -88,7 +79,7 @@ class QuickStartTest {
             });
             tomcat.start();
             assertThat(context.getState().isAvailable()).as("the quick start WAR deployed").isTrue();
-            String page = "http://127.0.0.1:" + connector.getLocalPort() + "/my-app/";
+            String page = "http://127.0.0.1:" + EmbeddedTomcat.port(tomcat) + "/my-app/";
 
             HttpResponse<String> first = get(page);
             transcript.get(0).assertMatches(first);

@@ -1,7 +1,6 @@
 package dev.ratelimit.it;
 
 import org.apache.catalina.Context;
-import org.apache.catalina.connector.Connector;
 import org.apache.catalina.startup.Tomcat;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -12,7 +11,6 @@ import java.lang.management.ManagementFactory;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
@@ -68,21 +66,12 @@ class TomcatExampleTest {
         leakLog.addHandler(leakHandler);
         try (Jedis inspect = valkey.connect()) {
             long clientsBefore = clients(inspect);
-            Tomcat tomcat = new Tomcat();
-            Path base = Files.createTempDirectory("tomcat");
-            tomcat.setBaseDir(base.toString());
-            tomcat.getHost().setAppBase(base.toString());
-            Connector connector = new Connector();
-            connector.setPort(0);
-            connector.setProperty("address", "127.0.0.1");
-            tomcat.setConnector(connector);
-            // No JSP engine here: leave out the default web.xml that declares one.
-            tomcat.setAddDefaultWebXmlToWebapp(false);
+            Tomcat tomcat = EmbeddedTomcat.onLoopback();
             Context context = tomcat.addWebapp("", war.toString());
             try {
                 tomcat.start();
                 assertThat(context.getState().isAvailable()).as("the example deployed").isTrue();
-                String root = "http://127.0.0.1:" + connector.getLocalPort();
+                String root = "http://127.0.0.1:" + EmbeddedTomcat.port(tomcat);
 
                 HttpResponse<String> hello = get(root + "/api/hello");
                 assertThat(hello.statusCode()).isEqualTo(200);
