@@ -49,13 +49,15 @@ class QuickStartTest {
                 .isEqualTo(block(readme, "quickstart-web.xml"));
         assertThat(Files.readString(QUICKSTART.resolve("src/main/resources/META-INF/microprofile-config.properties")))
                 .as("its settings").isEqualTo(block(readme, "quickstart-properties"));
+        assertThat(Files.readString(QUICKSTART.resolve("src/main/webapp/index.html"))).as("its page")
+                .isEqualTo(block(readme, "quickstart-page"));
         assertThat(block(readme, "quickstart-properties").lines()).as("the settings the README promises")
                 .hasSize(4);
     }
 
     @Test
     void theQuickStartWarAnswersTheReadmesTranscriptOnTomcat() throws Exception {
-        Path war = QUICKSTART.resolve("target/my-app-1.0.war");
+        Path war = QUICKSTART.resolve("target/my-app.war");
         assertThat(war).as("the quick start's WAR (built by the examples/quickstart module)").exists();
         List<Exchange> transcript = transcript(Files.readString(ROOT.resolve("README.md")));
         assertThat(transcript).as("the README's exchanges").hasSize(2);
@@ -68,7 +70,9 @@ class QuickStartTest {
         try {
             // Without Tomcat's default web.xml (see EmbeddedTomcat), the static content's servlet,
             // which that file would declare, is declared here.
-            Context context = tomcat.addWebapp("/my-app", war.toString());
+            // As Tomcat deploys a WAR dropped into webapps/: at the path of its file's name.
+            String path = "/" + war.getFileName().toString().replaceFirst("\\.war$", "");
+            Context context = tomcat.addWebapp(path, war.toString());
             context.addLifecycleListener(event -> {
                 if (org.apache.catalina.Lifecycle.CONFIGURE_START_EVENT.equals(event.getType())) {
                     Wrapper files = Tomcat.addServlet(context, "default", new DefaultServlet());
@@ -79,7 +83,8 @@ class QuickStartTest {
             });
             tomcat.start();
             assertThat(context.getState().isAvailable()).as("the quick start WAR deployed").isTrue();
-            String page = "http://127.0.0.1:" + EmbeddedTomcat.port(tomcat) + "/my-app/";
+            String page = "http://127.0.0.1:" + EmbeddedTomcat.port(tomcat) + path + "/";
+            assertThat(transcript.get(0).url()).as("the README's URL").endsWith(":8080" + path + "/");
 
             HttpResponse<String> first = get(page);
             transcript.get(0).assertMatches(first);
@@ -95,8 +100,8 @@ class QuickStartTest {
         }
     }
 
-    /** One response of the transcript: its status, the header lines shown, the body if any. */
-    record Exchange(int status, List<String> headers, String body) {
+    /** One exchange of the transcript: the URL curl asked, the status, the header lines shown, the body if any. */
+    record Exchange(String url, int status, List<String> headers, String body) {
 
         void assertMatches(HttpResponse<String> response) {
             assertThat(response.statusCode()).as("status").isEqualTo(status);
@@ -142,7 +147,7 @@ class QuickStartTest {
                 headers.add(lines.get(i));
             }
             String body = String.join("\n", lines.subList(Math.min(i + 1, lines.size()), lines.size())).strip();
-            exchanges.add(new Exchange(status, headers, body));
+            exchanges.add(new Exchange(lines.get(0).substring(lines.get(0).lastIndexOf(' ') + 1), status, headers, body));
         }
         return exchanges;
     }
