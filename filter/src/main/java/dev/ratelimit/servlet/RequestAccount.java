@@ -376,7 +376,8 @@ final class RequestAccount {
                     // in this process: its rule holds them again, within its own quota.
                     long remaining = Math.min(entry.announced().capacity(), was.remaining() + entry.claim().cost());
                     part.entries.set(i, new Entry(entry.settings(), entry.claim(), was.toBuilder()
-                            .remaining(remaining).retryAfter(Duration.ZERO).build(),
+                            .remaining(remaining).retryAfter(Duration.ZERO).effectiveWindow(was.effectiveWindow())
+                            .build(),
                             entry.announced()));
                     continue;
                 }
