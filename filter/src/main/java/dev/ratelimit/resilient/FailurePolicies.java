@@ -107,7 +107,7 @@ final class FailurePolicies {
         Reservation reserved = fallback.reserveAll(localClaims);
         Decisions decided = reserved.decisions();
         for (int j = 0; j < local.size(); j++) {
-            decisions[local.get(j)] = decided.get(j).toBuilder().basis(Decision.Basis.LOCAL).build();
+            decisions[local.get(j)] = Verdicts.fromFallback(decided.get(j));
         }
         return reserved;
     }
@@ -137,8 +137,10 @@ final class FailurePolicies {
         return switch (policy.kind()) {
             case OPEN -> Verdicts.skipped(rule.name(), rule.limit());
             case CLOSED -> Verdicts.unavailable(rule.name(), rule.limit(), failureRetryAfter);
-            case LOCAL -> fallback.peek(localRule(rule), key, Math.min(cost, localRule(rule).capacity()))
-                    .toBuilder().basis(Decision.Basis.LOCAL).build();
+            case LOCAL -> {
+                Rule local = localRule(rule);
+                yield Verdicts.fromFallback(fallback.peek(local, key, Math.min(cost, local.capacity())));
+            }
         };
     }
 
