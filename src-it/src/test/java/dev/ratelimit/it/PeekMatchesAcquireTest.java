@@ -102,7 +102,13 @@ class PeekMatchesAcquireTest {
         }
     }
 
-    /** Two instances, sequential: peek on one == its next acquire; total never over the limit. */
+    /**
+     * Two instances, sequential: a peek on one that allows is followed by an allowed acquire; a
+     * peek that refuses may meet units the other instance gives back meanwhile (a lease that ran
+     * out gives back its margin on that instance's sweeper thread, not on the request's), so its
+     * acquire may be allowed, never the other way. Never over the limit, and no unit lost: once
+     * both have closed (giving back what they hold), a third instance finds exactly the rest.
+     */
     @ParameterizedTest
     @EnumSource(Algo.class)
     void peekAgreesTwoInstances(Algo algo) {
@@ -112,6 +118,8 @@ class PeekMatchesAcquireTest {
             Random random = new Random(100 + seed);
             long admitted = 0;
             List<String> trace = new ArrayList<>();
+            long started = System.nanoTime();
+            long startHour = System.currentTimeMillis() / 3_600_000;
             try (ValkeyRateLimiter a = limiter(rule, 4, Duration.ofSeconds(30));
                  ValkeyRateLimiter b = limiter(rule, 4, Duration.ofSeconds(30))) {
                 for (int step = 0; step < 80; step++) {
@@ -121,13 +129,29 @@ class PeekMatchesAcquireTest {
                     Decision d = l.acquire(rule, key, cost);
                     trace.add((l == a ? "A " : "B ") + cost + " peek=" + peek.allowed() + "/" + peek.remaining()
                             + " got=" + d.allowed() + "/" + d.remaining());
-                    assertThat(d.allowed()).as("seed %d step %d %s", seed, step, trace).isEqualTo(peek.allowed());
+                    if (peek.allowed()) {
+                        assertThat(d.allowed()).as("seed %d step %d %s", seed, step, trace).isTrue();
+                    }
                     if (d.allowed()) {
                         admitted += cost;
                     }
                 }
             }
             assertThat(admitted).as("seed %d %s", seed, trace).isLessThanOrEqualTo(20);
+            long rest = 0;
+            try (ValkeyRateLimiter c = ValkeyRateLimiter.builder()
+                    .settings(ValkeySettings.of(server.url()).withSocketTimeout(Duration.ofSeconds(2))).build()) {
+                while (rest <= 20 && c.acquire(rule, key, 1).allowed()) {
+                    rest++;
+                }
+            }
+            // A bucket refills one unit every 3 minutes, a window starts anew on the hour: the run
+            // may have outlasted some.
+            long refilled = algo == Algo.FIXED_WINDOW
+                    ? (System.currentTimeMillis() / 3_600_000 == startHour ? 0 : 20)
+                    : Duration.ofNanos(System.nanoTime() - started).toMinutes() / 3;
+            assertThat(admitted + rest).as("seed %d: admitted %d, then %d left %s", seed, admitted, rest, trace)
+                    .isBetween(20L, 20L + refilled);
         }
     }
 
