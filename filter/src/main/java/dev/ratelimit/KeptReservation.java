@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Predicate;
+import java.util.function.ToLongFunction;
 
 /** {@link Reservation#kept}: settled once, gives nothing back. */
 final class KeptReservation implements Reservation {
@@ -23,6 +24,13 @@ final class KeptReservation implements Reservation {
     @Override
     public boolean commit() {
         return settled.compareAndSet(false, true);
+    }
+
+    /** Nothing was taken, so nothing is given back or charged. */
+    @Override
+    public boolean commit(ToLongFunction<Rule> actualCost) {
+        Objects.requireNonNull(actualCost, "actualCost");
+        return commit();
     }
 
     @Override

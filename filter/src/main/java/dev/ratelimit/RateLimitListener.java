@@ -10,7 +10,7 @@ package dev.ratelimit;
  */
 public interface RateLimitListener {
 
-    /** What happened to one rule for one request. */
+    /** What happened to one rule for one request. A 1.x release may add events. */
     enum Event {
         /** The rule allowed the request. */
         ALLOWED,
@@ -36,7 +36,18 @@ public interface RateLimitListener {
          * {@code 1 - near-limit-ratio} of it (by default, 80 % or more used). Reported as well as
          * {@link #ALLOWED}.
          */
-        NEAR_LIMIT
+        NEAR_LIMIT,
+        /**
+         * Work the request did beyond what it reserved was counted after the fact
+         * ({@link Reservation#commit(java.util.function.ToLongFunction)}, {@code cost-from}).
+         */
+        CHARGED,
+        /**
+         * Work counted after the fact was not counted in full: the store could not be reached
+         * (a {@code local} policy's fallback counted it instead, where it has one), its reply was
+         * lost (it may have been counted), or the key already owed all the debt it may.
+         */
+        CHARGE_DROPPED
     }
 
     /** A listener that ignores everything. */

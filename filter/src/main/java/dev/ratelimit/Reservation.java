@@ -2,6 +2,7 @@ package dev.ratelimit;
 
 import java.util.List;
 import java.util.function.Predicate;
+import java.util.function.ToLongFunction;
 
 /**
  * Units taken for a piece of work whose outcome decides whether they count: the answer of
@@ -80,6 +81,52 @@ public interface Reservation {
      *                            answers again, or it times out)
      */
     boolean commit();
+
+    /**
+     * Keeps the units with each rule's cost as the work turned out: a cost known only after the
+     * work (the tokens a model used, the rows of an export, the bytes sent). The reservation's
+     * cost was the estimate, what the work had to have left to start; a rule whose actual cost
+     * is less gets the difference back, as {@link #cancel()} gives back, and one whose actual
+     * cost is more is charged the rest whatever it has left: the key goes into debt, refused
+     * until refill (token bucket, GCRA) or the window's end (fixed window, sliding window
+     * counter, where the charge counts in the window of its own time) pays it, up to eight
+     * full quotas of debt; more is dropped and reported. A sliding log gets back what its cost
+     * left unused but is never charged more (its memory would grow with the debt); a concurrency
+     * rule's permit is released whatever its cost. Settles the reservation as {@link #commit()}
+     * does, at most once: a charge whose reply is lost is not sent again (it may have counted).
+     *
+     * <pre>{@code
+     * Reservation call = limiter.reserve(tokensPerDay, "tenant:" + tenant, 500); // at least 500 left
+     * Completion answer = model.complete(prompt);
+     * call.commit(answer.tokensUsed());
+     * }</pre>
+     *
+     * @param actualCost each rule's actual cost in its units, 0 or more; a negative value keeps
+     *                   what was reserved for that rule
+     * @return true if this settled the reservation, false if it was settled already
+     * @throws RateLimitException if the store cannot be reached in time (a reservation from the
+     *                            resilient limiter never throws: a charge it cannot make follows
+     *                            the rule's failure policy and is reported)
+     * @throws UnsupportedOperationException if this reservation cannot settle by a cost (one of
+     *                                       a limiter of one's own that does not implement it)
+     */
+    default boolean commit(ToLongFunction<Rule> actualCost) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot settle by an actual cost");
+    }
+
+    /**
+     * Keeps the units with every rule's cost as the work turned out: {@code commit(rule ->
+     * actualCost)} (see {@link #commit(ToLongFunction)}).
+     *
+     * @param actualCost the work's actual cost, 0 or more
+     * @return true if this settled the reservation, false if it was settled already
+     */
+    default boolean commit(long actualCost) {
+        if (actualCost < 0) {
+            throw new IllegalArgumentException("actualCost must be 0 or more, not " + actualCost);
+        }
+        return commit(rule -> actualCost);
+    }
 
     /**
      * Gives back every unit taken: the work does not count.

@@ -2,6 +2,7 @@ package dev.ratelimit.config;
 
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.Rule;
+import dev.ratelimit.internal.Charges;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -21,6 +22,8 @@ import java.util.regex.Pattern;
  * {@link SettingsValues}, so that the reader reports them with every other one.
  */
 final class RuleReader {
+
+    private static final Pattern QUOTA_UNIT = Pattern.compile("[a-z][a-z0-9-]{0,31}");
 
     private static final Pattern METHOD = Pattern.compile("[A-Za-z]{1,32}");
     /** The status of a request the filter rejects. */
@@ -95,6 +98,8 @@ final class RuleReader {
         long localLimit = values.number(p + "local-limit", limit, 1, limit);
         boolean shadow = values.bool(p + "shadow", false);
         Optional<OutcomeCondition> outcome = outcome(p, algorithm, countRejected);
+        Optional<CostSource> costFrom = costFrom(p, algorithm);
+        Optional<String> quotaUnit = quotaUnit(p, algorithm);
         if (algorithm.isConcurrency() && limit > Rule.MAX_SLIDING_LOG_LIMIT) {
             values.problem(p + "limit", Long.toString(limit), "must be at most " + Rule.MAX_SLIDING_LOG_LIMIT
                     + " for concurrency, which keeps one lease per request in progress");
@@ -131,11 +136,16 @@ final class RuleReader {
                 return Optional.empty();
             }
             LocalLeaseReader.Lease lease = localLeases.read(p, rule, cost, plans.values(), outcome.isPresent());
+            if (costFrom.isPresent() && lease.size() > 0) {
+                values.problem(p + "local-lease", values.raw(p + "local-lease").orElse(Long.toString(lease.size())),
+                        "cannot be set with " + p + "cost-from=" + costFrom.get() + ": a cost known after the "
+                        + "response is charged to Valkey, and units a lease took ahead would be counted apart from it");
+            }
             if (values.problems().size() > before) {
                 return Optional.empty();
             }
             return Optional.of(new RuleSettings(rule, match, exclude, methods, key, lowercaseKey, cost, onFailure,
-                    localRule, outcome, plan, plans, lease.size(), lease.time(), scope));
+                    localRule, outcome, plan, plans, lease.size(), lease.time(), scope, costFrom, quotaUnit));
         } catch (IllegalArgumentException e) {
             values.problems().add(RuleBounds.problem(values, p, algorithm.isConcurrency()
                     ? values.renamed(p + "permit-timeout", p + "lease-timeout") : p + "window",
@@ -164,6 +174,52 @@ final class RuleReader {
                     "applies only to algorithm=concurrency, not to " + algorithm.id()));
         }
         return windows.read(p, algorithm, Optional.empty());
+    }
+
+    /**
+     * {@code cost-from}: {@code header:<name>} or {@code attribute:<name>}, on an algorithm that
+     * can go into debt (not a sliding log, whose memory would grow with it, nor concurrency).
+     */
+    private Optional<CostSource> costFrom(String p, Algorithm algorithm) {
+        Optional<String> value = values.raw(p + "cost-from");
+        if (value.isEmpty()) {
+            return Optional.empty();
+        }
+        Optional<CostSource> source = CostSource.parse(value.get());
+        if (source.isEmpty()) {
+            values.problem(p + "cost-from", value.get(), "is not a cost source: use header:<response header> or "
+                    + "attribute:<request attribute>");
+        } else if (!Charges.supports(algorithm)) {
+            values.problem(p + "cost-from", value.get(), "does not apply to " + algorithm.id() + ": a cost known after "
+                    + "the response can put a key into debt only with fixed-window, sliding-window-counter, token-bucket "
+                    + "or gcra");
+            return Optional.empty();
+        }
+        return source;
+    }
+
+    /**
+     * {@code quota-unit}: a token of lower-case letters, digits and '-' (the draft's registered
+     * units are {@code requests}, {@code content-bytes} and {@code concurrent-requests}); not on
+     * a concurrency rule, whose unit is {@code concurrent-requests}; {@code requests} is the
+     * default, not written.
+     */
+    private Optional<String> quotaUnit(String p, Algorithm algorithm) {
+        Optional<String> value = values.raw(p + "quota-unit").map(String::trim);
+        if (value.isEmpty()) {
+            return Optional.empty();
+        }
+        if (algorithm.isConcurrency()) {
+            values.problem(p + "quota-unit", value.get(), "does not apply to concurrency, whose unit is "
+                    + "concurrent-requests");
+            return Optional.empty();
+        }
+        if (!QUOTA_UNIT.matcher(value.get()).matches()) {
+            values.problem(p + "quota-unit", value.get(), "is not a quota unit: lower-case letters, digits and '-', "
+                    + "starting with a letter, at most 32 (e.g. requests, content-bytes, tokens)");
+            return Optional.empty();
+        }
+        return value.get().equals("requests") ? Optional.empty() : value;
     }
 
     /**

@@ -34,11 +34,16 @@ import java.util.Set;
  * @param localLeaseTime how long a local lease serves before its unused units go back
  * @param scope       who applies it: the filter, to the requests its {@code match} selects, or
  *                    only the annotated methods that name it
+ * @param costFrom    where the actual cost is reported once the response is complete
+ *                    ({@code cost-from}); empty: {@code cost} is what every request costs
+ * @param quotaUnit   the unit of the rule's quota the fields announce ({@code quota-unit}, the
+ *                    draft's {@code qu}); empty: requests, the draft's default, not written
  */
 public record RuleSettings(Rule rule, List<UrlPattern> match, List<UrlPattern> exclude, Set<String> methods,
                            KeySpec key, boolean lowercaseKey, long cost, OnFailure onFailure, Rule localRule,
                            Optional<OutcomeCondition> outcome, Optional<PlanSpec> plan, Map<String, Rule> plans,
-                           long localLease, Duration localLeaseTime, Scope scope) {
+                           long localLease, Duration localLeaseTime, Scope scope, Optional<CostSource> costFrom,
+                           Optional<String> quotaUnit) {
 
     /**
      * Who applies a rule ({@code ratelimit.rule.<name>.scope}): one or the other, never both, so

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Predicate;
+import java.util.function.ToLongFunction;
 
 /**
  * The limiters' {@link Reservation}: units a limiter took, given back at most once by what took
@@ -29,13 +30,52 @@ public final class Refundable implements Reservation {
         List<String> giveBack(Predicate<Rule> rules);
     }
 
+    /** Settles a reservation by the work's actual costs; called at most once per reservation. */
+    @FunctionalInterface
+    public interface Adjust {
+        /**
+         * Keeps the units, giving back what a rule's actual cost leaves unused and charging what
+         * it passes (see {@link Reservation#commit(ToLongFunction)}); releases the permits of
+         * concurrency rules as a commit does.
+         *
+         * @param actualCost each rule's actual cost; negative: as reserved
+         * @return what was charged beyond the reservation, and what could not be
+         */
+        Charged settle(ToLongFunction<Rule> actualCost);
+    }
+
+    /**
+     * What a settlement by actual costs charged beyond the reservation.
+     *
+     * @param charged       the names of the rules charged in full
+     * @param dropped       the names of the rules whose charge was dropped in part (their key's
+     *                      debt at its bound)
+     * @param given         the names of the rules that gave back what their cost left unused
+     * @param refundDropped the names of the rules whose unused units the store could not take
+     *                      back (they stay counted), after their charges were made
+     */
+    public record Charged(List<String> charged, List<String> dropped, List<String> given, List<String> refundDropped) {
+        /** Nothing charged. */
+        public static final Charged NONE = new Charged(List.of(), List.of(), List.of(), List.of());
+
+        /** Copies the lists. */
+        public Charged {
+            charged = List.copyOf(charged);
+            dropped = List.copyOf(dropped);
+            given = List.copyOf(given);
+            refundDropped = List.copyOf(refundDropped);
+        }
+    }
+
     private final Decisions decisions;
     private final Refund refund;
+    private final Adjust adjust;
     private final AtomicBoolean settled = new AtomicBoolean();
 
-    private Refundable(Decisions decisions, Refund refund) {
+    private Refundable(Decisions decisions, Refund refund, Adjust adjust) {
         this.decisions = Objects.requireNonNull(decisions, "decisions");
         this.refund = Objects.requireNonNull(refund, "refund");
+        this.adjust = adjust;
     }
 
     /**
@@ -46,7 +86,20 @@ public final class Refundable implements Reservation {
      * @return the reservation
      */
     public static Reservation of(Decisions decisions, Refund refund) {
-        return new Refundable(decisions, refund);
+        return new Refundable(decisions, refund, null);
+    }
+
+    /**
+     * A reservation whose units {@code refund} can give back and {@code adjust} can settle by
+     * the work's actual costs.
+     *
+     * @param decisions the decisions of the acquiring call
+     * @param refund    what gives the units back
+     * @param adjust    what settles them by actual costs
+     * @return the reservation
+     */
+    public static Reservation of(Decisions decisions, Refund refund, Adjust adjust) {
+        return new Refundable(decisions, refund, Objects.requireNonNull(adjust, "adjust"));
     }
 
     @Override
@@ -62,6 +115,28 @@ public final class Refundable implements Reservation {
         // Nothing is sent when no claim is a concurrency rule's.
         refund.giveBack(rule -> rule.algorithm().isConcurrency());
         return true;
+    }
+
+    @Override
+    public boolean commit(ToLongFunction<Rule> actualCost) {
+        return settle(actualCost) != null;
+    }
+
+    /**
+     * {@link #commit(ToLongFunction)}, telling what was charged.
+     *
+     * @param actualCost each rule's actual cost; negative: as reserved
+     * @return what was charged, or null if the reservation was settled already
+     */
+    public Charged settle(ToLongFunction<Rule> actualCost) {
+        Objects.requireNonNull(actualCost, "actualCost");
+        if (adjust == null) {
+            Reservation.super.commit(actualCost); // throws: this one cannot
+        }
+        if (!settled.compareAndSet(false, true)) {
+            return null;
+        }
+        return adjust.settle(actualCost);
     }
 
     @Override

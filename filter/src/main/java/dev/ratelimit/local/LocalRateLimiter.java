@@ -8,6 +8,7 @@ import dev.ratelimit.Decisions;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.Reservation;
 import dev.ratelimit.Rule;
+import dev.ratelimit.internal.Charges;
 import dev.ratelimit.internal.Claims;
 import dev.ratelimit.internal.Verdicts;
 
@@ -18,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.LongSupplier;
+import java.util.function.ToLongFunction;
 
 /**
  * The in-process limiter: the same five algorithms with the same answers as the Valkey
@@ -113,7 +115,83 @@ public final class LocalRateLimiter implements RateLimiter {
         if (!decisions.allowed()) {
             return Reservation.kept(decisions);
         }
-        return Refundable.of(decisions, which -> giveBack(claims, answers, Verdicts.toGiveBack(claims, answers, which)));
+        return Refundable.of(decisions, which -> giveBack(claims, answers, Verdicts.toGiveBack(claims, answers, which)),
+                actual -> adjust(claims, answers, actual));
+    }
+
+    /**
+     * Settles a reservation by its actual costs (see {@link Reservation#commit(ToLongFunction)}):
+     * what a cost leaves unused given back, what it passes taken whatever the key has left, as a
+     * count-rejected attempt is (so at most the overdraw that allows: a bucket two full buckets,
+     * a window its limit; the rest is dropped and reported).
+     */
+    private Refundable.Charged adjust(List<Claim> claims, List<Verdicts.Answer> answers, ToLongFunction<Rule> actual) {
+        List<String> charged = new ArrayList<>();
+        List<String> dropped = new ArrayList<>();
+        List<String> given = new ArrayList<>();
+        synchronized (states) {
+            long now = clock.getAsLong();
+            long call = ++calls;
+            for (int i : Verdicts.toGiveBack(claims, answers, rule -> true)) {
+                Claim claim = claims.get(i);
+                Rule rule = claim.rule();
+                KeyState state = states.get(StateKey.of(claim));
+                long cost = rule.algorithm().isConcurrency() ? 0 : actual.applyAsLong(rule);
+                if (state == null || cost < 0 || cost == claim.cost()
+                        || (cost > claim.cost() && !Charges.supports(rule.algorithm()))) {
+                    if (state != null && rule.algorithm().isConcurrency()) {
+                        state.refund(now, rule, claim.cost(), answers.get(i).undo()); // the work is over
+                    }
+                    continue;
+                }
+                if (cost < claim.cost()) {
+                    if (state.refund(now, rule, claim.cost() - cost, answers.get(i).undo())) {
+                        given.add(rule.name());
+                    }
+                    continue;
+                }
+                (charge(state, claim, cost - claim.cost(), now, call) ? charged : dropped).add(rule.name());
+            }
+        }
+        return new Refundable.Charged(charged, dropped, given, List.of());
+    }
+
+    /**
+     * Counts work already done on the claim's key whatever it has left, as
+     * {@link Reservation#commit(ToLongFunction)} charges what passes a reservation: what a
+     * failure policy's fallback is charged when the store cannot take a charge.
+     *
+     * @param claim the claim the work was admitted by (its rule and key)
+     * @param units the units to count, at least 1
+     * @return whether all were counted (false: the key's debt reached what this limiter holds)
+     */
+    public boolean charge(Claim claim, long units) {
+        if (units < 1) {
+            throw new IllegalArgumentException("a charge takes at least 1 unit, not " + units);
+        }
+        if (!Charges.supports(claim.rule().algorithm())) {
+            return false;
+        }
+        synchronized (states) {
+            long now = clock.getAsLong();
+            long call = ++calls;
+            sweepIfDue(now);
+            KeyState state = states.computeIfAbsent(StateKey.of(claim), k -> KeyState.create(claim.rule().algorithm()));
+            return charge(state, claim, units, now, call);
+        }
+    }
+
+    /** Takes {@code units} whatever the key has left, as a count-rejected attempt is taken; whether all were. */
+    private static boolean charge(KeyState state, Claim claim, long units, long now, long call) {
+        Rule rule = claim.rule();
+        long rest = Math.min(units, Charges.bound(claim));
+        long before = state.take(now, rule, 1, false, false, call).remaining();
+        while (rest > 0) {
+            long part = Math.min(rest, rule.capacity());
+            state.take(now, rule, part, true, true, call);
+            rest -= part;
+        }
+        return units <= before + overdraw(rule);
     }
 
     /** Decides and takes the claims, all or nothing: every claim's answer. */
@@ -155,6 +233,15 @@ public final class LocalRateLimiter implements RateLimiter {
             }
         }
         return given;
+    }
+
+    /** How far past empty a take whatever is left reaches here: a window's count has no bound, a bucket one full bucket. */
+    private static long overdraw(Rule rule) {
+        return switch (rule.algorithm()) {
+            case FIXED_WINDOW -> Long.MAX_VALUE / 4;
+            case TOKEN_BUCKET, GCRA -> rule.capacity();
+            default -> 0;
+        };
     }
 
     /** Several rules: decide every rule first, then write; all or nothing, as the script does. */

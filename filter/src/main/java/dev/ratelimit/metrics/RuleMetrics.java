@@ -15,6 +15,8 @@ public final class RuleMetrics implements RuleMetricsMBean {
     private final LongAdder fallbackDecisions = new LongAdder();
     private final LongAdder refunded = new LongAdder();
     private final LongAdder refundsDropped = new LongAdder();
+    private final LongAdder charged = new LongAdder();
+    private final LongAdder chargesDropped = new LongAdder();
     private final LongAdder denyCacheHits = new LongAdder();
     private final LongAdder nearLimit = new LongAdder();
     private final LongAdder decisions = new LongAdder();
@@ -101,6 +103,8 @@ public final class RuleMetrics implements RuleMetricsMBean {
             case REFUND_DROPPED -> refundsDropped.increment();
             case DENY_CACHE_HIT -> denyCacheHits.increment();
             case NEAR_LIMIT -> nearLimit.increment();
+            case CHARGED -> charged.increment();
+            case CHARGE_DROPPED -> chargesDropped.increment();
         }
     }
 
@@ -164,6 +168,16 @@ public final class RuleMetrics implements RuleMetricsMBean {
     @Override
     public long getRefunded() {
         return refunded.sum();
+    }
+
+    @Override
+    public long getCharged() {
+        return charged.sum();
+    }
+
+    @Override
+    public long getChargesDropped() {
+        return chargesDropped.sum();
     }
 
     @Override

@@ -56,6 +56,21 @@ public interface RuleMetricsMBean {
     long getRefundsDropped();
 
     /**
+     * Requests charged after the fact for work beyond what they reserved ({@code cost-from}).
+     *
+     * @return the count
+     */
+    long getCharged();
+
+    /**
+     * Charges after the fact not counted in full: the store unreachable, a lost reply, or the
+     * key's debt at its bound.
+     *
+     * @return the count
+     */
+    long getChargesDropped();
+
+    /**
      * Rejections answered by the deny cache, without the store (also counted as rejected).
      *
      * @return the count

@@ -145,6 +145,23 @@ final class FailurePolicies {
     }
 
     /**
+     * A charge the store could not take (see {@link dev.ratelimit.Reservation#commit(java.util.function.ToLongFunction)}),
+     * by the rule's policy: a local policy's fallback counts it, so that while the store is away
+     * the key is refused here as it would be there; an open or closed policy has nowhere to put
+     * it (closed refuses the key anyway until the store answers, which then has not counted it).
+     *
+     * @param claim the claim the work was admitted by
+     * @param units the units to count
+     * @return whether the fallback counted all of them
+     */
+    public boolean charge(Claim claim, long units) {
+        if (policy(claim.rule().name()) instanceof FailurePolicy.Local) {
+            return fallback.charge(Claim.of(localRule(claim.rule()), claim.key()), units);
+        }
+        return false;
+    }
+
+    /**
      * Forgets a key in the fallback.
      *
      * @param rule the shared rule

@@ -1,5 +1,6 @@
 package dev.ratelimit.resilient;
 
+import dev.ratelimit.internal.Charges;
 import dev.ratelimit.internal.Refundable;
 import dev.ratelimit.Claim;
 import dev.ratelimit.Decisions;
@@ -11,6 +12,7 @@ import dev.ratelimit.Rule;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Predicate;
+import java.util.function.ToLongFunction;
 
 /**
  * How a request's rules, decided apart, settle into one outcome. The store and the in-process
@@ -93,7 +95,57 @@ final class Settlement {
                 given.addAll(fallback.cancel(which));
             }
             return given;
+        }, actual -> {
+            Refundable.Charged byStore = store == null ? Refundable.Charged.NONE : settle(store, storeClaims, actual);
+            Refundable.Charged byFallback = fallback == null ? Refundable.Charged.NONE
+                    : ((Refundable) fallback).settle(actual); // in-process: it cannot fail
+            report(byFallback);
+            return byStore;
         });
+    }
+
+    /**
+     * Settles the store's reservation by actual costs (see {@link Reservation#commit(ToLongFunction)});
+     * never throws: a charge the store cannot take goes by the rule's failure policy, and what
+     * was charged, given back or dropped is reported.
+     */
+    private Refundable.Charged settle(Reservation store, List<Claim> storeClaims, ToLongFunction<Rule> actual) {
+        // Units that a cost left unused may come back: no rejection of these keys holds.
+        forgetAll(storeClaims, rule -> true);
+        Refundable.Charged settled;
+        try {
+            settled = ((Refundable) store).settle(actual);
+            health.answered();
+        } catch (RuntimeException e) {
+            // Nothing was charged nor given back (charges go first, and a refund's failure is
+            // caught there): the charges go by their rules' policies, the unused units stay.
+            health.failed(e);
+            for (Claim claim : storeClaims) {
+                long cost = actual.applyAsLong(claim.rule());
+                if (claim.rule().algorithm().isConcurrency() || cost < 0) {
+                    continue;
+                }
+                if (cost > claim.cost() && Charges.supports(claim.rule().algorithm())) {
+                    policies.charge(claim, Math.min(cost - claim.cost(), Charges.bound(claim)));
+                    listener.onEvent(claim.rule().name(), RateLimitListener.Event.CHARGE_DROPPED);
+                } else if (cost < claim.cost()) {
+                    listener.onEvent(claim.rule().name(), RateLimitListener.Event.REFUND_DROPPED);
+                }
+            }
+            return Refundable.Charged.NONE;
+        } finally {
+            forgetAll(storeClaims, rule -> true);
+        }
+        report(settled);
+        return settled;
+    }
+
+    /** Tells the listener what a settlement by actual costs did. */
+    private void report(Refundable.Charged settled) {
+        settled.charged().forEach(rule -> listener.onEvent(rule, RateLimitListener.Event.CHARGED));
+        settled.dropped().forEach(rule -> listener.onEvent(rule, RateLimitListener.Event.CHARGE_DROPPED));
+        settled.given().forEach(rule -> listener.onEvent(rule, RateLimitListener.Event.REFUNDED));
+        settled.refundDropped().forEach(rule -> listener.onEvent(rule, RateLimitListener.Event.REFUND_DROPPED));
     }
 
     /** Gives units back to the store; what it cannot take is dropped and reported, never thrown. */

@@ -39,8 +39,8 @@ final class Draft11Fields implements HeaderVersion {
             policy.add(entry.rule().algorithm().isConcurrency()
                     // Units in progress, not per window: the draft's unit for it, and no w.
                     ? name + ";q=" + entry.rule().capacity() + ";qu=\"concurrent-requests\""
-                    : name + ";q=" + entry.rule().capacity() + ";w="
-                    + RateLimitHeaders.seconds(entry.quotaWindow()));
+                    : name + ";q=" + entry.rule().capacity() + (entry.quotaUnit() == null ? ""
+                    : ";qu=\"" + entry.quotaUnit() + '"') + ";w=" + RateLimitHeaders.seconds(entry.quotaWindow()));
             Duration window = entry.decision().effectiveWindow();
             // No t where no more quota will come (a concurrency rule holding no lease).
             state.add(name + ";r=" + entry.decision().remaining()

@@ -15,6 +15,7 @@ import java.io.IOException;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Predicate;
+import java.util.function.ToLongFunction;
 
 /**
  * Rules that count by the response ({@code count-when}, {@code refund-when}) and in-flight
@@ -35,7 +36,7 @@ final class OutcomeCounting {
     /** Whether any of a request's rules counts by outcome or holds a lease for the request's duration. */
     static boolean applies(List<RuleSettings> rules) {
         for (RuleSettings rule : rules) {
-            if (rule.outcome().isPresent() || rule.rule().algorithm().isConcurrency()) {
+            if (rule.outcome().isPresent() || rule.costFrom().isPresent() || rule.rule().algorithm().isConcurrency()) {
                 return true;
             }
         }
@@ -63,7 +64,8 @@ final class OutcomeCounting {
             chain.doFilter(request, response);
             thrown = false;
             if (request.isAsyncStarted() && !part.isEmpty()) {
-                Completion completion = event -> settle(reservation, rules, completedStatus(event));
+                Completion completion = event -> settle(reservation, rules, completedStatus(event),
+                        ReportedCosts.of(rules, event.getSuppliedRequest(), event.getSuppliedResponse()));
                 // With the request and response supplied: an event carries them only then (the
                 // Servlet spec; Open Liberty keeps to it, where Jetty and Tomcat supply their own).
                 request.getAsyncContext().addListener(completion, request, response);
@@ -80,7 +82,7 @@ final class OutcomeCounting {
             thrown = false;
         } finally {
             if (!later && !part.isEmpty()) {
-                settle(reservation, rules, outcome(response, thrown));
+                settle(reservation, rules, outcome(response, thrown), ReportedCosts.of(rules, request, response));
             }
         }
     }
@@ -101,7 +103,25 @@ final class OutcomeCounting {
      * not count; either way releases the leases of concurrency rules (see {@link Reservation}).
      */
     static void settle(Reservation reservation, List<RuleSettings> rules, int status) {
+        settle(reservation, rules, status, rule -> -1);
+    }
+
+    /**
+     * {@link #settle(Reservation, List, int)}, the units kept by each rule's reported cost where
+     * it has a {@code cost-from} (the difference given back or charged; see
+     * {@link Reservation#commit(java.util.function.ToLongFunction)}).
+     *
+     * @param reported each rule's cost as the response reported it; -1 for none
+     */
+    static void settle(Reservation reservation, List<RuleSettings> rules, int status, ToLongFunction<Rule> reported) {
         Predicate<Rule> givesBack = rule -> condition(rules, rule).map(c -> c.givesBack(status)).orElse(false);
+        if (rules.stream().anyMatch(rule -> rule.costFrom().isPresent())) {
+            // One settlement: a rule whose condition gives this status back costs nothing, the
+            // others what their response reported (or what they reserved).
+            reservation.commit(rule -> givesBack.test(rule) ? 0 : costFrom(rules, rule).isPresent()
+                    ? reported.applyAsLong(rule) : -1);
+            return;
+        }
         for (RuleSettings rule : rules) {
             if (givesBack.test(rule.rule())) {
                 reservation.cancel(givesBack);
@@ -109,6 +129,15 @@ final class OutcomeCounting {
             }
         }
         reservation.commit();
+    }
+
+    private static Optional<dev.ratelimit.config.CostSource> costFrom(List<RuleSettings> rules, Rule rule) {
+        for (RuleSettings settings : rules) {
+            if (settings.rule().name().equals(rule.name())) {
+                return settings.costFrom();
+            }
+        }
+        return Optional.empty();
     }
 
     private static Optional<OutcomeCondition> condition(List<RuleSettings> rules, Rule rule) {

@@ -41,8 +41,14 @@ final class RateLimitHeaders {
      * @param decision    its decision
      * @param quotaWindow the rule's {@link Rule#quotaWindow(long)} on the filter's clock: the
      *                    {@code w} of the policy field, a calendar period's length of the moment
+     * @param quotaUnit   the policy's {@code qu}; null for requests, the default
      */
-    record Entry(Rule rule, Decision decision, Duration quotaWindow) {
+    record Entry(Rule rule, Decision decision, Duration quotaWindow, String quotaUnit) {
+
+        /** An entry of a rule counting requests. */
+        Entry(Rule rule, Decision decision, Duration quotaWindow) {
+            this(rule, decision, quotaWindow, null);
+        }
 
         /** An entry whose quota window is the rule's on this machine's clock. */
         Entry(Rule rule, Decision decision) {

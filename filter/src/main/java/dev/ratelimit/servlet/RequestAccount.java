@@ -282,7 +282,7 @@ final class RequestAccount {
         for (Entry entry : entries) {
             if (entry.announced() != null) {
                 announced.add(new RateLimitHeaders.Entry(entry.announced(), entry.decision(),
-                        entry.announced().quotaWindow(now)));
+                        entry.announced().quotaWindow(now), entry.settings().quotaUnit().orElse(null)));
             }
         }
         return announced;

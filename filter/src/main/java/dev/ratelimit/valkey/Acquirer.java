@@ -5,12 +5,15 @@ import dev.ratelimit.Claim;
 import dev.ratelimit.Decisions;
 import dev.ratelimit.RateLimitException;
 import dev.ratelimit.Reservation;
+import dev.ratelimit.internal.Charges;
 import dev.ratelimit.internal.Claims;
 import dev.ratelimit.internal.Verdicts;
 import dev.ratelimit.valkey.lease.LeaseEntry;
 import dev.ratelimit.valkey.lease.LeaseTaker;
 import dev.ratelimit.valkey.lease.LeasedPeek;
 import dev.ratelimit.valkey.lease.Leases;
+import dev.ratelimit.Rule;
+import dev.ratelimit.valkey.script.Charge;
 import dev.ratelimit.valkey.script.Lending;
 import dev.ratelimit.valkey.script.Refund;
 import dev.ratelimit.valkey.script.ScriptMode;
@@ -18,6 +21,7 @@ import dev.ratelimit.valkey.script.StoreOutcome;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.ToLongFunction;
 
 /**
  * What {@link ValkeyRateLimiter#acquireAll} and {@link ValkeyRateLimiter#reserveAll} share: a
@@ -128,7 +132,7 @@ final class Acquirer {
             }
             return leased.giveBack(claims, taken.portions(), indexes, back -> calls.refund(back, true))
                     .stream().map(i -> claims.get(i).rule().name()).toList();
-        });
+        }, actual -> adjust(claims, answers, actual));
     }
 
     /**
@@ -177,7 +181,67 @@ final class Acquirer {
         if (!decisions.allowed()) {
             return Reservation.kept(decisions);
         }
-        return Refundable.of(decisions, which -> giveBack(claims, answers, Verdicts.toGiveBack(claims, answers, which)));
+        return Refundable.of(decisions, which -> giveBack(claims, answers, Verdicts.toGiveBack(claims, answers, which)),
+                actual -> adjust(claims, answers, actual));
+    }
+
+    /**
+     * Settles a reservation by its actual costs (see {@link Reservation#commit(ToLongFunction)}):
+     * concurrency permits released, the part of a reserved cost the work did not use given back,
+     * what it used beyond charged. A rule this instance leases keeps its reservation: its units
+     * may have come from a lease (the filter refuses the two together; see {@code cost-from}).
+     */
+    private Refundable.Charged adjust(List<Claim> claims, List<Verdicts.Answer> answers, ToLongFunction<Rule> actual) {
+        List<Refund> back = new ArrayList<>();
+        List<Charge> charges = new ArrayList<>();
+        for (int i : Verdicts.toGiveBack(claims, answers, rule -> true)) {
+            Claim claim = claims.get(i);
+            Rule rule = claim.rule();
+            long cost = rule.algorithm().isConcurrency() ? 0 : actual.applyAsLong(rule);
+            if (rule.algorithm().isConcurrency()) {
+                back.add(Refund.of(claim, answers.get(i))); // the work is over
+            } else if (cost < 0 || cost == claim.cost() || (leased != null && leases.policy(claim) != null)
+                    || (cost > claim.cost() && !Charges.supports(rule.algorithm()))) {
+                continue;
+            } else if (cost < claim.cost()) {
+                back.add(Refund.of(Claim.of(rule, claim.key(), claim.cost() - cost), answers.get(i)));
+            } else {
+                charges.add(Charge.of(claim, cost - claim.cost()));
+            }
+        }
+        // Charged first: a charge that fails has then changed nothing, and its caller may put
+        // it elsewhere (a failure policy) without counting anything twice.
+        List<String> charged = new ArrayList<>();
+        List<String> dropped = new ArrayList<>();
+        charge(charges, charged, dropped);
+        List<String> given = List.of();
+        List<String> refundDropped = List.of();
+        try {
+            given = giveBack(back);
+        } catch (RateLimitException e) {
+            refundDropped = back.stream().map(refund -> refund.claim().rule().name()).toList();
+        }
+        return new Refundable.Charged(charged, dropped, given, refundDropped);
+    }
+
+    /** Charges work done beyond what requests reserved: the rules the store took whole, and the others. */
+    private void charge(List<Charge> charges, List<String> charged, List<String> dropped) {
+        if (charges.isEmpty()) {
+            return;
+        }
+        List<Claim> claims = charges.stream().map(Charge::claim).toList();
+        List<LeaseEntry> writing = leased == null ? List.of() : leased.writing(claims);
+        boolean[] whole;
+        try {
+            whole = calls.charge(charges, calls.now());
+        } finally {
+            if (leased != null) {
+                leased.written(writing);
+            }
+        }
+        for (int i = 0; i < charges.size(); i++) {
+            (whole[i] ? charged : dropped).add(claims.get(i).rule().name());
+        }
     }
 
     /** A cluster request rejected by one group after others took units: those go back, best effort. */
@@ -206,14 +270,19 @@ final class Acquirer {
 
     /** Gives back the units of the given claims; the names of the rules that gave any back. */
     private List<String> giveBack(List<Claim> claims, List<Verdicts.Answer> answers, List<Integer> indexes) {
-        if (indexes.isEmpty()) {
+        return giveBack(refunds(Claims.pick(claims, indexes), indexes.stream().map(answers::get).toList()));
+    }
+
+    /** Gives back the refunds' units; the names of the rules that gave any back. */
+    private List<String> giveBack(List<Refund> refunds) {
+        if (refunds.isEmpty()) {
             return List.of();
         }
-        List<Claim> back = Claims.pick(claims, indexes);
+        List<Claim> back = refunds.stream().map(Refund::claim).toList();
         List<LeaseEntry> writing = leased == null ? List.of() : leased.writing(back);
         long[] given;
         try {
-            given = calls.refund(refunds(back, indexes.stream().map(answers::get).toList()), true);
+            given = calls.refund(refunds, true);
             if (leased != null) {
                 leased.unreserved(back, given);
             }

@@ -7,6 +7,7 @@ import dev.ratelimit.internal.Undo;
 import dev.ratelimit.internal.Verdicts;
 import dev.ratelimit.valkey.connection.CircuitBreaker;
 import dev.ratelimit.valkey.connection.GuardedCalls;
+import dev.ratelimit.valkey.script.Charge;
 import dev.ratelimit.valkey.script.Lending;
 import dev.ratelimit.valkey.script.LimiterScript;
 import dev.ratelimit.valkey.script.Refund;
@@ -106,6 +107,34 @@ final class LimiterCalls {
             }
             throw e;
         }
+    }
+
+    /**
+     * One charge call per slot group ({@link ScriptMode#CHARGE}): for each charge, whether the
+     * store counted all its units (false: the key's debt reached its bound, the rest dropped).
+     * Never retried after a lost reply, which could count the work twice: a charge is made at
+     * most once, and one that fails is the caller's to report.
+     */
+    boolean[] charge(List<Charge> charges, String now) {
+        boolean[] whole = new boolean[charges.size()];
+        List<Claim> claims = charges.stream().map(Charge::claim).toList();
+        List<SlotGroups.Group> groups = cluster() ? slotGroups(claims) : List.of(SlotGroups.Group.all(charges.size()));
+        for (SlotGroups.Group group : groups) {
+            List<Charge> ofGroup = group.of(charges);
+            List<Claim> claimsOfGroup = ofGroup.stream().map(Charge::claim).toList();
+            List<String> keys = claimsOfGroup.stream().map(stateKey).toList();
+            long call = ThreadLocalRandom.current().nextLong(1, MAX_CALL_NUMBER);
+            List<String> args = ScriptFormat.charge(now, call, ofGroup, callerNow(now));
+            Object reply = calls.run("charge", claimsOfGroup,
+                    () -> script.run(client.client(), client.functionCalls(), keys, args));
+            List<Verdicts.Answer> answers = ScriptFormat.answers(client.endpoint(), claimsOfGroup, reply);
+            boolean[] ofThis = new boolean[answers.size()];
+            for (int i = 0; i < ofThis.length; i++) {
+                ofThis[i] = answers.get(i).allowed();
+            }
+            group.place(ofThis, whole);
+        }
+        return whole;
     }
 
     /**

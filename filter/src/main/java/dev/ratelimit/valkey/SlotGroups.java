@@ -57,6 +57,13 @@ final class SlotGroups {
         }
 
         /** Puts the group's values, in its order, at their places in the request's. */
+        void place(boolean[] ofGroup, boolean[] request) {
+            for (int j = 0; j < positions.size(); j++) {
+                request[positions.get(j)] = ofGroup[j];
+            }
+        }
+
+        /** Puts the group's values, in its order, at their places in the request's. */
         void place(long[] ofGroup, long[] request) {
             for (int j = 0; j < positions.size(); j++) {
                 request[positions.get(j)] = ofGroup[j];

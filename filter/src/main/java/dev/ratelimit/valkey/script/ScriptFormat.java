@@ -64,6 +64,31 @@ public final class ScriptFormat {
     }
 
     /**
+     * A charge's ARGV ({@link ScriptMode#CHARGE}): as a deciding call's, each rule's cost the
+     * units charged, nothing lent.
+     *
+     * @param now       the time argument
+     * @param call      the call's number
+     * @param charges   the charges, in the order of KEYS
+     * @param callerNow this machine's time
+     * @return ARGV
+     */
+    public static List<String> charge(String now, long call, List<Charge> charges, long callerNow) {
+        List<String> args = new ArrayList<>(3 + RULE_ARGS * charges.size());
+        args.add(now);
+        args.add(ScriptMode.CHARGE.argument());
+        args.add(Long.toString(call));
+        for (Charge charge : charges) {
+            Rule rule = charge.claim().rule();
+            rule(args, rule, charge.units(), callerNow);
+            args.add(rule.countRejected() ? "1" : "0");
+            args.add(rule.shadow() ? "1" : "0");
+            args.add("0");
+        }
+        return args;
+    }
+
+    /**
      * A refund's ARGV: the time, then each rule's values.
      *
      * @param now       the time argument
@@ -90,12 +115,15 @@ public final class ScriptFormat {
      * {@link CalendarArgument}), burst, cost.
      */
     private static void rule(List<String> args, Claim claim, long callerNow) {
-        Rule rule = claim.rule();
+        rule(args, claim.rule(), claim.cost(), callerNow);
+    }
+
+    private static void rule(List<String> args, Rule rule, long cost, long callerNow) {
         args.add(rule.algorithm().id());
         args.add(Long.toString(rule.limit()));
         args.add(CalendarArgument.of(rule, callerNow));
         args.add(Long.toString(rule.burst()));
-        args.add(Long.toString(claim.cost()));
+        args.add(Long.toString(cost));
     }
 
     /**

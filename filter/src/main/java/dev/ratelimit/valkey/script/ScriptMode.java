@@ -7,7 +7,9 @@ public enum ScriptMode {
     /** Decide and take what is allowed (and what count-rejected rules record). */
     ACQUIRE("1"),
     /** The request was rejected elsewhere (another cluster slot group): only count-rejected rules write. */
-    RECORD_REJECTION("2");
+    RECORD_REJECTION("2"),
+    /** Work is done: each rule takes the given units whatever it has left, into debt (a cost known after the response). */
+    CHARGE("3");
 
     private final String argument;
 

@@ -33,7 +33,8 @@ local function bucket_debt(d, ts, w, l, now, window, limit, burst)
     -- Whole units beyond two buckets are capped before scaling, so the product stays exact.
     d = math.min(d, 2 * burst) * window
   end
-  d = math.min(d, 2 * burst * window)
+  -- A charge's debt may reach DEBT_BUCKETS buckets (dispatcher.lua's mode 3); anything else two.
+  d = math.min(d, DEBT_BUCKETS * burst * window)
   -- A clock that went backwards refills nothing rather than draining the bucket.
   local elapsed = math.max(0, now - ts)
   if elapsed >= cdiv(d, limit) then
@@ -56,7 +57,7 @@ end
 -- g when the debt read is the stored debt whole, by the rule that wrote it (same window and
 -- limit, nothing cut by a burst lowered since) and not yet refilled; else nil, a new one.
 local function kept_generation(g, d, stored, w, l, window, limit, burst)
-  if d > 0 and w == window and l == limit and stored <= 2 * burst * window then
+  if d > 0 and w == window and l == limit and stored <= DEBT_BUCKETS * burst * window then
     return g
   end
   return nil
@@ -187,7 +188,13 @@ local function bucket_algorithm(decode, encode)
     if consume then
       -- A counted rejection may overdraw the bucket, by at most one full bucket: the hammering
       -- client stays locked out after it stops for at most twice the time to refill.
-      d = math.min(d + need, 2 * capacity)
+      if call.charge then
+        -- Work done: the bucket goes into debt, which refill pays, up to the debt bound.
+        allowed = d + need <= DEBT_BUCKETS * capacity
+        d = math.min(d + need, DEBT_BUCKETS * capacity)
+      else
+        d = math.min(d + need, 2 * capacity)
+      end
       expires = at + cdiv(d, limit)
       gen = generation(call, gen)
       -- A take starts afresh what plain refunds charged (their units are in the debt read).

@@ -10,7 +10,10 @@
 -- ARGV[1]   the time in ms from the client's clock, or -1 to read the server's TIME
 -- ARGV[2]   1 to acquire, 0 to peek (decide without writing anything), 2 to record a
 --           rejection decided elsewhere (a cluster's other slot group rejected the request):
---           only count_rejected rules write, and the request is never allowed
+--           only count_rejected rules write, and the request is never allowed; 3 to charge
+--           work already done (a cost known after the response): every rule takes its cost
+--           whatever it has left, into debt (see DEBT_BUCKETS in the prelude), and its allowed
+--           says whether the whole cost was taken (0: the debt reached its bound, the rest dropped)
 -- ARGV[3]   a number the caller chose for this call, unique among its calls (1 to 2^53):
 --           the permits a concurrency rule takes are named after it, so that a caller whose
 --           reply was lost still knows what to release
@@ -45,12 +48,14 @@
 --   call    the call being run (see begin_call in the prelude: its now, id and TTL slack)
 --   key     the state key (KEYS[i]); limit, window (ms, or a calendar window's boundaries),
 --           burst and cost as the call gave them, checked by the caller (1 <= cost <= limit,
---           or <= burst for a bucket)
+--           or <= burst for a bucket; a charge's cost may be more, see call.charge)
 --   reads the state and returns the rule's own verdict (a boolean), then what it read: plain
 --   values, so that nothing is allocated for the common one-rule call.
 -- finish(call, key, limit, window, burst, cost, consume, count_rejected, lend, verdict, ...)
 --   takes the units if consume (false: a read-only decision), on what read returned; lend is
---   how many of them a local lease takes (buckets only). Returns the rule's reply values above,
+--   how many of them a local lease takes (buckets only). With call.charge (mode 3) it takes
+--   them whatever the verdict, up to the state's debt bound, and its allowed says whether
+--   all were taken. Returns the rule's reply values above,
 --   all describing the state after any write.
 -- refund(call, key, limit, window, burst, cost, undo_where, undo_which, floor, headroom, lend)
 --   gives back units a finish took, if they are still there, never units taken since in their
@@ -89,6 +94,9 @@ end
 
 -- Whether rule i takes its units, given its own verdict and the request's.
 local function consumes(ARGV, i, mode, verdict, all_allowed)
+  if mode == '3' then
+    return true
+  end
   if mode == '1' and all_allowed == 1 then
     -- Enforcing rules all allowed, so they consume; a shadow rule counts as if alone.
     return verdict or counts_rejected(ARGV, i)
@@ -148,6 +156,7 @@ end
 
 return function(KEYS, ARGV)
   local call = begin_call(ARGV[1], tonumber(ARGV[3]))
+  call.charge = ARGV[2] == '3'
   for i = 1, #KEYS do
     local id = ARGV[base(i) + ALGORITHM]
     if not ALGORITHMS[id] then

@@ -5,6 +5,8 @@
 -- read returns: verdict, count, ends, gen (what the state holds now; ends and gen nil for none).
 -- Its next_ms is the counted window's end, or the current one's if sooner (after an edit of the
 -- window) while a unit is left to take, also with nothing counted.
+-- A charge (dispatcher.lua's mode 3) counts in the window of its own time, beyond the limit up
+-- to DEBT_BUCKETS windows' worth: the window refuses until it ends, and the debt ends with it.
 -- Undo values: the end of the window charged and the state's generation. Its refund gives the
 -- cost back to the window that ends there, if that window is still the current one and its count
 -- is still the one the units went into.
@@ -81,7 +83,13 @@ local function finish(call, key, limit, window, burst, cost, consume, count_reje
   if consume then
     -- The count goes on whole (an edited window only moves its end), so its generation does.
     gen = generation(call, gen)
-    count = count + cost
+    if call.charge then
+      -- Work done: counted in the window it is charged in, beyond the limit up to the debt bound.
+      allowed = count + cost <= DEBT_BUCKETS * limit
+      count = math.min(count + cost, DEBT_BUCKETS * limit)
+    else
+      count = count + cost
+    end
     ends = stop
     store(call, key, ends, count, gen)
   end

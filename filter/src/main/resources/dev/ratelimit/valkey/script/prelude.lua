@@ -52,6 +52,12 @@ local function begin_call(time_argument, id)
   return { now = now, id = id, ttl_slack = 10000 }
 end
 
+-- How far a charge (work done, its cost known after the response; dispatcher.lua's mode 3) may
+-- put a key beyond its quota: at most this many full windows (fixed window, sliding window
+-- counter) or buckets (token bucket, GCRA) counted, so that every product stays below 2^53 (the
+-- Java side bounds limit x window by 2^50). What goes beyond is dropped, and the charge says so.
+local DEBT_BUCKETS = 8
+
 -- The TTL, in ms, for a state that stops mattering `ms` from the call's now.
 local function ttl(call, ms)
   return ms + call.ttl_slack

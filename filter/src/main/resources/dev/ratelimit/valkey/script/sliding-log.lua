@@ -113,14 +113,20 @@ local function refund(call, key, limit, window, burst, cost, ms, taker)
   end
   local in_window = '(' .. int(now - window)
   local before = redis.call('ZCOUNT', key, in_window, '+inf')
-  -- The call's members are among those of its millisecond (at most the limit and a cost).
+  -- The call's members are among those of its millisecond (at most the limit and a cost); at
+  -- most `cost` of them go (a settlement by actual cost gives back part of what a call took).
   local mine = {}
+  local removed = 0
   local suffix = ':' .. int(taker) .. ':' .. int(window)
   for _, m in ipairs(redis.call('ZRANGEBYSCORE', key, int(ms), int(ms))) do
+    if removed + #mine >= cost then
+      break
+    end
     if string.sub(m, -#suffix) == suffix then
       mine[#mine + 1] = m
       if #mine == MEMBER_BATCH then
         redis.call('ZREM', key, unpack(mine))
+        removed = removed + #mine
         mine = {}
       end
     end

@@ -66,7 +66,7 @@ local function read(call, key, limit, window, burst, cost)
     local s, tw, c, p, x, g = fields(key, value, 6)
     if now < x then
       expires = x
-      if s == start and c <= limit then
+      if s == start and c <= DEBT_BUCKETS * limit then
         -- This window's count, read whole: a write adds to it, in its generation.
         gen = g
       end
@@ -80,10 +80,10 @@ local function read(call, key, limit, window, burst, cost)
       elseif s > start - window then
         prev = prev + p
       end
-      -- More than a full window of either count decides nothing more (only an edit that
-      -- lowered the limit gets here); capping keeps every product in exact range.
-      cur = math.min(cur, limit)
-      prev = math.min(prev, limit)
+      -- A count above the limit (a charge's debt, or an edit that lowered the limit) weighs as
+      -- counted, up to the debt bound, which keeps every product in exact range.
+      cur = math.min(cur, DEBT_BUCKETS * limit)
+      prev = math.min(prev, DEBT_BUCKETS * limit)
     end
   end
 
@@ -101,7 +101,14 @@ local function finish(call, key, limit, window, burst, cost, consume, _, _, allo
   if consume then
     -- A counted rejection can fill the window but not overfill it: past `limit` the window
     -- rejects anyway, and an unbounded count would only lengthen the lockout into the next one.
-    cur = math.min(cur + cost, math.max(limit, cur))
+    if call.charge then
+      -- Work done: counted in this window beyond the limit, up to the debt bound; it weighs on
+      -- this window and, as the previous one, on the next.
+      allowed = cur + cost <= DEBT_BUCKETS * limit
+      cur = math.min(cur + cost, DEBT_BUCKETS * limit)
+    else
+      cur = math.min(cur + cost, math.max(limit, cur))
+    end
     -- The current count weighs on decisions until the end of the next window.
     expires = start + 2 * window
     gen = generation(call, gen)
