@@ -40,6 +40,31 @@ class SettingsReaderTest {
         return m;
     }
 
+    /** cost-from and quota-unit read into the rule's settings; refused on concurrency and beside a local lease. */
+    @Test
+    void readsWhereACostIsReportedAndTheQuotasUnit() {
+        Map<String, String> values = valid();
+        values.put("ratelimit.rule.api.cost-from", "header:X-Tokens-Used");
+        values.put("ratelimit.rule.api.quota-unit", "tokens");
+        values.put("ratelimit.rule.login.cost-from", "attribute:rows");
+        values.put("ratelimit.rule.login.algorithm", "fixed-window");
+        FilterSettings settings = read(values);
+        assertThat(settings.rules().get(0).costFrom()).contains(new CostSource(true, "X-Tokens-Used"));
+        assertThat(settings.rules().get(0).quotaUnit()).contains("tokens");
+        assertThat(settings.rules().get(1).costFrom()).contains(new CostSource(false, "rows"));
+        assertThat(settings.rules().get(1).quotaUnit()).isEmpty();
+
+        values.put("ratelimit.rule.api.local-lease", "10");
+        values.put("ratelimit.rule.login.algorithm", "concurrency");
+        values.remove("ratelimit.rule.login.window");
+        values.put("ratelimit.rule.login.quota-unit", "rows");
+        assertThatThrownBy(() -> read(values)).isInstanceOf(InvalidSettingsException.class)
+                .hasMessageContaining("ratelimit.rule.api.local-lease='10' cannot be set with "
+                        + "ratelimit.rule.api.cost-from=header:X-Tokens-Used")
+                .hasMessageContaining("ratelimit.rule.login.cost-from='attribute:rows' does not apply to concurrency")
+                .hasMessageContaining("ratelimit.rule.login.quota-unit='rows' does not apply to concurrency");
+    }
+
     /** Every header version by its id, and the 3xx setting. */
     @ParameterizedTest
     @CsvSource({"draft,DRAFT", "draft-03,DRAFT_03", "DRAFT-03,DRAFT_03", "legacy,LEGACY", "both,BOTH", "none,NONE"})
@@ -153,6 +178,10 @@ class SettingsReaderTest {
             "ratelimit.refresh|10ms|ratelimit.refresh='10ms' must be a whole number of milliseconds, at least 100 ms",
             "ratelimit.refresh|soon|ratelimit.refresh='soon' is not a duration",
             "ratelimit.rule.login.lease-timeout|30s|ratelimit.rule.login.lease-timeout='30s' applies only to algorithm=concurrency",
+            "ratelimit.rule.login.cost-from|header:X-Cost|ratelimit.rule.login.cost-from='header:X-Cost' does not apply to sliding-log",
+            "ratelimit.rule.api.cost-from|body:tokens|ratelimit.rule.api.cost-from='body:tokens' is not a cost source",
+            "ratelimit.rule.api.cost-from|header:X Cost|ratelimit.rule.api.cost-from='header:X Cost' is not a cost source",
+            "ratelimit.rule.api.quota-unit|Tokens|ratelimit.rule.api.quota-unit='Tokens' is not a quota unit",
     })
     void namesThePropertyAndTheValueOfEveryProblem(String property, String value, String expected) {
         Map<String, String> values = valid();

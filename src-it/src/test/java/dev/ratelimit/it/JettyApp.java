@@ -312,10 +312,16 @@ final class JettyApp implements AutoCloseable {
                 pause(sleep, gate);
                 throw new IllegalStateException("the application failed");
             }
+            // The work's cost, known once it is done: as a response header and a request attribute.
+            String tokens = request.getParameter("tokens");
             if ("1".equals(request.getParameter("async"))) {
                 jakarta.servlet.AsyncContext async = request.startAsync();
                 async.start(() -> {
                     pause(sleep, gate);
+                    if (tokens != null) {
+                        async.getRequest().setAttribute("tokens", tokenCount(tokens));
+                        ((HttpServletResponse) async.getResponse()).setHeader("X-Tokens-Used", tokens);
+                    }
                     ((HttpServletResponse) async.getResponse()).setStatus(status);
                     IN_FLIGHT.decrementAndGet();
                     async.complete();
@@ -323,6 +329,10 @@ final class JettyApp implements AutoCloseable {
                 return;
             }
             pause(sleep, gate);
+            if (tokens != null) {
+                request.setAttribute("tokens", tokenCount(tokens));
+                response.setHeader("X-Tokens-Used", tokens);
+            }
             response.setStatus(status);
             response.setContentType("text/plain");
             if ("1".equals(request.getParameter("stream"))) {
@@ -330,6 +340,11 @@ final class JettyApp implements AutoCloseable {
                 return;
             }
             response.getWriter().write("outcome " + status);
+        }
+
+        /** The count as a number where it is one (an application's usual attribute), else as the text. */
+        private static Object tokenCount(String tokens) {
+            return tokens.matches("\\d{1,18}") ? (Object) Long.parseLong(tokens) : tokens;
         }
 
         /**

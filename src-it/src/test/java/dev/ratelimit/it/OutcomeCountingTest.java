@@ -102,7 +102,7 @@ class OutcomeCountingTest {
      *
      * @return the status line the client got
      */
-    private static String hangUpMidBody(JettyApp app, String query) throws Exception {
+    static String hangUpMidBody(JettyApp app, String query) throws Exception {
         String id = java.util.UUID.randomUUID().toString();
         String statusLine;
         try (java.net.Socket socket = new java.net.Socket()) {
