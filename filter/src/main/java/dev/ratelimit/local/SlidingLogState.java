@@ -109,7 +109,10 @@ final class SlidingLogState implements KeyState {
         if (takenAt <= now - window) {
             return false;
         }
-        return entries.removeIf(e -> e.time() == takenAt && e.window() == window && e.call() == call);
+        // At most cost of them: a settlement by actual cost gives back part of what a call took.
+        long[] left = {cost};
+        return entries.removeIf(e -> left[0] > 0 && e.time() == takenAt && e.window() == window && e.call() == call
+                && left[0]-- > 0);
     }
 
     /** Keeps the log ordered by time even if the clock stepped back, as the sorted set does. */

@@ -132,7 +132,7 @@ final class Acquirer {
             }
             return leased.giveBack(claims, taken.portions(), indexes, back -> calls.refund(back, true))
                     .stream().map(i -> claims.get(i).rule().name()).toList();
-        }, actual -> adjust(claims, answers, actual));
+        }, actual -> adjust(claims, answers, actual, true));
     }
 
     /**
@@ -182,16 +182,19 @@ final class Acquirer {
             return Reservation.kept(decisions);
         }
         return Refundable.of(decisions, which -> giveBack(claims, answers, Verdicts.toGiveBack(claims, answers, which)),
-                actual -> adjust(claims, answers, actual));
+                actual -> adjust(claims, answers, actual, false));
     }
 
     /**
      * Settles a reservation by its actual costs (see {@link Reservation#commit(ToLongFunction)}):
      * concurrency permits released, the part of a reserved cost the work did not use given back,
-     * what it used beyond charged. A rule this instance leases keeps its reservation: its units
-     * may have come from a lease (the filter refuses the two together; see {@code cost-from}).
+     * what it used beyond charged. Units taken {@code undoably} may have come from a lease: a
+     * rule this instance leases keeps them as they are (the filter refuses {@code cost-from}
+     * with a lease). A reservation's never do: charged to the store, its rule's lease
+     * simulation does not count them, which only makes a give-back smaller.
      */
-    private Refundable.Charged adjust(List<Claim> claims, List<Verdicts.Answer> answers, ToLongFunction<Rule> actual) {
+    private Refundable.Charged adjust(List<Claim> claims, List<Verdicts.Answer> answers, ToLongFunction<Rule> actual,
+                                      boolean undoably) {
         List<Refund> back = new ArrayList<>();
         List<Charge> charges = new ArrayList<>();
         for (int i : Verdicts.toGiveBack(claims, answers, rule -> true)) {
@@ -200,7 +203,7 @@ final class Acquirer {
             long cost = rule.algorithm().isConcurrency() ? 0 : actual.applyAsLong(rule);
             if (rule.algorithm().isConcurrency()) {
                 back.add(Refund.of(claim, answers.get(i))); // the work is over
-            } else if (cost < 0 || cost == claim.cost() || (leased != null && leases.policy(claim) != null)
+            } else if (cost < 0 || cost == claim.cost() || (undoably && leased != null && leases.policy(claim) != null)
                     || (cost > claim.cost() && !Charges.supports(rule.algorithm()))) {
                 continue;
             } else if (cost < claim.cost()) {

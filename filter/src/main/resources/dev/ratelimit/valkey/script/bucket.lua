@@ -193,7 +193,8 @@ local function bucket_algorithm(decode, encode)
         allowed = d + need <= DEBT_BUCKETS * capacity
         d = math.min(d + need, DEBT_BUCKETS * capacity)
       else
-        d = math.min(d + need, 2 * capacity)
+        -- Never below the debt read: a charge's debt beyond that stays owed.
+        d = math.max(d, math.min(d + need, 2 * capacity))
       end
       expires = at + cdiv(d, limit)
       gen = generation(call, gen)

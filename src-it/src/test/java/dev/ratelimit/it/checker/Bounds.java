@@ -10,6 +10,12 @@ import dev.ratelimit.Rule;
  */
 final class Bounds {
 
+    /**
+     * A sliding window counter reads each count up to this many limits (the debt a charge after
+     * the work may leave; see {@code sliding-window-counter.lua}).
+     */
+    private static final long DEBT = dev.ratelimit.internal.Charges.DEBT_BUCKETS;
+
     private Bounds() {
     }
 
@@ -52,8 +58,8 @@ final class Bounds {
             }
             case SLIDING_WINDOW_COUNTER -> {
                 long start = t - Math.floorMod(t, window);
-                long current = Math.min(limit, ledger.lbSum(start, t));
-                long previous = Math.min(limit, ledger.lbSum(start - window, start - 1));
+                long current = Math.min(DEBT * limit, ledger.lbSum(start, t));
+                long previous = Math.min(DEBT * limit, ledger.lbSum(start - window, start - 1));
                 if (!estimateAdmits(current, previous, t - start, window, limit, cost)) {
                     return new Finding("sliding-window-counter: cur + prev × (window − elapsed) / window <= limit",
                             "allowed " + cost + " at " + t + ", " + (t - start) + " ms into the window starting " + start
@@ -124,8 +130,8 @@ final class Bounds {
             }
             case SLIDING_WINDOW_COUNTER -> {
                 long start = t - Math.floorMod(t, window);
-                long current = Math.min(limit, ledger.ubSum(start, t));
-                long previous = Math.min(limit, ledger.ubSum(start - window, start - 1));
+                long current = Math.min(DEBT * limit, ledger.ubSum(start, t));
+                long previous = Math.min(DEBT * limit, ledger.ubSum(start - window, start - 1));
                 if (estimateAdmits(current, previous, t - start, window, limit, cost)) {
                     return new Finding(invariant, "rejected " + cost + " at " + t + ", " + (t - start)
                             + " ms into the window starting " + start + ", with at most " + current + " counted in it and "
@@ -211,8 +217,8 @@ final class Bounds {
             }
             case SLIDING_WINDOW_COUNTER -> {
                 long start = at - Math.floorMod(at, window);
-                long current = Math.min(limit, ledger.lbSum(start, t));
-                long previous = Math.min(limit, ledger.lbSum(start - window, Math.min(start - 1, t)));
+                long current = Math.min(DEBT * limit, ledger.lbSum(start, t));
+                long previous = Math.min(DEBT * limit, ledger.lbSum(start - window, Math.min(start - 1, t)));
                 if (!estimateAdmits(current, previous, at - start, window, limit, cost)) {
                     return new Finding(invariant, head + "the estimate is still " + current + " + " + previous + " × "
                             + (window - (at - start)) + "/" + window + ", limit " + limit, start - window, at);

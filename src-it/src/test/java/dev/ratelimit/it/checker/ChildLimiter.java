@@ -305,7 +305,21 @@ final class ChildLimiter implements RateLimiter, ClientFaults {
     public Reservation reserveAll(List<Claim> claims) {
         Map<String, Object> answer = call("reserve", claims);
         long number = ChildLines.number(answer, "reservation");
-        return Refundable.of(ChildLines.decisions(answer.get("decisions")), which -> giveBack(number, claims, which));
+        return Refundable.of(ChildLines.decisions(answer.get("decisions")), which -> giveBack(number, claims, which),
+                actual -> settle(number, claims, actual));
+    }
+
+    /** Settles the child's reservation by a cost known after the work: one cost, the checker's, for every rule. */
+    private Refundable.Charged settle(long number, List<Claim> claims, java.util.function.ToLongFunction<Rule> actual) {
+        long cost = actual.applyAsLong(claims.get(0).rule());
+        Map<String, Object> answer = call(request("commit-cost").with("reservation", number).with("actual", cost),
+                "commit of reservation " + number + " at cost " + cost);
+        return new Refundable.Charged(names(answer, "charged"), names(answer, "dropped"), names(answer, "given"),
+                names(answer, "refundDropped"));
+    }
+
+    private static List<String> names(Map<String, Object> answer, String field) {
+        return ((List<?>) answer.get(field)).stream().map(String.class::cast).toList();
     }
 
     /**

@@ -187,6 +187,17 @@ public final class ChildLimiterMain {
                     // caller's predicate accepted (rule names are unique within a call).
                     return answer.with("given", reservation.cancel(rule -> named.contains(rule.name())));
                 }
+                case "commit-cost" -> {
+                    Reservation reservation = reservations.remove(ChildLines.number(request, "reservation"));
+                    if (reservation == null) {
+                        return answer.with("broken", "no reservation " + request.get("reservation"));
+                    }
+                    long actual = ChildLines.number(request, "actual");
+                    dev.ratelimit.internal.Refundable.Charged charged =
+                            ((dev.ratelimit.internal.Refundable) reservation).settle(rule -> actual);
+                    return answer.with("charged", charged.charged()).with("dropped", charged.dropped())
+                            .with("given", charged.given()).with("refundDropped", charged.refundDropped());
+                }
                 case "peek" -> {
                     Claim claim = claims.get(0);
                     Decision decision = limiter.peek(claim.rule(), claim.key(), claim.cost());

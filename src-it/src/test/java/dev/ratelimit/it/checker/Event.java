@@ -205,18 +205,46 @@ sealed interface Event {
      * it returned: on the server clock the store gave back somewhere between).
      */
     record Settled(long op, long at, long real, long reservation, String how, List<String> asked, List<String> given,
-                   String error, long began) implements Event {
+                   String error, long began, long actual) implements Event {
         /** A settlement whose time is one instant (the client clock). */
         Settled(long op, long at, long real, long reservation, String how, List<String> asked, List<String> given,
                 String error) {
-            this(op, at, real, reservation, how, asked, given, error, at);
+            this(op, at, real, reservation, how, asked, given, error, at, -1);
+        }
+
+        /** A settlement without a cost of its own. */
+        Settled(long op, long at, long real, long reservation, String how, List<String> asked, List<String> given,
+                String error, long began) {
+            this(op, at, real, reservation, how, asked, given, error, began, -1);
         }
 
         @Override
         public Json json() {
             Json json = base("settled", this).with("reservation", reservation).with("how", how).with("asked", asked)
                     .with("given", given).with("error", error);
+            if (actual >= 0) {
+                json = json.with("actual", actual);
+            }
             return began == at ? json : json.with("began", began);
+        }
+    }
+
+    /**
+     * A reservation settled by a cost known after the work, as the store's reservation did it
+     * ({@code Reservation.commit(actual)} on the Valkey or in-process limiter): the rules it
+     * charged whole, those whose charge was cut at the debt's bound, those that gave back
+     * what the cost left unused, and those whose give-back failed after the charges; or what it
+     * threw (nothing charged nor given back then: charges go first).
+     */
+    record StoreCharge(long op, long at, long real, long reservation, long actual, List<String> charged,
+                       List<String> dropped, List<String> given, List<String> refundDropped, String error, long began,
+                       int instance) implements Event {
+        @Override
+        public Json json() {
+            return base("store-charge", this).with("reservation", reservation).with("actual", actual)
+                    .with("charged", charged).with("dropped", dropped).with("given", given)
+                    .with("refundDropped", refundDropped).with("error", error).with("began", began)
+                    .with("instance", instance);
         }
     }
 

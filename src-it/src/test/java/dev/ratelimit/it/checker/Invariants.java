@@ -177,6 +177,12 @@ final class Invariants {
     private record Reserved(Event.Call call, Decisions decisions) {
     }
 
+    /**
+     * Full buckets of debt a bucket may hold: 2, or in a history with costs known after the
+     * work, the charges' bound (a key may owe that much).
+     */
+    private long debtBuckets = 2;
+
     private Invariants() {
     }
 
@@ -188,6 +194,9 @@ final class Invariants {
      */
     static List<Violation> check(List<Event> events) {
         Invariants invariants = new Invariants();
+        if (events.stream().anyMatch(e -> e instanceof Event.Settled settled && settled.actual() >= 0)) {
+            invariants.debtBuckets = dev.ratelimit.internal.Charges.DEBT_BUCKETS;
+        }
         List<Event> group = new ArrayList<>();
         for (Event event : events) {
             if (event instanceof Event.Wire && event.op() == 0 && !group.isEmpty() && group.get(0).op() != 0) {
@@ -313,7 +322,7 @@ final class Invariants {
         Rule before = rules.put(rule.name(), rule);
         if (before != null && !before.equals(rule)) {
             // States written under the old settings end on their own terms.
-            ttlFrom.merge(rule.name(), set.at() + lifetime(before), Math::max);
+            ttlFrom.merge(rule.name(), set.at() + lifetime(before, debtBuckets), Math::max);
         }
         if (set.localRule() != null) {
             localRules.put(rule.name(), set.localRule());
@@ -402,7 +411,7 @@ final class Invariants {
     private Ledger ledger(String domain, String rule, String key) {
         return ledgers.computeIfAbsent(domain + "/" + rule + "/" + key,
                 k -> new Ledger(domain, rule, key, domain.equals(STORE)
-                        ? keyRules.getOrDefault(rule + "/" + key, rules.get(rule)) : localRules.get(rule)));
+                        ? keyRules.getOrDefault(rule + "/" + key, rules.get(rule)) : localRules.get(rule), debtBuckets));
     }
 
     /** The cost the fallback is asked for: a local rule may have a smaller capacity. */
@@ -664,7 +673,7 @@ final class Invariants {
                     rule.name(), ttl.key(), ttl.at(), ttl.after()));
             return;
         }
-        long end = stateEnd(rule, ttl.after());
+        long end = stateEnd(rule, ttl.after(), debtBuckets);
         if (ttl.pttl() > end - ttl.at() + 1) {
             violations.add(new Violation(invariant, "key " + ttl.stateKey() + " had a TTL of " + ttl.pttl()
                     + " ms read in [" + ttl.at() + ", " + ttl.after() + "]: it outlives " + end + ", the end of any "
@@ -681,23 +690,33 @@ final class Invariants {
      * hold (two full buckets: a counted rejection overdraws by one); the newest lease's timeout.
      */
     static long stateEnd(Rule rule, long w) {
+        return stateEnd(rule, w, 2);
+    }
+
+    /** {@link #stateEnd(Rule, long)} for a bucket that may hold {@code debtBuckets} full buckets of debt. */
+    static long stateEnd(Rule rule, long w, long debtBuckets) {
         long window = rule.window().toMillis();
         return switch (rule.algorithm()) {
             case FIXED_WINDOW -> Calendars.window(rule, w)[1];
             case SLIDING_LOG, CONCURRENCY -> w + window;
             case SLIDING_WINDOW_COUNTER -> w - Math.floorMod(w, window) + 2 * window;
-            case TOKEN_BUCKET, GCRA -> w + Ledger.ceilDiv(2 * rule.burst() * window, rule.limit());
+            case TOKEN_BUCKET, GCRA -> w + Ledger.ceilDiv(debtBuckets * rule.burst() * window, rule.limit());
         };
     }
 
     /** The longest a state written under the rule can matter after its write (see {@link #stateEnd}). */
     static long lifetime(Rule rule) {
+        return lifetime(rule, 2);
+    }
+
+    /** {@link #lifetime(Rule)} for a bucket that may hold {@code debtBuckets} full buckets of debt. */
+    static long lifetime(Rule rule, long debtBuckets) {
         long window = rule.window().toMillis();
         return switch (rule.algorithm()) {
             case FIXED_WINDOW -> Calendars.longest(rule);
             case SLIDING_LOG, CONCURRENCY -> window;
             case SLIDING_WINDOW_COUNTER -> 2 * window;
-            case TOKEN_BUCKET, GCRA -> Ledger.ceilDiv(2 * rule.burst() * window, rule.limit());
+            case TOKEN_BUCKET, GCRA -> Ledger.ceilDiv(debtBuckets * rule.burst() * window, rule.limit());
         };
     }
 
@@ -762,6 +781,10 @@ final class Invariants {
         if (reserved == null) {
             return;
         }
+        if (settled.how().equals("commit-cost")) {
+            settleByCost(settled, events, reserved);
+            return;
+        }
         List<Claim> claims = reserved.call().claims();
         for (int i = 0; i < claims.size(); i++) {
             Claim claim = claims.get(i);
@@ -802,6 +825,99 @@ final class Invariants {
                     // rejection for up to its hold (README, ratelimit.deny-cache.max-hold); this
                     // instance's forgets it.
                     ledger.othersMayReplay(settled.at(), settled.at() + denyCacheHoldMs, reserved.call().instance());
+                }
+            }
+        }
+    }
+
+    /**
+     * A settlement by a cost known after the work ({@code Reservation.commit(actual)}): per
+     * rule, a cost below the reservation's gives the difference back (exactly where the store
+     * said it gave back a window's or a log's, in part for a bucket; maybe, where the fallback
+     * did it or it failed); a cost above charges the rest at the settlement's time, counted for
+     * certain where the store said it charged it whole, maybe otherwise (cut at the debt's
+     * bound, a lost reply, the fallback's overdraw); a concurrency rule's lease is released as a
+     * commit releases it. Charges go first: a settlement that threw charged and gave back nothing
+     * for certain.
+     */
+    private void settleByCost(Event.Settled settled, List<Event> events, Reserved reserved) {
+        Event.StoreCharge byStore = null;
+        for (Event event : events) {
+            if (event instanceof Event.StoreCharge charge && charge.reservation() == settled.reservation()) {
+                byStore = charge;
+            }
+        }
+        boolean storeAnswered = byStore != null && byStore.error() == null && settled.error() == null;
+        List<Claim> claims = reserved.call().claims();
+        for (int i = 0; i < claims.size(); i++) {
+            Claim claim = claims.get(i);
+            Rule rule = claim.rule();
+            String name = rule.name();
+            Decision decision = reserved.decisions().all().get(i);
+            String domain = decision.basis() == Decision.Basis.SHARED ? STORE
+                    : decision.basis() == Decision.Basis.LOCAL ? local(reserved.call().instance()) : null;
+            if (domain == null) {
+                continue;
+            }
+            Ledger ledger = ledger(domain, name, claim.key());
+            Unit unit = ledger.ofReservation(settled.reservation());
+            if (unit == null || unit.refund != Unit.Refund.NONE) {
+                continue;
+            }
+            boolean store = domain.equals(STORE);
+            if (rule.algorithm().isConcurrency()) {
+                if (store && !storeAnswered) {
+                    unit.refund = Unit.Refund.MAYBE;
+                    ledger.leaseLost();
+                    lose(unit, settled.op(), reserved.call().instance());
+                } else {
+                    unit.refund = Unit.Refund.GIVEN;
+                }
+                unit.refundAt = settled.at();
+                ledger.roomMade();
+                continue;
+            }
+            long reservedCost = unit.cost;
+            long actual = settled.actual();
+            if (actual < reservedCost) {
+                boolean given = store && storeAnswered && byStore.given().contains(name);
+                boolean failed = store && (!storeAnswered || byStore.refundDropped().contains(name)
+                        || refundDropped(events, name));
+                if (given && !failed) {
+                    if (rule.algorithm().hasBurst()) {
+                        // A bucket keeps what refill it would have lost: at least the cost, maybe more.
+                        unit.kept = actual;
+                    } else {
+                        report(settled.op(), ledger, refundedAfterItsWindow(rule, ledger, unit, settled.began()));
+                        unit.kept = actual;
+                    }
+                    unit.refundAt = settled.at();
+                    ledger.roomMade();
+                } else if (failed || !store) {
+                    // The store's refund that failed, or the fallback's, which the history does not see.
+                    unit.refund = Unit.Refund.MAYBE;
+                    unit.refundAt = settled.at();
+                    ledger.roomMade();
+                }
+                continue;
+            }
+            if (actual > reservedCost && dev.ratelimit.internal.Charges.supports(rule.algorithm())) {
+                long units = Math.min(actual - reservedCost, dev.ratelimit.internal.Charges.DEBT_BUCKETS * rule.capacity());
+                boolean whole = store && storeAnswered && byStore.charged().contains(name);
+                Rule as = store ? rule : localRules.get(name);
+                if (!ledger.current().equals(as)) {
+                    // Charged under the rule the request was admitted by, edited since: the state
+                    // is written under the old rule again, which the current one reads as after
+                    // an edit (safety restarts; liveness waits out both horizons).
+                    ledger.rewritten(as, settled.began());
+                    whole = false;
+                }
+                ledger.charge(settled.op(), settled.began(), settled.at(), units, whole, -1);
+                if (store && !storeAnswered && localRules.containsKey(name)) {
+                    // The store did not take it: a local policy's fallback counts it instead.
+                    ledger(local(reserved.call().instance()), name, claim.key()).charge(settled.op(), settled.began(),
+                            settled.at(), Math.min(units, localCost(claim) * dev.ratelimit.internal.Charges.DEBT_BUCKETS),
+                            false, -1);
                 }
             }
         }

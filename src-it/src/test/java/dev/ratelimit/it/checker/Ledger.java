@@ -58,11 +58,23 @@ final class Ledger {
      */
     private long longestWeight;
 
+    /**
+     * How many full buckets of debt a bucket may hold: 2 (a counted rejection overdraws by one),
+     * or in a history with costs known after the work, the charges' bound
+     * ({@code Charges.DEBT_BUCKETS}).
+     */
+    private final long debtBuckets;
+
     Ledger(String domain, String rule, String key, Rule current) {
+        this(domain, rule, key, current, 2);
+    }
+
+    Ledger(String domain, String rule, String key, Rule current, long debtBuckets) {
         this.domain = domain;
         this.rule = rule;
         this.key = key;
         this.current = current;
+        this.debtBuckets = debtBuckets;
         this.longestWeight = current == null ? 0 : weight(current);
     }
 
@@ -76,8 +88,8 @@ final class Ledger {
         return longestWeight;
     }
 
-    private static long weight(Rule rule) {
-        return Math.max(Invariants.lifetime(rule), horizon(rule));
+    private long weight(Rule rule) {
+        return Math.max(Invariants.lifetime(rule, debtBuckets), horizon(rule, debtBuckets));
     }
 
     /** When the state was last deleted, or may have been; {@code Long.MIN_VALUE} if never. */
@@ -170,12 +182,32 @@ final class Ledger {
         if (!edited.algorithm().isConcurrency() && !sameWindow) {
             safetyEpoch++;
         }
-        livenessFrom = Math.max(livenessFrom, at + horizon(current) + horizon(edited));
+        livenessFrom = Math.max(livenessFrom, at + horizon(current, debtBuckets) + horizon(edited, debtBuckets));
         current = edited;
         longestWeight = Math.max(longestWeight, weight(edited));
         bucketFrom = units.size();
         bucketFromAt = at;
-        bucketFromDebt = 2 * edited.burst() * edited.window().toMillis();
+        bucketFromDebt = debtBuckets * edited.burst() * edited.window().toMillis();
+    }
+
+    /**
+     * The state was written at {@code at} under {@code by}, a rule other than the current one (a
+     * charge after the work, made by the rule its request was admitted by, edited since): the
+     * current rule reads it as after an edit from {@code by}. Safety restarts unless both are
+     * fixed windows of one window (the count goes on as it was); liveness waits out both horizons.
+     */
+    void rewritten(Rule by, long at) {
+        room++;
+        boolean sameWindow = by.algorithm() == Algorithm.FIXED_WINDOW && current.algorithm() == Algorithm.FIXED_WINDOW
+                && by.window().equals(current.window()) && java.util.Objects.equals(by.calendar(), current.calendar());
+        if (!sameWindow) {
+            safetyEpoch++;
+        }
+        livenessFrom = Math.max(livenessFrom, at + horizon(by, debtBuckets) + horizon(current, debtBuckets));
+        longestWeight = Math.max(longestWeight, weight(by));
+        bucketFrom = units.size();
+        bucketFromAt = at;
+        bucketFromDebt = debtBuckets * current.burst() * current.window().toMillis();
     }
 
     /**
@@ -200,7 +232,7 @@ final class Ledger {
             bucketFromDebt = 0;
         }
         if (behind) {
-            long longest = Math.max(horizon(current), Calendars.longest(current));
+            long longest = Math.max(horizon(current, debtBuckets), Calendars.longest(current));
             livenessFrom = Math.max(livenessFrom, at + (hold > 0 ? Math.min(hold, longest) : longest));
         }
     }
@@ -212,13 +244,26 @@ final class Ledger {
      * times, which the upper bound reads as they are, so they need none.
      */
     static long horizon(Rule rule) {
+        return horizon(rule, 2);
+    }
+
+    /** {@link #horizon(Rule)} for a bucket that may hold {@code debtBuckets} full buckets of debt. */
+    static long horizon(Rule rule, long debtBuckets) {
         long window = rule.window().toMillis();
         return switch (rule.algorithm()) {
             case FIXED_WINDOW -> Calendars.longest(rule);
             case SLIDING_WINDOW_COUNTER -> 2 * window;
-            case TOKEN_BUCKET, GCRA -> 2 * ceilDiv(rule.burst() * window, rule.limit()) + 1;
+            case TOKEN_BUCKET, GCRA -> debtBuckets * ceilDiv(rule.burst() * window, rule.limit()) + 1;
             case SLIDING_LOG, CONCURRENCY -> 0;
         };
+    }
+
+    /**
+     * Units charged after the work (a cost known after it): counted from {@code at} (certainly
+     * by {@code latest}) when the store said it charged them whole; otherwise only maybe.
+     */
+    Unit charge(long op, long at, long latest, long units, boolean whole, long reservation) {
+        return add(op, at, latest, units, whole ? Unit.Kind.TAKEN : Unit.Kind.POSSIBLE, reservation);
     }
 
     static long ceilDiv(long a, long b) {
@@ -293,7 +338,7 @@ final class Ledger {
         long sum = 0;
         for (Unit unit : units) {
             if (unit.at >= from && unit.latest <= to && lower(unit)) {
-                sum += unit.cost;
+                sum += unit.kept;
             }
         }
         return sum;
@@ -307,7 +352,7 @@ final class Ledger {
         long sum = 0;
         for (Unit unit : units) {
             if (unit.latest >= from && unit.at <= to && upper(unit, true)) {
-                sum += unit.cost;
+                sum += unit.kept;
             }
         }
         return sum;
@@ -454,7 +499,7 @@ final class Ledger {
             if (debt == 0) {
                 busySince = time;
             }
-            debt += unit.cost * window;
+            debt += (lower ? unit.kept : unit.cost) * window;
             last = time;
         }
         if (last != Long.MIN_VALUE) {

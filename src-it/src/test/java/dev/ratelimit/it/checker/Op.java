@@ -27,10 +27,17 @@ sealed interface Op {
 
     /**
      * Settles a pending reservation, if any: the latest ({@code pick < 0}) or the
-     * {@code pick mod size}-th; {@code how} is commit, cancel, or cancel-one (rule
-     * {@code rule} only, and the leases).
+     * {@code pick mod size}-th; {@code how} is commit, cancel, cancel-one (rule
+     * {@code rule} only, and the leases) or commit-cost (the work's cost known after it,
+     * {@code actual}: {@code Reservation.commit(actual)}, the difference from each rule's
+     * reserved cost given back or charged).
      */
-    record Settle(int pick, String how, int rule) implements Op {
+    record Settle(int pick, String how, int rule, long actual) implements Op {
+
+        /** A settlement without a cost of its own. */
+        Settle(int pick, String how, int rule) {
+            this(pick, how, rule, -1);
+        }
     }
 
     /**

@@ -83,7 +83,28 @@ final class RecordingStore implements RateLimiter {
         long reservedBy = op.getAsLong();
         // The reservation as the caller gets it, its refunds recorded. Reservation.cancel asks
         // the inner one with the same predicate it was given, so the rules asked are the same.
-        return Refundable.of(reservation.decisions(), which -> giveBack(reservation, claims, which, reservedBy));
+        return Refundable.of(reservation.decisions(), which -> giveBack(reservation, claims, which, reservedBy),
+                actual -> settle(reservation, claims, actual, reservedBy));
+    }
+
+    /** A settlement by actual costs, recorded: what the store's reservation charged and gave back, or what it threw. */
+    private Refundable.Charged settle(Reservation reservation, List<Claim> claims, java.util.function.ToLongFunction<Rule> actual,
+                                      long reservedBy) {
+        long cost = claims.isEmpty() ? -1 : actual.applyAsLong(claims.get(0).rule());
+        long began = clock.getAsLong();
+        try {
+            Refundable.Charged charged = ((Refundable) reservation).settle(actual);
+            if (charged == null) {
+                charged = Refundable.Charged.NONE;
+            }
+            history.add(new Event.StoreCharge(op.getAsLong(), clock.getAsLong(), history.real(), reservedBy, cost,
+                    charged.charged(), charged.dropped(), charged.given(), charged.refundDropped(), null, began, instance));
+            return charged;
+        } catch (RuntimeException | Error e) {
+            history.add(new Event.StoreCharge(op.getAsLong(), clock.getAsLong(), history.real(), reservedBy, cost,
+                    List.of(), List.of(), List.of(), List.of(), describe(e), began, instance));
+            throw e;
+        }
     }
 
     private List<String> giveBack(Reservation reservation, List<Claim> claims, Predicate<Rule> which, long reservedBy) {

@@ -375,6 +375,7 @@ final class Runner {
             boolean lease = claim.rule().algorithm() == Algorithm.CONCURRENCY;
             boolean ask = switch (how) {
                 case "commit" -> lease;
+                case "commit-cost" -> true;
                 case "cancel-one" -> lease || claim.rule().name().equals(named);
                 default -> true;
             };
@@ -389,13 +390,15 @@ final class Runner {
         try {
             switch (how) {
                 case "commit" -> chosen.reservation().commit();
+                case "commit-cost" -> chosen.reservation().commit(settle.actual());
                 case "cancel-one" -> given = chosen.reservation().cancel(rule -> rule.name().equals(named));
                 default -> given = chosen.reservation().cancel();
             }
         } catch (RuntimeException | Error e) {
             error = RecordingStore.describe(e);
         }
-        history.add(new Event.Settled(op, now(), history.real(), chosen.op(), how, asked, given, error, began));
+        history.add(new Event.Settled(op, now(), history.real(), chosen.op(), how, asked, given, error, began,
+                settle.actual()));
     }
 
     /**

@@ -26,7 +26,8 @@ final class Steps {
         } else if (op instanceof Op.Peek peek) {
             return step("peek").with("claim", claim(peek.claim()));
         } else if (op instanceof Op.Settle settle) {
-            return step("settle").with("pick", settle.pick()).with("how", settle.how()).with("rule", settle.rule());
+            Json json = step("settle").with("pick", settle.pick()).with("how", settle.how()).with("rule", settle.rule());
+            return settle.actual() < 0 ? json : json.with("actual", settle.actual());
         } else if (op instanceof Op.Advance advance) {
             return step("advance").with("how", advance.how()).with("amount", advance.amount()).with("rule", advance.rule());
         } else if (op instanceof Op.Retry) {
@@ -80,7 +81,8 @@ final class Steps {
         return switch (kind) {
             case "take" -> new Op.Take(bool(fields, "reserve"), list(fields, "claims").stream().map(Steps::claim).toList());
             case "peek" -> new Op.Peek(claim(get(fields, "claim")));
-            case "settle" -> new Op.Settle((int) number(fields, "pick"), text(fields, "how"), (int) number(fields, "rule"));
+            case "settle" -> new Op.Settle((int) number(fields, "pick"), text(fields, "how"), (int) number(fields, "rule"),
+                    fields.containsKey("actual") ? number(fields, "actual") : -1);
             case "advance" -> new Op.Advance(text(fields, "how"), ((Number) get(fields, "amount")).doubleValue(),
                     (int) number(fields, "rule"));
             case "retry" -> new Op.Retry();
@@ -147,7 +149,8 @@ final class Steps {
             return "peek " + words(peek.claim());
         } else if (op instanceof Op.Settle s) {
             return "settle the " + (s.pick() < 0 ? "latest" : "(" + s.pick() + " mod pending)-th") + " reservation: "
-                    + s.how() + (s.how().equals("cancel-one") ? " r" + s.rule() : "");
+                    + s.how() + (s.how().equals("cancel-one") ? " r" + s.rule() : "")
+                    + (s.how().equals("commit-cost") ? " " + s.actual() : "");
         } else if (op instanceof Op.Advance a) {
             return "clock " + switch (a.how()) {
                 case "zero" -> "+0 ms";

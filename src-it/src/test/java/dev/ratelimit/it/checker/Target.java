@@ -142,7 +142,7 @@ final class Target implements AutoCloseable {
                     .listener(new RateLimitListener() {
                         @Override
                         public void onEvent(String rule, Event event) {
-                            if (event == Event.REFUND_DROPPED) {
+                            if (event == Event.REFUND_DROPPED || event == Event.CHARGE_DROPPED) {
                                 history.add(new dev.ratelimit.it.checker.Event.Heard(op(), clock.getAsLong(),
                                         history.real(), rule, event.name()));
                             }

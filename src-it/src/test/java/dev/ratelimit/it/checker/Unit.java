@@ -52,6 +52,12 @@ final class Unit {
 
     Refund refund = Refund.NONE;
     long refundAt;
+    /**
+     * The units that still count after a settlement by a cost known after the work gave back
+     * part of them, exactly (a window's or a log's refund the store said it made); {@code cost}
+     * until then. A bucket gives back part of that part: its upper bound reads {@code cost}.
+     */
+    long kept;
 
     /**
      * For a lease that may be held with no holder (a lost reply, a failed release): the op
@@ -76,6 +82,7 @@ final class Unit {
         this.at = at;
         this.latest = at;
         this.cost = cost;
+        this.kept = cost;
         this.kind = kind;
         this.window = window;
         this.safetyEpoch = safetyEpoch;

@@ -260,6 +260,13 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
             int at = ops.size() / 3 + failing.nextInt(Math.max(1, ops.size() / 3));
             ops.set(at, new Generator(failing, rules, true, false, null, serverClock).failover());
         }
+        // Costs known after the work, on a third of the seeds, from a stream of their own (every
+        // other draw of a seed stays): some settlements become commits by a cost drawn here.
+        Random costs = new Random(seed * 317 + target.ordinal() + 19);
+        if (costs.nextInt(3) == 0) {
+            long most = rules.stream().mapToLong(Rule::capacity).max().orElse(1);
+            ops.replaceAll(op -> withCosts(op, costs, most));
+        }
         boolean denyCache = resilient && random.nextInt(3) > 0;
         // Local leases come from a stream of their own too: every other draw of a seed stays.
         Random leasing = new Random(seed * 197 + target.ordinal() + 11);
@@ -279,6 +286,31 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
         return new Workload(seed, target, denyCache, List.copyOf(rules), policies, KEYS, clockStart, Set.copyOf(avoided),
                 instances, opening == 2 ? CROWD_BREAKER_OPEN_MILLIS : BREAKER_OPEN_MILLIS, Map.copyOf(localLeases),
                 serverClock, steps, List.copyOf(ops));
+    }
+
+    /**
+     * The step with half its settlements (in a stall's steps too) made commits by a cost known
+     * after the work: mostly near a request's, sometimes 0, sometimes well past every rule's
+     * quota (into debt).
+     */
+    private static Op withCosts(Op op, Random costs, long most) {
+        if (op instanceof Op.Settle settle && costs.nextBoolean()) {
+            long actual = switch (costs.nextInt(6)) {
+                case 0 -> 0;
+                case 1, 2 -> 1 + costs.nextInt(3);
+                case 3, 4 -> costs.nextInt((int) Math.min(most, 50) + 1);
+                default -> most + costs.nextInt((int) Math.min(2 * most, 200) + 1);
+            };
+            return new Op.Settle(settle.pick(), "commit-cost", settle.rule(), actual);
+        }
+        if (op instanceof Op.Stall stall) {
+            List<Op> during = new ArrayList<>(stall.during());
+            List<Op> after = new ArrayList<>(stall.after());
+            during.replaceAll(each -> withCosts(each, costs, most));
+            after.replaceAll(each -> withCosts(each, costs, most));
+            return new Op.Stall(stall.millis(), during, after);
+        }
+        return op;
     }
 
     /**
