@@ -4,45 +4,67 @@ import java.util.Optional;
 import java.util.regex.Pattern;
 
 /**
- * Where a rule finds a request's actual cost once its response is complete
- * ({@code ratelimit.rule.<name>.cost-from}): a response header the application sets, or a
- * request attribute (for a streamed response, whose headers are gone before its cost is known).
+ * Where a rule finds a request's actual cost once its work is done
+ * ({@code ratelimit.rule.<name>.cost-from}): a response header the application sets, a request
+ * attribute (for a streamed response, whose headers are gone before its cost is known), or what
+ * an annotated method returned (a number, or a {@code CompletionStage} of one).
  *
- * @param header whether it is a response header (else a request attribute)
- * @param name   the header's or attribute's name
+ * @param kind where it is
+ * @param name the header's or attribute's name; empty for what a method returned
  */
-public record CostSource(boolean header, String name) {
+public record CostSource(Kind kind, String name) {
+
+    /** Where a cost is reported. */
+    public enum Kind {
+        /** A response header: {@code header:<name>}. */
+        HEADER,
+        /** A request attribute: {@code attribute:<name>}. */
+        ATTRIBUTE,
+        /** What an annotated method returned: {@code returned} (scope=method rules only). */
+        RETURNED
+    }
 
     private static final Pattern TOKEN = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+");
 
     /**
-     * Reads {@code header:<name>} or {@code attribute:<name>}.
+     * Reads {@code header:<name>}, {@code attribute:<name>} or {@code returned}.
      *
      * @param value the setting's value
-     * @return the source, or empty when the value is neither
+     * @return the source, or empty when the value is none of them
      */
     public static Optional<CostSource> parse(String value) {
         String text = value.trim();
         if (text.startsWith("header:") && TOKEN.matcher(text.substring(7)).matches()) {
-            return Optional.of(new CostSource(true, text.substring(7)));
+            return Optional.of(new CostSource(Kind.HEADER, text.substring(7)));
         }
         if (text.startsWith("attribute:") && !text.substring(10).isBlank()) {
-            return Optional.of(new CostSource(false, text.substring(10).trim()));
+            return Optional.of(new CostSource(Kind.ATTRIBUTE, text.substring(10).trim()));
+        }
+        if (text.equals("returned")) {
+            return Optional.of(new CostSource(Kind.RETURNED, ""));
         }
         return Optional.empty();
     }
 
     /**
-     * A reported cost as text (a header's value, an attribute's string): a whole number, 0 or more.
+     * A reported cost: a whole {@link Number} of 0 or more, or its decimal text.
      *
-     * @param text the text, or null when nothing was reported
-     * @return the cost, or -1 when there is none or it is not a whole number of at most 18 digits
+     * @param value what was reported, or null
+     * @return the cost, or -1 when there is none or it is not a whole number of 0 or more (of at
+     *         most 18 digits)
      */
-    public static long parseCost(String text) {
-        if (text == null) {
+    public static long cost(Object value) {
+        if (value instanceof Number number) {
+            if (number instanceof Double || number instanceof Float) {
+                double d = number.doubleValue();
+                return d >= 0 && d == Math.rint(d) && d < 1e18 ? (long) d : -1;
+            }
+            return number.longValue() >= 0 ? number.longValue() : -1;
+        }
+        if (value == null) {
             return -1;
         }
-        String digits = text.trim();
+        String digits = value.toString().trim();
         if (digits.isEmpty() || digits.length() > 18) {
             return -1;
         }
@@ -56,6 +78,10 @@ public record CostSource(boolean header, String name) {
 
     @Override
     public String toString() {
-        return (header ? "header:" : "attribute:") + name;
+        return switch (kind) {
+            case HEADER -> "header:" + name;
+            case ATTRIBUTE -> "attribute:" + name;
+            case RETURNED -> "returned";
+        };
     }
 }

@@ -98,7 +98,7 @@ final class RuleReader {
         long localLimit = values.number(p + "local-limit", limit, 1, limit);
         boolean shadow = values.bool(p + "shadow", false);
         Optional<OutcomeCondition> outcome = outcome(p, algorithm, countRejected);
-        Optional<CostSource> costFrom = costFrom(p, algorithm);
+        Optional<CostSource> costFrom = costFrom(p, algorithm, scope);
         Optional<String> quotaUnit = quotaUnit(p, algorithm);
         if (algorithm.isConcurrency() && limit > Rule.MAX_SLIDING_LOG_LIMIT) {
             values.problem(p + "limit", Long.toString(limit), "must be at most " + Rule.MAX_SLIDING_LOG_LIMIT
@@ -180,19 +180,23 @@ final class RuleReader {
      * {@code cost-from}: {@code header:<name>} or {@code attribute:<name>}, on an algorithm that
      * can go into debt (not a sliding log, whose memory would grow with it, nor concurrency).
      */
-    private Optional<CostSource> costFrom(String p, Algorithm algorithm) {
+    private Optional<CostSource> costFrom(String p, Algorithm algorithm, RuleSettings.Scope scope) {
         Optional<String> value = values.raw(p + "cost-from");
         if (value.isEmpty()) {
             return Optional.empty();
         }
         Optional<CostSource> source = CostSource.parse(value.get());
         if (source.isEmpty()) {
-            values.problem(p + "cost-from", value.get(), "is not a cost source: use header:<response header> or "
-                    + "attribute:<request attribute>");
+            values.problem(p + "cost-from", value.get(), "is not a cost source: use header:<response header>, "
+                    + "attribute:<request attribute> or returned (what an annotated method returned)");
         } else if (!Charges.supports(algorithm)) {
             values.problem(p + "cost-from", value.get(), "does not apply to " + algorithm.id() + ": a cost known after "
                     + "the response can put a key into debt only with fixed-window, sliding-window-counter, token-bucket "
                     + "or gcra");
+            return Optional.empty();
+        } else if (source.get().kind() == CostSource.Kind.RETURNED && scope != RuleSettings.Scope.METHOD) {
+            values.problem(p + "cost-from", value.get(), "applies only to a rule with " + p + "scope=method: only an "
+                    + "annotated method returns a value");
             return Optional.empty();
         }
         return source;

@@ -1,8 +1,12 @@
 package dev.ratelimit.servlet;
 
+import dev.ratelimit.Rule;
+
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Function;
+import java.util.function.ToLongFunction;
 
 /**
  * How {@link RateLimits} decided one call of an annotated method, as a part of its request's
@@ -116,11 +120,45 @@ public final class MethodDecision {
     }
 
     /**
+     * Settles the call as {@link #settle(int)} does, each rule with a {@code cost-from} kept at
+     * the cost its response reported (the difference from its {@code cost} given back or charged;
+     * see {@code Reservation.commit(ToLongFunction)}): a Jakarta REST resource method, once its
+     * response is complete.
+     *
+     * @param status    the response's status
+     * @param header    the response's headers, by name (null for none)
+     * @param attribute the request's attributes, by name (null for none)
+     * @param returned  what the method returned (its entity), or null
+     */
+    public void settle(int status, Function<String, Object> header, Function<String, Object> attribute,
+                       Object returned) {
+        OutcomeCounting.settle(part.reservation(), part.rules(), status,
+                ReportedCosts.of(part.rules(), header, attribute, returned));
+    }
+
+    /**
      * Keeps the call's units: it counts (a CDI method that returned, or threw an exception not
      * listed as not counting). Releases its leases.
      */
     public void keep() {
         part.reservation().commit();
+    }
+
+    /**
+     * Keeps the call's units, each rule with a {@code cost-from} at the cost the call reported
+     * ({@code attribute:<name>} of the request, or {@code returned}: what the method returned, a
+     * number or its text); the others as reserved. Releases its leases.
+     *
+     * @param attribute the request's attributes, by name (null for none)
+     * @param returned  what the method returned (a {@code CompletionStage}'s value), or null
+     */
+    public void keep(Function<String, Object> attribute, Object returned) {
+        ToLongFunction<Rule> costs = ReportedCosts.of(part.rules(), name -> null, attribute, returned);
+        if (costs == ReportedCosts.NONE) {
+            part.reservation().commit();
+        } else {
+            part.reservation().commit(costs);
+        }
     }
 
     /**

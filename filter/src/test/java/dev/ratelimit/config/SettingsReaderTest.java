@@ -49,9 +49,9 @@ class SettingsReaderTest {
         values.put("ratelimit.rule.login.cost-from", "attribute:rows");
         values.put("ratelimit.rule.login.algorithm", "fixed-window");
         FilterSettings settings = read(values);
-        assertThat(settings.rules().get(0).costFrom()).contains(new CostSource(true, "X-Tokens-Used"));
+        assertThat(settings.rules().get(0).costFrom()).contains(new CostSource(CostSource.Kind.HEADER, "X-Tokens-Used"));
         assertThat(settings.rules().get(0).quotaUnit()).contains("tokens");
-        assertThat(settings.rules().get(1).costFrom()).contains(new CostSource(false, "rows"));
+        assertThat(settings.rules().get(1).costFrom()).contains(new CostSource(CostSource.Kind.ATTRIBUTE, "rows"));
         assertThat(settings.rules().get(1).quotaUnit()).isEmpty();
 
         values.put("ratelimit.rule.api.local-lease", "10");

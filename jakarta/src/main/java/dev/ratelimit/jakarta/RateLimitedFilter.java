@@ -75,7 +75,9 @@ final class RateLimitedFilter implements ContainerRequestFilter, ContainerRespon
                 response.getHeaders().putSingle(name, value);
             }
         });
-        decision.settle(response.getStatus());
+        // A rule's cost-from: a response header, a request property (the servlet request's
+        // attributes), or the returned entity.
+        decision.settle(response.getStatus(), response::getHeaderString, request::getProperty, response.getEntity());
     }
 
     /** The servlet request, or null where there is none (the proxy then fails on use). */

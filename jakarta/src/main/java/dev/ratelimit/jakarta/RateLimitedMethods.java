@@ -114,20 +114,33 @@ public class RateLimitedMethods {
             decision.thrown(refusal);
             throw refusal;
         }
+        HttpServletRequest request = currentRequest();
+        // A rule's cost-from=attribute: reads the request's attributes when the call is settled.
+        java.util.function.Function<String, Object> attributes = request == null ? name -> null
+                : name -> attribute(request, name);
         Object result;
         try {
             result = call.proceed();
         } catch (Exception | Error e) {
-            settle(annotated, decision, e);
+            settle(annotated, decision, e, attributes, null);
             throw e;
         }
         if (result instanceof CompletionStage<?> stage) {
             // The work runs on after the return: its units and leases are settled when it ends.
-            stage.whenComplete((value, failure) -> settle(annotated, decision, unwrapped(failure)));
+            stage.whenComplete((value, failure) -> settle(annotated, decision, unwrapped(failure), attributes, value));
         } else {
-            decision.keep();
+            decision.keep(attributes, result);
         }
         return result;
+    }
+
+    /** A request attribute, or none once the request is over (its object may be recycled). */
+    private static Object attribute(HttpServletRequest request, String name) {
+        try {
+            return request.getAttribute(name);
+        } catch (RuntimeException e) {
+            return null;
+        }
     }
 
     /**
@@ -163,11 +176,12 @@ public class RateLimitedMethods {
     }
 
     /** Keeps a finished call's units, or gives them back after one of the listed exceptions. */
-    private static void settle(AnnotatedMethod annotated, MethodDecision decision, Throwable failure) {
+    private static void settle(AnnotatedMethod annotated, MethodDecision decision, Throwable failure,
+                               java.util.function.Function<String, Object> attributes, Object returned) {
         if (failure != null && annotated.givesBack(failure)) {
             decision.giveBack();
         } else {
-            decision.keep();
+            decision.keep(attributes, returned);
         }
     }
 

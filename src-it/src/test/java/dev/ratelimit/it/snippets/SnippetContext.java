@@ -32,6 +32,36 @@ public abstract class SnippetContext {
     /** Accounts and their limits. */
     protected Accounts accounts;
 
+    /** A rule of a tenant's tokens a day. */
+    protected Rule tokensPerDay;
+    /** A tenant's id. */
+    protected String tenant;
+    /** A language model. */
+    protected Model model;
+    /** What it is asked. */
+    protected String prompt;
+
+    /** A language model. */
+    public interface Model {
+        /**
+         * Answers a prompt.
+         *
+         * @param prompt the prompt
+         * @return the answer
+         */
+        Completion complete(String prompt);
+    }
+
+    /** A model's answer. */
+    public interface Completion {
+        /**
+         * The tokens it used.
+         *
+         * @return the count
+         */
+        long tokensUsed();
+    }
+
     /** A mail that could not be sent. */
     public static class MailException extends RuntimeException {
     }
