@@ -64,6 +64,21 @@ class ExampleWarTest {
             try (var inspect = valkey.connect()) {
                 assertThat(inspect.keys("rl:v1:*")).contains("rl:v1:login-user:sliding-log:{param.username:alice}");
             }
+            // A model's tokens: admitted by the estimate (200), charged what the answer reported.
+            HttpResponse<String> haiku = post(base + "/complete", "prompt=write a haiku about valkey");
+            assertThat(haiku.statusCode()).isEqualTo(200);
+            assertThat(haiku.headers().firstValue("X-Tokens-Used")).hasValue("120");
+            assertThat(haiku.headers().firstValue("RateLimit-Policy")).hasValue("\"tokens\";q=1000;qu=\"tokens\";w=60");
+            assertThat(haiku.headers().firstValue("RateLimit").orElseThrow()).startsWith("\"tokens\";r=800;");
+            HttpResponse<String> next = post(base + "/complete", "prompt=and another");
+            // 1,000 - 120 charged - 200 taken by its estimate, and what refilled since (1 a 60 ms).
+            long left = Long.parseLong(next.headers().firstValue("RateLimit").orElseThrow().split(";r=")[1].split(";")[0]);
+            assertThat(left).as("120 charged, not 200").isBetween(680L, 760L);
+            // 300 words: 1,300 tokens, far past what was left: the key is in debt, refused.
+            assertThat(post(base + "/complete", "prompt=" + "word ".repeat(300)).statusCode()).isEqualTo(200);
+            HttpResponse<String> indebted = post(base + "/complete", "prompt=one more");
+            assertThat(indebted.statusCode()).isEqualTo(429);
+            assertThat(Long.parseLong(indebted.headers().firstValue("Retry-After").orElseThrow())).isGreaterThan(30);
             // The example's /metrics: ratelimit-micrometer in the WAR, no rate-limit code.
             String metrics = get(base + "/metrics").body();
             assertThat(metrics).contains("ratelimit_decisions_total{outcome=\"allowed\",rule=\"api\"} 5.0")
@@ -78,6 +93,12 @@ class ExampleWarTest {
                 server.stop();
             }
         }
+    }
+
+    private static HttpResponse<String> post(String uri, String form) throws Exception {
+        return JettyApp.HTTP.send(HttpRequest.newBuilder(URI.create(uri)).timeout(Duration.ofSeconds(10))
+                .header("Content-Type", "application/x-www-form-urlencoded")
+                .POST(HttpRequest.BodyPublishers.ofString(form)).build(), HttpResponse.BodyHandlers.ofString());
     }
 
     private static HttpResponse<String> get(String uri) throws Exception {

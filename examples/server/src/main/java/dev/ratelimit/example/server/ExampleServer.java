@@ -63,6 +63,7 @@ public final class ExampleServer {
         System.out.println("  for i in $(seq 7); do curl -s -o /dev/null -w '%{http_code}\\n' -d username=alice " + base + "/login; done");
         System.out.println("  curl -i -d username=alice " + base + "/login");
         System.out.println("  curl -i '" + base + "/search?q=valkey'");
+        System.out.println("  curl -i -d 'prompt=write a haiku about valkey' " + base + "/complete");
         System.out.println("  curl -s " + base + "/metrics | grep ^ratelimit_");
         System.out.println();
         server.join();
