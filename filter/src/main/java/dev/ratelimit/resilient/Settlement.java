@@ -82,8 +82,16 @@ final class Settlement {
             }
             return Reservation.kept(settled);
         }
-        if (!reserve || (store == null && fallback == null)) {
+        if (!reserve) {
             return Reservation.kept(result);
+        }
+        if (store == null && fallback == null) {
+            // Nothing was counted (an open policy let it through): nor is a cost after the work,
+            // which is reported rather than lost in silence.
+            return Refundable.of(result, which -> List.of(), actual -> {
+                reportUncounted(claims, result, actual);
+                return Refundable.Charged.NONE;
+            });
         }
         return Refundable.of(result, which -> {
             List<String> given = new ArrayList<>();
@@ -97,11 +105,27 @@ final class Settlement {
             return given;
         }, actual -> {
             Refundable.Charged byStore = store == null ? Refundable.Charged.NONE : settle(store, storeClaims, actual);
-            Refundable.Charged byFallback = fallback == null ? Refundable.Charged.NONE
-                    : ((Refundable) fallback).settle(actual); // in-process: it cannot fail
-            report(byFallback);
+            // In process: it cannot fail.
+            Refundable.Charged byFallback = fallback instanceof Refundable inProcess ? inProcess.settle(actual) : null;
+            report(byFallback == null ? Refundable.Charged.NONE : byFallback);
+            reportUncounted(claims, result, actual);
             return byStore;
         });
+    }
+
+    /**
+     * The rules of a request that no store counted (decided by an open or closed policy): work
+     * beyond their reservation goes uncounted, and is reported so ({@code CHARGE_DROPPED}).
+     */
+    private void reportUncounted(List<Claim> claims, Decisions result, ToLongFunction<Rule> actual) {
+        for (int i = 0; i < claims.size(); i++) {
+            Claim claim = claims.get(i);
+            dev.ratelimit.Decision.Basis basis = result.get(i).basis();
+            if ((basis == dev.ratelimit.Decision.Basis.SKIPPED || basis == dev.ratelimit.Decision.Basis.UNAVAILABLE)
+                    && Charges.supports(claim.rule().algorithm()) && actual.applyAsLong(claim.rule()) > claim.cost()) {
+                listener.onEvent(claim.rule().name(), RateLimitListener.Event.CHARGE_DROPPED);
+            }
+        }
     }
 
     /**
@@ -114,7 +138,15 @@ final class Settlement {
         forgetAll(storeClaims, rule -> true);
         Refundable.Charged settled;
         try {
-            settled = ((Refundable) store).settle(actual);
+            if (store instanceof Refundable refundable) {
+                settled = refundable.settle(actual);
+            } else {
+                store.commit(actual); // a limiter of one's own: it says nothing of what it charged
+                settled = null;
+            }
+            if (settled == null) {
+                settled = Refundable.Charged.NONE;
+            }
             health.answered();
         } catch (RuntimeException e) {
             // Nothing was charged nor given back (charges go first, and a refund's failure is

@@ -254,6 +254,37 @@ class CostAfterWorkTest {
         }
     }
 
+    /** Admitted by an open policy while Valkey was down: nothing counted, and the work's cost reported as not counted. */
+    @Test
+    void workAdmittedByAnOpenPolicyIsReportedUncounted() {
+        Rule rule = Rule.tokenBucket("open", 10, Duration.ofMinutes(1));
+        List<String> events = new ArrayList<>();
+        RateLimitListener listener = new RateLimitListener() {
+            @Override
+            public void onEvent(String name, Event event) {
+                synchronized (events) {
+                    events.add(name + ":" + event);
+                }
+            }
+        };
+        try (ResilientRateLimiter limiter = ResilientRateLimiter.builder(ValkeyRateLimiter.builder()
+                        .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofMillis(300))
+                                .withConnectTimeout(Duration.ofMillis(300))))
+                .listener(listener).build()) {
+            valkey.stop();
+            try {
+                Reservation r = limiter.reserve(rule, "k", 1);
+                assertThat(r.decisions().get(0).basis()).isEqualTo(Decision.Basis.SKIPPED);
+                assertThat(r.commit(5)).isTrue();
+                synchronized (events) {
+                    assertThat(events).contains("open:FALLBACK", "open:CHARGE_DROPPED");
+                }
+            } finally {
+                valkey.start();
+            }
+        }
+    }
+
     private ValkeyRateLimiter limiter() {
         return ValkeyRateLimiter.builder()
                 .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(2)))
