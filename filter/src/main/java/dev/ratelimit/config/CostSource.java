@@ -24,6 +24,9 @@ public record CostSource(Kind kind, String name) {
         RETURNED
     }
 
+    /** The largest cost read: 18 digits, as for text. */
+    private static final java.math.BigDecimal MOST = java.math.BigDecimal.valueOf(999_999_999_999_999_999L);
+
     private static final Pattern TOKEN = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+");
 
     /**
@@ -55,11 +58,13 @@ public record CostSource(Kind kind, String name) {
      */
     public static long cost(Object value) {
         if (value instanceof Number number) {
-            if (number instanceof Double || number instanceof Float) {
-                double d = number.doubleValue();
-                return d >= 0 && d == Math.rint(d) && d < 1e18 ? (long) d : -1;
+            // Through its decimal text, whatever its type: 3.0 is 3, 3.7 is none (never truncated).
+            try {
+                java.math.BigDecimal exact = new java.math.BigDecimal(number.toString());
+                return exact.signum() < 0 || exact.compareTo(MOST) > 0 ? -1 : exact.longValueExact();
+            } catch (ArithmeticException | NumberFormatException e) {
+                return -1;
             }
-            return number.longValue() >= 0 ? number.longValue() : -1;
         }
         if (value == null) {
             return -1;
