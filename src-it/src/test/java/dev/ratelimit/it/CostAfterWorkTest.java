@@ -133,14 +133,7 @@ class CostAfterWorkTest {
     void theDebtIsBoundedAndWhatPassesIsReported() {
         Rule rule = Rule.fixedWindow("bound", 10, Duration.ofHours(1));
         List<String> events = new ArrayList<>();
-        RateLimitListener listener = new RateLimitListener() {
-            @Override
-            public void onEvent(String name, Event event) {
-                synchronized (events) {
-                    events.add(name + ":" + event);
-                }
-            }
-        };
+        RateLimitListener listener = recording(events);
         try (ValkeyRateLimiter valkeyLimiter = limiter();
              ResilientRateLimiter limiter = ResilientRateLimiter.builder(valkeyLimiter).listener(listener).build()) {
             limiter.reserve(rule, "k", 1).commit(70); // 79 units beyond: fits in 8 x 10
@@ -225,17 +218,8 @@ class CostAfterWorkTest {
     void aChargeTheStoreCannotTakeGoesByThePolicy() {
         Rule rule = Rule.fixedWindow("down", 10, Duration.ofHours(1));
         List<String> events = new ArrayList<>();
-        RateLimitListener listener = new RateLimitListener() {
-            @Override
-            public void onEvent(String name, Event event) {
-                synchronized (events) {
-                    events.add(name + ":" + event);
-                }
-            }
-        };
-        try (ResilientRateLimiter limiter = ResilientRateLimiter.builder(ValkeyRateLimiter.builder()
-                        .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofMillis(300))
-                                .withConnectTimeout(Duration.ofMillis(300))))
+        RateLimitListener listener = recording(events);
+        try (ResilientRateLimiter limiter = ResilientRateLimiter.builder(shortTimeouts())
                 .policy(rule, FailurePolicy.local(Rule.fixedWindow("down", 10, Duration.ofHours(1))))
                 .listener(listener).build()) {
             Reservation r = limiter.reserve(rule, "k", 1);
@@ -259,17 +243,8 @@ class CostAfterWorkTest {
     void workAdmittedByAnOpenPolicyIsReportedUncounted() {
         Rule rule = Rule.tokenBucket("open", 10, Duration.ofMinutes(1));
         List<String> events = new ArrayList<>();
-        RateLimitListener listener = new RateLimitListener() {
-            @Override
-            public void onEvent(String name, Event event) {
-                synchronized (events) {
-                    events.add(name + ":" + event);
-                }
-            }
-        };
-        try (ResilientRateLimiter limiter = ResilientRateLimiter.builder(ValkeyRateLimiter.builder()
-                        .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofMillis(300))
-                                .withConnectTimeout(Duration.ofMillis(300))))
+        RateLimitListener listener = recording(events);
+        try (ResilientRateLimiter limiter = ResilientRateLimiter.builder(shortTimeouts())
                 .listener(listener).build()) {
             valkey.stop();
             try {
@@ -283,6 +258,24 @@ class CostAfterWorkTest {
                 valkey.start();
             }
         }
+    }
+
+    /** A listener that adds "rule:EVENT" to {@code events}. */
+    private static RateLimitListener recording(List<String> events) {
+        return new RateLimitListener() {
+            @Override
+            public void onEvent(String name, Event event) {
+                synchronized (events) {
+                    events.add(name + ":" + event);
+                }
+            }
+        };
+    }
+
+    /** A Valkey limiter that gives up on a stopped server soon. */
+    private ValkeyRateLimiter.Builder shortTimeouts() {
+        return ValkeyRateLimiter.builder().settings(ValkeySettings.of(valkey.url())
+                .withSocketTimeout(Duration.ofMillis(300)).withConnectTimeout(Duration.ofMillis(300)));
     }
 
     private ValkeyRateLimiter limiter() {

@@ -792,15 +792,10 @@ final class Invariants {
             if (!settled.asked().contains(name)) {
                 continue;
             }
-            Decision decision = reserved.decisions().all().get(i);
-            String domain = decision.basis() == Decision.Basis.SHARED ? STORE
-                    : decision.basis() == Decision.Basis.LOCAL ? local(reserved.call().instance()) : null;
-            if (domain == null) {
-                continue;
-            }
-            Ledger ledger = ledger(domain, name, claim.key());
-            Unit unit = ledger.ofReservation(settled.reservation());
-            if (unit == null || unit.refund != Unit.Refund.NONE) {
+            String domain = domain(reserved, i);
+            Ledger ledger = domain == null ? null : ledger(domain, name, claim.key());
+            Unit unit = unsettled(ledger, settled);
+            if (unit == null) {
                 continue;
             }
             boolean trouble = domain.equals(STORE) && (settled.error() != null || refundDropped(events, name));
@@ -830,6 +825,19 @@ final class Invariants {
         }
     }
 
+    /** Where claim {@code i} of a reservation was counted: the store, the instance's fallback, or nowhere (null). */
+    private String domain(Reserved reserved, int i) {
+        Decision decision = reserved.decisions().all().get(i);
+        return decision.basis() == Decision.Basis.SHARED ? STORE
+                : decision.basis() == Decision.Basis.LOCAL ? local(reserved.call().instance()) : null;
+    }
+
+    /** The units a settlement's reservation took in a ledger, if they are there and not settled yet; else null. */
+    private static Unit unsettled(Ledger ledger, Event.Settled settled) {
+        Unit unit = ledger == null ? null : ledger.ofReservation(settled.reservation());
+        return unit == null || unit.refund != Unit.Refund.NONE ? null : unit;
+    }
+
     /**
      * A settlement by a cost known after the work ({@code Reservation.commit(actual)}): per
      * rule, a cost below the reservation's gives the difference back (exactly where the store
@@ -853,15 +861,10 @@ final class Invariants {
             Claim claim = claims.get(i);
             Rule rule = claim.rule();
             String name = rule.name();
-            Decision decision = reserved.decisions().all().get(i);
-            String domain = decision.basis() == Decision.Basis.SHARED ? STORE
-                    : decision.basis() == Decision.Basis.LOCAL ? local(reserved.call().instance()) : null;
-            if (domain == null) {
-                continue;
-            }
-            Ledger ledger = ledger(domain, name, claim.key());
-            Unit unit = ledger.ofReservation(settled.reservation());
-            if (unit == null || unit.refund != Unit.Refund.NONE) {
+            String domain = domain(reserved, i);
+            Ledger ledger = domain == null ? null : ledger(domain, name, claim.key());
+            Unit unit = unsettled(ledger, settled);
+            if (unit == null) {
                 continue;
             }
             boolean store = domain.equals(STORE);
