@@ -36,9 +36,43 @@ class CostReturnedTest {
     }
 
     private long counted() {
+        return counted("tokens");
+    }
+
+    private long counted(String rule) {
         try (Jedis jedis = valkey.connect()) {
-            Set<String> keys = jedis.keys("rl:v1:tokens:*");
+            Set<String> keys = jedis.keys("rl:v1:" + rule + ":*");
             return keys.isEmpty() ? 0 : Long.parseLong(jedis.get(keys.iterator().next()).split(":")[1]);
+        }
+    }
+
+    /** A Jakarta REST resource method: its rule reads a response header, a request attribute or the entity it returned. */
+    @Test
+    void aResourceMethodIsChargedWhatItsResponseReported() throws Exception {
+        java.util.List<String> pairs = new java.util.ArrayList<>(java.util.List.of("ratelimit.rules", "tokens,rows,bytes"));
+        for (String[] rule : new String[][] {{"tokens", "header:X-Tokens-Used"}, {"rows", "attribute:tokens"},
+                {"bytes", "returned"}}) {
+            String p = "ratelimit.rule." + rule[0] + ".";
+            pairs.addAll(java.util.List.of(p + "scope", "method", p + "algorithm", "fixed-window", p + "limit", "100",
+                    p + "window", "1h", p + "key", "global", p + "cost", "10", p + "cost-from", rule[1]));
+        }
+        try (JakartaApp app = JakartaApp.start(JakartaApp.settings(valkey.url(), pairs.toArray(String[]::new)), false,
+                Resources.Complete.class)) {
+            for (String rule : new String[] {"tokens", "rows", "bytes"}) {
+                String path = "/complete/" + switch (rule) {
+                    case "tokens" -> "header";
+                    case "rows" -> "attribute";
+                    default -> "entity";
+                };
+                assertThat(app.get(path + "?tokens=37").statusCode()).as(rule).isEqualTo(200);
+                assertThat(counted(rule)).as(rule).isEqualTo(37);
+                assertThat(app.get(path + "?tokens=3").statusCode()).as(rule).isEqualTo(200);
+                assertThat(counted(rule)).as(rule).isEqualTo(40);
+                assertThat(app.get(path + "?tokens=300").statusCode()).as(rule).isEqualTo(200);
+                assertThat(counted(rule)).as(rule + ": into debt").isEqualTo(340);
+                assertThat(app.get(path + "?tokens=1").statusCode()).as(rule).isEqualTo(429);
+                assertThat(counted(rule)).as(rule + ": a refused call charged nothing").isEqualTo(340);
+            }
         }
     }
 

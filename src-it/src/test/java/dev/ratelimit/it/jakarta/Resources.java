@@ -41,6 +41,44 @@ final class Resources {
         }
     }
 
+    /**
+     * A model's completions: {@code /complete/header?tokens=N} reports its tokens in the
+     * {@code X-Tokens-Used} header, {@code /complete/attribute} in the request attribute
+     * {@code tokens}, {@code /complete/entity} returns them as its entity.
+     */
+    @Path("complete")
+    public static class Complete {
+
+        /** The request, for its attributes. */
+        @jakarta.ws.rs.core.Context
+        jakarta.servlet.http.HttpServletRequest request;
+
+        /** Reports the tokens in a header. */
+        @GET
+        @Path("header")
+        @RateLimited("tokens")
+        public Response header(@jakarta.ws.rs.QueryParam("tokens") long tokens) {
+            return Response.ok("done").header("X-Tokens-Used", tokens).build();
+        }
+
+        /** Reports the tokens in a request attribute. */
+        @GET
+        @Path("attribute")
+        @RateLimited("rows")
+        public String attribute(@jakarta.ws.rs.QueryParam("tokens") long tokens) {
+            request.setAttribute("tokens", tokens);
+            return "done";
+        }
+
+        /** Returns the tokens. */
+        @GET
+        @Path("entity")
+        @RateLimited("bytes")
+        public Long entity(@jakarta.ws.rs.QueryParam("tokens") long tokens) {
+            return tokens;
+        }
+    }
+
     /** A resource under a rule the servlet filter also applies, for the double-count test. */
     @Path("search")
     public static class Search {
