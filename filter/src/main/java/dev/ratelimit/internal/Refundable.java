@@ -75,18 +75,7 @@ public final class Refundable implements Reservation {
     private Refundable(Decisions decisions, Refund refund, Adjust adjust) {
         this.decisions = Objects.requireNonNull(decisions, "decisions");
         this.refund = Objects.requireNonNull(refund, "refund");
-        this.adjust = adjust;
-    }
-
-    /**
-     * A reservation whose units {@code refund} can give back.
-     *
-     * @param decisions the decisions of the acquiring call
-     * @param refund    what gives the units back
-     * @return the reservation
-     */
-    public static Reservation of(Decisions decisions, Refund refund) {
-        return new Refundable(decisions, refund, null);
+        this.adjust = Objects.requireNonNull(adjust, "adjust");
     }
 
     /**
@@ -99,7 +88,7 @@ public final class Refundable implements Reservation {
      * @return the reservation
      */
     public static Reservation of(Decisions decisions, Refund refund, Adjust adjust) {
-        return new Refundable(decisions, refund, Objects.requireNonNull(adjust, "adjust"));
+        return new Refundable(decisions, refund, adjust);
     }
 
     @Override
@@ -130,9 +119,6 @@ public final class Refundable implements Reservation {
      */
     public Charged settle(ToLongFunction<Rule> actualCost) {
         Objects.requireNonNull(actualCost, "actualCost");
-        if (adjust == null) {
-            Reservation.super.commit(actualCost); // throws: this one cannot
-        }
         if (!settled.compareAndSet(false, true)) {
             return null;
         }
