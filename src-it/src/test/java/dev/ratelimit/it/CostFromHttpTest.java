@@ -7,6 +7,7 @@ import redis.clients.jedis.Jedis;
 
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -99,6 +100,48 @@ class CostFromHttpTest {
             assertThat(OutcomeCountingTest.hangUpMidBody(app, "status=200&stream=1&tokens=7")).isEqualTo("HTTP/1.1 200 OK");
             assertThat(counted("tokens", 69)).isEqualTo(69);
             assertThat(counted("rows", 69)).isEqualTo(69);
+        }
+    }
+
+    /**
+     * Two instances of the application on one Valkey, 8 client threads, sync and async responses,
+     * some refused: what Valkey counted is exactly what the admitted requests' responses reported.
+     */
+    @Test
+    void twoInstancesCountExactlyWhatTheResponsesReported() throws Exception {
+        java.util.concurrent.atomic.AtomicLong reported = new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.atomic.AtomicInteger refused = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(8);
+        try (JettyApp a = app(); JettyApp b = app()) {
+            List<java.util.concurrent.Future<?>> done = new java.util.ArrayList<>();
+            for (int t = 0; t < 8; t++) {
+                JettyApp app = t % 2 == 0 ? a : b;
+                java.util.Random random = new java.util.Random(t);
+                done.add(pool.submit(() -> {
+                    for (int i = 0; i < 15; i++) {
+                        long tokens = random.nextInt(8);
+                        HttpResponse<String> response = app.get("/outcome?tokens=" + tokens
+                                + (random.nextBoolean() ? "&async=1" : ""));
+                        if (response.statusCode() == 200) {
+                            reported.addAndGet(tokens);
+                        } else {
+                            assertThat(response.statusCode()).isEqualTo(429);
+                            refused.incrementAndGet();
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (java.util.concurrent.Future<?> future : done) {
+                future.get();
+            }
+            // 120 requests of at most 7 tokens, 8 estimates of 10 in flight: at most 920 of the
+            // 1,000, so none is refused. An async one is settled when it completes: waited for.
+            assertThat(refused.get()).isZero();
+            assertThat(counted("tokens", reported.get())).isEqualTo(reported.get());
+            assertThat(counted("rows", reported.get())).isEqualTo(reported.get());
+        } finally {
+            pool.shutdownNow();
         }
     }
 
