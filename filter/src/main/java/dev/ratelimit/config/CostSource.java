@@ -1,5 +1,6 @@
 package dev.ratelimit.config;
 
+import java.math.BigDecimal;
 import java.util.Optional;
 import java.util.regex.Pattern;
 
@@ -24,8 +25,8 @@ public record CostSource(Kind kind, String name) {
         RETURNED
     }
 
-    /** The largest cost read: 18 digits, as for text. */
-    private static final java.math.BigDecimal MOST = java.math.BigDecimal.valueOf(999_999_999_999_999_999L);
+    private static final BigDecimal LONGEST = BigDecimal.valueOf(Long.MAX_VALUE);
+    private static final Pattern DIGITS = Pattern.compile("[0-9]+");
 
     private static final Pattern TOKEN = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+");
 
@@ -50,35 +51,37 @@ public record CostSource(Kind kind, String name) {
     }
 
     /**
-     * A reported cost: a whole {@link Number} of 0 or more, or its decimal text.
+     * A reported cost: a whole {@link Number} of 0 or more, or its decimal text (digits only,
+     * spaces around them allowed). A whole number too large for a {@code long} is
+     * {@code Long.MAX_VALUE}: a charge is cut at the key's debt bound anyway, and reported so.
      *
      * @param value what was reported, or null
-     * @return the cost, or -1 when there is none or it is not a whole number of 0 or more (of at
-     *         most 18 digits)
+     * @return the cost, or -1 when there is none or it is not a whole number of 0 or more (a
+     *         fraction is never rounded)
      */
     public static long cost(Object value) {
-        if (value instanceof Number number) {
-            // Through its decimal text, whatever its type: 3.0 is 3, 3.7 is none (never truncated).
-            try {
-                java.math.BigDecimal exact = new java.math.BigDecimal(number.toString());
-                return exact.signum() < 0 || exact.compareTo(MOST) > 0 ? -1 : exact.longValueExact();
-            } catch (ArithmeticException | NumberFormatException e) {
-                return -1;
-            }
-        }
         if (value == null) {
             return -1;
         }
-        String digits = value.toString().trim();
-        if (digits.isEmpty() || digits.length() > 18) {
-            return -1;
-        }
-        for (int i = 0; i < digits.length(); i++) {
-            if (digits.charAt(i) < '0' || digits.charAt(i) > '9') {
+        BigDecimal exact;
+        if (value instanceof Number number) {
+            // Through its decimal text, whatever its type: 3.0 is 3, 3.7 is none.
+            try {
+                exact = new BigDecimal(number.toString());
+            } catch (NumberFormatException e) {
+                return -1; // NaN, an infinity
+            }
+        } else {
+            String digits = value.toString().trim();
+            if (digits.isEmpty() || !DIGITS.matcher(digits).matches()) {
                 return -1;
             }
+            exact = new BigDecimal(digits);
         }
-        return Long.parseLong(digits);
+        if (exact.signum() < 0 || exact.stripTrailingZeros().scale() > 0) {
+            return -1;
+        }
+        return exact.compareTo(LONGEST) >= 0 ? Long.MAX_VALUE : exact.longValueExact();
     }
 
     @Override

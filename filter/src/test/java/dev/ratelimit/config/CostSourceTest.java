@@ -35,9 +35,17 @@ class CostSourceTest {
         assertThat(CostSource.cost(new BigDecimal("40.00"))).isEqualTo(40);
         assertThat(CostSource.cost(BigInteger.TEN)).isEqualTo(10);
         assertThat(CostSource.cost(new AtomicLong(5))).isEqualTo(5);
-        for (Object none : new Object[] {null, "", "-5", "+7", "1e3", "0x10", "1.5", "12 13", "1000000000000000000",
-                -1, -0.5, 3.7, new BigDecimal("3.7"), Double.NaN, Double.POSITIVE_INFINITY, 1e19,
-                new BigInteger("123456789012345678901234567890")}) {
+        assertThat(CostSource.cost(-0.0)).isZero();
+        assertThat(CostSource.cost("1000000000000000000")).isEqualTo(1_000_000_000_000_000_000L);
+        assertThat(CostSource.cost(1e18)).isEqualTo(1_000_000_000_000_000_000L);
+        // Whole numbers of a long's most or past it: the most, cut at the debt's bound when charged.
+        for (Object most : new Object[] {"9223372036854775807", "9223372036854775808", "99999999999999999999999",
+                1e19, new BigInteger("123456789012345678901234567890"), BigInteger.TWO.pow(64).add(BigInteger.valueOf(5))}) {
+            assertThat(CostSource.cost(most)).as("%s", most).isEqualTo(Long.MAX_VALUE);
+        }
+        for (Object none : new Object[] {null, "", "-5", "+7", "1e3", "0x10", "1.5", "12.0", "12 13", "1,000", "\u0661",
+                -1, -0.5, 3.7, new BigDecimal("3.7"), new BigDecimal("2.5"), new BigDecimal("3000.7"), Double.NaN,
+                Double.POSITIVE_INFINITY, new BigInteger("-18446744073709550616")}) {
             assertThat(CostSource.cost(none)).as("%s", none).isEqualTo(-1);
         }
     }

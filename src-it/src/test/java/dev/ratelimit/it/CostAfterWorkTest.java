@@ -148,6 +148,38 @@ class CostAfterWorkTest {
         }
     }
 
+    /**
+     * One key under two quotas of one rule (two plans, or a request admitted before an edit): a
+     * small charge by the smaller one never lowers the debt the larger one's charge left.
+     */
+    @Test
+    void aSmallerQuotasChargeNeverLowersTheDebt() {
+        try (ValkeyRateLimiter limiter = limiter()) {
+            for (String algorithm : List.of("fixed-window", "sliding-window-counter", "token-bucket", "gcra")) {
+                Rule small = quota(algorithm, 1_000);
+                Rule big = quota(algorithm, 10_000);
+                String key = "tenant-" + algorithm;
+                Reservation bySmall = limiter.reserve(small, key, 500);
+                limiter.reserve(big, key, 500).commit(80_000);
+                Duration owed = limiter.peek(big, key, 1).retryAfter();
+                assertThat(owed).as(algorithm).isGreaterThan(Duration.ofHours(1));
+                bySmall.commit(600);
+                Decision after = limiter.peek(big, key, 1);
+                assertThat(after.allowed()).as(algorithm).isFalse();
+                assertThat(after.retryAfter()).as(algorithm).isGreaterThanOrEqualTo(owed.minusSeconds(5));
+            }
+        }
+    }
+
+    private static Rule quota(String algorithm, long limit) {
+        return switch (algorithm) {
+            case "fixed-window" -> Rule.fixedWindow("tokens", limit, Duration.ofDays(1));
+            case "sliding-window-counter" -> Rule.slidingWindowCounter("tokens", limit, Duration.ofDays(1));
+            case "token-bucket" -> Rule.tokenBucket("tokens", limit, Duration.ofDays(1), limit);
+            default -> Rule.gcra("tokens", limit, Duration.ofDays(1), limit);
+        };
+    }
+
     /** A sliding log gets back what its cost left unused, never more; a concurrency permit is released. */
     @Test
     void aSlidingLogIsNeverChargedAndAPermitIsReleased() {

@@ -26,21 +26,24 @@
 local function bucket_debt(d, ts, w, l, now, window, limit, burst)
   local expires = ts + cdiv(d, l)
   if now >= expires then
-    return 0, nil
+    return 0, nil, 0
   end
   if w ~= window then
     d = cdiv(d, w)
     -- Whole units beyond two buckets are capped before scaling, so the product stays exact.
     d = math.min(d, 2 * burst) * window
   end
-  -- A charge's debt may reach DEBT_BUCKETS buckets (dispatcher.lua's mode 3); anything else two.
-  d = math.min(d, DEBT_BUCKETS * burst * window)
   -- A clock that went backwards refills nothing rather than draining the bucket.
   local elapsed = math.max(0, now - ts)
+  -- The debt as it is, refilled (raw): what a write keeps. A charge's debt may reach
+  -- DEBT_BUCKETS buckets of the rule that wrote it (dispatcher.lua's mode 3), which a rule of a
+  -- smaller burst (a plan's) decides on as its own bound.
+  local raw = math.max(0, d - elapsed * limit)
+  d = math.min(d, DEBT_BUCKETS * burst * window)
   if elapsed >= cdiv(d, limit) then
-    return 0, expires
+    return 0, expires, raw
   end
-  return d - elapsed * limit, expires
+  return d - elapsed * limit, expires, raw
 end
 
 -- The time a bucket's write stamps on its state: never before the time it read there. A call
@@ -164,11 +167,11 @@ local function bucket_algorithm(decode, encode)
 
   local function read(call, key, limit, window, burst, cost)
     local now = call.now
-    local d, expires, gen, at, lent, pool = 0, nil, nil, now, 0, 0
+    local d, expires, gen, at, lent, pool, raw = 0, nil, nil, now, 0, 0, 0
     local value = redis.call('GET', key)
     if value then
       local stored, ts, w, l, g, _, _, stored_lent, stored_pool = decode(key, value)
-      d, expires = bucket_debt(stored, ts, w, l, now, window, limit, burst)
+      d, expires, raw = bucket_debt(stored, ts, w, l, now, window, limit, burst)
       gen = kept_generation(g, d, stored, w, l, window, limit, burst)
       at = write_time(now, ts)
       if gen then
@@ -177,29 +180,34 @@ local function bucket_algorithm(decode, encode)
         pool = lease_pool(stored, at - ts, limit, stored_lent, stored_pool)
       end
     end
-    return d + cost * window <= burst * window, d, expires, gen, at, lent, pool
+    return d + cost * window <= burst * window, d, expires, gen, at, lent, pool, raw
   end
 
   local function finish(call, key, limit, window, burst, cost, consume, _, lend, allowed, d, expires, gen, at, lent,
-                        pool)
+                        pool, raw)
     local now = call.now
     local capacity = burst * window
     local need = cost * window
     if consume then
       -- A counted rejection may overdraw the bucket, by at most one full bucket: the hammering
       -- client stays locked out after it stops for at most twice the time to refill.
+      local owed
       if call.charge then
         -- Work done: the bucket goes into debt, which refill pays, up to the debt bound.
         allowed = d + need <= DEBT_BUCKETS * capacity
-        d = math.min(d + need, DEBT_BUCKETS * capacity)
+        owed = math.min(d + need, DEBT_BUCKETS * capacity)
       else
-        -- Never below the debt read: a charge's debt beyond that stays owed.
-        d = math.max(d, math.min(d + need, 2 * capacity))
+        owed = math.min(d + need, 2 * capacity)
       end
+      -- Never below the debt as it is: a debt beyond this rule's bound (a larger plan's, a
+      -- charge's) stays owed.
+      d = math.max(raw or d, owed)
       expires = at + cdiv(d, limit)
       gen = generation(call, gen)
       -- A take starts afresh what plain refunds charged (their units are in the debt read).
       store(call, key, at, window, limit, d, gen, 0, 0, lent + lend * window, pool)
+      -- What follows describes the debt as this rule decides on it.
+      d = math.min(d, DEBT_BUCKETS * capacity)
     end
 
     local remaining = 0
@@ -230,7 +238,12 @@ local function bucket_algorithm(decode, encode)
       -- started since (a reset): the units are not in it.
       return 0
     end
-    local _, d, _, _, at, lent, pool = read(call, key, limit, window, burst, cost)
+    local _, d, _, _, at, lent, pool, raw = read(call, key, limit, window, burst, cost)
+    if raw > d then
+      -- A debt beyond this rule's bound (a charge's of a larger burst): nothing is given back
+      -- rather than a debt lowered to this rule's bound.
+      return 0
+    end
     local back, charge
     back, from, to, charge = refundable(d, at, limit, window, cost, taken_at, from, to, floor, headroom, pool)
     lent = math.max(0, lent - lend * window)

@@ -49,13 +49,14 @@
 --   key     the state key (KEYS[i]); limit, window (ms, or a calendar window's boundaries),
 --           burst and cost as the call gave them, checked by the caller (1 <= cost <= limit,
 --           or <= burst for a bucket; a charge's cost may be more, see call.charge)
---   reads the state and returns the rule's own verdict (a boolean), then what it read: plain
---   values, so that nothing is allocated for the common one-rule call.
+--   reads the state and returns the rule's own verdict (a boolean), then what it read (at most
+--   seven plain values, so that nothing is allocated for the common one-rule call).
 -- finish(call, key, limit, window, burst, cost, consume, count_rejected, lend, verdict, ...)
 --   takes the units if consume (false: a read-only decision), on what read returned; lend is
 --   how many of them a local lease takes (buckets only). With call.charge (mode 3) it takes
 --   them whatever the verdict, up to the state's debt bound, and its allowed says whether
---   all were taken. Returns the rule's reply values above,
+--   all were taken. No write lowers what the state holds: a state above this rule's bound
+--   (written by a rule of a larger quota, a plan's) keeps it. Returns the rule's reply values above,
 --   all describing the state after any write.
 -- refund(call, key, limit, window, burst, cost, undo_where, undo_which, floor, headroom, lend)
 --   gives back units a finish took, if they are still there, never units taken since in their
@@ -109,7 +110,7 @@ end
 local function decide_one(KEYS, ARGV, call, mode)
   current = 1
   local algorithm, limit, window, burst, cost = rule(ARGV, 1)
-  local verdict, a, b, c, d, e, f = algorithm.read(call, KEYS[1], limit, window, burst, cost)
+  local verdict, a, b, c, d, e, f, g = algorithm.read(call, KEYS[1], limit, window, burst, cost)
   local all_allowed = 0
   if mode ~= '2' and (verdict or shadow(ARGV, 1)) then
     all_allowed = 1
@@ -118,7 +119,7 @@ local function decide_one(KEYS, ARGV, call, mode)
   -- finish also gets the rule's count_rejected flag (the fixed window reads it, for its t) and
   -- its lend (a bucket's leases' account), then what read returned.
   local allowed, remaining, reset_after, next_after, wait, undo_where, undo_which = algorithm.finish(call, KEYS[1],
-    limit, window, burst, cost, consume, counts_rejected(ARGV, 1), lend(ARGV, 1), verdict, a, b, c, d, e, f)
+    limit, window, burst, cost, consume, counts_rejected(ARGV, 1), lend(ARGV, 1), verdict, a, b, c, d, e, f, g)
   return { all_allowed, allowed, remaining, reset_after, next_after, wait, undo_where, undo_which }
 end
 
@@ -149,7 +150,7 @@ local function decide(KEYS, ARGV, call, mode)
     local at = 2 + RULE_REPLY * (i - 1)
     reply[at], reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4], reply[at + 5], reply[at + 6] =
       algorithm.finish(call, KEYS[i], limit, window, burst, cost, consume, counts_rejected(ARGV, i), lend(ARGV, i),
-        read[1], read[2], read[3], read[4], read[5], read[6], read[7])
+        read[1], read[2], read[3], read[4], read[5], read[6], read[7], read[8])
   end
   return reply
 end

@@ -86,7 +86,8 @@ local function finish(call, key, limit, window, burst, cost, consume, count_reje
     if call.charge then
       -- Work done: counted in the window it is charged in, beyond the limit up to the debt bound.
       allowed = count + cost <= DEBT_BUCKETS * limit
-      count = math.min(count + cost, DEBT_BUCKETS * limit)
+      -- Never lowered: a count above this rule's bound (a larger plan's) stays as it is.
+      count = math.max(count, math.min(count + cost, DEBT_BUCKETS * limit))
     else
       count = count + cost
     end

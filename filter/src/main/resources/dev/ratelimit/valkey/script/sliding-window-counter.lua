@@ -80,39 +80,46 @@ local function read(call, key, limit, window, burst, cost)
       elseif s > start - window then
         prev = prev + p
       end
-      -- A count above the limit (a charge's debt, or an edit that lowered the limit) weighs as
-      -- counted, up to the debt bound, which keeps every product in exact range.
-      cur = math.min(cur, DEBT_BUCKETS * limit)
-      prev = math.min(prev, DEBT_BUCKETS * limit)
     end
   end
+  -- A count above the limit (a charge's debt, or an edit that lowered the limit) weighs as
+  -- counted, up to the debt bound, which keeps every product in exact range; the counts as
+  -- they are (raw) are what a write keeps.
+  local cur_raw, prev_raw = cur, prev
+  cur = math.min(cur, DEBT_BUCKETS * limit)
+  prev = math.min(prev, DEBT_BUCKETS * limit)
 
   local prev_weight = prev * (window - elapsed)
   local allowed = (cur + cost) * window + prev_weight <= limit * window
 
-  return allowed, cur, prev, expires, gen
+  return allowed, cur, prev, expires, gen, cur_raw, prev_raw
 end
 
-local function finish(call, key, limit, window, burst, cost, consume, _, _, allowed, cur, prev, expires, gen)
+local function finish(call, key, limit, window, burst, cost, consume, _, _, allowed, cur, prev, expires, gen,
+                      cur_raw, prev_raw)
   local now = call.now
   local start = now - now % window
   local elapsed = now - start
   local prev_weight = prev * (window - elapsed)
   if consume then
-    -- A counted rejection can fill the window but not overfill it: past `limit` the window
-    -- rejects anyway, and an unbounded count would only lengthen the lockout into the next one.
+    local counted
     if call.charge then
       -- Work done: counted in this window beyond the limit, up to the debt bound; it weighs on
       -- this window and, as the previous one, on the next.
       allowed = cur + cost <= DEBT_BUCKETS * limit
-      cur = math.min(cur + cost, DEBT_BUCKETS * limit)
+      counted = math.min(cur + cost, DEBT_BUCKETS * limit)
     else
-      cur = math.min(cur + cost, math.max(limit, cur))
+      -- A counted rejection can fill the window but not overfill it: past `limit` the window
+      -- rejects anyway, and an unbounded count would only lengthen the lockout into the next one.
+      counted = math.min(cur + cost, math.max(limit, cur))
     end
+    -- Never lowered: a count above this rule's bound (a larger plan's) stays as it is.
+    cur_raw = math.max(cur_raw or cur, counted)
     -- The current count weighs on decisions until the end of the next window.
     expires = start + 2 * window
     gen = generation(call, gen)
-    store(call, key, start, now, cur, prev, expires, gen)
+    store(call, key, start, now, cur_raw, prev_raw or prev, expires, gen)
+    cur = math.min(cur_raw, DEBT_BUCKETS * limit)
   end
 
   local used = cur * window + prev_weight
