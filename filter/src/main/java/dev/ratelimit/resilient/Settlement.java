@@ -3,11 +3,13 @@ package dev.ratelimit.resilient;
 import dev.ratelimit.internal.Charges;
 import dev.ratelimit.internal.Refundable;
 import dev.ratelimit.Claim;
+import dev.ratelimit.Decision;
 import dev.ratelimit.Decisions;
 import dev.ratelimit.RateLimitListener;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.Reservation;
 import dev.ratelimit.Rule;
+import dev.ratelimit.valkey.ValkeyRateLimiter;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -86,10 +88,10 @@ final class Settlement {
             return Reservation.kept(result);
         }
         if (store == null && fallback == null) {
-            // Nothing was counted (an open policy let it through): nor is a cost after the work,
-            // which is reported rather than lost in silence.
+            // Nothing was counted (an open policy let it through): its work is charged to the
+            // store once its cost is known, if the store answers again.
             return Refundable.of(result, which -> List.of(), actual -> {
-                reportUncounted(claims, result, actual);
+                chargeUncounted(claims, result, actual);
                 return Refundable.Charged.NONE;
             });
         }
@@ -108,23 +110,36 @@ final class Settlement {
             // In process: it cannot fail.
             Refundable.Charged byFallback = fallback instanceof Refundable inProcess ? inProcess.settle(actual) : null;
             report(byFallback == null ? Refundable.Charged.NONE : byFallback);
-            reportUncounted(claims, result, actual);
+            chargeUncounted(claims, result, actual);
             return byStore;
         });
     }
 
     /**
-     * The rules of a request that no store counted (decided by an open or closed policy): work
-     * beyond their reservation goes uncounted, and is reported so ({@code CHARGE_DROPPED}).
+     * The rules of a request a failure policy let through (open, or local: the fallback counts
+     * there): the store counted nothing of its work, so once the work's cost is known, the store
+     * is charged all of it if it answers again, and it is reported ({@code CHARGED}, or
+     * {@code CHARGE_DROPPED} when it still cannot take it, or the limiter is not Valkey's).
      */
-    private void reportUncounted(List<Claim> claims, Decisions result, ToLongFunction<Rule> actual) {
+    private void chargeUncounted(List<Claim> claims, Decisions result, ToLongFunction<Rule> actual) {
         for (int i = 0; i < claims.size(); i++) {
             Claim claim = claims.get(i);
-            dev.ratelimit.Decision.Basis basis = result.get(i).basis();
-            if ((basis == dev.ratelimit.Decision.Basis.SKIPPED || basis == dev.ratelimit.Decision.Basis.UNAVAILABLE)
-                    && Charges.supports(claim.rule().algorithm()) && actual.applyAsLong(claim.rule()) > claim.cost()) {
-                listener.onEvent(claim.rule().name(), RateLimitListener.Event.CHARGE_DROPPED);
+            Decision.Basis basis = result.get(i).basis();
+            long cost = actual.applyAsLong(claim.rule());
+            if (basis == Decision.Basis.SHARED || cost <= 0 || !Charges.supports(claim.rule().algorithm())) {
+                continue;
             }
+            boolean whole = false;
+            if (shared instanceof ValkeyRateLimiter valkey) {
+                try {
+                    whole = valkey.charge(claim, cost);
+                    health.answered();
+                } catch (RuntimeException e) {
+                    health.failed(e);
+                }
+            }
+            listener.onEvent(claim.rule().name(), whole ? RateLimitListener.Event.CHARGED
+                    : RateLimitListener.Event.CHARGE_DROPPED);
         }
     }
 

@@ -227,6 +227,13 @@ final class Acquirer {
         return new Refundable.Charged(charged, dropped, given, refundDropped);
     }
 
+    /** Charges work done for which nothing was reserved here; whether the store took all of it. */
+    boolean charge(Charge charge) {
+        List<String> charged = new ArrayList<>(1);
+        charge(List.of(charge), charged, new ArrayList<>(1));
+        return !charged.isEmpty();
+    }
+
     /** Charges work done beyond what requests reserved: the rules the store took whole, and the others. */
     private void charge(List<Charge> charges, List<String> charged, List<String> dropped) {
         if (charges.isEmpty()) {

@@ -1,5 +1,7 @@
 package dev.ratelimit.valkey;
 
+import dev.ratelimit.internal.Claims;
+
 import dev.ratelimit.Claim;
 import dev.ratelimit.Decision;
 import dev.ratelimit.Decisions;
@@ -7,6 +9,7 @@ import dev.ratelimit.RateLimitListener;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.Reservation;
 import dev.ratelimit.Rule;
+import dev.ratelimit.internal.Charges;
 import dev.ratelimit.internal.GuardedListener;
 import dev.ratelimit.internal.KeyValues;
 import dev.ratelimit.internal.UndoableClaims;
@@ -15,6 +18,7 @@ import dev.ratelimit.valkey.connection.CircuitBreaker;
 import dev.ratelimit.valkey.lease.LeasePolicy;
 import dev.ratelimit.valkey.lease.LeasedPeek;
 import dev.ratelimit.valkey.lease.Leases;
+import dev.ratelimit.valkey.script.Charge;
 import dev.ratelimit.valkey.script.ScriptMode;
 import redis.clients.jedis.UnifiedJedis;
 
@@ -146,6 +150,27 @@ public final class ValkeyRateLimiter implements RateLimiter {
     public Decision peek(Rule rule, String key, long cost) {
         List<Claim> claims = List.of(Claim.of(rule, key, cost));
         return Verdicts.combine(claims, acquisitions.peek(claims), false).get(0);
+    }
+
+    /**
+     * Counts work already done on the claim's key whatever it has left: the cost, known after
+     * the work, of a request no reservation of this limiter took (one a failure policy let
+     * through while Valkey was away). The key goes into debt as a settlement's charge puts it
+     * (see {@link dev.ratelimit.Reservation#commit(java.util.function.ToLongFunction)}), at most
+     * eight quotas. Sent once: a lost reply is not sent again.
+     *
+     * @param claim the rule and key the work was done for (its cost is not used)
+     * @param units the units to count, at least 1
+     * @return whether all were counted (false: the key's debt reached its bound, or the rule
+     *         cannot be charged: a sliding log or concurrency rule)
+     * @throws RateLimitException when Valkey cannot be reached in time
+     */
+    public boolean charge(Claim claim, long units) {
+        Claims.check(List.of(claim));
+        if (units < 1) {
+            throw new IllegalArgumentException("a charge takes at least 1 unit, not " + units);
+        }
+        return Charges.supports(claim.rule().algorithm()) && acquisitions.charge(Charge.of(claim, units));
     }
 
     @Override

@@ -270,9 +270,12 @@ class CostAfterWorkTest {
         }
     }
 
-    /** Admitted by an open policy while Valkey was down: nothing counted, and the work's cost reported as not counted. */
+    /**
+     * Admitted by an open policy while Valkey was down: once the work's cost is known, Valkey is
+     * charged all of it if it answers again, and the cost is reported as not counted if not.
+     */
     @Test
-    void workAdmittedByAnOpenPolicyIsReportedUncounted() {
+    void workAdmittedByAnOpenPolicyIsChargedOnceValkeyAnswers() {
         Rule rule = Rule.tokenBucket("open", 10, Duration.ofMinutes(1));
         List<String> events = new ArrayList<>();
         RateLimitListener listener = recording(events);
@@ -286,6 +289,20 @@ class CostAfterWorkTest {
                 synchronized (events) {
                     assertThat(events).contains("open:FALLBACK", "open:CHARGE_DROPPED");
                 }
+                Reservation later = limiter.reserve(rule, "k", 1);
+                valkey.start();
+                valkey.flushAll();
+                long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+                while (limiter.peek(rule, "k").basis() != Decision.Basis.SHARED && System.nanoTime() < deadline) {
+                    Thread.sleep(50); // until the breaker lets a call through again
+                }
+                assertThat(later.commit(7)).isTrue();
+                synchronized (events) {
+                    assertThat(events).contains("open:CHARGED");
+                }
+                assertThat(limiter.peek(rule, "k").remaining()).as("all 7 charged to Valkey").isEqualTo(3);
+            } catch (InterruptedException e) {
+                throw new AssertionError(e);
             } finally {
                 valkey.start();
             }
