@@ -1,5 +1,7 @@
 package dev.ratelimit.local;
 
+import dev.ratelimit.internal.Charges;
+
 /**
  * The token bucket's and GCRA's shared model, the twin of {@code bucket_debt} in
  * {@code bucket.lua}: a debt (units taken and not yet refilled) recorded at a time, in ticks
@@ -40,7 +42,10 @@ record BucketDebt(long debt, long expires) {
         if (w != window) {
             d = Math.min(KeyState.ceilDiv(d, w), 2 * burst) * window;
         }
-        d = Math.min(d, 2 * burst * window);
+        // Written by this very rule: a charge's debt of up to DEBT_BUCKETS buckets; by another
+        // (an edit, a plan), at most two of this rule's buckets (see bucket.lua).
+        long bound = w == window && l == limit ? Charges.DEBT_BUCKETS : 2;
+        d = Math.min(d, bound * burst * window);
         // A clock that went backwards refills nothing rather than draining the bucket.
         long elapsed = Math.max(0, now - ts);
         if (elapsed >= KeyState.ceilDiv(d, limit)) {
@@ -79,7 +84,7 @@ record BucketDebt(long debt, long expires) {
      * @return whether the generation goes on
      */
     static boolean keptGeneration(long d, long stored, long w, long l, long window, long limit, long burst) {
-        return d > 0 && w == window && l == limit && stored <= 2 * burst * window;
+        return d > 0 && w == window && l == limit && stored <= Charges.DEBT_BUCKETS * burst * window;
     }
 
     /**

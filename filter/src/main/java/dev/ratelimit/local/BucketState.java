@@ -43,8 +43,9 @@ final class BucketState implements KeyState {
         boolean consume = allowed ? consumeIfAllowed : consumeIfRejected;
         if (consume) {
             long at = stored ? BucketDebt.writeTime(now, writtenAt) : now;
-            // A counted rejection may overdraw the bucket by at most one full bucket (see the Lua file).
-            d = Math.min(d + need, 2 * capacity);
+            // A counted rejection may overdraw the bucket by at most one full bucket, never below
+            // the debt read (see the Lua file).
+            d = Math.max(d, Math.min(d + need, 2 * capacity));
             expires = at + KeyState.ceilDiv(d, limit);
             stored = true;
             debt = d;

@@ -191,7 +191,11 @@ public final class LocalRateLimiter implements RateLimiter {
             state.take(now, rule, part, true, true, call);
             rest -= part;
         }
-        return units <= before + overdraw(rule);
+        // Whole when it fitted in what was left, or in a fixed window's count, which has no bound;
+        // past that a bucket or a window counter takes what its overdraw allows, which is not
+        // known here exactly: reported as cut (a bucket's debt past one bucket, a window
+        // counter's count past its limit, are not held in process).
+        return units <= before || rule.algorithm() == Algorithm.FIXED_WINDOW;
     }
 
     /** Decides and takes the claims, all or nothing: every claim's answer. */
@@ -233,15 +237,6 @@ public final class LocalRateLimiter implements RateLimiter {
             }
         }
         return given;
-    }
-
-    /** How far past empty a take whatever is left reaches here: a window's count has no bound, a bucket one full bucket. */
-    private static long overdraw(Rule rule) {
-        return switch (rule.algorithm()) {
-            case FIXED_WINDOW -> Long.MAX_VALUE / 4;
-            case TOKEN_BUCKET, GCRA -> rule.capacity();
-            default -> 0;
-        };
     }
 
     /** Several rules: decide every rule first, then write; all or nothing, as the script does. */

@@ -1,5 +1,7 @@
 package dev.ratelimit.local;
 
+import dev.ratelimit.internal.Charges;
+
 import dev.ratelimit.Rule;
 import dev.ratelimit.internal.Undo;
 import dev.ratelimit.internal.Verdicts;
@@ -53,7 +55,7 @@ final class SlidingWindowCounterState implements KeyState {
         long prev = 0;
         long expires = Long.MIN_VALUE;
         // This window's count, read whole: a write adds to it, in its generation.
-        boolean kept = now < expiresAt && start == windowStart && current <= limit;
+        boolean kept = now < expiresAt && start == windowStart && current <= Charges.DEBT_BUCKETS * limit;
         if (now < expiresAt) {
             // Each count goes to the window its latest unit could fall in (see the Lua file).
             expires = expiresAt;
@@ -67,8 +69,9 @@ final class SlidingWindowCounterState implements KeyState {
             } else if (start > windowStart - window) {
                 prev += previous;
             }
-            cur = Math.min(cur, limit);
-            prev = Math.min(prev, limit);
+            // Counts above the limit weigh as counted, up to the debt bound (see the Lua file).
+            cur = Math.min(cur, Charges.DEBT_BUCKETS * limit);
+            prev = Math.min(prev, Charges.DEBT_BUCKETS * limit);
         }
 
         long prevWeight = prev * (window - elapsed);

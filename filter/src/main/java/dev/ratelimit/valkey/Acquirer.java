@@ -212,17 +212,21 @@ final class Acquirer {
                 charges.add(Charge.of(claim, cost - claim.cost()));
             }
         }
-        // Charged first: a charge that fails has then changed nothing, and its caller may put
-        // it elsewhere (a failure policy) without counting anything twice.
+        // Charged first: a charge that fails has then counted nothing, and its caller may put it
+        // elsewhere (a failure policy) without counting anything twice. The give-backs go
+        // either way: a concurrency permit is released (or remembered to be) whatever happened.
         List<String> charged = new ArrayList<>();
         List<String> dropped = new ArrayList<>();
-        charge(charges, charged, dropped);
         List<String> given = List.of();
         List<String> refundDropped = List.of();
         try {
-            given = giveBack(back);
-        } catch (RateLimitException e) {
-            refundDropped = back.stream().map(refund -> refund.claim().rule().name()).toList();
+            charge(charges, charged, dropped);
+        } finally {
+            try {
+                given = giveBack(back);
+            } catch (RateLimitException e) {
+                refundDropped = back.stream().map(refund -> refund.claim().rule().name()).toList();
+            }
         }
         return new Refundable.Charged(charged, dropped, given, refundDropped);
     }

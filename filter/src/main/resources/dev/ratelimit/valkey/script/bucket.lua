@@ -35,11 +35,14 @@ local function bucket_debt(d, ts, w, l, now, window, limit, burst)
   end
   -- A clock that went backwards refills nothing rather than draining the bucket.
   local elapsed = math.max(0, now - ts)
-  -- The debt as it is, refilled (raw): what a write keeps. A charge's debt may reach
-  -- DEBT_BUCKETS buckets of the rule that wrote it (dispatcher.lua's mode 3), which a rule of a
-  -- smaller burst (a plan's) decides on as its own bound.
+  -- The debt as it is, refilled (raw), beside the one this rule decides on: a charge's debt may
+  -- reach DEBT_BUCKETS buckets of the rule that wrote it (dispatcher.lua's mode 3), more than a
+  -- rule of a smaller burst (a plan's) holds, which must then neither cut it nor add to it.
   local raw = math.max(0, d - elapsed * limit)
-  d = math.min(d, DEBT_BUCKETS * burst * window)
+  -- Written by this very rule (its window and rate): a charge's debt of up to DEBT_BUCKETS
+  -- buckets; by another (an edit, a plan), at most two of this rule's buckets, as ever.
+  local bound = (w == window and l == limit) and DEBT_BUCKETS or 2
+  d = math.min(d, bound * burst * window)
   if elapsed >= cdiv(d, limit) then
     return 0, expires, raw
   end
@@ -188,26 +191,28 @@ local function bucket_algorithm(decode, encode)
     local now = call.now
     local capacity = burst * window
     local need = cost * window
-    if consume then
-      -- A counted rejection may overdraw the bucket, by at most one full bucket: the hammering
-      -- client stays locked out after it stops for at most twice the time to refill.
+    if consume and call.charge and raw > DEBT_BUCKETS * capacity then
+      -- Work done on a key that owes more than this rule's bound already (a larger plan's
+      -- debt): nothing more fits, and a write would cut that debt down to this rule's bound.
+      allowed = false
+      consume = false
+    elseif consume then
       local owed
       if call.charge then
         -- Work done: the bucket goes into debt, which refill pays, up to the debt bound.
         allowed = d + need <= DEBT_BUCKETS * capacity
         owed = math.min(d + need, DEBT_BUCKETS * capacity)
       else
+        -- A counted rejection may overdraw the bucket, by at most one full bucket: the
+        -- hammering client stays locked out after it stops for at most twice the time to refill.
         owed = math.min(d + need, 2 * capacity)
       end
-      -- Never below the debt as it is: a debt beyond this rule's bound (a larger plan's, a
-      -- charge's) stays owed.
-      d = math.max(raw or d, owed)
+      -- Never below the debt read: a charge's debt beyond two buckets stays owed.
+      d = math.max(d, owed)
       expires = at + cdiv(d, limit)
       gen = generation(call, gen)
       -- A take starts afresh what plain refunds charged (their units are in the debt read).
       store(call, key, at, window, limit, d, gen, 0, 0, lent + lend * window, pool)
-      -- What follows describes the debt as this rule decides on it.
-      d = math.min(d, DEBT_BUCKETS * capacity)
     end
 
     local remaining = 0

@@ -55,8 +55,8 @@
 --   takes the units if consume (false: a read-only decision), on what read returned; lend is
 --   how many of them a local lease takes (buckets only). With call.charge (mode 3) it takes
 --   them whatever the verdict, up to the state's debt bound, and its allowed says whether
---   all were taken. No write lowers what the state holds: a state above this rule's bound
---   (written by a rule of a larger quota, a plan's) keeps it. Returns the rule's reply values above,
+--   all were taken; a key owing more than this rule's bound already (a larger plan's debt) is
+--   left as it is, and the charge is reported cut. Returns the rule's reply values above,
 --   all describing the state after any write.
 -- refund(call, key, limit, window, burst, cost, undo_where, undo_which, floor, headroom, lend)
 --   gives back units a finish took, if they are still there, never units taken since in their

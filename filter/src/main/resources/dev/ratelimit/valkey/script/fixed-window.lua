@@ -80,14 +80,18 @@ end
 local function finish(call, key, limit, window, burst, cost, consume, count_rejected, _, allowed, count, ends, gen)
   local now = call.now
   local start, stop = period(now, window)
-  if consume then
+  if consume and call.charge and count >= DEBT_BUCKETS * limit then
+    -- Work done on a key that owes this rule's whole bound already (a larger plan's debt):
+    -- nothing more fits, and a write would only move the count's end to this rule's window.
+    allowed = false
+    consume = false
+  elseif consume then
     -- The count goes on whole (an edited window only moves its end), so its generation does.
     gen = generation(call, gen)
     if call.charge then
       -- Work done: counted in the window it is charged in, beyond the limit up to the debt bound.
       allowed = count + cost <= DEBT_BUCKETS * limit
-      -- Never lowered: a count above this rule's bound (a larger plan's) stays as it is.
-      count = math.max(count, math.min(count + cost, DEBT_BUCKETS * limit))
+      count = math.min(count + cost, DEBT_BUCKETS * limit)
     else
       count = count + cost
     end

@@ -83,8 +83,8 @@ local function read(call, key, limit, window, burst, cost)
     end
   end
   -- A count above the limit (a charge's debt, or an edit that lowered the limit) weighs as
-  -- counted, up to the debt bound, which keeps every product in exact range; the counts as
-  -- they are (raw) are what a write keeps.
+  -- counted, up to the debt bound, which keeps every product in exact range; the counts as they
+  -- are (raw) tell a charge whether the key owes more than this rule's bound already.
   local cur_raw, prev_raw = cur, prev
   cur = math.min(cur, DEBT_BUCKETS * limit)
   prev = math.min(prev, DEBT_BUCKETS * limit)
@@ -101,25 +101,26 @@ local function finish(call, key, limit, window, burst, cost, consume, _, _, allo
   local start = now - now % window
   local elapsed = now - start
   local prev_weight = prev * (window - elapsed)
-  if consume then
-    local counted
+  if consume and call.charge and (cur_raw > DEBT_BUCKETS * limit or prev_raw > DEBT_BUCKETS * limit) then
+    -- Work done on a key that owes more than this rule's bound already (a larger plan's debt):
+    -- nothing more fits, and a write would cut that debt down to this rule's bound.
+    allowed = false
+    consume = false
+  elseif consume then
     if call.charge then
       -- Work done: counted in this window beyond the limit, up to the debt bound; it weighs on
       -- this window and, as the previous one, on the next.
       allowed = cur + cost <= DEBT_BUCKETS * limit
-      counted = math.min(cur + cost, DEBT_BUCKETS * limit)
+      cur = math.min(cur + cost, DEBT_BUCKETS * limit)
     else
       -- A counted rejection can fill the window but not overfill it: past `limit` the window
       -- rejects anyway, and an unbounded count would only lengthen the lockout into the next one.
-      counted = math.min(cur + cost, math.max(limit, cur))
+      cur = math.min(cur + cost, math.max(limit, cur))
     end
-    -- Never lowered: a count above this rule's bound (a larger plan's) stays as it is.
-    cur_raw = math.max(cur_raw or cur, counted)
     -- The current count weighs on decisions until the end of the next window.
     expires = start + 2 * window
     gen = generation(call, gen)
-    store(call, key, start, now, cur_raw, prev_raw or prev, expires, gen)
-    cur = math.min(cur_raw, DEBT_BUCKETS * limit)
+    store(call, key, start, now, cur, prev, expires, gen)
   end
 
   local used = cur * window + prev_weight

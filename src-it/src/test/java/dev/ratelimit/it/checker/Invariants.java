@@ -845,8 +845,8 @@ final class Invariants {
      * did it or it failed); a cost above charges the rest at the settlement's time, counted for
      * certain where the store said it charged it whole, maybe otherwise (cut at the debt's
      * bound, a lost reply, the fallback's overdraw); a concurrency rule's lease is released as a
-     * commit releases it. Charges go first: a settlement that threw charged and gave back nothing
-     * for certain.
+     * commit releases it. Charges go first, the give-backs after them whatever happened: a
+     * settlement that threw charged nothing for certain, and gave back maybe.
      */
     private void settleByCost(Event.Settled settled, List<Event> events, Reserved reserved) {
         Event.StoreCharge byStore = null;
@@ -869,7 +869,7 @@ final class Invariants {
             }
             boolean store = domain.equals(STORE);
             if (rule.algorithm().isConcurrency()) {
-                if (store && !storeAnswered) {
+                if (store && (!storeAnswered || byStore.refundDropped().contains(name))) {
                     unit.refund = Unit.Refund.MAYBE;
                     ledger.leaseLost();
                     lose(unit, settled.op(), reserved.call().instance());
