@@ -163,7 +163,7 @@ public final class ValkeyRateLimiter implements RateLimiter {
      * @param units the units to count, at least 1
      * @return whether all were counted (false: the key's debt reached its bound, or the rule
      *         cannot be charged: a sliding log or concurrency rule)
-     * @throws RateLimitException when Valkey cannot be reached in time
+     * @throws dev.ratelimit.RateLimitException when Valkey cannot be reached in time
      */
     public boolean charge(Claim claim, long units) {
         Claims.check(List.of(claim));
