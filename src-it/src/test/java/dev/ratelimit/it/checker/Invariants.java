@@ -914,6 +914,10 @@ final class Invariants {
                     // an edit (safety restarts; liveness waits out both horizons).
                     ledger.rewritten(as, settled.began());
                     whole = false;
+                    if (store) {
+                        // A state written under the old settings after the edit ends on their terms.
+                        ttlFrom.merge(name, settled.at() + lifetime(as, debtBuckets), Math::max);
+                    }
                 }
                 ledger.charge(settled.op(), settled.began(), settled.at(), units, whole, -1);
                 if (store && !storeAnswered && localRules.containsKey(name)) {
