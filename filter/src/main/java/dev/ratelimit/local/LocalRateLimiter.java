@@ -135,22 +135,24 @@ public final class LocalRateLimiter implements RateLimiter {
             for (int i : Verdicts.toGiveBack(claims, answers, rule -> true)) {
                 Claim claim = claims.get(i);
                 Rule rule = claim.rule();
+                // The key's state as it is now: one forgotten since has nothing to give back or owe.
                 KeyState state = states.get(StateKey.of(claim));
-                long cost = rule.algorithm().isConcurrency() ? 0 : actual.applyAsLong(rule);
-                if (state == null || cost < 0 || cost == claim.cost()
-                        || (cost > claim.cost() && !Charges.supports(rule.algorithm()))) {
-                    if (state != null && rule.algorithm().isConcurrency()) {
-                        state.refund(now, rule, claim.cost(), answers.get(i).undo()); // the work is over
-                    }
+                Charges.Adjustment adjustment = Charges.Adjustment.of(claim, actual.applyAsLong(rule));
+                if (state == null) {
                     continue;
                 }
-                if (cost < claim.cost()) {
-                    if (state.refund(now, rule, claim.cost() - cost, answers.get(i).undo())) {
-                        given.add(rule.name());
+                switch (adjustment.kind()) {
+                    case RELEASE, GIVE_BACK -> {
+                        long units = adjustment.kind() == Charges.Adjustment.Kind.RELEASE ? claim.cost() : adjustment.units();
+                        if (state.refund(now, rule, units, answers.get(i).undo())) {
+                            given.add(rule.name());
+                        }
                     }
-                    continue;
+                    case CHARGE -> (charge(state, claim, adjustment.units(), now, call) ? charged : dropped)
+                            .add(rule.name());
+                    case KEEP -> {
+                    }
                 }
-                (charge(state, claim, cost - claim.cost(), now, call) ? charged : dropped).add(rule.name());
             }
         }
         return new Refundable.Charged(charged, dropped, given, List.of());

@@ -164,18 +164,15 @@ final class Settlement {
             }
             health.answered();
         } catch (RuntimeException e) {
-            // Nothing was charged nor given back (charges go first, and a refund's failure is
-            // caught there): the charges go by their rules' policies, the unused units stay.
+            // The charges failed, so nothing was charged (they go first): they go by their rules'
+            // policies. The give-backs were tried after them, and may not have landed.
             health.failed(e);
             for (Claim claim : storeClaims) {
-                long cost = actual.applyAsLong(claim.rule());
-                if (claim.rule().algorithm().isConcurrency() || cost < 0) {
-                    continue;
-                }
-                if (cost > claim.cost() && Charges.supports(claim.rule().algorithm())) {
-                    policies.charge(claim, Math.min(cost - claim.cost(), Charges.bound(claim)));
+                Charges.Adjustment adjustment = Charges.Adjustment.of(claim, actual.applyAsLong(claim.rule()));
+                if (adjustment.kind() == Charges.Adjustment.Kind.CHARGE) {
+                    policies.charge(claim, adjustment.units());
                     listener.onEvent(claim.rule().name(), RateLimitListener.Event.CHARGE_DROPPED);
-                } else if (cost < claim.cost()) {
+                } else if (adjustment.kind() == Charges.Adjustment.Kind.GIVE_BACK) {
                     listener.onEvent(claim.rule().name(), RateLimitListener.Event.REFUND_DROPPED);
                 }
             }

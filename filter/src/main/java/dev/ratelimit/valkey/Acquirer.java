@@ -199,17 +199,17 @@ final class Acquirer {
         List<Charge> charges = new ArrayList<>();
         for (int i : Verdicts.toGiveBack(claims, answers, rule -> true)) {
             Claim claim = claims.get(i);
-            Rule rule = claim.rule();
-            long cost = rule.algorithm().isConcurrency() ? 0 : actual.applyAsLong(rule);
-            if (rule.algorithm().isConcurrency()) {
-                back.add(Refund.of(claim, answers.get(i))); // the work is over
-            } else if (cost < 0 || cost == claim.cost() || (undoably && leased != null && leases.policy(claim) != null)
-                    || (cost > claim.cost() && !Charges.supports(rule.algorithm()))) {
+            Charges.Adjustment adjustment = Charges.Adjustment.of(claim, actual.applyAsLong(claim.rule()));
+            if (undoably && leased != null && leases.policy(claim) != null) {
                 continue;
-            } else if (cost < claim.cost()) {
-                back.add(Refund.of(Claim.of(rule, claim.key(), claim.cost() - cost), answers.get(i)));
-            } else {
-                charges.add(Charge.of(claim, cost - claim.cost()));
+            }
+            switch (adjustment.kind()) {
+                case RELEASE -> back.add(Refund.of(claim, answers.get(i)));
+                case GIVE_BACK -> back.add(Refund.of(Claim.of(claim.rule(), claim.key(), adjustment.units()),
+                        answers.get(i)));
+                case CHARGE -> charges.add(Charge.of(claim, adjustment.units()));
+                case KEEP -> {
+                }
             }
         }
         // Charged first: a charge that fails has then counted nothing, and its caller may put it
@@ -247,7 +247,7 @@ final class Acquirer {
         List<LeaseEntry> writing = leased == null ? List.of() : leased.writing(claims);
         boolean[] whole;
         try {
-            whole = calls.charge(charges, calls.now());
+            whole = calls.charge(charges);
         } finally {
             if (leased != null) {
                 leased.written(writing);

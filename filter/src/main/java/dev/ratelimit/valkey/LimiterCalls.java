@@ -115,7 +115,8 @@ final class LimiterCalls {
      * Never retried after a lost reply, which could count the work twice: a charge is made at
      * most once, and one that fails is the caller's to report.
      */
-    boolean[] charge(List<Charge> charges, String now) {
+    boolean[] charge(List<Charge> charges) {
+        String now = now();
         boolean[] whole = new boolean[charges.size()];
         List<Claim> claims = charges.stream().map(Charge::claim).toList();
         List<SlotGroups.Group> groups = cluster() ? slotGroups(claims) : List.of(SlotGroups.Group.all(charges.size()));
