@@ -55,6 +55,7 @@ public final class Decision {
     private final Duration effectiveWindow;
     private final Duration resetAfter;
     private final Duration retryAfter;
+    private final Duration delay;
     private final Basis basis;
 
     private Decision(Builder b) {
@@ -62,6 +63,7 @@ public final class Decision {
         Objects.requireNonNull(b.resetAfter, "resetAfter");
         Objects.requireNonNull(b.retryAfter, "retryAfter");
         Objects.requireNonNull(b.basis, "basis");
+        Objects.requireNonNull(b.delay, "delay");
         Duration effective = b.effectiveWindow != null ? b.effectiveWindow
                 : defaultEffectiveWindow(b.resetAfter, b.retryAfter);
         if (b.remaining < 0 || b.limit < 1 || effective.isNegative() || b.resetAfter.isNegative()
@@ -69,6 +71,10 @@ public final class Decision {
             throw new IllegalArgumentException("invalid decision for rule '" + rule + "': limit " + b.limit
                     + ", remaining " + b.remaining + ", effective window " + effective + ", reset after "
                     + b.resetAfter + ", retry after " + b.retryAfter);
+        }
+        if (b.delay.isNegative() || !b.delay.isZero() && !b.retryAfter.isZero()) {
+            throw new IllegalArgumentException("invalid decision for rule '" + rule + "': delay " + b.delay
+                    + " with retry after " + b.retryAfter + " (only an allowed decision is delayed, never by less than zero)");
         }
         if (b.basis == Basis.UNAVAILABLE && b.retryAfter.isZero()) {
             throw new IllegalArgumentException("invalid decision for rule '" + rule
@@ -81,6 +87,7 @@ public final class Decision {
         this.effectiveWindow = effective;
         this.resetAfter = b.resetAfter;
         this.retryAfter = b.retryAfter;
+        this.delay = b.delay;
         this.basis = b.basis;
     }
 
@@ -105,7 +112,7 @@ public final class Decision {
      */
     public Builder toBuilder() {
         Builder b = new Builder(ruleName, limit).remaining(remaining).resetAfter(resetAfter).retryAfter(retryAfter)
-                .basis(basis);
+                .delay(delay).basis(basis);
         if (!effectiveWindow.equals(defaultEffectiveWindow(resetAfter, retryAfter))) {
             b.effectiveWindow = effectiveWindow;
         }
@@ -183,6 +190,19 @@ public final class Decision {
     }
 
     /**
+     * How long after the decision its slot comes: zero for a request allowed now (and for every
+     * rejection); positive for one a rule with a {@link Rule#maxDelay()} allowed for a slot to
+     * come, its units taken already. The action must not happen before then: the filter holds
+     * the request that long, without a thread; a caller of the Java API waits (or schedules the
+     * work) itself, and {@link Reservation#cancel()} gives the units back if it gives up.
+     *
+     * @return the time until the request's slot, rounded up to the ms, never early
+     */
+    public Duration delay() {
+        return delay;
+    }
+
+    /**
      * What decided: the shared store, the in-process fallback, or, when the store could not
      * decide, the rule's failure policy.
      *
@@ -196,19 +216,20 @@ public final class Decision {
     public boolean equals(Object other) {
         return other instanceof Decision d && ruleName.equals(d.ruleName) && allowed == d.allowed
                 && limit == d.limit && remaining == d.remaining && effectiveWindow.equals(d.effectiveWindow)
-                && resetAfter.equals(d.resetAfter) && retryAfter.equals(d.retryAfter) && basis == d.basis;
+                && resetAfter.equals(d.resetAfter) && retryAfter.equals(d.retryAfter) && delay.equals(d.delay)
+                && basis == d.basis;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(ruleName, allowed, limit, remaining, effectiveWindow, resetAfter, retryAfter, basis);
+        return Objects.hash(ruleName, allowed, limit, remaining, effectiveWindow, resetAfter, retryAfter, delay, basis);
     }
 
     @Override
     public String toString() {
         return "Decision[rule=" + ruleName + ", allowed=" + allowed + ", limit=" + limit + ", remaining="
                 + remaining + ", effectiveWindow=" + effectiveWindow + ", resetAfter=" + resetAfter
-                + ", retryAfter=" + retryAfter + ", basis=" + basis + "]";
+                + ", retryAfter=" + retryAfter + (delay.isZero() ? "" : ", delay=" + delay) + ", basis=" + basis + "]";
     }
 
     /** Builds a {@link Decision}; every part is checked by {@link #build()}. Not thread-safe. */
@@ -220,6 +241,7 @@ public final class Decision {
         private Duration effectiveWindow;
         private Duration resetAfter = Duration.ZERO;
         private Duration retryAfter = Duration.ZERO;
+        private Duration delay = Duration.ZERO;
         private Basis basis = Basis.SHARED;
 
         private Builder(String ruleName, long limit) {
@@ -274,6 +296,18 @@ public final class Decision {
         }
 
         /**
+         * How long after the decision an allowed request's slot comes (see
+         * {@link Decision#delay()}); default zero.
+         *
+         * @param delay not negative; positive only with a zero retry after
+         * @return this builder
+         */
+        public Builder delay(Duration delay) {
+            this.delay = delay;
+            return this;
+        }
+
+        /**
          * What decided (see {@link Decision#basis()}); default {@link Basis#SHARED}.
          *
          * @param basis the basis
@@ -288,8 +322,9 @@ public final class Decision {
          * The decision.
          *
          * @return the decision
-         * @throws IllegalArgumentException if a number is negative, the limit below 1, or an
-         *                                  unavailable decision has no retry after
+         * @throws IllegalArgumentException if a number is negative, the limit below 1, an
+         *                                  unavailable decision has no retry after, or a
+         *                                  rejected one a delay
          */
         public Decision build() {
             return new Decision(this);

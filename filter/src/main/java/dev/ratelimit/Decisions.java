@@ -120,6 +120,26 @@ public final class Decisions {
     }
 
     /**
+     * How long after the decision the request's slot comes: zero when rejected or allowed now;
+     * else the longest {@link Decision#delay()} of its enforcing rules (a shadow rule never
+     * delays). The units are taken; the action must not happen before then.
+     *
+     * @return the time until the request's slot
+     */
+    public Duration delay() {
+        if (!allowed) {
+            return Duration.ZERO;
+        }
+        Duration longest = Duration.ZERO;
+        for (Decision decision : all) {
+            if (decision.delay().compareTo(longest) > 0) {
+                longest = decision.delay();
+            }
+        }
+        return longest;
+    }
+
+    /**
      * Whether the store could not decide an enforcing rule whose failure policy refuses the
      * request: an outage to report (the filter answers 503), not a limit reached (429).
      *

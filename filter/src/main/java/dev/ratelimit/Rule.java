@@ -22,8 +22,9 @@ import java.util.regex.Pattern;
  *
  * <p>Its parts: {@linkplain #name() name}, {@linkplain #algorithm() algorithm},
  * {@linkplain #limit() limit}, {@linkplain #window() window}, {@linkplain #burst() burst},
- * {@linkplain #countRejected() count-rejected}, {@linkplain #shadow() shadow} and
- * {@linkplain #calendar() calendar}; each accessor says what it means.
+ * {@linkplain #countRejected() count-rejected}, {@linkplain #shadow() shadow},
+ * {@linkplain #calendar() calendar} and {@linkplain #maxDelay() max delay}; each accessor says
+ * what it means.
  */
 public final class Rule {
 
@@ -52,6 +53,13 @@ public final class Rule {
      */
     public static final long MAX_SLIDING_LOG_LIMIT = 10_000;
 
+    /**
+     * How many times the time a bucket takes to refill from empty a {@link #maxDelay()} may be:
+     * a delayed take puts the bucket into debt beyond its burst, and the scripts keep a debt of
+     * at most eight buckets whole (one of them the burst itself).
+     */
+    static final long MAX_DELAY_BUCKETS = 7;
+
     private final String name;
     private final Algorithm algorithm;
     private final long limit;
@@ -60,12 +68,14 @@ public final class Rule {
     private final boolean countRejected;
     private final boolean shadow;
     private final CalendarWindow calendar;
+    private final Duration maxDelay;
 
     private Rule(String name, Algorithm algorithm, long limit, Duration window, long burst,
-                 boolean countRejected, boolean shadow, CalendarWindow calendar) {
+                 boolean countRejected, boolean shadow, CalendarWindow calendar, Duration maxDelay) {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(algorithm, "algorithm");
         Objects.requireNonNull(window, "window");
+        Objects.requireNonNull(maxDelay, "maxDelay");
         if (!isValidName(name)) {
             throw new IllegalArgumentException("rule name '" + name
                     + "' is invalid: use 1 to 64 letters, digits, '.', '_' or '-'");
@@ -117,7 +127,8 @@ public final class Rule {
                     + window.toMillis() + " ms is too large: max(limit, burst) × window in ms must stay below 2^50 "
                     + "for the exact integer arithmetic of the scripts");
         }
-            this.name = name;
+        checkMaxDelay(name, algorithm, limit, window, burst, countRejected, shadow, maxDelay);
+        this.name = name;
         this.algorithm = algorithm;
         this.limit = limit;
         this.window = window;
@@ -125,6 +136,45 @@ public final class Rule {
         this.countRejected = countRejected;
         this.shadow = shadow;
         this.calendar = calendar;
+        this.maxDelay = maxDelay;
+    }
+
+    /**
+     * A delay is a slot to come: only a bucket has slots at its rate (a window's next slot is
+     * its next window, when every delayed request would pass at once). A delayed request is
+     * allowed, so it cannot also count as rejected, nor only observe.
+     */
+    private static void checkMaxDelay(String name, Algorithm algorithm, long limit, Duration window, long burst,
+                                      boolean countRejected, boolean shadow, Duration maxDelay) {
+        if (maxDelay.isNegative() || maxDelay.getNano() % 1_000_000 != 0
+                || maxDelay.getSeconds() > Long.MAX_VALUE / 1_000 - 1) {
+            throw new IllegalArgumentException("rule '" + name + "': max delay " + maxDelay
+                    + " must be zero or a positive whole number of milliseconds");
+        }
+        if (maxDelay.isZero()) {
+            return;
+        }
+        if (!algorithm.hasBurst()) {
+            throw new IllegalArgumentException("rule '" + name + "': max delay " + maxDelay
+                    + " applies only to token-bucket and gcra, not to " + algorithm + ": only a bucket has slots "
+                    + "at its rate (a window's next slot is its next window, where every delayed request would "
+                    + "pass at once)");
+        }
+        if (countRejected) {
+            throw new IllegalArgumentException("rule '" + name + "': max delay " + maxDelay
+                    + " cannot be combined with count-rejected: a delayed request is allowed, not rejected");
+        }
+        if (shadow) {
+            throw new IllegalArgumentException("rule '" + name + "': max delay " + maxDelay
+                    + " cannot be combined with shadow: a shadow rule never holds a request back");
+        }
+        // burst × window < 2^50, so seven times it is an exact long.
+        long longest = MAX_DELAY_BUCKETS * burst * window.toMillis() / limit;
+        if (maxDelay.toMillis() > longest) {
+            throw new IllegalArgumentException("rule '" + name + "': max delay " + maxDelay + " is too long: at most "
+                    + longest + " ms, " + MAX_DELAY_BUCKETS + " times the time the bucket takes to fill from empty "
+                    + "(the debt of the delayed requests is kept whole up to that)");
+        }
     }
 
     /**
@@ -281,7 +331,7 @@ public final class Rule {
      * @throws IllegalArgumentException naming the rule, the bad value and the rule it breaks
      */
     public static Rule of(String name, Algorithm algorithm, long limit, Duration window) {
-        return new Rule(name, algorithm, limit, window, limit, false, false, null);
+        return new Rule(name, algorithm, limit, window, limit, false, false, null, Duration.ZERO);
     }
 
     /**
@@ -304,7 +354,7 @@ public final class Rule {
      */
     public Builder toBuilder() {
         Builder builder = new Builder(name, algorithm).limit(limit).window(window).calendar(calendar)
-                .countRejected(countRejected).shadow(shadow);
+                .countRejected(countRejected).shadow(shadow).maxDelay(maxDelay);
         return burst == limit ? builder : builder.burst(burst);
     }
 
@@ -316,7 +366,7 @@ public final class Rule {
      * @throws IllegalArgumentException for a concurrency rule, where a rejected request holds nothing
      */
     public Rule withCountRejected(boolean countRejected) {
-        return new Rule(name, algorithm, limit, window, burst, countRejected, shadow, calendar);
+        return new Rule(name, algorithm, limit, window, burst, countRejected, shadow, calendar, maxDelay);
     }
 
     /**
@@ -326,7 +376,19 @@ public final class Rule {
      * @return a new rule
      */
     public Rule withShadow(boolean shadow) {
-        return new Rule(name, algorithm, limit, window, burst, countRejected, shadow, calendar);
+        return new Rule(name, algorithm, limit, window, burst, countRejected, shadow, calendar, maxDelay);
+    }
+
+    /**
+     * This rule admitting requests up to {@code maxDelay} ahead of their slot, or not (zero).
+     *
+     * @param maxDelay the longest a request is delayed rather than rejected (see {@link #maxDelay()})
+     * @return a new rule
+     * @throws IllegalArgumentException for a rule other than a token bucket or GCRA, one that
+     *                                  counts rejections or is in shadow mode, or a delay too long
+     */
+    public Rule withMaxDelay(Duration maxDelay) {
+        return new Rule(name, algorithm, limit, window, burst, countRejected, shadow, calendar, maxDelay);
     }
 
     /**
@@ -401,6 +463,24 @@ public final class Rule {
     }
 
     /**
+     * The longest a request is held back rather than rejected: a request the rule would reject
+     * whose slot comes within this time is allowed now, for that slot, its units taken at once
+     * (so the limit holds exactly across instances), and {@link Decision#delay()} says how long
+     * it must wait; one whose slot is further away is rejected, its retry-after the time until
+     * it would be delayed by no more than this. Zero (the default): nothing is delayed.
+     *
+     * <p>Token bucket and GCRA only (a bucket has a slot per unit at its rate), neither
+     * counting rejections nor in shadow mode, and at most seven times the time the bucket takes
+     * to fill from empty. Requests pass at the rule's rate, in order of arrival: nginx's
+     * {@code limit_req} with {@code burst} and {@code delay}, across every instance.
+     *
+     * @return the longest delay; zero for none
+     */
+    public Duration maxDelay() {
+        return maxDelay;
+    }
+
+    /**
      * For {@link Algorithm#FIXED_WINDOW} only: the calendar period the windows are (a day, week
      * or month in a time zone), or null for windows of {@link #window()} aligned to the epoch.
      *
@@ -470,19 +550,19 @@ public final class Rule {
         return other instanceof Rule rule && name.equals(rule.name) && algorithm == rule.algorithm
                 && limit == rule.limit && window.equals(rule.window) && burst == rule.burst
                 && countRejected == rule.countRejected && shadow == rule.shadow
-                && Objects.equals(calendar, rule.calendar);
+                && Objects.equals(calendar, rule.calendar) && maxDelay.equals(rule.maxDelay);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(name, algorithm, limit, window, burst, countRejected, shadow, calendar);
+        return Objects.hash(name, algorithm, limit, window, burst, countRejected, shadow, calendar, maxDelay);
     }
 
     @Override
     public String toString() {
         return "Rule[name=" + name + ", algorithm=" + algorithm + ", limit=" + limit + ", window=" + window
                 + ", burst=" + burst + ", countRejected=" + countRejected + ", shadow=" + shadow
-                + ", calendar=" + calendar + "]";
+                + ", calendar=" + calendar + (maxDelay.isZero() ? "" : ", maxDelay=" + maxDelay) + "]";
     }
 
     /**
@@ -499,6 +579,7 @@ public final class Rule {
         private boolean countRejected;
         private boolean shadow;
         private CalendarWindow calendar;
+        private Duration maxDelay = Duration.ZERO;
 
         private Builder(String name, Algorithm algorithm) {
             this.name = name;
@@ -580,6 +661,18 @@ public final class Rule {
         }
 
         /**
+         * The longest a request is delayed rather than rejected (see {@link Rule#maxDelay()});
+         * default zero, none.
+         *
+         * @param maxDelay zero or a positive whole number of milliseconds
+         * @return this builder
+         */
+        public Builder maxDelay(Duration maxDelay) {
+            this.maxDelay = maxDelay;
+            return this;
+        }
+
+        /**
          * The rule, every part checked.
          *
          * @return the rule
@@ -588,7 +681,7 @@ public final class Rule {
          */
         public Rule build() {
             return new Rule(name, algorithm, limit, window, burst == null ? limit : burst, countRejected, shadow,
-                    calendar);
+                    calendar, maxDelay);
         }
     }
 }

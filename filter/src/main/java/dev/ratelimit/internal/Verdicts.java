@@ -31,13 +31,20 @@ public final class Verdicts {
      *                    as it is now (after any write): 0 if it would be now
      * @param undo        what the rule wrote, for giving it back; {@link Undo#NONE} when it
      *                    wrote nothing
+     * @param delayMillis how long after now the slot the rule allowed the request for comes
+     *                    (a bucket's {@link Rule#maxDelay()}); 0: now
      */
     public record Answer(boolean allowed, long remaining, long resetMillis, long nextMillis, long waitMillis,
-                         Undo undo) {
+                         Undo undo, long delayMillis) {
 
         /** An answer of a rule that wrote nothing. */
         public Answer(boolean allowed, long remaining, long resetMillis, long nextMillis, long waitMillis) {
-            this(allowed, remaining, resetMillis, nextMillis, waitMillis, Undo.NONE);
+            this(allowed, remaining, resetMillis, nextMillis, waitMillis, Undo.NONE, 0);
+        }
+
+        /** An answer for a slot now. */
+        public Answer(boolean allowed, long remaining, long resetMillis, long nextMillis, long waitMillis, Undo undo) {
+            this(allowed, remaining, resetMillis, nextMillis, waitMillis, undo, 0);
         }
 
         /**
@@ -96,6 +103,7 @@ public final class Verdicts {
             Duration reset = Duration.ofMillis(answer.resetMillis());
             decisions.add(Decision.builder(rule.name(), rule.limit()).remaining(answer.remaining()).resetAfter(reset)
                     .retryAfter(answer.allowed() ? Duration.ZERO : Duration.ofMillis(Math.max(1, answer.waitMillis())))
+                    .delay(answer.allowed() ? Duration.ofMillis(answer.delayMillis()) : Duration.ZERO)
                     .effectiveWindow(effectiveWindow(rule, answer)).build());
             if (!rule.shadow()) {
                 allowed &= answer.allowed();

@@ -112,11 +112,15 @@ record BucketDebt(long debt, long expires) {
      * @param takenAt when the write was, epoch ms
      * @param from    where the stretch charged starts (0 with none)
      * @param to      where it ends (0 with none)
+     * @param headroom for a delayed take, its slot less one ms: how long after it the bucket
+     *                 without its units could not be full (counted only while no refund gave
+     *                 anything back since the take); 0 otherwise
      * @return the ticks and the new marks
      */
-    static Refunded refundable(long d, long now, long limit, long window, long cost, long takenAt, long from, long to) {
+    static Refunded refundable(long d, long now, long limit, long window, long cost, long takenAt, long from, long to,
+                               long headroom) {
         long owed = cost * window;
-        long start = Math.min(takenAt, now);
+        long start = headroom > 0 && to < takenAt ? Math.min(takenAt + headroom, now) : Math.min(takenAt, now);
         boolean apart = to == 0 || start > to;
         long spans = apart ? now - start : Math.max(0, Math.min(from, now) - start) + Math.max(0, now - Math.max(to, start));
         long lost = spans * limit;

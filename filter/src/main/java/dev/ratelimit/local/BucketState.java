@@ -39,13 +39,16 @@ final class BucketState implements KeyState {
         boolean kept = stored && BucketDebt.keptGeneration(d, debt, writerWindow, writerLimit, window, limit,
                 rule.burst());
 
-        boolean allowed = d + need <= capacity;
+        // Within max delay of its slot, a take is allowed now for that slot (see the Lua file).
+        long reach = capacity + rule.maxDelay().toMillis() * limit;
+        boolean allowed = d + need <= reach;
+        long slot = allowed && d + need > capacity ? KeyState.ceilDiv(d + need - capacity, limit) : 0;
         boolean consume = allowed ? consumeIfAllowed : consumeIfRejected;
         if (consume) {
             long at = stored ? BucketDebt.writeTime(now, writtenAt) : now;
-            // A counted rejection may overdraw the bucket by at most one full bucket, never below
-            // the debt read (see the Lua file).
-            d = Math.max(d, Math.min(d + need, 2 * capacity));
+            // A delayed take goes into debt; a counted rejection may overdraw the bucket by at
+            // most one full bucket, never below the debt read (see the Lua file).
+            d = slot > 0 ? d + need : Math.max(d, Math.min(d + need, 2 * capacity));
             expires = at + KeyState.ceilDiv(d, limit);
             stored = true;
             debt = d;
@@ -53,19 +56,23 @@ final class BucketState implements KeyState {
             writerWindow = window;
             writerLimit = limit;
             generation = kept ? generation : call;
-            chargedFrom = 0;
-            chargedTo = 0;
+            // An empty stretch at the last refund's time: the same as none, but a delayed take's
+            // give-back still sees that a refund was (see the Lua file).
+            chargedTo = kept ? chargedTo : 0;
+            chargedFrom = chargedTo;
         }
 
         long remaining = d < capacity ? (capacity - d) / window : 0;
         long resetAfter = d > 0 ? Math.min(KeyState.ceilDiv(d, limit), expires - now) : 0;
         long next = d > 0 ? BucketDebt.waitFor(remaining + 1, d, window, capacity, limit, expires, now) : 0;
-        long wait = d + need > capacity ? BucketDebt.waitFor(cost, d, window, capacity, limit, expires, now) : 0;
-        return new Verdicts.Answer(allowed, remaining, resetAfter, next, wait, Undo.of(consume, now, generation));
+        long wait = d + need > reach ? BucketDebt.waitFor(cost, d, window, reach, limit, expires, now) : 0;
+        return new Verdicts.Answer(allowed, remaining, resetAfter, next, wait, Undo.of(consume, now, generation),
+                slot);
     }
 
     @Override
-    public boolean refund(long now, Rule rule, long cost, Undo undo) {
+    public boolean refund(long now, Rule rule, long cost, Verdicts.Answer taken) {
+        Undo undo = taken.undo();
         long takenAt = undo.where();
         long chargedGeneration = undo.which();
         long window = rule.window().toMillis();
@@ -78,7 +85,7 @@ final class BucketState implements KeyState {
                 .debt();
         long at = BucketDebt.writeTime(now, writtenAt);
         BucketDebt.Refunded refunded = BucketDebt.refundable(d, at, rule.limit(), window, cost, takenAt, chargedFrom,
-                chargedTo);
+                chargedTo, Math.max(0, taken.delayMillis() - 1));
         if (refunded.ticks() == 0) {
             return false;
         }

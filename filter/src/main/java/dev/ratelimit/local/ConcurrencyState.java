@@ -63,7 +63,8 @@ final class ConcurrencyState implements KeyState {
     }
 
     @Override
-    public boolean refund(long now, Rule rule, long cost, Undo undo) {
+    public boolean refund(long now, Rule rule, long cost, Verdicts.Answer taken) {
+        Undo undo = taken.undo();
         long call = undo.where();
         long firstSeq = undo.which();
         long timeout = rule.window().toMillis();

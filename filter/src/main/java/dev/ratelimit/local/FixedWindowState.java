@@ -54,7 +54,8 @@ final class FixedWindowState implements KeyState {
     }
 
     @Override
-    public boolean refund(long now, Rule rule, long cost, Undo undo) {
+    public boolean refund(long now, Rule rule, long cost, Verdicts.Answer taken) {
+        Undo undo = taken.undo();
         long chargedEnd = undo.where();
         long chargedGeneration = undo.which();
         // A window that has ended, or was replaced by another, is not touched; nor a count

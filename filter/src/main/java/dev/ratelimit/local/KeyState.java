@@ -36,10 +36,11 @@ interface KeyState {
      * @param now   the time in ms
      * @param rule  the rule as it was when the units were taken
      * @param cost  the units taken
-     * @param undo  what the take wrote ({@link Verdicts.Answer#undo()})
+     * @param taken the take's answer: what it wrote ({@link Verdicts.Answer#undo()}), and for a
+     *              delayed take its slot
      * @return whether anything was given back
      */
-    boolean refund(long now, Rule rule, long cost, Undo undo);
+    boolean refund(long now, Rule rule, long cost, Verdicts.Answer taken);
 
     /**
      * When this state stops mattering: from then on it answers exactly as a new state would.

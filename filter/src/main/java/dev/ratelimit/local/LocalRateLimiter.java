@@ -144,7 +144,7 @@ public final class LocalRateLimiter implements RateLimiter {
                 switch (adjustment.kind()) {
                     case RELEASE, GIVE_BACK -> {
                         long units = adjustment.kind() == Charges.Adjustment.Kind.RELEASE ? claim.cost() : adjustment.units();
-                        if (state.refund(now, rule, units, answers.get(i).undo())) {
+                        if (state.refund(now, rule, units, answers.get(i))) {
                             given.add(rule.name());
                         }
                     }
@@ -233,7 +233,7 @@ public final class LocalRateLimiter implements RateLimiter {
                 // (expired, reset, evicted) has nothing to give back.
                 KeyState state = states.get(StateKey.of(claim));
                 if (state != null
-                        && state.refund(now, claim.rule(), claim.cost(), answers.get(i).undo())) {
+                        && state.refund(now, claim.rule(), claim.cost(), answers.get(i))) {
                     given.add(claim.rule().name());
                 }
             }

@@ -100,7 +100,8 @@ final class SlidingLogState implements KeyState {
      * trimmed), if they are still in the window of the rule that took them; gives back only then.
      */
     @Override
-    public boolean refund(long now, Rule rule, long cost, Undo undo) {
+    public boolean refund(long now, Rule rule, long cost, Verdicts.Answer taken) {
+        Undo undo = taken.undo();
         long takenAt = undo.where();
         long call = undo.which();
         long window = rule.window().toMillis();

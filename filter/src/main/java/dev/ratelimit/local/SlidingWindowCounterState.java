@@ -107,7 +107,8 @@ final class SlidingWindowCounterState implements KeyState {
     }
 
     @Override
-    public boolean refund(long now, Rule rule, long cost, Undo undo) {
+    public boolean refund(long now, Rule rule, long cost, Verdicts.Answer taken) {
+        Undo undo = taken.undo();
         long chargedStart = undo.where();
         long chargedGeneration = undo.which();
         // A window that has rolled over is left alone, and a count started since (see the Lua file).

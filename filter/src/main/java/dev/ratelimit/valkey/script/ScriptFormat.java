@@ -18,10 +18,10 @@ import java.util.List;
  */
 public final class ScriptFormat {
 
-    /** ARGV values per rule of a deciding call: algorithm, limit, window, burst, cost, count_rejected, shadow, lend. */
-    static final int RULE_ARGS = 8;
-    /** Reply values per rule: allowed, remaining, reset_after, next, wait, undo_where, undo_which. */
-    static final int RULE_REPLY = 7;
+    /** ARGV values per rule of a deciding call: algorithm, limit, window, burst, cost, count_rejected, shadow, lend, max_delay. */
+    static final int RULE_ARGS = 9;
+    /** Reply values per rule: allowed, remaining, reset_after, next, wait, undo_where, undo_which, delay. */
+    static final int RULE_REPLY = 8;
     /** ARGV values per rule of a refund: algorithm, limit, window, burst, cost, undo_where, undo_which, floor, headroom, lend. */
     static final int REFUND_ARGS = 10;
 
@@ -33,6 +33,7 @@ public final class ScriptFormat {
     private static final int WAIT = 4;
     private static final int UNDO_WHERE = 5;
     private static final int UNDO_WHICH = 6;
+    private static final int DELAY = 7;
 
     private ScriptFormat() {
     }
@@ -59,6 +60,7 @@ public final class ScriptFormat {
             args.add(claim.rule().countRejected() ? "1" : "0");
             args.add(claim.rule().shadow() ? "1" : "0");
             args.add(Long.toString(lending.of(claim)));
+            args.add(Long.toString(claim.rule().maxDelay().toMillis()));
         }
         return args;
     }
@@ -83,6 +85,7 @@ public final class ScriptFormat {
             rule(args, rule, charge.units(), callerNow);
             args.add(rule.countRejected() ? "1" : "0");
             args.add(rule.shadow() ? "1" : "0");
+            args.add("0");
             args.add("0");
         }
         return args;
@@ -145,7 +148,8 @@ public final class ScriptFormat {
             answers.add(new Verdicts.Answer(number(endpoint, values.get(at + ALLOWED)) == 1,
                     number(endpoint, values.get(at + REMAINING)), number(endpoint, values.get(at + RESET_AFTER)),
                     number(endpoint, values.get(at + NEXT)), number(endpoint, values.get(at + WAIT)),
-                    new Undo(number(endpoint, values.get(at + UNDO_WHERE)), number(endpoint, values.get(at + UNDO_WHICH)))));
+                    new Undo(number(endpoint, values.get(at + UNDO_WHERE)), number(endpoint, values.get(at + UNDO_WHICH))),
+                    number(endpoint, values.get(at + DELAY))));
         }
         return answers;
     }

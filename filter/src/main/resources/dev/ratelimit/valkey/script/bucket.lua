@@ -80,7 +80,12 @@ end
 -- bucket without the units is taken as full from taken_at on, all of whose refill is lost, but
 -- for the stretch [from, to] (ms) that earlier refunds charged already (the state's marks, 0, 0
 -- for none): their units were as good as not taken then, so that refill was lost once, and is
--- charged once. Twenty reservations taken together and cancelled one after another so charge the
+-- charged once. A delayed take's give-back (headroom > 0: the ms after taken_at the bucket
+-- without its units could not be full, its slot less one) counts from taken_at + headroom
+-- instead, but only while no refund has given anything back since it was taken (to < taken_at):
+-- that bucket was at least as deep as the debt read then, less refill, only while nothing but
+-- refill lowered the debt. A take leaves the marks' end (see finish), so that a take after such
+-- a refund does not hide it. Twenty reservations taken together and cancelled one after another so charge the
 -- refill of that time once, not twenty times over, and leave the bucket as a bucket that never
 -- lent them. A refund that absorbed all it charged stretches the marks over its own time; one
 -- that could not (the units had refilled before) leaves them.
@@ -103,6 +108,9 @@ local function refundable(d, now, limit, window, cost, taken_at, from, to, floor
     return math.max(0, math.min(owed - charge, d)), from, to, charge
   end
   local start = math.min(taken_at, now)
+  if headroom > 0 and to < taken_at then
+    start = math.min(taken_at + headroom, now)
+  end
   local spans
   if to == 0 or start > to then
     -- No stretch charged, or one before these units were taken: all of their time.
@@ -141,12 +149,14 @@ end
 --   decode(key, value) -> stored debt (ticks), ts, w, l, g, from, to, lent, pool
 --   encode(d, at, window, limit, gen, from, to, lent, pool) -> the state's value
 -- 1 <= cost <= burst, checked by the caller.
--- read returns: verdict, d, expires, gen, at, lent, pool: the debt now, when the state is
---   forgotten (nil: none), the generation a write keeps (nil: a new one), the time a write stamps
---   (write_time), and the leases' accounts brought to it.
+-- read returns: verdict, d, expires, gen, at, lent, pool, raw, marked: the debt now, when the
+--   state is forgotten (nil: none), the generation a write keeps (nil: a new one), the time a
+--   write stamps (write_time), the leases' accounts brought to it, the debt as stored (refilled),
+--   and the end of the refunds' marks (see refundable) the write keeps.
 -- finish takes `lend` of the units for a local lease; its next_ms is when the next whole unit is
 --   back, 0 with the bucket full.
--- Undo values: the time of the call and the generation. Its refund gives back the cost less the
+-- Undo values: the time of the call and the generation; a delayed take's refund is also told its
+--   slot less one ms, as headroom (see refundable). Its refund gives back the cost less the
 --   refill the bucket would have lost without it (refundable), and for a lease's give-back its
 --   `lend` units leave the leases' accounts; nothing once a rule of another window or limit has
 --   written the state, nor to a debt of another generation. Returns the ticks it gave back.
@@ -168,12 +178,12 @@ local function bucket_algorithm(decode, encode)
     return math.min(cdiv(d + c * window - capacity, limit), expires - now)
   end
 
-  local function read(call, key, limit, window, burst, cost)
+  local function read(call, key, limit, window, burst, cost, max_delay)
     local now = call.now
-    local d, expires, gen, at, lent, pool, raw = 0, nil, nil, now, 0, 0, 0
+    local d, expires, gen, at, lent, pool, raw, marked = 0, nil, nil, now, 0, 0, 0, 0
     local value = redis.call('GET', key)
     if value then
-      local stored, ts, w, l, g, _, _, stored_lent, stored_pool = decode(key, value)
+      local stored, ts, w, l, g, _, to, stored_lent, stored_pool = decode(key, value)
       d, expires, raw = bucket_debt(stored, ts, w, l, now, window, limit, burst)
       gen = kept_generation(g, d, stored, w, l, window, limit, burst)
       at = write_time(now, ts)
@@ -181,16 +191,28 @@ local function bucket_algorithm(decode, encode)
         -- The same debt, by the same rule: its leases are still out.
         lent = stored_lent
         pool = lease_pool(stored, at - ts, limit, stored_lent, stored_pool)
+        -- And the time of its last refund, which a delayed take's give-back must know of.
+        marked = to
       end
     end
-    return d + cost * window <= burst * window, d, expires, gen, at, lent, pool, raw
+    -- A take within max_delay ms of its slot is allowed now, for that slot (see finish).
+    return d + cost * window <= burst * window + (max_delay or 0) * limit, d, expires, gen, at, lent, pool, raw,
+      marked
   end
 
-  local function finish(call, key, limit, window, burst, cost, consume, _, lend, allowed, d, expires, gen, at, lent,
-                        pool, raw)
+  local function finish(call, key, limit, window, burst, cost, consume, _, lend, max_delay, allowed, d, expires, gen,
+                        at, lent, pool, raw, marked)
     local now = call.now
     local capacity = burst * window
     local need = cost * window
+    -- The slot of an allowed take beyond the bucket: when the debt read has refilled enough for
+    -- it (within max_delay, by read's verdict). The bucket without these units cannot be full
+    -- before the ms before that slot, which its refund is told (see refundable): a delayed take
+    -- cancelled early comes back whole.
+    local slot = 0
+    if allowed and not call.charge and d + need > capacity then
+      slot = cdiv(d + need - capacity, limit)
+    end
     if consume and call.charge and raw > DEBT_BUCKETS * capacity then
       -- Work done on a key that owes more than this rule's bound already (a larger plan's
       -- debt): nothing more fits, and a write would cut that debt down to this rule's bound.
@@ -202,6 +224,10 @@ local function bucket_algorithm(decode, encode)
         -- Work done: the bucket goes into debt, which refill pays, up to the debt bound.
         allowed = d + need <= DEBT_BUCKETS * capacity
         owed = math.min(d + need, DEBT_BUCKETS * capacity)
+      elseif slot > 0 then
+        -- A delayed take: into debt, by at most max_delay of refill beyond the bucket (bounded
+        -- by the Java side so that it stays below DEBT_BUCKETS buckets).
+        owed = d + need
       else
         -- A counted rejection may overdraw the bucket, by at most one full bucket: the
         -- hammering client stays locked out after it stops for at most twice the time to refill.
@@ -211,8 +237,10 @@ local function bucket_algorithm(decode, encode)
       d = math.max(d, owed)
       expires = at + cdiv(d, limit)
       gen = generation(call, gen)
-      -- A take starts afresh what plain refunds charged (their units are in the debt read).
-      store(call, key, at, window, limit, d, gen, 0, 0, lent + lend * window, pool)
+      -- A take starts afresh what plain refunds charged (their units are in the debt read), an
+      -- empty stretch at its end, which spans the same as none but still says when the last
+      -- refund was (see refundable).
+      store(call, key, at, window, limit, d, gen, marked, marked, lent + lend * window, pool)
     end
 
     local remaining = 0
@@ -225,10 +253,13 @@ local function bucket_algorithm(decode, encode)
       -- Never past the moment the state itself is forgotten (only an edit makes that earlier).
       reset_after = math.min(cdiv(d, limit), expires - now)
     end
-    if d + need > capacity then
-      wait = wait_for(cost, d, window, capacity, limit, expires, now)
+    -- A request waits until it would be allowed, delayed by at most max_delay.
+    local reach = capacity + max_delay * limit
+    if d + need > reach then
+      wait = wait_for(cost, d, window, reach, limit, expires, now)
     end
-    return allowed and 1 or 0, remaining, reset_after, next_after, wait, consume and now or -1, consume and gen or 0
+    return allowed and 1 or 0, remaining, reset_after, next_after, wait, consume and now or -1, consume and gen or 0,
+      slot
   end
 
   local function refund(call, key, limit, window, burst, cost, taken_at, charged_gen, floor, headroom, lend)
@@ -243,7 +274,7 @@ local function bucket_algorithm(decode, encode)
       -- started since (a reset): the units are not in it.
       return 0
     end
-    local _, d, _, _, at, lent, pool, raw = read(call, key, limit, window, burst, cost)
+    local _, d, _, _, at, lent, pool, raw = read(call, key, limit, window, burst, cost, 0)
     if raw > d then
       -- A debt beyond this rule's bound (a charge's of a larger burst): nothing is given back
       -- rather than a debt lowered to this rule's bound.

@@ -33,7 +33,7 @@ local function wait_for(c, key, live, count, limit, now)
   return tonumber(permit[2]) - now
 end
 
-local function finish(call, key, limit, window, burst, cost, consume, _, _, allowed, count)
+local function finish(call, key, limit, window, burst, cost, consume, _, _, _, allowed, count)
   local now = call.now
   local live = '(' .. int(now)
   if consume then
@@ -61,7 +61,7 @@ local function finish(call, key, limit, window, burst, cost, consume, _, _, allo
   if count + cost > limit then
     wait = wait_for(cost, key, live, count, limit, now)
   end
-  return allowed and 1 or 0, remaining, reset_after, next_after, wait, consume and call.id or -1, 0
+  return allowed and 1 or 0, remaining, reset_after, next_after, wait, consume and call.id or -1, 0, 0
 end
 
 local function refund(call, key, limit, window, burst, cost, taker, seq)

@@ -17,21 +17,24 @@
 -- ARGV[3]   a number the caller chose for this call, unique among its calls (1 to 2^53):
 --           the permits a concurrency rule takes are named after it, so that a caller whose
 --           reply was lost still knows what to release
--- ARGV[4..] RULE_ARGS (8) values per rule i, starting at ARGV[4 + RULE_ARGS * (i - 1)]:
+-- ARGV[4..] RULE_ARGS (9) values per rule i, starting at ARGV[4 + RULE_ARGS * (i - 1)]:
 --           algorithm id, limit, window ms, burst, cost, count_rejected (1/0), shadow (1/0),
 --           lend: how many of the cost a local lease takes beside the request's own units (a
---           bucket keeps the account, see bucket.lua; 0 for none); for a calendar window
---           (fixed-window only) the window is the text "b0,b1,b2,b3" of four period starts in
---           epoch ms (see fixed-window.lua)
+--           bucket keeps the account, see bucket.lua; 0 for none), max_delay: the ms a request
+--           may be admitted ahead of its slot (buckets only, see bucket.lua; 0 for none); for a
+--           calendar window (fixed-window only) the window is the text "b0,b1,b2,b3" of four
+--           period starts in epoch ms (see fixed-window.lua)
 --
--- Reply: { all_allowed (0/1), then RULE_REPLY (7) values for each rule i, from 2 + RULE_REPLY * (i - 1):
---          allowed (0/1), remaining, reset_after_ms, next_ms, wait_ms, undo_where, undo_which }
+-- Reply: { all_allowed (0/1), then RULE_REPLY (8) values for each rule i, from 2 + RULE_REPLY * (i - 1):
+--          allowed (0/1), remaining, reset_after_ms, next_ms, wait_ms, undo_where, undo_which, delay_ms }
 -- where next_ms is the time until rule i makes more quota available (the effective window,
 -- draft-11's t; 0 when none will come, its quota being full; see each algorithm's file), wait_ms
 -- is the time until a request of the same cost would be allowed by rule i as its state is after
--- this call (0 if it would be now): a rejected request may retry after the longest wait of its
--- enforcing rules, including rules the rejection itself charged; undo_where and undo_which say
--- what rule i wrote, for refund.lua to give it back (undo_where = -1: rule i wrote nothing).
+-- this call (0 if it would be now, delayed by at most its max_delay): a rejected request may
+-- retry after the longest wait of its enforcing rules, including rules the rejection itself
+-- charged; undo_where and undo_which say what rule i wrote, for refund.lua to give it back
+-- (undo_where = -1: rule i wrote nothing); delay_ms is how long after now the slot rule i
+-- allowed the request for comes (0: now; only a bucket with a max_delay delays).
 --
 -- Or an error "RATELIMIT_STATE <i> <message>" when the state of rule i cannot be read (a key
 -- of another type, a value in another form): a fault of that key, not of the server.
@@ -44,14 +47,15 @@
 -- The algorithm interface, the same for every file in ALGORITHMS (each file documents only its
 -- state, what its read returns and what its undo values are):
 --
--- read(call, key, limit, window, burst, cost) -> verdict, ...
+-- read(call, key, limit, window, burst, cost, max_delay) -> verdict, ...
 --   call    the call being run (see begin_call in the prelude: its now, id and TTL slack)
 --   key     the state key (KEYS[i]); limit, window (ms, or a calendar window's boundaries),
 --           burst and cost as the call gave them, checked by the caller (1 <= cost <= limit,
---           or <= burst for a bucket; a charge's cost may be more, see call.charge)
+--           or <= burst for a bucket; a charge's cost may be more, see call.charge); max_delay
+--           the ms a bucket may admit ahead of a slot (0 for every other algorithm)
 --   reads the state and returns the rule's own verdict (a boolean), then what it read (at most
---   seven plain values, so that nothing is allocated for the common one-rule call).
--- finish(call, key, limit, window, burst, cost, consume, count_rejected, lend, verdict, ...)
+--   eight plain values, so that nothing is allocated for the common one-rule call).
+-- finish(call, key, limit, window, burst, cost, consume, count_rejected, lend, max_delay, verdict, ...)
 --   takes the units if consume (false: a read-only decision), on what read returned; lend is
 --   how many of them a local lease takes (buckets only). With call.charge (mode 3) it takes
 --   them whatever the verdict, up to the state's debt bound, and its allowed says whether
@@ -70,7 +74,7 @@ local current = 0
 local function base(i)
   return 4 + RULE_ARGS * (i - 1)
 end
-local ALGORITHM, LIMIT, WINDOW, BURST, COST, COUNT_REJECTED, SHADOW, LEND = 0, 1, 2, 3, 4, 5, 6, 7
+local ALGORITHM, LIMIT, WINDOW, BURST, COST, COUNT_REJECTED, SHADOW, LEND, MAX_DELAY = 0, 1, 2, 3, 4, 5, 6, 7, 8
 
 -- Rule i's algorithm and its numbers.
 local function rule(ARGV, i)
@@ -93,6 +97,10 @@ local function lend(ARGV, i)
   return tonumber(ARGV[base(i) + LEND])
 end
 
+local function max_delay(ARGV, i)
+  return tonumber(ARGV[base(i) + MAX_DELAY])
+end
+
 -- Whether rule i takes its units, given its own verdict and the request's.
 local function consumes(ARGV, i, mode, verdict, all_allowed)
   if mode == '3' then
@@ -110,17 +118,19 @@ end
 local function decide_one(KEYS, ARGV, call, mode)
   current = 1
   local algorithm, limit, window, burst, cost = rule(ARGV, 1)
-  local verdict, a, b, c, d, e, f, g = algorithm.read(call, KEYS[1], limit, window, burst, cost)
+  local delay = max_delay(ARGV, 1)
+  local verdict, a, b, c, d, e, f, g, h = algorithm.read(call, KEYS[1], limit, window, burst, cost, delay)
   local all_allowed = 0
   if mode ~= '2' and (verdict or shadow(ARGV, 1)) then
     all_allowed = 1
   end
   local consume = consumes(ARGV, 1, mode, verdict, all_allowed)
-  -- finish also gets the rule's count_rejected flag (the fixed window reads it, for its t) and
-  -- its lend (a bucket's leases' account), then what read returned.
-  local allowed, remaining, reset_after, next_after, wait, undo_where, undo_which = algorithm.finish(call, KEYS[1],
-    limit, window, burst, cost, consume, counts_rejected(ARGV, 1), lend(ARGV, 1), verdict, a, b, c, d, e, f, g)
-  return { all_allowed, allowed, remaining, reset_after, next_after, wait, undo_where, undo_which }
+  -- finish also gets the rule's count_rejected flag (the fixed window reads it, for its t), its
+  -- lend (a bucket's leases' account) and max_delay, then what read returned.
+  local allowed, remaining, reset_after, next_after, wait, undo_where, undo_which, slot = algorithm.finish(call,
+    KEYS[1], limit, window, burst, cost, consume, counts_rejected(ARGV, 1), lend(ARGV, 1), delay, verdict, a, b, c, d,
+    e, f, g, h)
+  return { all_allowed, allowed, remaining, reset_after, next_after, wait, undo_where, undo_which, slot }
 end
 
 local function decide(KEYS, ARGV, call, mode)
@@ -135,7 +145,7 @@ local function decide(KEYS, ARGV, call, mode)
   for i = 1, n do
     current = i
     local algorithm, limit, window, burst, cost = rule(ARGV, i)
-    reads[i] = { algorithm.read(call, KEYS[i], limit, window, burst, cost) }
+    reads[i] = { algorithm.read(call, KEYS[i], limit, window, burst, cost, max_delay(ARGV, i)) }
     if not reads[i][1] and not shadow(ARGV, i) then
       all_allowed = 0
     end
@@ -148,9 +158,9 @@ local function decide(KEYS, ARGV, call, mode)
     local read = reads[i]
     local consume = consumes(ARGV, i, mode, read[1], all_allowed)
     local at = 2 + RULE_REPLY * (i - 1)
-    reply[at], reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4], reply[at + 5], reply[at + 6] =
+    reply[at], reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4], reply[at + 5], reply[at + 6], reply[at + 7] =
       algorithm.finish(call, KEYS[i], limit, window, burst, cost, consume, counts_rejected(ARGV, i), lend(ARGV, i),
-        read[1], read[2], read[3], read[4], read[5], read[6], read[7], read[8])
+        max_delay(ARGV, i), read[1], read[2], read[3], read[4], read[5], read[6], read[7], read[8], read[9])
   end
   return reply
 end

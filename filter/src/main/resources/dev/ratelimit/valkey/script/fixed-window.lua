@@ -77,7 +77,7 @@ local function read(call, key, limit, window, burst, cost)
   return allowed, count, ends, gen
 end
 
-local function finish(call, key, limit, window, burst, cost, consume, count_rejected, _, allowed, count, ends, gen)
+local function finish(call, key, limit, window, burst, cost, consume, count_rejected, _, _, allowed, count, ends, gen)
   local now = call.now
   local start, stop = period(now, window)
   if consume and call.charge and count >= DEBT_BUCKETS * limit then
@@ -121,7 +121,7 @@ local function finish(call, key, limit, window, burst, cost, consume, count_reje
     -- Once the counted window ends the count is gone and cost <= limit: that moment is it.
     wait = ends - now
   end
-  return allowed and 1 or 0, remaining, reset_after, next_after, wait, consume and ends or -1, consume and gen or 0
+  return allowed and 1 or 0, remaining, reset_after, next_after, wait, consume and ends or -1, consume and gen or 0, 0
 end
 
 local function refund(call, key, limit, window, burst, cost, charged_end, charged_gen)

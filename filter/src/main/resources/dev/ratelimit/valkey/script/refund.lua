@@ -11,7 +11,8 @@
 --           numbers the acquiring call's reply gave for it (what it wrote; see each algorithm's
 --           undo values), and for a bucket's local lease what it knows of the refill the bucket
 --           would have lost without it and the units its take lent (see refundable and
---           lease_pool in bucket.lua; -1, 0, 0 for a reservation)
+--           lease_pool in bucket.lua; -1, 0, 0 for a reservation, -1, its slot less one ms, 0
+--           for a delayed one)
 --
 -- Reply: { given_back for each rule i }: 0 when there was nothing left to give back (the state
 -- expired, its window rolled over, it was reset, or it cannot be read); else a bucket's ticks

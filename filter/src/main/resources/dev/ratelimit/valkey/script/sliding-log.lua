@@ -56,7 +56,7 @@ local function read(call, key, limit, window, burst, cost)
   return allowed, count, expires
 end
 
-local function finish(call, key, limit, window, burst, cost, consume, _, _, allowed, count, expires)
+local function finish(call, key, limit, window, burst, cost, consume, _, _, _, allowed, count, expires)
   local now = call.now
   local since = now - window
   local seq = -1
@@ -100,7 +100,7 @@ local function finish(call, key, limit, window, burst, cost, consume, _, _, allo
   if count + cost > limit then
     wait = wait_for(cost, key, in_window, count, limit, window, expires, now)
   end
-  return allowed and 1 or 0, remaining, reset_after, next_after, wait, consume and now or -1, consume and call.id or 0
+  return allowed and 1 or 0, remaining, reset_after, next_after, wait, consume and now or -1, consume and call.id or 0, 0
 end
 
 local function refund(call, key, limit, window, burst, cost, ms, taker)

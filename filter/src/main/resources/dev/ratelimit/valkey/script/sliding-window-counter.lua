@@ -95,7 +95,7 @@ local function read(call, key, limit, window, burst, cost)
   return allowed, cur, prev, expires, gen, cur_raw, prev_raw
 end
 
-local function finish(call, key, limit, window, burst, cost, consume, _, _, allowed, cur, prev, expires, gen,
+local function finish(call, key, limit, window, burst, cost, consume, _, _, _, allowed, cur, prev, expires, gen,
                       cur_raw, prev_raw)
   local now = call.now
   local start = now - now % window
@@ -151,7 +151,7 @@ local function finish(call, key, limit, window, burst, cost, consume, _, _, allo
     next_after = math.min(next_after, expires - now)
     wait = math.min(wait, expires - now)
   end
-  return allowed and 1 or 0, remaining, reset_after, next_after, wait, consume and start or -1, consume and gen or 0
+  return allowed and 1 or 0, remaining, reset_after, next_after, wait, consume and start or -1, consume and gen or 0, 0
 end
 
 local function refund(call, key, limit, window, burst, cost, charged_start, charged_gen)

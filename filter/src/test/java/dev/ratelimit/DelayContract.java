@@ -1,0 +1,176 @@
+package dev.ratelimit;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.time.Duration;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Requests admitted for a slot to come ({@link Rule#maxDelay()}), with exact numbers: each
+ * delayed request's slot is when the bucket has refilled enough for it, in order of arrival;
+ * past the max delay a rejection whose retry-after is when it would be delayed no longer; a
+ * delayed reservation cancelled before its slot comes back whole. The in-process limiter runs
+ * it in {@code filter/}, the Valkey limiter the same cases in {@code src-it/}.
+ */
+public abstract class DelayContract extends ManualClockLimiterTest {
+
+    protected static final long T0 = 1_700_000_040_000L;
+
+    @Override
+    protected long startMillis() {
+        return T0;
+    }
+
+    /** Five units per 10 s: one every 2 s; a full bucket of five; delays up to 4 s. */
+    private static Rule rule(Algorithm algorithm) {
+        return Rule.builder("delay-" + algorithm.id(), algorithm).limit(5).window(Duration.ofSeconds(10))
+                .maxDelay(Duration.ofSeconds(4)).build();
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
+    void pastTheBucketRequestsGetTheSlotsToComeInOrderThenARejection(Algorithm algorithm) {
+        Rule rule = rule(algorithm);
+        for (int i = 0; i < 5; i++) {
+            Decision now = limiter.acquire(rule, "k");
+            assertThat(now.allowed()).isTrue();
+            assertThat(now.delay()).isZero();
+        }
+        Decision sixth = limiter.acquire(rule, "k");
+        assertThat(sixth.allowed()).isTrue();
+        assertThat(sixth.delay()).as("the next unit is 2 s away").isEqualTo(Duration.ofSeconds(2));
+        assertThat(sixth.remaining()).isZero();
+        Decision peek = limiter.peek(rule, "k", 1);
+        assertThat(peek.allowed()).isTrue();
+        assertThat(peek.delay()).as("a peek says the slot an acquire would get").isEqualTo(Duration.ofSeconds(4));
+        Decision seventh = limiter.acquire(rule, "k");
+        assertThat(seventh.delay()).isEqualTo(Duration.ofSeconds(4));
+
+        Decision eighth = limiter.acquire(rule, "k");
+        assertThat(eighth.allowed()).as("its slot is 6 s away, past the max delay").isFalse();
+        assertThat(eighth.delay()).isZero();
+        assertThat(eighth.retryAfter()).as("until its slot is 4 s away").isEqualTo(Duration.ofSeconds(2));
+
+        clock.advance(1_999);
+        assertThat(limiter.acquire(rule, "k").allowed()).as("never early").isFalse();
+        clock.advance(1);
+        Decision late = limiter.acquire(rule, "k");
+        assertThat(late.allowed()).isTrue();
+        assertThat(late.delay()).isEqualTo(Duration.ofSeconds(4));
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
+    void aCostIsDelayedUntilAllItsUnitsAreBack(Algorithm algorithm) {
+        Rule rule = rule(algorithm);
+        assertThat(limiter.acquire(rule, "k", 4).delay()).isZero();
+        Decision two = limiter.acquire(rule, "k", 2);
+        assertThat(two.allowed()).isTrue();
+        assertThat(two.delay()).isEqualTo(Duration.ofSeconds(2));
+        Decision three = limiter.acquire(rule, "k", 3);
+        assertThat(three.allowed()).as("its slot is 8 s away").isFalse();
+        assertThat(three.retryAfter()).isEqualTo(Duration.ofSeconds(4));
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
+    void aDelayedReservationCancelledBeforeItsSlotComesBackWhole(Algorithm algorithm) {
+        Rule rule = rule(algorithm);
+        for (int i = 0; i < 5; i++) {
+            limiter.acquire(rule, "k");
+        }
+        Reservation delayed = limiter.reserve(rule, "k");
+        assertThat(delayed.decisions().delay()).isEqualTo(Duration.ofSeconds(2));
+        clock.advance(500);
+        assertThat(delayed.cancel()).containsExactly(rule.name());
+        assertThat(limiter.acquire(rule, "k").delay()).as("as if the cancelled one had never come")
+                .isEqualTo(Duration.ofMillis(1_500));
+        assertThat(limiter.acquire(rule, "k").delay()).isEqualTo(Duration.ofMillis(3_500));
+        assertThat(limiter.acquire(rule, "k").allowed()).isFalse();
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
+    void aDelayedReservationCancelledAfterItsSlotNeverLeavesTheBucketFullerThanWithoutIt(Algorithm algorithm) {
+        Rule rule = rule(algorithm);
+        for (int i = 0; i < 5; i++) {
+            limiter.acquire(rule, "k");
+        }
+        Reservation delayed = limiter.reserve(rule, "k");
+        clock.advance(10_000);
+        delayed.cancel();
+        // Without the unit the bucket is full again by now; with it, one unit short.
+        assertThat(limiter.peek(rule, "k", 1).remaining()).isBetween(4L, 5L);
+        for (int i = 0; i < 5; i++) {
+            limiter.acquire(rule, "k");
+        }
+        assertThat(limiter.acquire(rule, "k").delay()).as("never more than the burst")
+                .isGreaterThanOrEqualTo(Duration.ofSeconds(2));
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
+    void aDelayedGiveBackAfterOtherGiveBacksCountsTheRefillTheyLetTheBucketLose(Algorithm algorithm) {
+        Rule rule = rule(algorithm);
+        List<Reservation> first = new java.util.ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            first.add(limiter.reserve(rule, "k"));
+        }
+        Reservation delayed = limiter.reserve(rule, "k");
+        assertThat(delayed.decisions().delay()).isEqualTo(Duration.ofSeconds(2));
+        clock.advance(500);
+        first.forEach(Reservation::cancel);
+        clock.advance(100);
+        limiter.acquire(rule, "k");
+        clock.advance(400);
+        delayed.cancel();
+        // A bucket that never had the six: one unit taken at 600 ms, 8,000 of its 10,000 ticks
+        // still owed at 1,000 ms; four more now, and the fifth's slot 1.6 s away. A give-back
+        // that took the delayed unit's slot as proof of a deep bucket (the five were given back)
+        // would leave 7,500 owed and a slot 1.5 s away.
+        for (int i = 0; i < 4; i++) {
+            limiter.acquire(rule, "k");
+        }
+        assertThat(limiter.acquire(rule, "k").delay()).isGreaterThanOrEqualTo(Duration.ofMillis(1_600));
+    }
+
+    @Test
+    void aRejectingRuleOfTheSameRequestTakesNothingFromTheDelayingOne() {
+        Rule delaying = rule(Algorithm.TOKEN_BUCKET);
+        Rule window = Rule.fixedWindow("delay-window", 6, Duration.ofSeconds(10));
+        for (int i = 0; i < 5; i++) {
+            limiter.acquire(delaying, "k");
+        }
+        Decisions both = limiter.acquireAll(List.of(Claim.of(delaying, "k"), Claim.of(window, "k")));
+        assertThat(both.allowed()).isTrue();
+        assertThat(both.delay()).as("the longest delay of the request's rules").isEqualTo(Duration.ofSeconds(2));
+        for (int i = 0; i < 5; i++) {
+            limiter.acquire(window, "k");
+        }
+        Decisions refused = limiter.acquireAll(List.of(Claim.of(delaying, "k"), Claim.of(window, "k")));
+        assertThat(refused.allowed()).isFalse();
+        assertThat(refused.delay()).isZero();
+        assertThat(limiter.acquire(delaying, "k").delay()).as("the refused request took no slot")
+                .isEqualTo(Duration.ofSeconds(4));
+    }
+
+    @Test
+    void aRuleThatCannotDelayIsRefusedNamingWhy() {
+        assertThatThrownBy(() -> Rule.fixedWindow("w", 5, Duration.ofSeconds(10)).withMaxDelay(Duration.ofSeconds(1)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("rule 'w': max delay PT1S applies only "
+                        + "to token-bucket and gcra");
+        assertThatThrownBy(() -> Rule.tokenBucket("b", 5, Duration.ofSeconds(10)).withCountRejected(true)
+                .withMaxDelay(Duration.ofSeconds(1))).hasMessageContaining("count-rejected");
+        assertThatThrownBy(() -> Rule.gcra("g", 5, Duration.ofSeconds(10)).withShadow(true)
+                .withMaxDelay(Duration.ofSeconds(1))).hasMessageContaining("shadow");
+        assertThatThrownBy(() -> Rule.gcra("g", 5, Duration.ofSeconds(10)).withMaxDelay(Duration.ofMillis(70_001)))
+                .hasMessageContaining("max delay PT1M10.001S is too long: at most 70000 ms");
+        assertThat(Rule.gcra("g", 5, Duration.ofSeconds(10)).withMaxDelay(Duration.ofMillis(70_000)).maxDelay())
+                .isEqualTo(Duration.ofSeconds(70));
+    }
+}
