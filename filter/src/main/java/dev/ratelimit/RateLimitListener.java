@@ -38,6 +38,12 @@ public interface RateLimitListener {
          */
         NEAR_LIMIT,
         /**
+         * The rule admitted the request for a slot to come ({@link Rule#maxDelay()}): held that
+         * long rather than rejected. Reported as well as {@link #ALLOWED}, with its wait told to
+         * {@link RateLimitListener#onDelay}.
+         */
+        DELAYED,
+        /**
          * Work the request did beyond what it reserved was counted after the fact
          * ({@link Reservation#commit(java.util.function.ToLongFunction)}, {@code cost-from}).
          */
@@ -72,6 +78,16 @@ public interface RateLimitListener {
      * @param nanos the time the call took, in nanoseconds
      */
     default void onDecisionTime(String rule, long nanos) {
+    }
+
+    /**
+     * How long an allowed request waits for its slot ({@link Decision#delay()}), once for each
+     * rule that delayed it ({@link Event#DELAYED}).
+     *
+     * @param rule  the rule's name
+     * @param nanos the time until the request's slot, in nanoseconds
+     */
+    default void onDelay(String rule, long nanos) {
     }
 
     /**

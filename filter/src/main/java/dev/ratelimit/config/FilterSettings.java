@@ -39,13 +39,18 @@ import java.util.Optional;
  * @param limitProvider    how the application's {@code LimitProvider}, if it has one, is asked
  * @param nearLimitRatio   the share of a quota used from which an allowed request is reported as
  *                         near its limit
+ * @param maxDelayedRequests the most requests this instance holds for a slot to come at once
+ *                         ({@code max-delay}); past it a request that would be delayed is refused
  */
 public record FilterSettings(boolean enabled, Optional<ValkeySettings> valkey, int pipelines, String keyPrefix,
                              boolean clientClock, List<Cidr> trustedProxies, String clientIpHeader, int ipv6Prefix,
                              HeaderMode headers, boolean headersOnRedirects, Duration failureRetryAfter, int breakerFailures,
                              Duration breakerOpenFor, int denyCacheSize, Duration denyCacheHold, int localMaxKeys,
                              List<RuleSettings> rules, Optional<Duration> refresh, LimitProviderSettings limitProvider,
-                             double nearLimitRatio) {
+                             double nearLimitRatio, int maxDelayedRequests) {
+
+    /** The default of {@code ratelimit.max-delayed-requests}. */
+    public static final int DEFAULT_MAX_DELAYED_REQUESTS = 1_000;
 
     /**
      * How the application's limit provider is asked.

@@ -100,6 +100,7 @@ final class RuleReader {
         Optional<OutcomeCondition> outcome = outcome(p, algorithm, countRejected);
         Optional<CostSource> costFrom = costFrom(p, algorithm, scope);
         Optional<String> quotaUnit = quotaUnit(p, algorithm);
+        Duration maxDelay = maxDelay(p, algorithm, countRejected, shadow);
         if (algorithm.isConcurrency() && limit > Rule.MAX_SLIDING_LOG_LIMIT) {
             values.problem(p + "limit", Long.toString(limit), "must be at most " + Rule.MAX_SLIDING_LOG_LIMIT
                     + " for concurrency, which keeps one lease per request in progress");
@@ -115,6 +116,10 @@ final class RuleReader {
         try {
             Rule rule = Rule.builder(name, algorithm).limit(limit).window(window).calendar(read.calendar())
                     .burst(burst).countRejected(countRejected).shadow(shadow).build();
+            if (!maxDelayFits(p, rule, maxDelay)) {
+                return Optional.empty();
+            }
+            rule = rule.withMaxDelay(maxDelay);
             if (cost > rule.capacity()) {
                 values.problem(p + "cost", Long.toString(cost), "must not exceed the rule's "
                         + (algorithm.hasBurst() ? "burst" : "limit") + " (" + rule.capacity() + "): it could never be allowed");
@@ -122,7 +127,10 @@ final class RuleReader {
             }
             // The local rule keeps the shape of the shared one: its burst shrinks with its limit.
             long localBurst = algorithm.hasBurst() ? Math.max(1, (long) Math.ceil((double) burst * localLimit / limit)) : localLimit;
-            Rule localRule = rule.toBuilder().limit(localLimit).burst(localBurst).build();
+            Rule localRule = rule.toBuilder().limit(localLimit).burst(localBurst).maxDelay(Duration.ZERO).build();
+            // The fallback delays as the shared rule does (its burst scaled with its limit holds as
+            // much delay, the bound rounded up).
+            localRule = localRule.withMaxDelay(maxDelay);
             if (onFailure == OnFailure.LOCAL && cost > localRule.capacity()) {
                 values.problem(p + "local-limit", Long.toString(localLimit), "must leave room for the rule's cost ("
                         + cost + ") with on-failure=local: the in-process " + (algorithm.hasBurst()
@@ -136,6 +144,11 @@ final class RuleReader {
                 return Optional.empty();
             }
             LocalLeaseReader.Lease lease = localLeases.read(p, rule, cost, plans.values(), outcome.isPresent());
+            if (!maxDelay.isZero() && lease.size() > 0) {
+                values.problem(p + "local-lease", values.raw(p + "local-lease").orElse(Long.toString(lease.size())),
+                        "cannot be set with " + p + "max-delay=" + values.raw(p + "max-delay").orElse("") + ": a lease "
+                        + "serves units it holds now, never a slot to come");
+            }
             if (costFrom.isPresent() && lease.size() > 0) {
                 values.problem(p + "local-lease", values.raw(p + "local-lease").orElse(Long.toString(lease.size())),
                         "cannot be set with " + p + "cost-from=" + costFrom.get() + ": a cost known after the "
@@ -174,6 +187,44 @@ final class RuleReader {
                     "applies only to algorithm=concurrency, not to " + algorithm.id()));
         }
         return windows.read(p, algorithm, Optional.empty());
+    }
+
+    /**
+     * {@code max-delay}: how long a request may be held for a slot to come rather than refused;
+     * a bucket's only, neither counting rejections nor in shadow mode (see {@link Rule#maxDelay()}).
+     */
+    private Duration maxDelay(String p, Algorithm algorithm, boolean countRejected, boolean shadow) {
+        Duration delay = values.duration(p + "max-delay", Duration.ZERO, Duration.ZERO);
+        if (delay.isZero()) {
+            return delay;
+        }
+        String text = values.raw(p + "max-delay").orElse("");
+        if (!algorithm.hasBurst()) {
+            values.problem(p + "max-delay", text, "applies only to token-bucket and gcra, not to " + algorithm.id()
+                    + ": only a bucket has slots at its rate (a window's next slot is its next window, where every "
+                    + "delayed request would pass at once)");
+        } else if (countRejected) {
+            values.problem(p + "max-delay", text, "cannot be set with " + p + "count-rejected=true: a delayed "
+                    + "request is allowed, not rejected");
+        } else if (shadow) {
+            values.problem(p + "max-delay", text, "cannot be set with " + p + "shadow=true: a shadow rule never "
+                    + "holds a request back");
+        } else if (delay.getNano() % 1_000_000 != 0) {
+            values.problem(p + "max-delay", text, "must be a whole number of milliseconds");
+        }
+        return delay;
+    }
+
+    /** Whether the rule's bucket keeps the debt of that much delay whole; reports it when not. */
+    private boolean maxDelayFits(String p, Rule rule, Duration maxDelay) {
+        try {
+            rule.withMaxDelay(maxDelay);
+            return true;
+        } catch (IllegalArgumentException e) {
+            values.problem(p + "max-delay", values.raw(p + "max-delay").orElse(""), e.getMessage()
+                    .replaceFirst("^rule '[^']*': max delay \\S+ ", ""));
+            return false;
+        }
     }
 
     /**

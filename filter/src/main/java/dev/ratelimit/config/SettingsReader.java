@@ -114,7 +114,7 @@ public final class SettingsReader {
                     ValkeyRateLimiter.DEFAULT_KEY_PREFIX, false,
                     List.of(), "X-Forwarded-For", 64, HeaderMode.DRAFT, false, Duration.ofSeconds(1), 0, Duration.ofSeconds(1),
                     0, ResilientRateLimiter.DEFAULT_DENY_CACHE_HOLD, 1, List.of(), Optional.empty(),
-                    FilterSettings.LimitProviderSettings.DEFAULTS, ResilientRateLimiter.DEFAULT_NEAR_LIMIT_RATIO);
+                    FilterSettings.LimitProviderSettings.DEFAULTS, ResilientRateLimiter.DEFAULT_NEAR_LIMIT_RATIO, 0);
         }
         Optional<String> valkeyUrl = values.raw("ratelimit.valkey.url");
         Duration timeout = values.duration("ratelimit.valkey.timeout", ValkeySettings.DEFAULT_SOCKET_TIMEOUT, Duration.ofMillis(1));
@@ -201,6 +201,8 @@ public final class SettingsReader {
                     + "80 % of the quota used)");
             return ResilientRateLimiter.DEFAULT_NEAR_LIMIT_RATIO;
         }).orElse(ResilientRateLimiter.DEFAULT_NEAR_LIMIT_RATIO);
+        int maxDelayed = (int) values.number("ratelimit.max-delayed-requests",
+                FilterSettings.DEFAULT_MAX_DELAYED_REQUESTS, 0, 1_000_000);
         Optional<Duration> refresh = values.raw("ratelimit.refresh").filter(v -> !v.trim().equals("off"))
                 .map(v -> values.parseDuration("ratelimit.refresh", v, Duration.ofMillis(100)));
 
@@ -233,7 +235,7 @@ public final class SettingsReader {
         return new FilterSettings(enabled, valkey, pipelines, keyPrefix, clientClock, trustedProxies, clientIpHeader,
                 ipv6Prefix, headers, headersOnRedirects, failureRetryAfter, breakerFailures, breakerOpenFor,
                 denyCache ? denyCacheSize : 0, denyCacheHold, localMaxKeys, ruleSettings, refresh, limitProvider,
-                nearLimitRatio);
+                nearLimitRatio, maxDelayed);
     }
 
     /** The Sentinel-managed primary: both settings or neither, and not with a cluster. */

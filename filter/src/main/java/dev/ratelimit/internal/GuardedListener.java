@@ -53,6 +53,15 @@ public final class GuardedListener implements RateLimitListener {
     }
 
     @Override
+    public void onDelay(String rule, long nanos) {
+        try {
+            delegate.onDelay(rule, nanos);
+        } catch (Throwable e) {
+            failed(e);
+        }
+    }
+
+    @Override
     public void onClose() {
         try {
             delegate.onClose();

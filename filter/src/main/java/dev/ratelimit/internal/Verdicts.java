@@ -96,6 +96,9 @@ public final class Verdicts {
     public static Decisions combine(List<Claim> claims, List<Answer> answers, boolean rejectedElsewhere) {
         List<Decision> decisions = new ArrayList<>(claims.size());
         boolean allowed = !rejectedElsewhere;
+        for (int i = 0; i < claims.size(); i++) {
+            allowed &= claims.get(i).rule().shadow() || answers.get(i).allowed();
+        }
         long wait = 0;
         for (int i = 0; i < claims.size(); i++) {
             Rule rule = claims.get(i).rule();
@@ -103,10 +106,10 @@ public final class Verdicts {
             Duration reset = Duration.ofMillis(answer.resetMillis());
             decisions.add(Decision.builder(rule.name(), rule.limit()).remaining(answer.remaining()).resetAfter(reset)
                     .retryAfter(answer.allowed() ? Duration.ZERO : Duration.ofMillis(Math.max(1, answer.waitMillis())))
-                    .delay(answer.allowed() ? Duration.ofMillis(answer.delayMillis()) : Duration.ZERO)
+                    // A slot is taken only when the whole request is allowed.
+                    .delay(allowed && answer.allowed() ? Duration.ofMillis(answer.delayMillis()) : Duration.ZERO)
                     .effectiveWindow(effectiveWindow(rule, answer)).build());
             if (!rule.shadow()) {
-                allowed &= answer.allowed();
                 wait = Math.max(wait, answer.waitMillis());
             }
         }

@@ -96,6 +96,15 @@ public final class Metrics implements RateLimitListener {
     }
 
     @Override
+    public void onDelay(String rule, long nanos) {
+        RuleMetrics metrics = rules.get(rule);
+        if (metrics != null) {
+            metrics.recordDelay(nanos);
+        }
+        application.onDelay(rule, nanos);
+    }
+
+    @Override
     public void onClose() {
         application.onClose();
     }

@@ -19,6 +19,10 @@ public final class RuleMetrics implements RuleMetricsMBean {
     private final LongAdder chargesDropped = new LongAdder();
     private final LongAdder denyCacheHits = new LongAdder();
     private final LongAdder nearLimit = new LongAdder();
+    private final LongAdder delayed = new LongAdder();
+    private final LongAdder delayNanos = new LongAdder();
+    private final java.util.concurrent.atomic.LongAccumulator longestDelayNanos =
+            new java.util.concurrent.atomic.LongAccumulator(Math::max, 0);
     private final LongAdder decisions = new LongAdder();
     private final LongAdder decisionNanos = new LongAdder();
     private final java.util.concurrent.atomic.LongAccumulator slowestNanos =
@@ -105,7 +109,37 @@ public final class RuleMetrics implements RuleMetricsMBean {
             case NEAR_LIMIT -> nearLimit.increment();
             case CHARGED -> charged.increment();
             case CHARGE_DROPPED -> chargesDropped.increment();
+            case DELAYED -> {
+                // Counted with its wait, by recordDelay.
+            }
         }
+    }
+
+    /**
+     * Counts one request held for its slot.
+     *
+     * @param nanos the time until its slot
+     */
+    public void recordDelay(long nanos) {
+        delayed.increment();
+        delayNanos.add(nanos);
+        longestDelayNanos.accumulate(nanos);
+    }
+
+    @Override
+    public long getDelayed() {
+        return delayed.sum();
+    }
+
+    @Override
+    public double getMeanDelayMillis() {
+        long count = delayed.sum();
+        return count == 0 ? 0 : delayNanos.sum() / 1e6 / count;
+    }
+
+    @Override
+    public double getLongestDelayMillis() {
+        return longestDelayNanos.get() / 1e6;
     }
 
     /**

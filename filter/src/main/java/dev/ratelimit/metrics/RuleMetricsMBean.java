@@ -71,6 +71,28 @@ public interface RuleMetricsMBean {
     long getChargesDropped();
 
     /**
+     * Requests admitted for a slot to come ({@code max-delay}), held rather than rejected (also
+     * counted as allowed).
+     *
+     * @return the count
+     */
+    long getDelayed();
+
+    /**
+     * The mean time delayed requests waited for their slot, in ms (0 before the first).
+     *
+     * @return the mean wait
+     */
+    double getMeanDelayMillis();
+
+    /**
+     * The longest time a delayed request waited for its slot, in ms.
+     *
+     * @return the longest wait
+     */
+    double getLongestDelayMillis();
+
+    /**
      * Rejections answered by the deny cache, without the store (also counted as rejected).
      *
      * @return the count

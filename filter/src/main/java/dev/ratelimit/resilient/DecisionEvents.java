@@ -49,6 +49,10 @@ final class DecisionEvents {
             if (decision.allowed() && nearLimit(rule, decision.remaining())) {
                 listener.onEvent(rule.name(), RateLimitListener.Event.NEAR_LIMIT);
             }
+            if (!decision.delay().isZero()) {
+                listener.onEvent(rule.name(), RateLimitListener.Event.DELAYED);
+                listener.onDelay(rule.name(), decision.delay().toNanos());
+            }
         }
     }
 

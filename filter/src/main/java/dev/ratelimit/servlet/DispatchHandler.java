@@ -6,6 +6,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
 import java.io.IOException;
+import java.time.Duration;
 import java.util.List;
 
 /**
@@ -27,6 +28,8 @@ import java.util.List;
  *       documents); a rule it cannot decide given to its <b>policy</b> ({@code FailurePolicies});
  *       the decision <b>reported</b> ({@code DecisionEvents}); its rejections <b>remembered</b>
  *       ({@code DenyCache}); parts decided apart <b>settled</b> ({@code Settlement});</li>
+ *   <li><b>hold</b> a request admitted for a slot to come ({@code max-delay}) until it, without a
+ *       thread ({@link DelayedRequests}), then go on at its dispatch;</li>
  *   <li><b>refuse</b> (429, or 503 of a {@code closed} rule) through {@link Rejections};</li>
  *   <li>or <b>write the fields</b> ({@link RateLimitHeaders}) and run the application
  *       ({@link OutcomeCounting#run}), then settle what was reserved by the response's status.</li>
@@ -45,6 +48,12 @@ final class DispatchHandler {
             throws IOException, ServletException {
         RequestAccount account = RequestAccount.of(request, now.settings(), now.clock());
         if (!account.filterSees()) {
+            RequestAccount.Part delayed = account.resumeDelayed();
+            if (delayed != null) {
+                // The dispatch at the slot of a request held for it: the application runs now.
+                run(now, request, response, chain, account, delayed);
+                return;
+            }
             // One client request is decided once, whatever dispatches it goes through (REQUEST,
             // then FORWARD, ASYNC, ERROR...): later ones only put back the fields it was given.
             RateLimitHeaders.restore(response, account.fields(), account.fieldsOnRedirects());
@@ -52,11 +61,39 @@ final class DispatchHandler {
             return;
         }
         List<RequestKeys.Matched> matched = now.keys().match(request, now.settings().rules());
-        RequestAccount.Part part = account.decide(now, matched, RequestAccount.Layer.FILTER, false);
+        boolean mayDelay = delays(matched) && now.delayed().tryHold(request);
+        RequestAccount.Part part = account.decide(now, matched, RequestAccount.Layer.FILTER, false, mayDelay);
+        Duration delay = part.allowed() ? part.reservation().decisions().delay() : Duration.ZERO;
+        if (!delay.isZero()) {
+            // Admitted for a slot to come: held without a thread until it, then dispatched again.
+            account.holdDelayed(part);
+            now.delayed().hold(request, response, delay, part.reservation(), account);
+            return;
+        }
+        if (mayDelay) {
+            now.delayed().unused();
+        }
         if (!part.allowed()) {
             Rejections.refuse(response, part.problem(), account);
             return;
         }
+        run(now, request, response, chain, account, part);
+    }
+
+    /** Whether a rule of the request may hold it for a slot to come. */
+    private static boolean delays(List<RequestKeys.Matched> matched) {
+        for (RequestKeys.Matched rule : matched) {
+            if (!rule.claim().rule().maxDelay().isZero()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Writes the fields and runs the application, settling what the part reserved by its response. */
+    private static void run(RunningFilter.Active now, HttpServletRequest request, HttpServletResponse response,
+                            FilterChain chain, RequestAccount account, RequestAccount.Part part)
+            throws IOException, ServletException {
         HttpServletResponse passed = RedirectGuard.around(response, account);
         account.holdResponse(passed);
         account.fields().forEach(passed::setHeader);

@@ -266,7 +266,8 @@ public final class RateLimits {
             }
         }
         List<RequestKeys.Matched> matched = now.keys().named(new MethodRequestView(request, parameters), named);
-        RequestAccount.Part part = account.decide(now, matched, layer, reserve);
+        // A method runs on the request's thread: its rules never delay (refused instead).
+        RequestAccount.Part part = account.decide(now, matched, layer, reserve, false);
         if (layer == RequestAccount.Layer.RESOURCE && part.allowed()) {
             account.resourceMethodDecided(method);
         }

@@ -63,6 +63,21 @@ final class Rejections {
                 seconds);
     }
 
+    /**
+     * Answers a request held for a slot to come that will not get it: the filter stops (the
+     * application is undeployed) or the container timed the request out. 503 of the draft's
+     * temporary-reduced-capacity type, with the account's fields, retry after its slot.
+     *
+     * @param untilSlot the time its slot was still away
+     */
+    static void stopping(HttpServletResponse response, Duration untilSlot, RequestAccount account) throws IOException {
+        long seconds = Math.max(1, RateLimitHeaders.seconds(untilSlot));
+        account.fields().forEach(response::setHeader);
+        write(response, new ProblemDetails(REDUCED_CAPACITY, "Service Unavailable", 503,
+                "The request was held for a slot and the application is stopping; retry in " + seconds + " s.",
+                List.of(), "", seconds));
+    }
+
     /** The rules whose failure policy refused the request, in order: the 503's violated policies. */
     private static List<String> refused(Decisions decisions) {
         return decisions.all().stream().filter(d -> d.basis() == Decision.Basis.UNAVAILABLE && !d.allowed())

@@ -137,6 +137,8 @@ final class RequestAccount {
     /** The refusal thrown by a CDI call, with its part, until the request is answered. */
     private final Map<Throwable, Part> thrown = new LinkedHashMap<>();
     private boolean refused;
+    /** The filter's part of a request held for its slot, until the slot's dispatch. */
+    private Part delayed;
     /** The fields as last computed; null once a part changed. */
     private Map<String, String> fields;
 
@@ -211,9 +213,12 @@ final class RequestAccount {
      * @param layer   who decides
      * @param reserve whether the units are reserved whatever the rules say (a CDI call that
      *                may be given back after an exception)
+     * @param mayDelay whether the request can be held for a slot to come (the filter, with room
+     *                 for it): else rules with a {@code max-delay} decide as if they had none
      * @return the part; {@link Part#isEmpty()} when nothing was left to decide
      */
-    Part decide(RunningFilter.Active now, List<RequestKeys.Matched> matched, Layer layer, boolean reserve) {
+    Part decide(RunningFilter.Active now, List<RequestKeys.Matched> matched, Layer layer, boolean reserve,
+                boolean mayDelay) {
         List<RequestKeys.Matched> undecided = new ArrayList<>();
         synchronized (this) {
             for (RequestKeys.Matched rule : matched) {
@@ -225,7 +230,7 @@ final class RequestAccount {
         if (undecided.isEmpty()) {
             return NONE;
         }
-        List<Claim> claims = undecided.stream().map(RequestKeys.Matched::claim).toList();
+        List<Claim> claims = undecided.stream().map(m -> mayDelay ? m.claim() : undelayed(m.claim())).toList();
         boolean byOutcome = reserve || OutcomeCounting.applies(undecided.stream().map(RequestKeys.Matched::settings).toList());
         Reservation reservation;
         try {
@@ -262,6 +267,36 @@ final class RequestAccount {
         } else {
             writeFields();
         }
+        return part;
+    }
+
+    /**
+     * The claim with its rule deciding now or never: a request that cannot be held (a layer that
+     * runs on the request's thread, a container that cannot suspend it, no room left) is refused
+     * rather than held on a thread.
+     */
+    private static Claim undelayed(Claim claim) {
+        Rule rule = claim.rule();
+        return rule.maxDelay().isZero() ? claim : Claim.of(rule.withMaxDelay(Duration.ZERO), claim.key(), claim.cost());
+    }
+
+    /**
+     * Notes the filter's part of a request held for a slot to come: the dispatch at its slot
+     * runs the application by it ({@link #resumeDelayed}).
+     */
+    synchronized void holdDelayed(Part part) {
+        this.delayed = part;
+    }
+
+    /**
+     * The filter's part of a request held for a slot that has come, once: the dispatch at the
+     * slot runs the application; any later one only puts back the fields.
+     *
+     * @return the part, or null
+     */
+    synchronized Part resumeDelayed() {
+        Part part = delayed;
+        delayed = null;
         return part;
     }
 

@@ -33,6 +33,8 @@ final class RunningFilter {
     /** Whether the filter started enabled: a refresh cannot turn it on or off. */
     private boolean enabled;
     private LimiterStack stack;
+    /** Requests held for a slot to come ({@code ratelimit.max-delayed-requests} read at start). */
+    private DelayedRequests delayed;
     private SettingsRefresh refresh;
     /** The application's own limits ({@link LimitProvider}), or null. */
     private ProvidedLimits provided;
@@ -49,8 +51,10 @@ final class RunningFilter {
      * @param keys     its keys
      * @param limiter  its decision path
      * @param clock    the time of day when Valkey's is not asked ({@link ApplicationServices#clock})
+     * @param delayed  the requests held for a slot to come, the filter's for its whole run
      */
-    record Active(FilterSettings settings, RequestKeys keys, ResilientRateLimiter limiter, InstantSource clock) {
+    record Active(FilterSettings settings, RequestKeys keys, ResilientRateLimiter limiter, InstantSource clock,
+                  DelayedRequests delayed) {
     }
 
     /**
@@ -85,13 +89,15 @@ final class RunningFilter {
                     provider.getClass().getName());
         }
         this.stack = LimiterStack.start(read, listener, clock, deployment);
-        this.active = new Active(read, keysFor(read), stack.limiter(), clock);
+        DelayedRequests held = new DelayedRequests(read.maxDelayedRequests());
+        this.delayed = held;
+        this.active = new Active(read, keysFor(read), stack.limiter(), clock, held);
         stack.keyOperations(this::active);
         if (read.enabled() && read.refresh().isPresent()) {
             this.refresh = SettingsRefresh.start(source, read, warnings,
                     settings -> {
                         readingChecks.forEach(check -> check.accept(settings));
-                        active = new Active(settings, keysFor(settings), stack.limiterFor(settings), clock);
+                        active = new Active(settings, keysFor(settings), stack.limiterFor(settings), clock, held);
                     });
         }
     }
@@ -137,6 +143,11 @@ final class RunningFilter {
      * one failed; a part never started is skipped.
      */
     void stop() {
+        DelayedRequests held = delayed;
+        if (held != null) {
+            // First, while the limiter can still give their units back.
+            Teardown.quietly("its delayed requests", held::stop);
+        }
         SettingsRefresh running = refresh;
         if (running != null) {
             Teardown.quietly("its settings refresh", running::close);

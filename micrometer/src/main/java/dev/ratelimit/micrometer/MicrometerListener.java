@@ -23,12 +23,15 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>{@code ratelimit.decisions} (counter), tags {@code rule} and {@code outcome}: one of
  *       {@code allowed}, {@code rejected}, {@code shadow_rejected}, {@code store_error},
  *       {@code fallback}, {@code deny_cache_hit} (also counted as {@code rejected}),
- *       {@code refunded}, {@code refund_dropped};</li>
+ *       {@code refunded}, {@code refund_dropped}, {@code charged}, {@code charge_dropped},
+ *       {@code delayed} (also counted as {@code allowed});</li>
  *   <li>{@code ratelimit.near.limit} (counter), tag {@code rule}: allowed requests with 80 % or
  *       more of the quota used ({@code ratelimit.metrics.near-limit-ratio});</li>
  *   <li>{@code ratelimit.decision} (timer), tag {@code rule}: the time the store took to decide,
  *       with the percentiles given to {@link #MicrometerListener(MeterRegistry, double...)}
  *       (none by default) and a histogram when the registry is asked for one;</li>
+ *   <li>{@code ratelimit.delay} (timer), tag {@code rule}: how long delayed requests waited for
+ *       their slot ({@code max-delay});</li>
  *   <li>{@code ratelimit.breaker.open} (gauge): 1 while the circuit breaker in front of Valkey
  *       is open, else 0.</li>
  * </ul>
@@ -79,6 +82,13 @@ public final class MicrometerListener implements RateLimitListener {
     public void onDecisionTime(String rule, long nanos) {
         timers.computeIfAbsent(rule, r -> Timer.builder("ratelimit.decision").tag("rule", r)
                 .description("Time the store took to decide").publishPercentiles(percentiles).register(registry))
+                .record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public void onDelay(String rule, long nanos) {
+        timers.computeIfAbsent(rule + " delay", r -> Timer.builder("ratelimit.delay").tag("rule", rule)
+                .description("Time delayed requests waited for their slot").register(registry))
                 .record(nanos, TimeUnit.NANOSECONDS);
     }
 

@@ -1,0 +1,269 @@
+package dev.ratelimit.servlet;
+
+import dev.ratelimit.Reservation;
+import jakarta.servlet.AsyncContext;
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * Requests admitted for a slot to come ({@code max-delay}), held until it without a thread: the
+ * request is suspended ({@link HttpServletRequest#startAsync}) and dispatched again at its slot
+ * by one timer thread, its units taken already. At most {@code ratelimit.max-delayed-requests} at
+ * once per instance: a request that would be one more is decided as if its rules did not delay
+ * ({@link #tryHold}), and refused if they refuse.
+ *
+ * <p>Each held request ends one way, once: dispatched at its slot; or, if the client hangs up or
+ * the container times it out first, its units given back; or, when the filter stops, answered 503
+ * with its units given back. One per started filter.
+ */
+final class DelayedRequests {
+
+    // The filter's own logger name: operators configure the filter's logging by its class.
+    private static final System.Logger LOG = System.getLogger(RateLimitFilter.class.getName());
+
+    /**
+     * Beyond its slot, how long the container may keep a held request before it times it out:
+     * the timer is late only on a stalled machine, and a timeout gives the units back.
+     */
+    static final Duration GRACE = Duration.ofSeconds(30);
+
+    /** Whether a filter not mapped for ASYNC was logged: once per application. */
+    private static final java.util.concurrent.atomic.AtomicBoolean UNMAPPED_LOGGED =
+            new java.util.concurrent.atomic.AtomicBoolean();
+
+    private final Semaphore room;
+    private final ScheduledThreadPoolExecutor timer;
+    private final Set<Held> held = ConcurrentHashMap.newKeySet();
+    private volatile boolean stopped;
+
+    /**
+     * @param max the most requests held at once; 0: none is ever delayed
+     */
+    DelayedRequests(int max) {
+        this.room = new Semaphore(max);
+        this.timer = new ScheduledThreadPoolExecutor(1, runnable -> {
+            Thread thread = new Thread(runnable, "ratelimit-delayed-requests");
+            thread.setDaemon(true);
+            return thread;
+        });
+        // A request dispatched early (given back, stopped) leaves no task behind.
+        timer.setRemoveOnCancelPolicy(true);
+    }
+
+    /**
+     * Takes room for one more held request, if the request can be suspended and there is room:
+     * then its rules may delay it, and the room is the caller's until it calls {@link #hold} or
+     * {@link #unused}.
+     *
+     * @return whether the request may be delayed
+     */
+    boolean tryHold(HttpServletRequest request) {
+        return !stopped && request.isAsyncSupported() && !request.isAsyncStarted() && room.tryAcquire();
+    }
+
+    /** Gives back room taken by {@link #tryHold} for a request that was not delayed after all. */
+    void unused() {
+        room.release();
+    }
+
+    /**
+     * Suspends an allowed request until its slot, then dispatches it again to where it was going
+     * (with the request and response as the filter got them, wrappers of filters before it
+     * included): {@link DispatchHandler} then runs the application for it. Uses the room
+     * {@link #tryHold} took.
+     *
+     * @param delay       the time until its slot, positive
+     * @param reservation what its rules took: given back if it never reaches its slot
+     * @param account     its account, which will answer it if the filter stops first
+     */
+    void hold(HttpServletRequest request, HttpServletResponse response, Duration delay, Reservation reservation,
+              RequestAccount account) {
+        AsyncContext context = request.startAsync(request, response);
+        context.setTimeout(delay.plus(GRACE).toMillis());
+        Held one = new Held(context, reservation, account, System.nanoTime() + delay.toNanos());
+        held.add(one);
+        context.addListener((Ending) one::ended, request, response);
+        one.slot = timer.schedule(one::dispatch, delay.toNanos(), TimeUnit.NANOSECONDS);
+        if (stopped) {
+            // Stopped while this one was being held: answered as every other.
+            one.answerStopped();
+        }
+    }
+
+    /** How many requests are held now. */
+    int size() {
+        return held.size();
+    }
+
+    /**
+     * Answers every held request 503 with its units given back, then stops the timer: an
+     * undeploy loses no request and leaves no unit counted for work that never ran.
+     */
+    void stop() {
+        stopped = true;
+        for (Held one : held) {
+            one.answerStopped();
+        }
+        timer.shutdownNow();
+    }
+
+    /** What becomes of a held request: exactly one of these, once. */
+    private enum End { DISPATCHED, GIVEN_BACK }
+
+    /** What the container tells of a held request. */
+    private enum Event { ERROR, TIMEOUT, COMPLETE }
+
+    /**
+     * The listener of a held request: an interface, its one instance a lambda, for the reason
+     * {@link OutcomeCounting}'s {@code Completion} gives (a Jakarta EE server makes a component
+     * of every concrete {@link AsyncListener} class in the deployment).
+     */
+    @FunctionalInterface
+    private interface Ending extends AsyncListener {
+
+        void ended(Event event, AsyncEvent details);
+
+        @Override
+        default void onError(AsyncEvent event) {
+            ended(Event.ERROR, event);
+        }
+
+        @Override
+        default void onTimeout(AsyncEvent event) {
+            ended(Event.TIMEOUT, event);
+        }
+
+        @Override
+        default void onComplete(AsyncEvent event) {
+            ended(Event.COMPLETE, event);
+        }
+
+        @Override
+        default void onStartAsync(AsyncEvent event) {
+            // The application suspends the dispatched request itself: nothing more to do here.
+        }
+    }
+
+    /** One held request, ended once: dispatched at its slot, or given back. */
+    private final class Held {
+        private final AsyncContext context;
+        private final Reservation reservation;
+        private final RequestAccount account;
+        private final long slotNanos;
+        private final AtomicReference<End> end = new AtomicReference<>();
+        private volatile ScheduledFuture<?> slot;
+
+        Held(AsyncContext context, Reservation reservation, RequestAccount account, long slotNanos) {
+            this.context = context;
+            this.reservation = reservation;
+            this.account = account;
+            this.slotNanos = slotNanos;
+        }
+
+        /** At its slot: the request goes on. */
+        void dispatch() {
+            if (end(End.DISPATCHED)) {
+                try {
+                    context.dispatch();
+                } catch (IllegalStateException e) {
+                    // Completed or timed out meanwhile (a hang-up the listener has not been told
+                    // of yet): the container ends it; its units stay counted as work let through.
+                    LOG.log(System.Logger.Level.DEBUG, "A delayed request could not be dispatched", e);
+                }
+            }
+        }
+
+        /** The filter stops: answered 503, its units given back. */
+        void answerStopped() {
+            if (!end(End.GIVEN_BACK)) {
+                return;
+            }
+            giveBack();
+            try {
+                HttpServletResponse response = (HttpServletResponse) context.getResponse();
+                long left = Math.max(0, slotNanos - System.nanoTime());
+                Rejections.stopping(response, Duration.ofNanos(left), account);
+                context.complete();
+            } catch (IOException | RuntimeException e) {
+                // The client is gone or the container completed it: nothing more to answer.
+                LOG.log(System.Logger.Level.DEBUG, "A delayed request could not be answered as the filter stopped", e);
+            }
+        }
+
+        private boolean end(End how) {
+            if (!end.compareAndSet(null, how)) {
+                return false;
+            }
+            held.remove(this);
+            room.release();
+            ScheduledFuture<?> scheduled = slot;
+            if (how != End.DISPATCHED && scheduled != null) {
+                scheduled.cancel(false);
+            }
+            return true;
+        }
+
+        private void giveBack() {
+            try {
+                reservation.cancel();
+            } catch (RuntimeException e) {
+                // A limiter of the application's own that throws: its units stay counted.
+                LOG.log(System.Logger.Level.DEBUG, "A delayed request's units could not be given back", e);
+            }
+        }
+
+        /**
+         * Before its slot: the client hung up (or the connection failed), the container timed
+         * it out (held past its slot and the grace: a stalled timer) or completed it (shutting
+         * down): the work never runs, its units go back. After its dispatch, nothing to do, but
+         * for a filter the dispatch did not pass through (not mapped for {@code ASYNC}): the
+         * request is settled by its response here.
+         */
+        void ended(Event event, AsyncEvent details) {
+            if (!end(End.GIVEN_BACK)) {
+                RequestAccount.Part missed = event == Event.COMPLETE ? account.resumeDelayed() : null;
+                if (missed != null) {
+                    if (UNMAPPED_LOGGED.compareAndSet(false, true)) {
+                        LOG.log(System.Logger.Level.WARNING, "A request held for its slot was dispatched without "
+                                + "passing the rate-limit filter again: map the filter for the ASYNC dispatcher "
+                                + "type too (logged once); its fields are missing from such responses");
+                    }
+                    int status = details.getSuppliedResponse() instanceof HttpServletResponse r ? r.getStatus() : 500;
+                    OutcomeCounting.settle(missed.reservation(), missed.rules(), status);
+                }
+                return;
+            }
+            giveBack();
+            if (event == Event.TIMEOUT) {
+                try {
+                    Rejections.stopping((HttpServletResponse) context.getResponse(), Duration.ZERO, account);
+                } catch (IOException | RuntimeException e) {
+                    LOG.log(System.Logger.Level.DEBUG, "A timed-out delayed request could not be answered", e);
+                }
+            }
+            if (event != Event.COMPLETE) {
+                complete();
+            }
+        }
+
+        private void complete() {
+            try {
+                context.complete();
+            } catch (IllegalStateException e) {
+                // Already completed by the container.
+            }
+        }
+    }
+}
