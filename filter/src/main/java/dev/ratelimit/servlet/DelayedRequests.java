@@ -177,10 +177,13 @@ final class DelayedRequests {
             if (end(End.DISPATCHED)) {
                 try {
                     context.dispatch();
-                } catch (IllegalStateException e) {
-                    // Completed or timed out meanwhile (a hang-up the listener has not been told
-                    // of yet): the container ends it; its units stay counted as work let through.
+                } catch (RuntimeException e) {
+                    // The application is stopping (a container that waits for held requests
+                    // before it stops the filter fails their dispatch), or the request was ended
+                    // meanwhile: the work will not run; answered as at a stop, if still possible.
                     LOG.log(System.Logger.Level.DEBUG, "A delayed request could not be dispatched", e);
+                    giveBack();
+                    answer(Duration.ZERO);
                 }
             }
         }
@@ -191,10 +194,13 @@ final class DelayedRequests {
                 return;
             }
             giveBack();
+            answer(Duration.ofNanos(Math.max(0, slotNanos - System.nanoTime())));
+        }
+
+        /** Answers 503, retry after {@code untilSlot}, and completes the request, if it can still be. */
+        private void answer(Duration untilSlot) {
             try {
-                HttpServletResponse response = (HttpServletResponse) context.getResponse();
-                long left = Math.max(0, slotNanos - System.nanoTime());
-                Rejections.stopping(response, Duration.ofNanos(left), account);
+                Rejections.stopping((HttpServletResponse) context.getResponse(), untilSlot, account);
                 context.complete();
             } catch (IOException | RuntimeException e) {
                 // The client is gone or the container completed it: nothing more to answer.
@@ -247,13 +253,8 @@ final class DelayedRequests {
             }
             giveBack();
             if (event == Event.TIMEOUT) {
-                try {
-                    Rejections.stopping((HttpServletResponse) context.getResponse(), Duration.ZERO, account);
-                } catch (IOException | RuntimeException e) {
-                    LOG.log(System.Logger.Level.DEBUG, "A timed-out delayed request could not be answered", e);
-                }
-            }
-            if (event != Event.COMPLETE) {
+                answer(Duration.ZERO);
+            } else if (event == Event.ERROR) {
                 complete();
             }
         }
