@@ -115,28 +115,27 @@ public abstract class DelayContract extends ManualClockLimiterTest {
 
     @ParameterizedTest
     @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
-    void aDelayedGiveBackAfterOtherGiveBacksCountsTheRefillTheyLetTheBucketLose(Algorithm algorithm) {
+    void onlyTheLastRequestHeldGivesBackSoThatNoLaterOnePassesBesideOnesHeld(Algorithm algorithm) {
         Rule rule = rule(algorithm);
-        List<Reservation> first = new java.util.ArrayList<>();
-        for (int i = 0; i < 5; i++) {
-            first.add(limiter.reserve(rule, "k"));
-        }
-        Reservation delayed = limiter.reserve(rule, "k");
-        assertThat(delayed.decisions().delay()).isEqualTo(Duration.ofSeconds(2));
-        clock.advance(500);
-        first.forEach(Reservation::cancel);
-        clock.advance(100);
-        limiter.acquire(rule, "k");
-        clock.advance(400);
-        delayed.cancel();
-        // A bucket that never had the six: one unit taken at 600 ms, 8,000 of its 10,000 ticks
-        // still owed at 1,000 ms; four more now, and the fifth's slot 1.6 s away. A give-back
-        // that took the delayed unit's slot as proof of a deep bucket (the five were given back)
-        // would leave 7,500 owed and a slot 1.5 s away.
+        Reservation now = limiter.reserve(rule, "k");
         for (int i = 0; i < 4; i++) {
             limiter.acquire(rule, "k");
         }
-        assertThat(limiter.acquire(rule, "k").delay()).isGreaterThanOrEqualTo(Duration.ofMillis(1_600));
+        Reservation first = limiter.reserve(rule, "k");
+        Reservation last = limiter.reserve(rule, "k");
+        assertThat(first.decisions().delay()).isEqualTo(Duration.ofSeconds(2));
+        assertThat(last.decisions().delay()).isEqualTo(Duration.ofSeconds(4));
+        clock.advance(100);
+        // Giving back the first held, or one that passed, would free a slot before the last
+        // one's: a later request would pass beside it, two in 2 s where the bucket allows one.
+        assertThat(first.cancel()).as("held before another: its slot passes unused").isEmpty();
+        assertThat(now.cancel()).as("taken before the ones held").isEmpty();
+        assertThat(last.cancel()).as("the last one held gives back whole").containsExactly(rule.name());
+        Decision next = limiter.acquire(rule, "k");
+        assertThat(next.delay()).as("the next request gets the last one's slot").isEqualTo(Duration.ofMillis(3_900));
+        Decision after = limiter.acquire(rule, "k");
+        assertThat(after.allowed()).as("and nothing freed in the middle").isFalse();
+        assertThat(after.retryAfter()).isEqualTo(Duration.ofMillis(1_900));
     }
 
     @Test

@@ -33,18 +33,37 @@ public final class Verdicts {
      *                    wrote nothing
      * @param delayMillis how long after now the slot the rule allowed the request for comes
      *                    (a bucket's {@link Rule#maxDelay()}); 0: now
+     * @param queue       for a request a bucket allowed for a slot to come, the debt its take
+     *                    left, in ticks (see {@code held_back} in {@code bucket.lua}), which its
+     *                    refund is given; 0 otherwise
      */
     public record Answer(boolean allowed, long remaining, long resetMillis, long nextMillis, long waitMillis,
-                         Undo undo, long delayMillis) {
+                         Undo undo, long delayMillis, long queue) {
 
         /** An answer of a rule that wrote nothing. */
         public Answer(boolean allowed, long remaining, long resetMillis, long nextMillis, long waitMillis) {
-            this(allowed, remaining, resetMillis, nextMillis, waitMillis, Undo.NONE, 0);
+            this(allowed, remaining, resetMillis, nextMillis, waitMillis, Undo.NONE, 0, 0);
         }
 
         /** An answer for a slot now. */
         public Answer(boolean allowed, long remaining, long resetMillis, long nextMillis, long waitMillis, Undo undo) {
-            this(allowed, remaining, resetMillis, nextMillis, waitMillis, undo, 0);
+            this(allowed, remaining, resetMillis, nextMillis, waitMillis, undo, 0, 0);
+        }
+
+        /**
+         * The slot of a bucket's take that left {@code queue} ticks of debt: when that debt has
+         * refilled down to the bucket, in ms from the take, rounded up (never early).
+         *
+         * @param rule  the bucket's rule
+         * @param queue the debt the take left, in ticks; 0 for none held
+         * @return ms; 0 when the take fits the bucket now
+         */
+        public static long slotMillis(Rule rule, long queue) {
+            long capacity = rule.burst() * rule.window().toMillis();
+            if (queue <= capacity) {
+                return 0;
+            }
+            return Math.floorDiv(queue - capacity + rule.limit() - 1, rule.limit());
         }
 
         /**

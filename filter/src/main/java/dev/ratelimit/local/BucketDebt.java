@@ -99,6 +99,23 @@ record BucketDebt(long debt, long expires) {
     }
 
     /**
+     * Whether a give-back may take its units out of a bucket whose debt is beyond its burst (the
+     * twin of {@code held_back} in {@code bucket.lua}, whose comment says why): only the last
+     * request held for a slot, whose take's debt is still exactly there, refilled since.
+     *
+     * @param d       the debt now, ticks
+     * @param now     the time, epoch ms
+     * @param limit   ticks refilled per ms
+     * @param need    the units' ticks
+     * @param takenAt when they were taken
+     * @param queue   the debt their take left (0: not held)
+     * @return whether all of them go back
+     */
+    static boolean heldBack(long d, long now, long limit, long need, long takenAt, long queue) {
+        return queue > 0 && d == queue - Math.max(0, now - takenAt) * limit && d >= need;
+    }
+
+    /**
      * A reservation's give-back, the twin of {@code refundable} in {@code bucket.lua} (whose
      * comment says why): the units a write took, less the refill since it that a bucket without
      * them would have lost, taken as full from the write on but for the stretch earlier refunds
@@ -112,15 +129,11 @@ record BucketDebt(long debt, long expires) {
      * @param takenAt when the write was, epoch ms
      * @param from    where the stretch charged starts (0 with none)
      * @param to      where it ends (0 with none)
-     * @param headroom for a delayed take, its slot less one ms: how long after it the bucket
-     *                 without its units could not be full (counted only while no refund gave
-     *                 anything back since the take); 0 otherwise
      * @return the ticks and the new marks
      */
-    static Refunded refundable(long d, long now, long limit, long window, long cost, long takenAt, long from, long to,
-                               long headroom) {
+    static Refunded refundable(long d, long now, long limit, long window, long cost, long takenAt, long from, long to) {
         long owed = cost * window;
-        long start = headroom > 0 && to < takenAt ? Math.min(takenAt + headroom, now) : Math.min(takenAt, now);
+        long start = Math.min(takenAt, now);
         boolean apart = to == 0 || start > to;
         long spans = apart ? now - start : Math.max(0, Math.min(from, now) - start) + Math.max(0, now - Math.max(to, start));
         long lost = spans * limit;

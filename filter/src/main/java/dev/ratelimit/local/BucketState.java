@@ -42,13 +42,14 @@ final class BucketState implements KeyState {
         // Within max delay of its slot, a take is allowed now for that slot (see the Lua file).
         long reach = capacity + rule.maxDelay().toMillis() * limit;
         boolean allowed = d + need <= reach;
-        long slot = allowed && d + need > capacity ? KeyState.ceilDiv(d + need - capacity, limit) : 0;
+        // Held for a slot to come: the debt the take leaves, from which its slot follows.
+        long queue = allowed && d + need > capacity ? d + need : 0;
         boolean consume = allowed ? consumeIfAllowed : consumeIfRejected;
         if (consume) {
             long at = stored ? BucketDebt.writeTime(now, writtenAt) : now;
             // A delayed take goes into debt; a counted rejection may overdraw the bucket by at
             // most one full bucket, never below the debt read (see the Lua file).
-            d = slot > 0 ? d + need : Math.max(d, Math.min(d + need, 2 * capacity));
+            d = queue > 0 ? d + need : Math.max(d, Math.min(d + need, 2 * capacity));
             expires = at + KeyState.ceilDiv(d, limit);
             stored = true;
             debt = d;
@@ -56,10 +57,8 @@ final class BucketState implements KeyState {
             writerWindow = window;
             writerLimit = limit;
             generation = kept ? generation : call;
-            // An empty stretch at the last refund's time: the same as none, but a delayed take's
-            // give-back still sees that a refund was (see the Lua file).
-            chargedTo = kept ? chargedTo : 0;
-            chargedFrom = chargedTo;
+            chargedFrom = 0;
+            chargedTo = 0;
         }
 
         long remaining = d < capacity ? (capacity - d) / window : 0;
@@ -67,7 +66,7 @@ final class BucketState implements KeyState {
         long next = d > 0 ? BucketDebt.waitFor(remaining + 1, d, window, capacity, limit, expires, now) : 0;
         long wait = d + need > reach ? BucketDebt.waitFor(cost, d, window, reach, limit, expires, now) : 0;
         return new Verdicts.Answer(allowed, remaining, resetAfter, next, wait, Undo.of(consume, now, generation),
-                slot);
+                Verdicts.Answer.slotMillis(rule, queue), queue);
     }
 
     @Override
@@ -84,8 +83,17 @@ final class BucketState implements KeyState {
         long d = BucketDebt.read(debt, writtenAt, writerWindow, writerLimit, now, window, rule.limit(), rule.burst())
                 .debt();
         long at = BucketDebt.writeTime(now, writtenAt);
+        if (d > rule.burst() * window) {
+            // Requests are held for slots to come: only the last one gives back (see the Lua file).
+            if (!BucketDebt.heldBack(d, now, rule.limit(), cost * window, takenAt, taken.queue())) {
+                return false;
+            }
+            debt = d - cost * window;
+            writtenAt = at;
+            return true;
+        }
         BucketDebt.Refunded refunded = BucketDebt.refundable(d, at, rule.limit(), window, cost, takenAt, chargedFrom,
-                chargedTo, Math.max(0, taken.delayMillis() - 1));
+                chargedTo);
         if (refunded.ticks() == 0) {
             return false;
         }

@@ -9,6 +9,9 @@ import jakarta.servlet.http.HttpServletResponse;
 
 import java.io.IOException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
@@ -24,9 +27,10 @@ import java.util.concurrent.atomic.AtomicReference;
  * once per instance: a request that would be one more is decided as if its rules did not delay
  * ({@link #tryHold}), and refused if they refuse.
  *
- * <p>Each held request ends one way, once: dispatched at its slot; or, if the client hangs up or
- * the container times it out first, its units given back; or, when the filter stops, answered 503
- * with its units given back. One per started filter.
+ * <p>Each held request ends one way, once: dispatched at its slot; or, if the container reports
+ * the client gone or times the request out first, its units given back; or, when the filter
+ * stops, answered 503 with its units given back. (A bucket gives back only the last request held
+ * for a slot: any other's slot passes unused, see {@link Reservation}.) One per started filter.
  */
 final class DelayedRequests {
 
@@ -113,7 +117,11 @@ final class DelayedRequests {
      */
     void stop() {
         stopped = true;
-        for (Held one : held) {
+        // The last held first: a bucket gives back only its last request held (see Reservation),
+        // so each in turn is the last.
+        List<Held> latestFirst = new ArrayList<>(held);
+        latestFirst.sort(Comparator.comparingLong((Held one) -> one.slotNanos).reversed());
+        for (Held one : latestFirst) {
             one.answerStopped();
         }
         timer.shutdownNow();

@@ -15,8 +15,8 @@ import dev.ratelimit.internal.Verdicts;
  *                 out, in ticks, for a local lease (see {@code lease.Lease}); -1 when the caller knows
  *                 nothing of it (a reservation)
  * @param headroom the least debt a bucket would have held without the units, in ticks, for a
- *                 local lease; for a delayed take's give-back (floor -1), its slot less one ms;
- *                 0 otherwise
+ *                 local lease; for a give-back of a request held for a slot (floor -1), the debt
+ *                 its take left; 0 otherwise
  * @param lend     the units the lease's take lent, which leave the bucket's account of its leases
  *                 (see {@link Lending}); 0 but for a lease's give-back
  */
@@ -24,14 +24,15 @@ public record Refund(Claim claim, Verdicts.Answer taken, long floor, long headro
 
     /**
      * A reservation's refund: all it took, the bucket without it assumed full since (see
-     * {@code refundable} in {@code bucket.lua}), or for a delayed take from the ms before its
-     * slot (the headroom, in ms).
+     * {@code refundable} in {@code bucket.lua}); for a request held for a slot to come, the
+     * debt its take left (its queue, as headroom), by which the store knows whether it is still
+     * the last one held (see {@code held_back}).
      *
      * @param claim the claim as taken
      * @param taken the acquiring call's answer
      * @return the refund
      */
     public static Refund of(Claim claim, Verdicts.Answer taken) {
-        return new Refund(claim, taken, -1, Math.max(0, taken.delayMillis() - 1), 0);
+        return new Refund(claim, taken, -1, taken.queue(), 0);
     }
 }

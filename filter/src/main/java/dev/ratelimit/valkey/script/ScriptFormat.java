@@ -20,7 +20,7 @@ public final class ScriptFormat {
 
     /** ARGV values per rule of a deciding call: algorithm, limit, window, burst, cost, count_rejected, shadow, lend, max_delay. */
     static final int RULE_ARGS = 9;
-    /** Reply values per rule: allowed, remaining, reset_after, next, wait, undo_where, undo_which, delay. */
+    /** Reply values per rule: allowed, remaining, reset_after, next, wait, undo_where, undo_which, queue. */
     static final int RULE_REPLY = 8;
     /** ARGV values per rule of a refund: algorithm, limit, window, burst, cost, undo_where, undo_which, floor, headroom, lend. */
     static final int REFUND_ARGS = 10;
@@ -33,7 +33,7 @@ public final class ScriptFormat {
     private static final int WAIT = 4;
     private static final int UNDO_WHERE = 5;
     private static final int UNDO_WHICH = 6;
-    private static final int DELAY = 7;
+    private static final int QUEUE = 7;
 
     private ScriptFormat() {
     }
@@ -149,7 +149,8 @@ public final class ScriptFormat {
                     number(endpoint, values.get(at + REMAINING)), number(endpoint, values.get(at + RESET_AFTER)),
                     number(endpoint, values.get(at + NEXT)), number(endpoint, values.get(at + WAIT)),
                     new Undo(number(endpoint, values.get(at + UNDO_WHERE)), number(endpoint, values.get(at + UNDO_WHICH))),
-                    number(endpoint, values.get(at + DELAY))));
+                    Verdicts.Answer.slotMillis(claims.get(i).rule(), number(endpoint, values.get(at + QUEUE))),
+                    number(endpoint, values.get(at + QUEUE))));
         }
         return answers;
     }

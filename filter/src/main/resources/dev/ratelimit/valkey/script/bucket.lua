@@ -80,12 +80,7 @@ end
 -- bucket without the units is taken as full from taken_at on, all of whose refill is lost, but
 -- for the stretch [from, to] (ms) that earlier refunds charged already (the state's marks, 0, 0
 -- for none): their units were as good as not taken then, so that refill was lost once, and is
--- charged once. A delayed take's give-back (headroom > 0: the ms after taken_at the bucket
--- without its units could not be full, its slot less one) counts from taken_at + headroom
--- instead, but only while no refund has given anything back since it was taken (to < taken_at):
--- that bucket was at least as deep as the debt read then, less refill, only while nothing but
--- refill lowered the debt. A take leaves the marks' end (see finish), so that a take after such
--- a refund does not hide it. Twenty reservations taken together and cancelled one after another so charge the
+-- charged once. Twenty reservations taken together and cancelled one after another so charge the
 -- refill of that time once, not twenty times over, and leave the bucket as a bucket that never
 -- lent them. A refund that absorbed all it charged stretches the marks over its own time; one
 -- that could not (the units had refilled before) leaves them.
@@ -108,9 +103,6 @@ local function refundable(d, now, limit, window, cost, taken_at, from, to, floor
     return math.max(0, math.min(owed - charge, d)), from, to, charge
   end
   local start = math.min(taken_at, now)
-  if headroom > 0 and to < taken_at then
-    start = math.min(taken_at + headroom, now)
-  end
   local spans
   if to == 0 or start > to then
     -- No stretch charged, or one before these units were taken: all of their time.
@@ -128,6 +120,20 @@ local function refundable(d, now, limit, window, cost, taken_at, from, to, floor
     return back, start, now, 0
   end
   return back, math.min(start, from), math.max(to, now), 0
+end
+
+-- Whether a plain give-back may take its units out of a bucket whose debt d (ticks, at ms now)
+-- is beyond its burst: requests are held for slots to come, each passing at the moment the
+-- debt its take left has refilled down to the burst (queue, dispatcher.lua's reply). Taking
+-- units out of the middle of that queue would let a later request take the slot freed, beside
+-- the requests already held for the slots around it, so that more pass in some stretch than the
+-- bucket allows. Only the last request held gives its units back, and then exactly all of them:
+-- the debt is still precisely what its take left, refilled since its time taken_at (nothing was
+-- taken after it, and only later ones given back, exactly), so the bucket without it never was
+-- full meanwhile (its debt stayed above the burst, above the cost). Any other give-back while the
+-- debt is beyond the burst gives nothing: the units stay counted and their slot passes unused.
+local function held_back(d, now, limit, need, taken_at, queue)
+  return queue > 0 and d == queue - math.max(0, now - taken_at) * limit and d >= need
 end
 
 -- The accounts of the key's local leases (see Lease.java), kept with its state: `lent`, the
@@ -149,17 +155,16 @@ end
 --   decode(key, value) -> stored debt (ticks), ts, w, l, g, from, to, lent, pool
 --   encode(d, at, window, limit, gen, from, to, lent, pool) -> the state's value
 -- 1 <= cost <= burst, checked by the caller.
--- read returns: verdict, d, expires, gen, at, lent, pool, raw, marked: the debt now, when the
---   state is forgotten (nil: none), the generation a write keeps (nil: a new one), the time a
---   write stamps (write_time), the leases' accounts brought to it, the debt as stored (refilled),
---   and the end of the refunds' marks (see refundable) the write keeps.
+-- read returns: verdict, d, expires, gen, at, lent, pool, raw: the debt now, when the state is
+--   forgotten (nil: none), the generation a write keeps (nil: a new one), the time a write stamps
+--   (write_time), the leases' accounts brought to it, and the debt as stored (refilled).
 -- finish takes `lend` of the units for a local lease; its next_ms is when the next whole unit is
 --   back, 0 with the bucket full.
--- Undo values: the time of the call and the generation; a delayed take's refund is also told its
---   slot less one ms, as headroom (see refundable). Its refund gives back the cost less the
+-- Undo values: the time of the call and the generation. Its refund gives back the cost less the
 --   refill the bucket would have lost without it (refundable), and for a lease's give-back its
 --   `lend` units leave the leases' accounts; nothing once a rule of another window or limit has
---   written the state, nor to a debt of another generation. Returns the ticks it gave back.
+--   written the state, nor to a debt of another generation; and while requests are held for
+--   slots to come (see held_back), only the last of them. Returns the ticks it gave back.
 local function bucket_algorithm(decode, encode)
   -- Writes a debt of d ticks at ms at, forgotten when it is refilled; a full bucket (d = 0) is
   -- a missing key.
@@ -180,10 +185,10 @@ local function bucket_algorithm(decode, encode)
 
   local function read(call, key, limit, window, burst, cost, max_delay)
     local now = call.now
-    local d, expires, gen, at, lent, pool, raw, marked = 0, nil, nil, now, 0, 0, 0, 0
+    local d, expires, gen, at, lent, pool, raw = 0, nil, nil, now, 0, 0, 0
     local value = redis.call('GET', key)
     if value then
-      local stored, ts, w, l, g, _, to, stored_lent, stored_pool = decode(key, value)
+      local stored, ts, w, l, g, _, _, stored_lent, stored_pool = decode(key, value)
       d, expires, raw = bucket_debt(stored, ts, w, l, now, window, limit, burst)
       gen = kept_generation(g, d, stored, w, l, window, limit, burst)
       at = write_time(now, ts)
@@ -191,27 +196,24 @@ local function bucket_algorithm(decode, encode)
         -- The same debt, by the same rule: its leases are still out.
         lent = stored_lent
         pool = lease_pool(stored, at - ts, limit, stored_lent, stored_pool)
-        -- And the time of its last refund, which a delayed take's give-back must know of.
-        marked = to
       end
     end
     -- A take within max_delay ms of its slot is allowed now, for that slot (see finish).
-    return d + cost * window <= burst * window + (max_delay or 0) * limit, d, expires, gen, at, lent, pool, raw,
-      marked
+    return d + cost * window <= burst * window + max_delay * limit, d, expires, gen, at, lent, pool, raw
   end
 
   local function finish(call, key, limit, window, burst, cost, consume, _, lend, max_delay, allowed, d, expires, gen,
-                        at, lent, pool, raw, marked)
+                        at, lent, pool, raw)
     local now = call.now
     local capacity = burst * window
     local need = cost * window
-    -- The slot of an allowed take beyond the bucket: when the debt read has refilled enough for
-    -- it (within max_delay, by read's verdict). The bucket without these units cannot be full
-    -- before the ms before that slot, which its refund is told (see refundable): a delayed take
-    -- cancelled early comes back whole.
-    local slot = 0
+    -- An allowed take beyond the bucket (within max_delay, by read's verdict) is held for its
+    -- slot: when the debt read has refilled enough for it. Its queue is the debt it leaves, in
+    -- ticks, from which the caller works out the slot, cdiv(queue - capacity, limit) ms from now,
+    -- and its refund whether it is still the last held (see held_back).
+    local queue = 0
     if allowed and not call.charge and d + need > capacity then
-      slot = cdiv(d + need - capacity, limit)
+      queue = d + need
     end
     if consume and call.charge and raw > DEBT_BUCKETS * capacity then
       -- Work done on a key that owes more than this rule's bound already (a larger plan's
@@ -224,7 +226,7 @@ local function bucket_algorithm(decode, encode)
         -- Work done: the bucket goes into debt, which refill pays, up to the debt bound.
         allowed = d + need <= DEBT_BUCKETS * capacity
         owed = math.min(d + need, DEBT_BUCKETS * capacity)
-      elseif slot > 0 then
+      elseif queue > 0 then
         -- A delayed take: into debt, by at most max_delay of refill beyond the bucket (bounded
         -- by the Java side so that it stays below DEBT_BUCKETS buckets).
         owed = d + need
@@ -237,10 +239,8 @@ local function bucket_algorithm(decode, encode)
       d = math.max(d, owed)
       expires = at + cdiv(d, limit)
       gen = generation(call, gen)
-      -- A take starts afresh what plain refunds charged (their units are in the debt read), an
-      -- empty stretch at its end, which spans the same as none but still says when the last
-      -- refund was (see refundable).
-      store(call, key, at, window, limit, d, gen, marked, marked, lent + lend * window, pool)
+      -- A take starts afresh what plain refunds charged (their units are in the debt read).
+      store(call, key, at, window, limit, d, gen, 0, 0, lent + lend * window, pool)
     end
 
     local remaining = 0
@@ -259,7 +259,7 @@ local function bucket_algorithm(decode, encode)
       wait = wait_for(cost, d, window, reach, limit, expires, now)
     end
     return allowed and 1 or 0, remaining, reset_after, next_after, wait, consume and now or -1, consume and gen or 0,
-      slot
+      queue
   end
 
   local function refund(call, key, limit, window, burst, cost, taken_at, charged_gen, floor, headroom, lend)
@@ -279,6 +279,15 @@ local function bucket_algorithm(decode, encode)
       -- A debt beyond this rule's bound (a charge's of a larger burst): nothing is given back
       -- rather than a debt lowered to this rule's bound.
       return 0
+    end
+    if floor < 0 and d > burst * window then
+      -- Requests are held for slots to come: a give-back would let a later request pass beside
+      -- one already held (see held_back).
+      if not held_back(d, call.now, limit, cost * window, taken_at, headroom) then
+        return 0
+      end
+      store(call, key, at, window, limit, d - cost * window, g, from, to, lent, pool)
+      return cost * window
     end
     local back, charge
     back, from, to, charge = refundable(d, at, limit, window, cost, taken_at, from, to, floor, headroom, pool)

@@ -26,15 +26,17 @@
 --           period starts in epoch ms (see fixed-window.lua)
 --
 -- Reply: { all_allowed (0/1), then RULE_REPLY (8) values for each rule i, from 2 + RULE_REPLY * (i - 1):
---          allowed (0/1), remaining, reset_after_ms, next_ms, wait_ms, undo_where, undo_which, delay_ms }
+--          allowed (0/1), remaining, reset_after_ms, next_ms, wait_ms, undo_where, undo_which, queue }
 -- where next_ms is the time until rule i makes more quota available (the effective window,
 -- draft-11's t; 0 when none will come, its quota being full; see each algorithm's file), wait_ms
 -- is the time until a request of the same cost would be allowed by rule i as its state is after
 -- this call (0 if it would be now, delayed by at most its max_delay): a rejected request may
 -- retry after the longest wait of its enforcing rules, including rules the rejection itself
 -- charged; undo_where and undo_which say what rule i wrote, for refund.lua to give it back
--- (undo_where = -1: rule i wrote nothing); delay_ms is how long after now the slot rule i
--- allowed the request for comes (0: now; only a bucket with a max_delay delays).
+-- (undo_where = -1: rule i wrote nothing); queue is 0 for a request allowed now, and for one a
+-- bucket with a max_delay allowed for a slot to come, the debt (ticks) its take left, or would
+-- leave (a peek): its slot is cdiv(queue - burst * window, limit) ms after now, and its refund
+-- is given it (see held_back in bucket.lua).
 --
 -- Or an error "RATELIMIT_STATE <i> <message>" when the state of rule i cannot be read (a key
 -- of another type, a value in another form): a fault of that key, not of the server.
@@ -54,7 +56,7 @@
 --           or <= burst for a bucket; a charge's cost may be more, see call.charge); max_delay
 --           the ms a bucket may admit ahead of a slot (0 for every other algorithm)
 --   reads the state and returns the rule's own verdict (a boolean), then what it read (at most
---   eight plain values, so that nothing is allocated for the common one-rule call).
+--   seven plain values, so that nothing is allocated for the common one-rule call).
 -- finish(call, key, limit, window, burst, cost, consume, count_rejected, lend, max_delay, verdict, ...)
 --   takes the units if consume (false: a read-only decision), on what read returned; lend is
 --   how many of them a local lease takes (buckets only). With call.charge (mode 3) it takes
@@ -119,7 +121,7 @@ local function decide_one(KEYS, ARGV, call, mode)
   current = 1
   local algorithm, limit, window, burst, cost = rule(ARGV, 1)
   local delay = max_delay(ARGV, 1)
-  local verdict, a, b, c, d, e, f, g, h = algorithm.read(call, KEYS[1], limit, window, burst, cost, delay)
+  local verdict, a, b, c, d, e, f, g = algorithm.read(call, KEYS[1], limit, window, burst, cost, delay)
   local all_allowed = 0
   if mode ~= '2' and (verdict or shadow(ARGV, 1)) then
     all_allowed = 1
@@ -129,7 +131,7 @@ local function decide_one(KEYS, ARGV, call, mode)
   -- lend (a bucket's leases' account) and max_delay, then what read returned.
   local allowed, remaining, reset_after, next_after, wait, undo_where, undo_which, slot = algorithm.finish(call,
     KEYS[1], limit, window, burst, cost, consume, counts_rejected(ARGV, 1), lend(ARGV, 1), delay, verdict, a, b, c, d,
-    e, f, g, h)
+    e, f, g)
   return { all_allowed, allowed, remaining, reset_after, next_after, wait, undo_where, undo_which, slot }
 end
 
@@ -160,7 +162,7 @@ local function decide(KEYS, ARGV, call, mode)
     local at = 2 + RULE_REPLY * (i - 1)
     reply[at], reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4], reply[at + 5], reply[at + 6], reply[at + 7] =
       algorithm.finish(call, KEYS[i], limit, window, burst, cost, consume, counts_rejected(ARGV, i), lend(ARGV, i),
-        max_delay(ARGV, i), read[1], read[2], read[3], read[4], read[5], read[6], read[7], read[8], read[9])
+        max_delay(ARGV, i), read[1], read[2], read[3], read[4], read[5], read[6], read[7], read[8])
   end
   return reply
 end
