@@ -311,15 +311,18 @@ public final class ValkeyRateLimiter implements RateLimiter {
          * @param time how long a lease serves before its unused units go back, at least 1 ms
          * @return this builder
          * @throws IllegalArgumentException naming the rule when it is not a token bucket, GCRA or
-         *                                  fixed window, or is a shadow rule or counts rejected attempts
+         *                                  fixed window, or is a shadow rule, counts rejected
+         *                                  attempts or has a {@link Rule#maxDelay()}
          */
         public Builder localLease(Rule rule, long size, Duration time) {
             Objects.requireNonNull(rule, "rule");
-            if (!LeasePolicy.supports(rule.algorithm()) || rule.shadow() || rule.countRejected()) {
+            boolean delays = !rule.maxDelay().isZero();
+            if (!LeasePolicy.supports(rule.algorithm()) || rule.shadow() || rule.countRejected() || delays) {
                 throw new IllegalArgumentException("rule '" + rule.name() + "' (" + rule.algorithm().id()
                         + (rule.shadow() ? ", shadow" : "") + (rule.countRejected() ? ", count-rejected" : "")
+                        + (delays ? ", max delay " + rule.maxDelay() : "")
                         + ") cannot be leased: local leases serve token-bucket, gcra and fixed-window rules that "
-                        + "neither only observe nor count rejected attempts");
+                        + "neither only observe nor count rejected attempts nor hold requests for slots to come");
             }
             options.leases.put(rule.name(), new LeasePolicy(size, time));
             return this;

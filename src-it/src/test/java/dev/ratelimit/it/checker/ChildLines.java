@@ -36,7 +36,8 @@ final class ChildLines {
         return Rule.builder((String) fields.get("name"), Algorithm.fromId((String) fields.get("algorithm")))
                 .limit(number(fields, "limit")).window(Duration.ofMillis(number(fields, "windowMs")))
                 .calendar(Calendars.parse((String) fields.get("calendar"))).burst(number(fields, "burst"))
-                .countRejected((Boolean) fields.get("countRejected")).shadow((Boolean) fields.get("shadow")).build();
+                .countRejected((Boolean) fields.get("countRejected")).shadow((Boolean) fields.get("shadow"))
+                .maxDelay(Duration.ofMillis(number(fields, "maxDelayMs"))).build();
     }
 
     static List<Json> claims(List<Claim> claims) {
@@ -59,7 +60,7 @@ final class ChildLines {
         return Json.object().with("rule", d.ruleName()).with("allowed", d.allowed()).with("limit", d.limit())
                 .with("remaining", d.remaining()).with("effectiveWindow", d.effectiveWindow().toString())
                 .with("resetAfter", d.resetAfter().toString()).with("retryAfter", d.retryAfter().toString())
-                .with("basis", d.basis().name());
+                .with("delay", d.delay().toString()).with("basis", d.basis().name());
     }
 
     @SuppressWarnings("unchecked")
@@ -68,7 +69,7 @@ final class ChildLines {
         Decision decision = Decision.builder((String) fields.get("rule"), number(fields, "limit"))
                 .remaining(number(fields, "remaining")).effectiveWindow(duration(fields, "effectiveWindow"))
                 .resetAfter(duration(fields, "resetAfter")).retryAfter(duration(fields, "retryAfter"))
-                .basis(Decision.Basis.valueOf((String) fields.get("basis"))).build();
+                .delay(duration(fields, "delay")).basis(Decision.Basis.valueOf((String) fields.get("basis"))).build();
         if (decision.allowed() != (Boolean) fields.get("allowed")) {
             throw new IllegalArgumentException("a decision read back disagrees with itself: " + fields);
         }

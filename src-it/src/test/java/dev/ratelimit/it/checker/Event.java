@@ -322,7 +322,8 @@ sealed interface Event {
     static Json ruleJson(Rule rule) {
         return Json.object().with("name", rule.name()).with("algorithm", rule.algorithm().id())
                 .with("limit", rule.limit()).with("windowMs", rule.window().toMillis()).with("burst", rule.burst())
-                .with("calendar", Calendars.text(rule.calendar())).with("countRejected", rule.countRejected()).with("shadow", rule.shadow());
+                .with("calendar", Calendars.text(rule.calendar())).with("countRejected", rule.countRejected()).with("shadow", rule.shadow())
+                .with("maxDelayMs", rule.maxDelay().toMillis());
     }
 
     private static List<Json> claimsJson(List<Claim> claims) {
@@ -340,6 +341,6 @@ sealed interface Event {
         return Json.object().with("rule", d.ruleName()).with("allowed", d.allowed()).with("basis", d.basis().name())
                 .with("limit", d.limit()).with("remaining", d.remaining())
                 .with("effectiveWindowMs", d.effectiveWindow().toMillis()).with("retryAfterMs", d.retryAfter().toMillis())
-                .with("resetAfterMs", d.resetAfter().toMillis());
+                .with("resetAfterMs", d.resetAfter().toMillis()).with("delayMs", d.delay().toMillis());
     }
 }

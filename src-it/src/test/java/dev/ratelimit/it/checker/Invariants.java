@@ -449,9 +449,11 @@ final class Invariants {
                 possible(shared, call.op(), t, claim.cost(), call.instance());
             }
             long reservation = call.kind() == Event.Kind.RESERVE ? call.op() : -1;
+            // Units held for a slot count from the slot on: they pass then.
+            long slot = decision.allowed() && decisions.allowed() ? decision.delay().toMillis() : 0;
             if (decision.basis() == Decision.Basis.SHARED) {
                 if (decisions.allowed() && decision.allowed()) {
-                    shared.add(call.op(), t, call.latest(), claim.cost(), Unit.Kind.TAKEN, reservation);
+                    shared.add(call.op(), t + slot, call.latest() + slot, claim.cost(), Unit.Kind.TAKEN, reservation);
                     lastTake.computeIfAbsent(name + "/" + claim.key(), k -> new HashMap<>()).put(call.instance(), call.op());
                 } else if (claim.rule().countRejected()) {
                     shared.add(call.op(), t, call.latest(), claim.cost(), Unit.Kind.ATTEMPT, -1);
@@ -462,7 +464,7 @@ final class Invariants {
             } else if (decision.basis() == Decision.Basis.LOCAL) {
                 Ledger local = ledger(local(call.instance()), name, claim.key());
                 if (decisions.allowed() && decision.allowed()) {
-                    local.add(call.op(), t, call.latest(), localCost(claim), Unit.Kind.TAKEN, reservation);
+                    local.add(call.op(), t + slot, call.latest() + slot, localCost(claim), Unit.Kind.TAKEN, reservation);
                 } else if (local.current().countRejected()) {
                     local.add(call.op(), t, call.latest(), localCost(claim), Unit.Kind.ATTEMPT, -1);
                 }
@@ -558,9 +560,18 @@ final class Invariants {
         // room it can have had) and a rejection at the earliest (the least).
         long t = call.at();
         long latest = call.latest();
+        // A request held for a slot passes then, its units counted from then (see take): it is
+        // judged there. A rejection by a rule that may delay says no slot within its max delay.
+        long slot = decision.delay().toMillis();
+        long maxDelay = ledger.current().maxDelay().toMillis();
+        if (slot > 0 && (!decision.allowed() || slot > maxDelay || request == null || !request.allowed())) {
+            violations.add(new Violation("a request is held only by a rule that delays, for at most its max delay",
+                    "delayed " + slot + " ms by " + ledger.current() + ": " + decision, call.op(), ledger.domain,
+                    ledger.rule, ledger.key, t, t + slot));
+        }
         report(call.op(), ledger, Bounds.effectiveWindow(claim.rule(), decision, t));
         if (decision.allowed() && request != null && request.allowed()) {
-            report(call.op(), ledger, promises.taken(ledger, latest, cost));
+            report(call.op(), ledger, promises.taken(ledger, latest + slot, cost));
         }
         // A decision of a leasing rule shortly after a wipe may be its lease's, taken from the wiped
         // state and counting what that state held (LeaseSlack#afterWipe): its numbers describe a
@@ -578,11 +589,12 @@ final class Invariants {
             promises.promised(ledger, call.op(), t, decision, othersHold);
         }
         if (decision.allowed()) {
-            report(call.op(), ledger, Bounds.safety(ledger, latest, cost, wipedLeases));
+            report(call.op(), ledger, Bounds.safety(ledger, latest + slot, cost, wipedLeases));
             return;
         }
         if (!(cacheable(claim.rule()) && ledger.mayReplay(t, call.instance())) && !mayBeReplayed(call, claim, decision)) {
-            report(call.op(), ledger, liveness(ledger, t, cost, call.op(), leased, call.instance() == Target.OPERATOR));
+            report(call.op(), ledger, liveness(ledger, t + maxDelay, cost, call.op(), leased,
+                    call.instance() == Target.OPERATOR));
         }
         // A replay of a rejection made before another instance took units of the key: the cache
         // sees only its own instance (README, "A deny cache"), so its retry-after is the store's as
@@ -590,12 +602,26 @@ final class Invariants {
         boolean pastOthers = replayed != null && lastTake.getOrDefault(claim.rule().name() + "/" + claim.key(), Map.of())
                 .entrySet().stream().anyMatch(e -> e.getKey() != call.instance() && e.getValue() > replayed.op());
         if (!pastOthers) {
-            report(call.op(), ledger, Bounds.early(ledger, latest, cost, decision.retryAfter().toMillis(), wipedLeases));
+            report(call.op(), ledger, early(ledger, latest, cost, decision.retryAfter().toMillis(), maxDelay,
+                    wipedLeases));
         }
         if (request != null && !request.unavailable() && !claim.rule().shadow() && !pastOthers
                 && request.retryAfter().compareTo(decision.retryAfter()) != 0) {
-            report(call.op(), ledger, Bounds.early(ledger, latest, cost, request.retryAfter().toMillis(), wipedLeases));
+            report(call.op(), ledger, early(ledger, latest, cost, request.retryAfter().toMillis(), maxDelay,
+                    wipedLeases));
         }
+    }
+
+    /**
+     * A retry-after is never early; by a rule that delays, the request retried then is held for
+     * at most the max delay: judged at that slot, held requests passing before it counted.
+     */
+    private static Bounds.Finding early(Ledger ledger, long latest, long cost, long retryAfter, long maxDelay,
+                                        long slack) {
+        if (maxDelay == 0) {
+            return Bounds.early(ledger, latest, cost, retryAfter, slack);
+        }
+        return Bounds.early(ledger, latest + retryAfter + maxDelay, cost, 0, slack);
     }
 
     /**
@@ -700,7 +726,9 @@ final class Invariants {
             case FIXED_WINDOW -> Calendars.window(rule, w)[1];
             case SLIDING_LOG, CONCURRENCY -> w + window;
             case SLIDING_WINDOW_COUNTER -> w - Math.floorMod(w, window) + 2 * window;
-            case TOKEN_BUCKET, GCRA -> w + Ledger.ceilDiv(debtBuckets * rule.burst() * window, rule.limit());
+            // Held requests add at most the max delay's refill beyond the bucket.
+            case TOKEN_BUCKET, GCRA -> w + Ledger.ceilDiv(debtBuckets * rule.burst() * window, rule.limit())
+                    + rule.maxDelay().toMillis();
         };
     }
 
@@ -716,7 +744,8 @@ final class Invariants {
             case FIXED_WINDOW -> Calendars.longest(rule);
             case SLIDING_LOG, CONCURRENCY -> window;
             case SLIDING_WINDOW_COUNTER -> 2 * window;
-            case TOKEN_BUCKET, GCRA -> Ledger.ceilDiv(debtBuckets * rule.burst() * window, rule.limit());
+            case TOKEN_BUCKET, GCRA -> Ledger.ceilDiv(debtBuckets * rule.burst() * window, rule.limit())
+                    + rule.maxDelay().toMillis();
         };
     }
 

@@ -253,7 +253,8 @@ final class Ledger {
         return switch (rule.algorithm()) {
             case FIXED_WINDOW -> Calendars.longest(rule);
             case SLIDING_WINDOW_COUNTER -> 2 * window;
-            case TOKEN_BUCKET, GCRA -> debtBuckets * ceilDiv(rule.burst() * window, rule.limit()) + 1;
+            case TOKEN_BUCKET, GCRA -> debtBuckets * ceilDiv(rule.burst() * window, rule.limit()) + 1
+                    + rule.maxDelay().toMillis();
             case SLIDING_LOG, CONCURRENCY -> 0;
         };
     }
@@ -287,9 +288,16 @@ final class Ledger {
     Unit add(long op, long at, long latest, long cost, Unit.Kind kind, long reservation) {
         Unit unit = new Unit(op, at, cost, kind, current.window().toMillis(), safetyEpoch, wipe, reservation);
         unit.latest = latest;
+        if (!units.isEmpty() && at < units.get(units.size() - 1).at) {
+            // A unit held for a slot passes then: its time may come after a later call's.
+            unordered = true;
+        }
         units.add(unit);
         return unit;
     }
+
+    /** Whether some unit's time comes before an earlier-added one's (units held for slots). */
+    private boolean unordered;
 
     /** The latest time the upper bound reads a unit at, judged at {@code t}: no later than {@code t}. */
     private static long upperTime(Unit unit, long t) {
@@ -479,8 +487,15 @@ final class Ledger {
         long debt = lower ? 0 : bucketFromDebt;
         long last = lower || bucketFromAt == Long.MIN_VALUE ? Long.MIN_VALUE : bucketFromAt;
         long busySince = t;
-        for (int i = 0; i < units.size(); i++) {
-            Unit unit = units.get(i);
+        // The lower bound runs the bucket over its units in the order they pass (held ones at
+        // their slots); the upper bound reads each at its latest, never before the one before.
+        List<Unit> ordered = units;
+        if (lower && unordered) {
+            ordered = new ArrayList<>(units);
+            ordered.sort(java.util.Comparator.comparingLong(unit -> unit.at));
+        }
+        for (int i = 0; i < ordered.size(); i++) {
+            Unit unit = ordered.get(i);
             if (unit.at > t || !(lower ? lower(unit) : upper(unit, false))) {
                 continue;
             }

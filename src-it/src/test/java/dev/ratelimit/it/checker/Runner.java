@@ -456,6 +456,8 @@ final class Runner {
         if (edit.calendar() != null) {
             rule = rule.toBuilder().calendar(Calendars.parse(edit.calendar())).build();
         }
+        // A rule that holds requests for slots keeps doing so, within what the edit allows.
+        rule = rule.withMaxDelay(Workload.keptMaxDelay(old.maxDelay(), rule));
         rules.set(edit.rule(), rule);
         long op = begin();
         history.add(new Event.RuleSet(op, now(), history.real(), rule, target.policy(rule.name()),

@@ -70,7 +70,8 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
             LocalLease lease = localLeases.get(rule.name());
             boolean servable = (rule.algorithm() == dev.ratelimit.Algorithm.TOKEN_BUCKET
                     || rule.algorithm() == dev.ratelimit.Algorithm.GCRA
-                    || rule.algorithm() == dev.ratelimit.Algorithm.FIXED_WINDOW) && !rule.shadow() && !rule.countRejected();
+                    || rule.algorithm() == dev.ratelimit.Algorithm.FIXED_WINDOW) && !rule.shadow() && !rule.countRejected()
+                    && rule.maxDelay().isZero();
             if (lease != null && servable) {
                 leased.put(rule, lease);
             }
@@ -233,6 +234,13 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
                 policies.put(rules.get(i).name(), Calendars.policy(policies.get(rules.get(i).name()), calendar));
             }
         }
+        // Requests held for slots to come, on half of the seeds, from a stream of their own (every
+        // other draw of a seed stays): a bucket rule that neither only observes nor counts
+        // rejections may delay, by up to a few times its time to fill.
+        Random delays = new Random(seed * 331 + target.ordinal() + 23);
+        if (delays.nextBoolean()) {
+            rules.replaceAll(rule -> delays.nextBoolean() ? withMaxDelay(rule, delays) : rule);
+        }
         List<Op> ops = new ArrayList<>(steps);
         // What came after the first version of the workload is drawn from a stream of its own,
         // so that a seed's other draws stay as they were.
@@ -286,6 +294,31 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
         return new Workload(seed, target, denyCache, List.copyOf(rules), policies, KEYS, clockStart, Set.copyOf(avoided),
                 instances, opening == 2 ? CROWD_BREAKER_OPEN_MILLIS : BREAKER_OPEN_MILLIS, Map.copyOf(localLeases),
                 serverClock, steps, List.copyOf(ops));
+    }
+
+    /**
+     * The rule with a max delay of a half, one or three times its time to fill from empty (at
+     * most the most the rule allows), if it can delay at all; else the rule as it is.
+     */
+    static Rule withMaxDelay(Rule rule, Random delays) {
+        if (!rule.algorithm().hasBurst() || rule.shadow() || rule.countRejected()) {
+            return rule;
+        }
+        long fill = Math.max(1, rule.burst() * rule.window().toMillis() / rule.limit());
+        long[] times = {fill / 2, fill, 3 * fill};
+        return rule.withMaxDelay(Duration.ofMillis(Math.max(1, times[delays.nextInt(times.length)])));
+    }
+
+    /**
+     * The longest delay an edited rule can keep: its own, cut to the most the edit allows
+     * (seven times the time to fill from empty), none for a rule that cannot delay.
+     */
+    static Duration keptMaxDelay(Duration maxDelay, Rule edited) {
+        if (maxDelay.isZero() || !edited.algorithm().hasBurst() || edited.shadow() || edited.countRejected()) {
+            return Duration.ZERO;
+        }
+        long most = 7 * edited.burst() * edited.window().toMillis() / edited.limit();
+        return Duration.ofMillis(Math.min(maxDelay.toMillis(), most));
     }
 
     /**
