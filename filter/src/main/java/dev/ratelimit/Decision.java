@@ -22,7 +22,11 @@ import java.util.Objects;
  *       arrives;</li>
  *   <li>{@code retryAfter}: zero when allowed; otherwise the time until a request of the same
  *       cost would be allowed, rounded up, never early. Never before the effective window
- *       ends: the request needs more than {@code remaining}.</li>
+ *       ends: the request needs more than {@code remaining}. (By a rule with a
+ *       {@link Rule#maxDelay()}, allowed for a slot up to that much later: the retry-after is
+ *       then never before the effective window less the max delay.)</li>
+ *   <li>{@code delay}: zero, or for a request a rule with a {@link Rule#maxDelay()} allowed
+ *       for a slot to come, the time until that slot (see {@link #delay()}).</li>
  * </ul>
  *
  * <p>Its parts: {@linkplain #ruleName() the rule's name}, {@linkplain #allowed() whether it
@@ -192,9 +196,11 @@ public final class Decision {
     /**
      * How long after the decision its slot comes: zero for a request allowed now (and for every
      * rejection); positive for one a rule with a {@link Rule#maxDelay()} allowed for a slot to
-     * come, its units taken already. The action must not happen before then: the filter holds
-     * the request that long, without a thread; a caller of the Java API waits (or schedules the
-     * work) itself, and {@link Reservation#cancel()} gives the units back if it gives up.
+     * come, its units taken already (if another rule of the request rejected it, the slot this
+     * rule would have given: nothing was taken, and {@link Decisions#delay()} is zero). The
+     * action must not happen before then: the filter holds the request that long, without a
+     * thread; a caller of the Java API waits (or schedules the work) itself, and
+     * {@link Reservation#cancel()} gives the units back if it gives up (see there).
      *
      * @return the time until the request's slot, rounded up to the ms, never early
      */

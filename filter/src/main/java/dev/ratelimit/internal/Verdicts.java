@@ -125,8 +125,8 @@ public final class Verdicts {
             Duration reset = Duration.ofMillis(answer.resetMillis());
             decisions.add(Decision.builder(rule.name(), rule.limit()).remaining(answer.remaining()).resetAfter(reset)
                     .retryAfter(answer.allowed() ? Duration.ZERO : Duration.ofMillis(Math.max(1, answer.waitMillis())))
-                    // A slot is taken only when the whole request is allowed.
-                    .delay(allowed && answer.allowed() ? Duration.ofMillis(answer.delayMillis()) : Duration.ZERO)
+                    // The slot the rule gives (taken only when the whole request is allowed).
+                    .delay(answer.allowed() ? Duration.ofMillis(answer.delayMillis()) : Duration.ZERO)
                     .effectiveWindow(effectiveWindow(rule, answer)).build());
             if (!rule.shadow()) {
                 wait = Math.max(wait, answer.waitMillis());

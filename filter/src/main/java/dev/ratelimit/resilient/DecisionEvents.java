@@ -49,7 +49,7 @@ final class DecisionEvents {
             if (decision.allowed() && nearLimit(rule, decision.remaining())) {
                 listener.onEvent(rule.name(), RateLimitListener.Event.NEAR_LIMIT);
             }
-            if (!decision.delay().isZero()) {
+            if (decisions.allowed() && !decision.delay().isZero()) {
                 listener.onEvent(rule.name(), RateLimitListener.Event.DELAYED);
                 listener.onDelay(rule.name(), decision.delay().toNanos());
             }

@@ -168,7 +168,9 @@ final class Bounds {
      */
     static Finding effectiveWindow(Rule rule, dev.ratelimit.Decision decision, long t) {
         long window = decision.effectiveWindow().toMillis();
-        if (!decision.allowed() && decision.retryAfter().toMillis() < window) {
+        // A rule that delays admits the retry for a slot up to its max delay later.
+        long held = rule.maxDelay().toMillis();
+        if (!decision.allowed() && decision.retryAfter().toMillis() + held < window) {
             return new Finding(rule.algorithm().id() + ": a rejection's retry-after never precedes its effective window",
                     "retry-after " + decision.retryAfter().toMillis() + " ms < effective window " + window + " ms: "
                             + decision, t, t + window);

@@ -225,6 +225,9 @@ final class Checker {
             String name = null;
             if (event instanceof Event.Decided decided) {
                 name = decided.decisions().allowed() ? "allowed" : "rejected";
+                if (!decided.decisions().delay().isZero()) {
+                    stats.merge("delayed", 1, Integer::sum);
+                }
             } else if (event instanceof Event.Failed) {
                 name = "threw";
             } else if (event instanceof Event.StoreCall store && !store.answered()) {

@@ -449,11 +449,13 @@ final class Invariants {
                 possible(shared, call.op(), t, claim.cost(), call.instance());
             }
             long reservation = call.kind() == Event.Kind.RESERVE ? call.op() : -1;
-            // Units held for a slot count from the slot on: they pass then.
+            // Units held for a slot count from the slot on: they pass then. A slot is told in whole
+            // ms rounded up, so the lower bound counts them from the ms before, the upper from it.
             long slot = decision.allowed() && decisions.allowed() ? decision.delay().toMillis() : 0;
+            long early = Math.max(0, slot - 1);
             if (decision.basis() == Decision.Basis.SHARED) {
                 if (decisions.allowed() && decision.allowed()) {
-                    shared.add(call.op(), t + slot, call.latest() + slot, claim.cost(), Unit.Kind.TAKEN, reservation);
+                    shared.add(call.op(), t + early, call.latest() + slot, claim.cost(), Unit.Kind.TAKEN, reservation);
                     lastTake.computeIfAbsent(name + "/" + claim.key(), k -> new HashMap<>()).put(call.instance(), call.op());
                 } else if (claim.rule().countRejected()) {
                     shared.add(call.op(), t, call.latest(), claim.cost(), Unit.Kind.ATTEMPT, -1);
@@ -464,7 +466,7 @@ final class Invariants {
             } else if (decision.basis() == Decision.Basis.LOCAL) {
                 Ledger local = ledger(local(call.instance()), name, claim.key());
                 if (decisions.allowed() && decision.allowed()) {
-                    local.add(call.op(), t + slot, call.latest() + slot, localCost(claim), Unit.Kind.TAKEN, reservation);
+                    local.add(call.op(), t + early, call.latest() + slot, localCost(claim), Unit.Kind.TAKEN, reservation);
                 } else if (local.current().countRejected()) {
                     local.add(call.op(), t, call.latest(), localCost(claim), Unit.Kind.ATTEMPT, -1);
                 }
@@ -523,7 +525,10 @@ final class Invariants {
     private void possible(Ledger ledger, long op, long at, long cost, int instance) {
         // On the server clock a lost reply's call ran at Valkey's time then, which may be after
         // the client gave up on it: until the store is next seen answering.
-        Unit unit = ledger.add(op, at, serverClock ? Long.MAX_VALUE : at, cost, Unit.Kind.POSSIBLE, -1);
+        // A lost take of a rule that delays may have been held for a slot up to its max delay on.
+        long hold = ledger.current().maxDelay().toMillis();
+        Unit unit = ledger.add(op, at, serverClock ? Long.MAX_VALUE : at + hold, cost, Unit.Kind.POSSIBLE, -1);
+        unit.hold = hold;
         if (serverClock) {
             unanswered.computeIfAbsent(ledger.rule + "/" + ledger.key, k -> new ArrayList<>()).add(unit);
         }
@@ -564,7 +569,7 @@ final class Invariants {
         // judged there. A rejection by a rule that may delay says no slot within its max delay.
         long slot = decision.delay().toMillis();
         long maxDelay = ledger.current().maxDelay().toMillis();
-        if (slot > 0 && (!decision.allowed() || slot > maxDelay || request == null || !request.allowed())) {
+        if (slot > 0 && (!decision.allowed() || slot > maxDelay)) {
             violations.add(new Violation("a request is held only by a rule that delays, for at most its max delay",
                     "delayed " + slot + " ms by " + ledger.current() + ": " + decision, call.op(), ledger.domain,
                     ledger.rule, ledger.key, t, t + slot));
@@ -678,7 +683,7 @@ final class Invariants {
     private void answeredAgain(String which, long at) {
         List<Unit> units = unanswered.remove(which);
         for (Unit unit : units == null ? List.<Unit>of() : units) {
-            unit.latest = Math.max(unit.at, at);
+            unit.latest = Math.max(unit.at, at) + unit.hold;
         }
     }
 

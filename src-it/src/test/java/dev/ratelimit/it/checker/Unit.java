@@ -50,6 +50,12 @@ final class Unit {
     /** The op of the reservation that took them, or -1 when nothing can give them back. */
     final long reservation;
 
+    /**
+     * For a possible unit of a rule that holds requests for slots: how much later than its call
+     * it may pass (the rule's max delay), which the upper bound reads it at the latest; 0 otherwise.
+     */
+    long hold;
+
     Refund refund = Refund.NONE;
     long refundAt;
     /**
