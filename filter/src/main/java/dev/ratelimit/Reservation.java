@@ -32,7 +32,10 @@ import java.util.function.ToLongFunction;
  * {@link Algorithm#CONCURRENCY} rule's units are leases on work in progress: settling the
  * reservation either way releases them (the work is over), and one never settled holds them
  * until the rule's lease timeout. Giving back is exact
- * per algorithm: a token bucket or GCRA gets its units back (never more than its burst), a
+ * per algorithm: a token bucket or GCRA gets its units back (never more than its burst; while
+ * its debt is beyond its burst, with requests held for slots to come ({@link Rule#maxDelay()}),
+ * only the last one held gives back, all of it, and any other give-back nothing: its slot
+ * passes unused, as a later request given it would pass beside the ones held), a
  * sliding log loses exactly the entries this reservation added, a fixed window or sliding
  * window counter has its count lowered (never below zero) if the window charged is still the
  * current one; a window that has rolled over is left as it is. Only the reservation's own units

@@ -252,10 +252,12 @@ final class DelayedRequests {
                     if (UNMAPPED_LOGGED.compareAndSet(false, true)) {
                         LOG.log(System.Logger.Level.WARNING, "A request held for its slot was dispatched without "
                                 + "passing the rate-limit filter again: map the filter for the ASYNC dispatcher "
-                                + "type too (logged once); its fields are missing from such responses");
+                                + "type too (logged once); such a request is settled when it completes, but a "
+                                + "refusal of an annotated method it calls is not answered 429 by the filter");
                     }
                     int status = details.getSuppliedResponse() instanceof HttpServletResponse r ? r.getStatus() : 500;
-                    OutcomeCounting.settle(missed.reservation(), missed.rules(), status);
+                    OutcomeCounting.settle(missed.reservation(), missed.rules(), status, ReportedCosts.of(missed.rules(),
+                            details.getSuppliedRequest(), details.getSuppliedResponse()));
                 }
                 return;
             }

@@ -66,6 +66,9 @@ final class DispatchHandler {
         Duration delay = part.allowed() ? part.reservation().decisions().delay() : Duration.ZERO;
         if (!delay.isZero()) {
             // Admitted for a slot to come: held without a thread until it, then dispatched again.
+            // Its fields go on now, so that a dispatch the filter does not see (not mapped for
+            // ASYNC) still carries them.
+            account.fields().forEach(response::setHeader);
             account.holdDelayed(part);
             now.delayed().hold(request, response, delay, part.reservation(), account);
             return;
