@@ -139,23 +139,45 @@ public abstract class DelayContract extends ManualClockLimiterTest {
     }
 
     @Test
-    void aRejectingRuleOfTheSameRequestTakesNothingFromTheDelayingOne() {
+    void aRuleDelaysOnlyWhereItDecidesTheRequestAloneBesideShadowAndConcurrencyRules() {
         Rule delaying = rule(Algorithm.TOKEN_BUCKET);
-        Rule window = Rule.fixedWindow("delay-window", 6, Duration.ofSeconds(10));
+        Rule window = Rule.fixedWindow("delay-window", 100, Duration.ofSeconds(10));
+        Rule inFlight = Rule.concurrency("delay-in-flight", 10, Duration.ofMinutes(1));
+        Rule shadow = Rule.fixedWindow("delay-shadow", 1, Duration.ofSeconds(10)).withShadow(true);
         for (int i = 0; i < 5; i++) {
             limiter.acquire(delaying, "k");
         }
+        // With another rule deciding it, the request would pass at one rule's slot while the
+        // other counted it at once: their requests would pass bunched. No rule delays then.
         Decisions both = limiter.acquireAll(List.of(Claim.of(delaying, "k"), Claim.of(window, "k")));
-        assertThat(both.allowed()).isTrue();
-        assertThat(both.delay()).as("the longest delay of the request's rules").isEqualTo(Duration.ofSeconds(2));
-        for (int i = 0; i < 5; i++) {
-            limiter.acquire(window, "k");
+        assertThat(both.allowed()).isFalse();
+        assertThat(both.retryAfter()).as("until it is allowed now").isEqualTo(Duration.ofSeconds(2));
+        assertThat(limiter.peek(window, "k").remaining()).as("the refused request took nothing").isEqualTo(100);
+
+        Decisions held = limiter.acquireAll(List.of(Claim.of(delaying, "k"), Claim.of(inFlight, "k"),
+                Claim.of(shadow, "k")));
+        assertThat(held.allowed()).isTrue();
+        assertThat(held.delay()).as("a permit is held while the request waits; a shadow rule only observes")
+                .isEqualTo(Duration.ofSeconds(2));
+        assertThat(limiter.acquire(delaying, "k").delay()).isEqualTo(Duration.ofSeconds(4));
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
+    void aRuleEditedWhileRequestsAreHeldQueuesNewOnesBehindThem(Algorithm algorithm) {
+        Rule rule = Rule.builder("delay-edit-" + algorithm.id(), algorithm).limit(5).window(Duration.ofSeconds(10))
+                .burst(2).maxDelay(Duration.ofSeconds(14)).build();
+        for (int i = 0; i < 9; i++) {
+            assertThat(limiter.acquire(rule, "k").allowed()).isTrue();
         }
-        Decisions refused = limiter.acquireAll(List.of(Claim.of(delaying, "k"), Claim.of(window, "k")));
-        assertThat(refused.allowed()).isFalse();
-        assertThat(refused.delay()).isZero();
-        assertThat(limiter.acquire(delaying, "k").delay()).as("the refused request took no slot")
-                .isEqualTo(Duration.ofSeconds(4));
+        assertThat(limiter.acquire(rule, "k").allowed()).as("the last slot is 14 s away").isFalse();
+        // Seven held over 14 s, nine units owed: more than two buckets, which an edited rule
+        // would otherwise read at most.
+        Rule edited = rule.toBuilder().limit(6).build();
+        Decision next = limiter.acquire(edited, "k");
+        assertThat(next.allowed()).isTrue();
+        assertThat(next.delay()).as("behind the nine units owed, at the new rate")
+                .isEqualTo(Duration.ofMillis(13_334));
     }
 
     @Test

@@ -116,14 +116,23 @@ final class PlanReader {
                 }
                 continue;
             }
+            Rule planRule;
             try {
-                plans.put(plan, Rule.builder(base.name(), base.algorithm()).limit(limit).window(window)
+                planRule = Rule.builder(base.name(), base.algorithm()).limit(limit).window(window)
                         .calendar(own.calendar()).burst(burst).countRejected(base.countRejected())
-                        .shadow(base.shadow()).build());
+                        .shadow(base.shadow()).build();
             } catch (IllegalArgumentException e) {
                 // The plan's window, or the rule's it keeps.
                 String windowProperty = values.raw(q + "window").isPresent() ? q + "window" : p + "window";
                 values.problems().add(RuleBounds.problem(values, q, windowProperty, base.algorithm(), limit, burst, e));
+                continue;
+            }
+            try {
+                // A plan's callers are held for slots as the rule's are, within what its bucket allows.
+                plans.put(plan, planRule.withMaxDelay(base.maxDelay()));
+            } catch (IllegalArgumentException e) {
+                values.problem(p + "max-delay", values.raw(p + "max-delay").orElse(""), "is too long for plan '" + plan
+                        + "': " + e.getMessage().replaceFirst("^rule '[^']*': max delay \\S+ is too long: ", ""));
             }
         }
         return plans;

@@ -194,6 +194,10 @@ final class RuleReader {
      * a bucket's only, neither counting rejections nor in shadow mode (see {@link Rule#maxDelay()}).
      */
     private Duration maxDelay(String p, Algorithm algorithm, boolean countRejected, boolean shadow) {
+        if (values.raw(p + "max-delay").map(String::trim).filter("0"::equals).isPresent()) {
+            // Off, as the default says: 0 needs no unit.
+            return Duration.ZERO;
+        }
         Duration delay = values.duration(p + "max-delay", Duration.ZERO, Duration.ZERO);
         if (delay.isZero()) {
             return delay;

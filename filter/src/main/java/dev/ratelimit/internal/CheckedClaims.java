@@ -13,10 +13,10 @@ class CheckedClaims extends AbstractList<Claim> {
 
     private final List<Claim> claims;
 
-    /** Checks the claims and keeps a copy of them. */
+    /** Checks the claims and keeps a copy of them, as they are decided ({@link Claims#delayingAlone}). */
     CheckedClaims(List<Claim> claims) {
         Claims.check(claims);
-        this.claims = List.copyOf(claims);
+        this.claims = List.copyOf(Claims.delayingAlone(claims));
     }
 
     @Override

@@ -1,6 +1,7 @@
 package dev.ratelimit.internal;
 
 import dev.ratelimit.Claim;
+import dev.ratelimit.Rule;
 
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -37,6 +38,49 @@ public final class Claims {
                         + "' is given twice: a request is decided once per rule");
             }
         }
+    }
+
+    /**
+     * The claims as they are decided: a rule with a {@link dev.ratelimit.Rule#maxDelay()} holds a
+     * request for a slot only when it decides the request alone (beside shadow rules, which only
+     * observe, and concurrency rules, whose permits are held while the request waits). With
+     * another rule deciding it too, the request would pass at one rule's slot while the other
+     * counted it at the decision: the other's requests would pass bunched. Then no rule delays.
+     *
+     * @param claims the claims, checked
+     * @return the same list, or one whose delaying rules do not delay
+     */
+    public static List<Claim> delayingAlone(List<Claim> claims) {
+        int delaying = 0;
+        int others = 0;
+        for (Claim claim : claims) {
+            Rule rule = claim.rule();
+            if (!rule.maxDelay().isZero()) {
+                delaying++;
+            } else if (!rule.shadow() && !rule.algorithm().isConcurrency()) {
+                others++;
+            }
+        }
+        if (delaying == 0 || delaying == 1 && others == 0) {
+            return claims;
+        }
+        List<Claim> undelayed = new ArrayList<>(claims.size());
+        for (Claim claim : claims) {
+            undelayed.add(undelayed(claim));
+        }
+        return undelayed;
+    }
+
+    /**
+     * The claim with its rule deciding now or never (no {@link dev.ratelimit.Rule#maxDelay()}).
+     *
+     * @param claim a claim
+     * @return the same claim, or one of its rule without a max delay
+     */
+    public static Claim undelayed(Claim claim) {
+        Rule rule = claim.rule();
+        return rule.maxDelay().isZero() ? claim
+                : Claim.of(rule.withMaxDelay(java.time.Duration.ZERO), claim.key(), claim.cost());
     }
 
     /**

@@ -34,17 +34,19 @@ record BucketDebt(long debt, long expires) {
      * @param burst  the current rule's burst
      * @return the debt now and the state's expiry
      */
-    static BucketDebt read(long d, long ts, long w, long l, long now, long window, long limit, long burst) {
+    static BucketDebt read(long d, long ts, long w, long l, long now, long window, long limit, long burst,
+                           boolean held) {
         long expires = ts + KeyState.ceilDiv(d, l);
         if (now >= expires) {
             return NONE;
         }
-        if (w != window) {
-            d = Math.min(KeyState.ceilDiv(d, w), 2 * burst) * window;
-        }
         // Written by this very rule: a charge's debt of up to DEBT_BUCKETS buckets; by another
-        // (an edit, a plan), at most two of this rule's buckets (see bucket.lua).
-        long bound = w == window && l == limit ? Charges.DEBT_BUCKETS : 2;
+        // (an edit, a plan), at most two of this rule's buckets, but for a rule that holds
+        // requests for slots (see bucket.lua).
+        long bound = w == window && l == limit || held ? Charges.DEBT_BUCKETS : 2;
+        if (w != window) {
+            d = Math.min(KeyState.ceilDiv(d, w), bound * burst) * window;
+        }
         d = Math.min(d, bound * burst * window);
         // A clock that went backwards refills nothing rather than draining the bucket.
         long elapsed = Math.max(0, now - ts);

@@ -201,8 +201,8 @@ public final class LocalRateLimiter implements RateLimiter {
     }
 
     /** Decides and takes the claims, all or nothing: every claim's answer. */
-    private List<Verdicts.Answer> take(List<Claim> claims) {
-        Claims.check(claims);
+    private List<Verdicts.Answer> take(List<Claim> asked) {
+        List<Claim> claims = Claims.checked(asked);
         synchronized (states) {
             long now = clock.getAsLong();
             long call = ++calls;

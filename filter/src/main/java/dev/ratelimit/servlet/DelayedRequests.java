@@ -16,16 +16,18 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Requests admitted for a slot to come ({@code max-delay}), held until it without a thread: the
  * request is suspended ({@link HttpServletRequest#startAsync}) and dispatched again at its slot
  * by one timer thread, its units taken already. At most {@code ratelimit.max-delayed-requests} at
- * once per instance: a request that would be one more is decided as if its rules did not delay
- * ({@link #tryHold}), and refused if they refuse.
+ * once per instance: once that many are held, a request is decided as if its rules did not delay
+ * ({@link #mayHold}), and refused if they refuse. (Requests being decided at that moment may each
+ * still be held: the bound is passed by at most as many as the container decides at once, rather
+ * than room taken by requests that will never need it.)
  *
  * <p>Each held request ends one way, once: dispatched at its slot; or, if the container reports
  * the client gone or times the request out first, its units given back; or, when the filter
@@ -47,7 +49,8 @@ final class DelayedRequests {
     private static final java.util.concurrent.atomic.AtomicBoolean UNMAPPED_LOGGED =
             new java.util.concurrent.atomic.AtomicBoolean();
 
-    private final Semaphore room;
+    private final int max;
+    private final AtomicInteger count = new AtomicInteger();
     private final ScheduledThreadPoolExecutor timer;
     private final Set<Held> held = ConcurrentHashMap.newKeySet();
     private volatile boolean stopped;
@@ -56,7 +59,7 @@ final class DelayedRequests {
      * @param max the most requests held at once; 0: none is ever delayed
      */
     DelayedRequests(int max) {
-        this.room = new Semaphore(max);
+        this.max = max;
         this.timer = new ScheduledThreadPoolExecutor(1, runnable -> {
             Thread thread = new Thread(runnable, "ratelimit-delayed-requests");
             thread.setDaemon(true);
@@ -67,26 +70,18 @@ final class DelayedRequests {
     }
 
     /**
-     * Takes room for one more held request, if the request can be suspended and there is room:
-     * then its rules may delay it, and the room is the caller's until it calls {@link #hold} or
-     * {@link #unused}.
+     * Whether the request may be held: it can be suspended, and fewer than the most are held.
      *
-     * @return whether the request may be delayed
+     * @return whether its rules may delay it
      */
-    boolean tryHold(HttpServletRequest request) {
-        return !stopped && request.isAsyncSupported() && !request.isAsyncStarted() && room.tryAcquire();
-    }
-
-    /** Gives back room taken by {@link #tryHold} for a request that was not delayed after all. */
-    void unused() {
-        room.release();
+    boolean mayHold(HttpServletRequest request) {
+        return !stopped && request.isAsyncSupported() && !request.isAsyncStarted() && count.get() < max;
     }
 
     /**
      * Suspends an allowed request until its slot, then dispatches it again to where it was going
      * (with the request and response as the filter got them, wrappers of filters before it
-     * included): {@link DispatchHandler} then runs the application for it. Uses the room
-     * {@link #tryHold} took.
+     * included): {@link DispatchHandler} then runs the application for it.
      *
      * @param delay       the time until its slot, positive
      * @param reservation what its rules took: given back if it never reaches its slot
@@ -95,14 +90,16 @@ final class DelayedRequests {
     void hold(HttpServletRequest request, HttpServletResponse response, Duration delay, Reservation reservation,
               RequestAccount account) {
         AsyncContext context = request.startAsync(request, response);
+        count.incrementAndGet();
         context.setTimeout(delay.plus(GRACE).toMillis());
         Held one = new Held(context, reservation, account, System.nanoTime() + delay.toNanos());
         held.add(one);
         context.addListener((Ending) one::ended, request, response);
         one.slot = timer.schedule(one::dispatch, delay.toNanos(), TimeUnit.NANOSECONDS);
-        if (stopped) {
+        if (stopped && one.end(End.GIVEN_BACK)) {
             // Stopped while this one was being held: answered as every other.
-            one.answerStopped();
+            one.answer(delay);
+            one.giveBack();
         }
     }
 
@@ -117,14 +114,23 @@ final class DelayedRequests {
      */
     void stop() {
         stopped = true;
-        // The last held first: a bucket gives back only its last request held (see Reservation),
-        // so each in turn is the last.
+        // No dispatch from now on; every held request is answered at once, before any give-back,
+        // which may wait on an unresponsive store.
+        timer.shutdownNow();
         List<Held> latestFirst = new ArrayList<>(held);
         latestFirst.sort(Comparator.comparingLong((Held one) -> one.slotNanos).reversed());
+        List<Held> answered = new ArrayList<>();
         for (Held one : latestFirst) {
-            one.answerStopped();
+            if (one.end(End.GIVEN_BACK)) {
+                one.answer(Duration.ofNanos(Math.max(0, one.slotNanos - System.nanoTime())));
+                answered.add(one);
+            }
         }
-        timer.shutdownNow();
+        // The last held first: a bucket gives back only its last request held (see Reservation),
+        // so each in turn is the last.
+        for (Held one : answered) {
+            one.giveBack();
+        }
     }
 
     /** What becomes of a held request: exactly one of these, once. */
@@ -196,15 +202,6 @@ final class DelayedRequests {
             }
         }
 
-        /** The filter stops: answered 503, its units given back. */
-        void answerStopped() {
-            if (!end(End.GIVEN_BACK)) {
-                return;
-            }
-            giveBack();
-            answer(Duration.ofNanos(Math.max(0, slotNanos - System.nanoTime())));
-        }
-
         /** Answers 503, retry after {@code untilSlot}, and completes the request, if it can still be. */
         private void answer(Duration untilSlot) {
             try {
@@ -221,7 +218,7 @@ final class DelayedRequests {
                 return false;
             }
             held.remove(this);
-            room.release();
+            count.decrementAndGet();
             ScheduledFuture<?> scheduled = slot;
             if (how != End.DISPATCHED && scheduled != null) {
                 scheduled.cancel(false);

@@ -61,7 +61,7 @@ final class DispatchHandler {
             return;
         }
         List<RequestKeys.Matched> matched = now.keys().match(request, now.settings().rules());
-        boolean mayDelay = delays(matched) && now.delayed().tryHold(request);
+        boolean mayDelay = delays(matched) && now.delayed().mayHold(request);
         RequestAccount.Part part = account.decide(now, matched, RequestAccount.Layer.FILTER, false, mayDelay);
         Duration delay = part.allowed() ? part.reservation().decisions().delay() : Duration.ZERO;
         if (!delay.isZero()) {
@@ -72,9 +72,6 @@ final class DispatchHandler {
             account.holdDelayed(part);
             now.delayed().hold(request, response, delay, part.reservation(), account);
             return;
-        }
-        if (mayDelay) {
-            now.delayed().unused();
         }
         if (!part.allowed()) {
             Rejections.refuse(response, part.problem(), account);

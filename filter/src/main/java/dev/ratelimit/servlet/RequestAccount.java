@@ -7,6 +7,7 @@ import dev.ratelimit.Reservation;
 import dev.ratelimit.Rule;
 import dev.ratelimit.config.FilterSettings;
 import dev.ratelimit.config.RuleSettings;
+import dev.ratelimit.internal.Claims;
 import dev.ratelimit.internal.UndoableClaims;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -230,7 +231,7 @@ final class RequestAccount {
         if (undecided.isEmpty()) {
             return NONE;
         }
-        List<Claim> claims = undecided.stream().map(m -> mayDelay ? m.claim() : undelayed(m.claim())).toList();
+        List<Claim> claims = undecided.stream().map(m -> mayDelay ? m.claim() : Claims.undelayed(m.claim())).toList();
         boolean byOutcome = reserve || OutcomeCounting.applies(undecided.stream().map(RequestKeys.Matched::settings).toList());
         Reservation reservation;
         try {
@@ -268,16 +269,6 @@ final class RequestAccount {
             writeFields();
         }
         return part;
-    }
-
-    /**
-     * The claim with its rule deciding now or never: a request that cannot be held (a layer that
-     * runs on the request's thread, a container that cannot suspend it, no room left) is refused
-     * rather than held on a thread.
-     */
-    private static Claim undelayed(Claim claim) {
-        Rule rule = claim.rule();
-        return rule.maxDelay().isZero() ? claim : Claim.of(rule.withMaxDelay(Duration.ZERO), claim.key(), claim.cost());
     }
 
     /**

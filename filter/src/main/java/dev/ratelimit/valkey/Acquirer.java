@@ -68,8 +68,8 @@ final class Acquirer {
     }
 
     /** A request's decisions: from leases where the rules lease, else from the store. */
-    StoreOutcome take(List<Claim> claims) {
-        Claims.check(claims);
+    StoreOutcome take(List<Claim> asked) {
+        List<Claim> claims = Claims.checked(asked);
         if (leased == null) {
             return fromStore(claims);
         }
@@ -111,11 +111,11 @@ final class Acquirer {
      * back what can give them back, should another layer refuse the request: what leases served
      * goes back to them, the rest to the store.
      */
-    Reservation takeUndoable(List<Claim> claims) {
+    Reservation takeUndoable(List<Claim> asked) {
         if (leased == null) {
-            return reserve(claims);
+            return reserve(asked);
         }
-        Claims.check(claims);
+        List<Claim> claims = Claims.checked(asked);
         calls.releaseLostPermits();
         LeaseTaker.Taken taken = leased.takeWithPortions(claims);
         Decisions decisions = taken.outcome().decisions();
@@ -142,8 +142,8 @@ final class Acquirer {
      * {@link LeaseTaker#reclaimed(List, StoreOutcome, long)}): they are not to hold it back;
      * with a rule that counts rejected attempts, which cannot be asked twice, they go back first.
      */
-    Reservation reserve(List<Claim> claims) {
-        Claims.check(claims);
+    Reservation reserve(List<Claim> asked) {
+        List<Claim> claims = Claims.checked(asked);
         if (leased != null && claims.stream().anyMatch(claim -> claim.rule().countRejected())) {
             leased.returnOwn(claims);
         }

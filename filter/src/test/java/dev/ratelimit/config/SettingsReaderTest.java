@@ -65,6 +65,50 @@ class SettingsReaderTest {
                 .hasMessageContaining("ratelimit.rule.login.quota-unit='rows' does not apply to concurrency");
     }
 
+    /**
+     * max-delay read into the rule, its plans and its fallback; refused, naming the property, on
+     * a window, with count-rejected, shadow or a local lease, too long for the rule or a plan.
+     */
+    @Test
+    void readsHowLongABucketHoldsARequestAndRefusesWhatCannotHoldOne() {
+        Map<String, String> values = valid();
+        values.put("ratelimit.rule.api.max-delay", "2s");
+        values.put("ratelimit.rule.api.plan", "header:X-Plan");
+        values.put("ratelimit.rule.api.plan.pro.limit", "200");
+        values.put("ratelimit.rule.api.on-failure", "local");
+        values.put("ratelimit.max-delayed-requests", "50");
+        FilterSettings settings = read(values);
+        assertThat(settings.rules().get(0).rule().maxDelay()).isEqualTo(Duration.ofSeconds(2));
+        assertThat(settings.rules().get(0).plans().get("pro").maxDelay()).isEqualTo(Duration.ofSeconds(2));
+        assertThat(settings.rules().get(0).localRule().maxDelay()).isEqualTo(Duration.ofSeconds(2));
+        assertThat(settings.maxDelayedRequests()).isEqualTo(50);
+        values.put("ratelimit.rule.api.max-delay", "0");
+        assertThat(read(values).rules().get(0).rule().maxDelay()).isZero();
+
+        values.put("ratelimit.rule.api.max-delay", "11m");
+        values.put("ratelimit.rule.api.plan.pro.burst", "1");
+        values.put("ratelimit.rule.login.max-delay", "1s");
+        assertThatThrownBy(() -> read(values)).isInstanceOf(InvalidSettingsException.class)
+                .hasMessageContaining("ratelimit.rule.api.max-delay='11m' is too long: at most 630000 ms")
+                .hasMessageContaining("ratelimit.rule.login.max-delay='1s' applies only to token-bucket and gcra, "
+                        + "not to sliding-log");
+        values.put("ratelimit.rule.api.max-delay", "3s");
+        values.put("ratelimit.rule.login.algorithm", "gcra");
+        values.put("ratelimit.rule.login.count-rejected", "true");
+        values.put("ratelimit.max-delayed-requests", "-1");
+        assertThatThrownBy(() -> read(values)).isInstanceOf(InvalidSettingsException.class)
+                .hasMessageContaining("ratelimit.rule.api.max-delay='3s' is too long for plan 'pro': at most 2100 ms")
+                .hasMessageContaining("ratelimit.rule.login.max-delay='1s' cannot be set with "
+                        + "ratelimit.rule.login.count-rejected=true")
+                .hasMessageContaining("ratelimit.max-delayed-requests='-1'");
+
+        Map<String, String> leased = valid();
+        leased.put("ratelimit.rule.api.max-delay", "1s");
+        leased.put("ratelimit.rule.api.local-lease", "10");
+        assertThatThrownBy(() -> read(leased)).isInstanceOf(InvalidSettingsException.class)
+                .hasMessageContaining("ratelimit.rule.api.local-lease='10' cannot be set with ratelimit.rule.api.max-delay=1s");
+    }
+
     /** Every header version by its id, and the 3xx setting. */
     @ParameterizedTest
     @CsvSource({"draft,DRAFT", "draft-03,DRAFT_03", "DRAFT-03,DRAFT_03", "legacy,LEGACY", "both,BOTH", "none,NONE"})

@@ -20,18 +20,24 @@
 --
 -- A rule edited since the write reads the debt in its own units: the same whole units owed
 -- (rounded up, so an edit never grants a fraction of a unit), at most two full buckets of
--- the new rule, refilled at the new rate from ts. The state is forgotten when the rule that
+-- the new rule, refilled at the new rate from ts; of a rule that holds requests for slots
+-- (held: its max_delay), up to DEBT_BUCKETS, so that requests held under the old rule keep
+-- their slots and later ones queue behind them. The state is forgotten when the rule that
 -- wrote it said it would be full again, so an edit never blocks longer than the old state
 -- justified.
-local function bucket_debt(d, ts, w, l, now, window, limit, burst)
+local function bucket_debt(d, ts, w, l, now, window, limit, burst, held)
   local expires = ts + cdiv(d, l)
   if now >= expires then
     return 0, nil, 0
   end
+  -- Written by this very rule (its window and rate): a charge's debt of up to DEBT_BUCKETS
+  -- buckets; by another (an edit, a plan), at most two of this rule's buckets, as ever, but for
+  -- a rule that holds requests.
+  local bound = ((w == window and l == limit) or held) and DEBT_BUCKETS or 2
   if w ~= window then
     d = cdiv(d, w)
-    -- Whole units beyond two buckets are capped before scaling, so the product stays exact.
-    d = math.min(d, 2 * burst) * window
+    -- Whole units beyond the bound are capped before scaling, so the product stays exact.
+    d = math.min(d, bound * burst) * window
   end
   -- A clock that went backwards refills nothing rather than draining the bucket.
   local elapsed = math.max(0, now - ts)
@@ -39,9 +45,6 @@ local function bucket_debt(d, ts, w, l, now, window, limit, burst)
   -- reach DEBT_BUCKETS buckets of the rule that wrote it (dispatcher.lua's mode 3), more than a
   -- rule of a smaller burst (a plan's) holds, which must then neither cut it nor add to it.
   local raw = math.max(0, d - elapsed * limit)
-  -- Written by this very rule (its window and rate): a charge's debt of up to DEBT_BUCKETS
-  -- buckets; by another (an edit, a plan), at most two of this rule's buckets, as ever.
-  local bound = (w == window and l == limit) and DEBT_BUCKETS or 2
   d = math.min(d, bound * burst * window)
   if elapsed >= cdiv(d, limit) then
     return 0, expires, raw
@@ -189,7 +192,7 @@ local function bucket_algorithm(decode, encode)
     local value = redis.call('GET', key)
     if value then
       local stored, ts, w, l, g, _, _, stored_lent, stored_pool = decode(key, value)
-      d, expires, raw = bucket_debt(stored, ts, w, l, now, window, limit, burst)
+      d, expires, raw = bucket_debt(stored, ts, w, l, now, window, limit, burst, max_delay > 0)
       gen = kept_generation(g, d, stored, w, l, window, limit, burst)
       at = write_time(now, ts)
       if gen then

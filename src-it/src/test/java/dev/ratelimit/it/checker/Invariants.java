@@ -194,7 +194,9 @@ final class Invariants {
      */
     static List<Violation> check(List<Event> events) {
         Invariants invariants = new Invariants();
-        if (events.stream().anyMatch(e -> e instanceof Event.Settled settled && settled.actual() >= 0)) {
+        // Charges, and an edit of a rule that holds requests for slots, keep up to eight buckets.
+        if (events.stream().anyMatch(e -> e instanceof Event.Settled settled && settled.actual() >= 0
+                || e instanceof Event.RuleSet set && !set.rule().maxDelay().isZero())) {
             invariants.debtBuckets = dev.ratelimit.internal.Charges.DEBT_BUCKETS;
         }
         List<Event> group = new ArrayList<>();
