@@ -14,6 +14,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -95,7 +96,11 @@ final class DelayedRequests {
         Held one = new Held(context, reservation, account, System.nanoTime() + delay.toNanos());
         held.add(one);
         context.addListener((Ending) one::ended, request, response);
-        one.slot = timer.schedule(one::dispatch, delay.toNanos(), TimeUnit.NANOSECONDS);
+        try {
+            one.slot = timer.schedule(one::dispatch, delay.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            // The filter is stopping: answered below, as every other.
+        }
         if (stopped && one.end(End.GIVEN_BACK)) {
             // Stopped while this one was being held: answered as every other.
             one.answer(delay);
@@ -244,7 +249,10 @@ final class DelayedRequests {
          */
         void ended(Event event, AsyncEvent details) {
             if (!end(End.GIVEN_BACK)) {
-                RequestAccount.Part missed = event == Event.COMPLETE ? account.resumeDelayed() : null;
+                // Ended already: dispatched (then settled here if the filter never saw the
+                // dispatch), or given back and answered by the filter itself.
+                RequestAccount.Part missed = event == Event.COMPLETE && end.get() == End.DISPATCHED
+                        ? account.resumeDelayed() : null;
                 if (missed != null) {
                     if (UNMAPPED_LOGGED.compareAndSet(false, true)) {
                         LOG.log(System.Logger.Level.WARNING, "A request held for its slot was dispatched without "
