@@ -437,9 +437,11 @@ final class Invariants {
                 longest[1] = Math.max(longest[1], call.latest() - t);
             }
         }
-        // Every rule is judged on the state before this call.
+        // Every rule is judged on the state before this call, and by whether it could delay: only
+        // where it decides the request alone (Claims.delayingAlone).
+        List<Claim> asDecided = dev.ratelimit.internal.Claims.delayingAlone(claims);
         for (int i = 0; i < claims.size(); i++) {
-            judge(call, claims.get(i), decisions.all().get(i), decisions);
+            judge(call, claims.get(i), decisions.all().get(i), decisions, asDecided.get(i).rule().maxDelay().toMillis());
         }
         for (int i = 0; i < claims.size(); i++) {
             Claim claim = claims.get(i);
@@ -541,11 +543,12 @@ final class Invariants {
     }
 
     private void peek(Event.Call call, Event.Decided decided) {
-        judge(call, call.claims().get(0), decided.decisions().all().get(0), null);
+        Claim claim = call.claims().get(0);
+        judge(call, claim, decided.decisions().all().get(0), null, claim.rule().maxDelay().toMillis());
     }
 
     /** The checks of one rule's decision, on the ledger of whoever decided it. */
-    private void judge(Event.Call call, Claim claim, Decision decision, Decisions request) {
+    private void judge(Event.Call call, Claim claim, Decision decision, Decisions request, long maxDelay) {
         Ledger ledger;
         long cost;
         // Units the store holds in local leases, unseen here (LeaseSlack); none in the fallback.
@@ -570,7 +573,8 @@ final class Invariants {
         // A request held for a slot passes then, its units counted from then (see take): it is
         // judged there. A rejection by a rule that may delay says no slot within its max delay.
         long slot = decision.delay().toMillis();
-        long maxDelay = ledger.current().maxDelay().toMillis();
+        // The rule that decided: the store's, or the fallback's, which may not delay at all.
+        maxDelay = Math.min(maxDelay, ledger.current().maxDelay().toMillis());
         if (slot > 0 && (!decision.allowed() || slot > maxDelay)) {
             violations.add(new Violation("a request is held only by a rule that delays, for at most its max delay",
                     "delayed " + slot + " ms by " + ledger.current() + ": " + decision, call.op(), ledger.domain,
