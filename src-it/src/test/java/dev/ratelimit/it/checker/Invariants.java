@@ -453,13 +453,14 @@ final class Invariants {
                 possible(shared, call.op(), t, claim.cost(), call.instance());
             }
             long reservation = call.kind() == Event.Kind.RESERVE ? call.op() : -1;
-            // Units held for a slot count from the slot on: they pass then. A slot is told in whole
-            // ms rounded up, so the lower bound counts them from the ms before, the upper from it.
+            // Units held for a slot count from the slot on for the lower bound: they pass then (a
+            // slot is told in whole ms rounded up: from the ms before); the upper bound counts them
+            // from the decision, as the store's debt holds them.
             long slot = decision.allowed() && decisions.allowed() ? decision.delay().toMillis() : 0;
             long early = Math.max(0, slot - 1);
             if (decision.basis() == Decision.Basis.SHARED) {
                 if (decisions.allowed() && decision.allowed()) {
-                    shared.add(call.op(), t + early, call.latest() + slot, claim.cost(), Unit.Kind.TAKEN, reservation);
+                    shared.add(call.op(), t + early, call.latest(), claim.cost(), Unit.Kind.TAKEN, reservation);
                     lastTake.computeIfAbsent(name + "/" + claim.key(), k -> new HashMap<>()).put(call.instance(), call.op());
                 } else if (claim.rule().countRejected()) {
                     shared.add(call.op(), t, call.latest(), claim.cost(), Unit.Kind.ATTEMPT, -1);
@@ -470,7 +471,7 @@ final class Invariants {
             } else if (decision.basis() == Decision.Basis.LOCAL) {
                 Ledger local = ledger(local(call.instance()), name, claim.key());
                 if (decisions.allowed() && decision.allowed()) {
-                    local.add(call.op(), t + early, call.latest() + slot, localCost(claim), Unit.Kind.TAKEN, reservation);
+                    local.add(call.op(), t + early, call.latest(), localCost(claim), Unit.Kind.TAKEN, reservation);
                 } else if (local.current().countRejected()) {
                     local.add(call.op(), t, call.latest(), localCost(claim), Unit.Kind.ATTEMPT, -1);
                 }

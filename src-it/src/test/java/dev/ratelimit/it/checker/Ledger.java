@@ -299,6 +299,15 @@ final class Ledger {
     /** Whether some unit's time comes before an earlier-added one's (units held for slots). */
     private boolean unordered;
 
+    /**
+     * From when the upper bound counts a unit: its earliest time, or for a unit held for a slot
+     * (counted by the lower bound from its slot) the decision's latest, from which the store's
+     * debt holds it.
+     */
+    private static long upperStart(Unit unit) {
+        return Math.min(unit.at, unit.latest);
+    }
+
     /** The latest time the upper bound reads a unit at, judged at {@code t}: no later than {@code t}. */
     private static long upperTime(Unit unit, long t) {
         return Math.min(unit.latest, t);
@@ -455,7 +464,7 @@ final class Ledger {
         long lost = 0;
         for (int i = bucketFrom; i < units.size(); i++) {
             Unit unit = units.get(i);
-            if (unit.at > t || !upper(unit, false)) {
+            if (upperStart(unit) > t || !upper(unit, false)) {
                 continue;
             }
             long time = Math.max(upperTime(unit, t), last);
@@ -496,7 +505,7 @@ final class Ledger {
         }
         for (int i = 0; i < ordered.size(); i++) {
             Unit unit = ordered.get(i);
-            if (unit.at > t || !(lower ? lower(unit) : upper(unit, false))) {
+            if ((lower ? unit.at : upperStart(unit)) > t || !(lower ? lower(unit) : upper(unit, false))) {
                 continue;
             }
             // The lower bound's units at their earliest, the upper bound's at their latest (up
