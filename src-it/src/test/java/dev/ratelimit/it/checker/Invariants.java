@@ -438,10 +438,15 @@ final class Invariants {
             }
         }
         // Every rule is judged on the state before this call, and by whether it could delay: only
-        // where it decides the request alone (Claims.delayingAlone).
-        List<Claim> asDecided = dev.ratelimit.internal.Claims.delayingAlone(claims);
+        // where it decides the request alone, beside shadow rules and concurrency rules (README,
+        // "Delaying instead of refusing").
+        long others = claims.stream().filter(c -> c.rule().maxDelay().isZero() && !c.rule().shadow()
+                && !c.rule().algorithm().isConcurrency()).count();
+        long delaying = claims.stream().filter(c -> !c.rule().maxDelay().isZero()).count();
+        boolean mayDelay = delaying == 1 && others == 0;
         for (int i = 0; i < claims.size(); i++) {
-            judge(call, claims.get(i), decisions.all().get(i), decisions, asDecided.get(i).rule().maxDelay().toMillis());
+            judge(call, claims.get(i), decisions.all().get(i), decisions,
+                    mayDelay ? claims.get(i).rule().maxDelay().toMillis() : 0);
         }
         for (int i = 0; i < claims.size(); i++) {
             Claim claim = claims.get(i);

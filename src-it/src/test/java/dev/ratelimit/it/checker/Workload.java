@@ -268,6 +268,13 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
             int at = ops.size() / 3 + failing.nextInt(Math.max(1, ops.size() / 3));
             ops.set(at, new Generator(failing, rules, true, false, null, serverClock).failover());
         }
+        // A rule holds a request only where it decides it alone: on seeds with rules that delay,
+        // half the calls naming one are made on it alone (a stream of its own: every other draw
+        // stays), so that requests queue for slots, and are given back from the queue.
+        Random alone = new Random(seed * 337 + target.ordinal() + 29);
+        if (rules.stream().anyMatch(rule -> !rule.maxDelay().isZero())) {
+            ops.replaceAll(op -> aloneOnDelayingRule(op, rules, alone));
+        }
         // Costs known after the work, on a third of the seeds, from a stream of their own (every
         // other draw of a seed stays): some settlements become commits by a cost drawn here.
         Random costs = new Random(seed * 317 + target.ordinal() + 19);
@@ -307,6 +314,28 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
         long fill = Math.max(1, rule.burst() * rule.window().toMillis() / rule.limit());
         long[] times = {fill / 2, fill, 3 * fill};
         return rule.withMaxDelay(Duration.ofMillis(Math.max(1, times[delays.nextInt(times.length)])));
+    }
+
+    /**
+     * The call with, one time in two, only its claim on a rule that delays (the first such), so
+     * that the rule decides it alone and may hold it for a slot; a stall's steps too.
+     */
+    private static Op aloneOnDelayingRule(Op op, List<Rule> rules, Random alone) {
+        if (op instanceof Op.Take take && take.claims().size() > 1) {
+            for (Op.ClaimSpec claim : take.claims()) {
+                if (!rules.get(claim.rule()).maxDelay().isZero()) {
+                    return alone.nextBoolean() ? new Op.Take(take.reserve(), List.of(claim)) : op;
+                }
+            }
+        }
+        if (op instanceof Op.Stall stall) {
+            List<Op> during = new ArrayList<>(stall.during());
+            List<Op> after = new ArrayList<>(stall.after());
+            during.replaceAll(each -> aloneOnDelayingRule(each, rules, alone));
+            after.replaceAll(each -> aloneOnDelayingRule(each, rules, alone));
+            return new Op.Stall(stall.millis(), during, after);
+        }
+        return op;
     }
 
     /**
