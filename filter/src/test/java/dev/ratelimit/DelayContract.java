@@ -115,6 +115,26 @@ public abstract class DelayContract extends ManualClockLimiterTest {
 
     @ParameterizedTest
     @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
+    void aHeldRequestSettledAfterItsSlotGivesBackAllButTheRefillSinceItsSlot(Algorithm algorithm) {
+        Rule rule = rule(algorithm);
+        for (int i = 0; i < 5; i++) {
+            limiter.acquire(rule, "k");
+        }
+        Reservation held = limiter.reserve(rule, "k");
+        assertThat(held.decisions().delay()).isEqualTo(Duration.ofSeconds(2));
+        // It ran at its slot and failed 100 ms later: given back, it loses only the refill
+        // since the ms before its slot (101 ms, 505 of its 10,000 ticks), not that of its wait.
+        clock.advance(2_100);
+        assertThat(held.cancel()).containsExactly(rule.name());
+        // Left: the five, refilled 2.1 s (10,500 ticks), plus 505: 40,005 of 50,000 ticks, so
+        // the next request is 5 ticks (1 ms) short of its unit; held, without the give-back,
+        // it would wait 2,001 ms.
+        assertThat(limiter.acquire(rule, "k").delay()).isEqualTo(Duration.ofMillis(1));
+        assertThat(limiter.acquire(rule, "k").delay()).isEqualTo(Duration.ofMillis(2_001));
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
     void onlyTheLastRequestHeldGivesBackSoThatNoLaterOnePassesBesideOnesHeld(Algorithm algorithm) {
         Rule rule = rule(algorithm);
         Reservation now = limiter.reserve(rule, "k");

@@ -94,6 +94,11 @@ final class BucketState implements KeyState {
             writtenAt = at;
             return true;
         }
+        if (taken.queue() > 0) {
+            // Held for a slot: the bucket without it could not be full before the ms before (see
+            // the Lua file).
+            takenAt += Math.max(0, Verdicts.Answer.slotMillis(rule, taken.queue()) - 1);
+        }
         BucketDebt.Refunded refunded = BucketDebt.refundable(d, at, rule.limit(), window, cost, takenAt, chargedFrom,
                 chargedTo);
         if (refunded.ticks() == 0) {

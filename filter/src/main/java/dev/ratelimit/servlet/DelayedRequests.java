@@ -171,7 +171,9 @@ final class DelayedRequests {
 
         @Override
         default void onStartAsync(AsyncEvent event) {
-            // The application suspends the dispatched request itself: nothing more to do here.
+            // The application suspends the dispatched request itself: a new async cycle, whose
+            // end must still be heard (a dispatch the filter did not see is settled then).
+            event.getAsyncContext().addListener(this, event.getSuppliedRequest(), event.getSuppliedResponse());
         }
     }
 

@@ -292,6 +292,12 @@ local function bucket_algorithm(decode, encode)
       store(call, key, at, window, limit, d - cost * window, g, from, to, lent, pool)
       return cost * window
     end
+    if floor < 0 and headroom > 0 then
+      -- A request held for a slot, given back once no request is held: the bucket without it
+      -- could not be full before the ms before its slot (nothing but refill lowered the debt
+      -- while requests were held, see held_back), so the refill it lost counts from there.
+      taken_at = taken_at + math.max(0, cdiv(headroom - burst * window, limit) - 1)
+    end
     local back, charge
     back, from, to, charge = refundable(d, at, limit, window, cost, taken_at, from, to, floor, headroom, pool)
     lent = math.max(0, lent - lend * window)
