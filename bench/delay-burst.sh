@@ -51,13 +51,16 @@ run() { # name, then environment assignments
     # The bucket fills again (50 a second, 1.5 s of delay at most).
     sleep 3
   done
-  awk -v name="$name" -v idle="$idle" -v peak="$peak" '
-    { n++; status[$1]++; t[n] = $2 }
-    END {
-      asort(t)
-      printf "%-6s %d requests: %d x 200, %d x 429; latency p50 %.0f ms, p99 %.0f ms, max %.0f ms; server threads %d idle, %d at most during the bursts\n",
-        name, n, status["200"], status["429"], t[int(n * 0.5)] * 1000, t[int(n * 0.99)] * 1000, t[n] * 1000, idle, peak
-    }' "$out"
+  local n ok refused p50 p99 max
+  n=$(wc -l < "$out")
+  ok=$(awk '$1 == 200' "$out" | wc -l)
+  refused=$(awk '$1 == 429' "$out" | wc -l)
+  sort -n -k2 "$out" | awk '{print $2 * 1000}' > "$out.sorted"
+  p50=$(sed -n "$(( (n + 1) / 2 ))p" "$out.sorted")
+  p99=$(sed -n "$(( (n * 99 + 99) / 100 ))p" "$out.sorted")
+  max=$(tail -1 "$out.sorted")
+  printf '%-6s %d requests: %d x 200, %d x 429; latency p50 %.0f ms, p99 %.0f ms, max %.0f ms; server threads %d idle, %d at most during the bursts\n' \
+    "$name" "$n" "$ok" "$refused" "$p50" "$p99" "$max" "$idle" "$peak"
   kill -- -"$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
 }
