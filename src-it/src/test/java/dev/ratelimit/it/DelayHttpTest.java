@@ -39,6 +39,7 @@ import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -283,8 +284,17 @@ class DelayHttpTest {
 
         static App start(Container container, Map<String, String> settings, RateLimitListener listener)
                 throws Exception {
-            return container == Container.JETTY ? JettyInstance.start(settings, listener)
-                    : TomcatInstance.start(settings, listener);
+            return start(container, settings, listener, EnumSet.allOf(DispatcherType.class), Map.of());
+        }
+
+        /**
+         * An app with the filter mapped for the given dispatcher types and more servlets
+         * (async supported) at their paths.
+         */
+        static App start(Container container, Map<String, String> settings, RateLimitListener listener,
+                         Set<DispatcherType> mapped, Map<String, HttpServlet> servlets) throws Exception {
+            return container == Container.JETTY ? JettyInstance.start(settings, listener, mapped, servlets)
+                    : TomcatInstance.start(settings, listener, mapped, servlets);
         }
 
         int port();
@@ -307,12 +317,8 @@ class DelayHttpTest {
 
     record JettyInstance(Server server, ClassLoader loader) implements App {
 
-        static JettyInstance start(Map<String, String> settings, RateLimitListener listener) throws Exception {
-            return start(settings, listener, Duration.ofSeconds(30));
-        }
-
-        static JettyInstance start(Map<String, String> settings, RateLimitListener listener, Duration idleTimeout)
-                throws Exception {
+        static JettyInstance start(Map<String, String> settings, RateLimitListener listener,
+                                   Set<DispatcherType> mapped, Map<String, HttpServlet> servlets) throws Exception {
             ClassLoader loader = new URLClassLoader(new URL[0], DelayHttpTest.class.getClassLoader());
             ConfigProviderResolver.instance().registerConfig(new SmallRyeConfigBuilder()
                     .withSources(new PropertiesConfigSource(settings, "test", 100)).build(), loader);
@@ -320,7 +326,6 @@ class DelayHttpTest {
             ServerConnector connector = new ServerConnector(server, 1, 1);
             connector.setHost("127.0.0.1");
             connector.setPort(0);
-            connector.setIdleTimeout(idleTimeout.toMillis());
             server.addConnector(connector);
             ServletContextHandler context = new ServletContextHandler("/");
             context.setClassLoader(loader);
@@ -331,7 +336,12 @@ class DelayHttpTest {
             context.addFilter(plain, "/sync", EnumSet.of(DispatcherType.REQUEST));
             FilterHolder limiter = new FilterHolder(RateLimitFilter.class);
             limiter.setAsyncSupported(true);
-            context.addFilter(limiter, "/*", EnumSet.allOf(DispatcherType.class));
+            context.addFilter(limiter, "/*", EnumSet.copyOf(mapped));
+            servlets.forEach((path, servlet) -> {
+                ServletHolder holder = new ServletHolder(servlet);
+                holder.setAsyncSupported(true);
+                context.addServlet(holder, path);
+            });
             ServletHolder run = new ServletHolder(new RunServlet());
             run.setAsyncSupported(true);
             context.addServlet(run, "/run");
@@ -366,7 +376,8 @@ class DelayHttpTest {
 
     record TomcatInstance(Tomcat tomcat, Map<String, ClassLoader> loader) implements App {
 
-        static TomcatInstance start(Map<String, String> settings, RateLimitListener listener) throws Exception {
+        static TomcatInstance start(Map<String, String> settings, RateLimitListener listener,
+                                    Set<DispatcherType> mapped, Map<String, HttpServlet> servlets) throws Exception {
             Tomcat tomcat = EmbeddedTomcat.onLoopback();
             Path docs = Files.createTempDirectory("tomcat-docs");
             Context context = tomcat.addContext("", docs.toString());
@@ -395,7 +406,7 @@ class DelayHttpTest {
             FilterMap mapping = new FilterMap();
             mapping.setFilterName("rate-limit");
             mapping.addURLPattern("/*");
-            for (DispatcherType type : DispatcherType.values()) {
+            for (DispatcherType type : mapped) {
                 mapping.setDispatcher(type.name());
             }
             context.addFilterMap(mapping);
@@ -403,6 +414,11 @@ class DelayHttpTest {
             context.addServletMappingDecoded("/run", "run");
             Tomcat.addServlet(context, "sync", new RunServlet());
             context.addServletMappingDecoded("/sync", "sync");
+            servlets.forEach((path, servlet) -> {
+                String name = "more" + path;
+                Tomcat.addServlet(context, name, servlet).setAsyncSupported(true);
+                context.addServletMappingDecoded(path, name);
+            });
             tomcat.start();
             return new TomcatInstance(tomcat, configured);
         }

@@ -1,25 +1,11 @@
 package dev.ratelimit.it;
 
 import dev.ratelimit.RateLimitListener;
-import dev.ratelimit.servlet.RateLimitFilter;
-import io.smallrye.config.PropertiesConfigSource;
-import io.smallrye.config.SmallRyeConfigBuilder;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-import org.apache.catalina.Context;
-import org.apache.catalina.startup.Tomcat;
-import org.apache.tomcat.util.descriptor.web.FilterDef;
-import org.apache.tomcat.util.descriptor.web.FilterMap;
-import org.eclipse.jetty.ee10.servlet.FilterHolder;
-import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
-import org.eclipse.jetty.ee10.servlet.ServletHolder;
-import org.eclipse.jetty.server.Server;
-import org.eclipse.jetty.server.ServerConnector;
-import org.eclipse.jetty.util.thread.QueuedThreadPool;
-import org.eclipse.microprofile.config.spi.ConfigProviderResolver;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -27,17 +13,11 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 import java.io.IOException;
 import java.net.URI;
-import java.net.URL;
-import java.net.URLClassLoader;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.EnumSet;
-import java.util.HashMap;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -86,9 +66,10 @@ class DelayMappingTest {
     void aHeldRequestsPermitIsReleasedWhateverTheAppDoesAtItsSlot(String container, boolean asyncMapped, String mode)
             throws Exception {
         DelayHttpTest.Events events = new DelayHttpTest.Events();
-        try (AutoCloseable app = container.equals("JETTY") ? jetty(settings(), events, asyncMapped)
-                : tomcat(settings(), events, asyncMapped)) {
-            int port = app instanceof JettyServer j ? j.port() : ((TomcatServer) app).port();
+        try (DelayHttpTest.App app = DelayHttpTest.App.start(DelayHttpTest.Container.valueOf(container), settings(),
+                events, asyncMapped ? EnumSet.allOf(DispatcherType.class) : EnumSet.of(DispatcherType.REQUEST),
+                Map.of("/app", new AppServlet()))) {
+            int port = app.port();
             HttpResponse<String> first = get(port, "/app?mode=plain");
             assertThat(first.statusCode()).isEqualTo(200);
             long t0 = System.nanoTime();
@@ -152,93 +133,5 @@ class DelayMappingTest {
             response.setContentType("text/plain");
             response.getWriter().write("ran");
         }
-    }
-
-    record JettyServer(Server server, ClassLoader loader) implements AutoCloseable {
-        int port() {
-            return ((ServerConnector) server.getConnectors()[0]).getLocalPort();
-        }
-
-        @Override
-        public void close() throws Exception {
-            server.stop();
-            ConfigProviderResolver.instance().releaseConfig(ConfigProviderResolver.instance().getConfig(loader));
-        }
-    }
-
-    record TomcatServer(Tomcat tomcat, Map<String, ClassLoader> loader) implements AutoCloseable {
-        int port() {
-            return EmbeddedTomcat.port(tomcat);
-        }
-
-        @Override
-        public void close() throws Exception {
-            tomcat.stop();
-            tomcat.destroy();
-            ClassLoader used = loader.get("loader");
-            if (used != null) {
-                ConfigProviderResolver.instance().releaseConfig(ConfigProviderResolver.instance().getConfig(used));
-            }
-        }
-    }
-
-    static JettyServer jetty(Map<String, String> settings, RateLimitListener listener, boolean asyncMapped)
-            throws Exception {
-        ClassLoader loader = new URLClassLoader(new URL[0], DelayMappingTest.class.getClassLoader());
-        ConfigProviderResolver.instance().registerConfig(new SmallRyeConfigBuilder()
-                .withSources(new PropertiesConfigSource(settings, "test", 100)).build(), loader);
-        Server server = new Server(new QueuedThreadPool(16, 4));
-        ServerConnector connector = new ServerConnector(server, 1, 1);
-        connector.setHost("127.0.0.1");
-        connector.setPort(0);
-        server.addConnector(connector);
-        ServletContextHandler context = new ServletContextHandler("/");
-        context.setClassLoader(loader);
-        context.setAttribute(RateLimitListener.class.getName(), listener);
-        FilterHolder limiter = new FilterHolder(RateLimitFilter.class);
-        limiter.setAsyncSupported(true);
-        context.addFilter(limiter, "/*", asyncMapped ? EnumSet.allOf(DispatcherType.class)
-                : EnumSet.of(DispatcherType.REQUEST));
-        ServletHolder run = new ServletHolder(new AppServlet());
-        run.setAsyncSupported(true);
-        context.addServlet(run, "/*");
-        server.setHandler(context);
-        server.start();
-        return new JettyServer(server, loader);
-    }
-
-    static TomcatServer tomcat(Map<String, String> settings, RateLimitListener listener, boolean asyncMapped)
-            throws Exception {
-        Tomcat tomcat = EmbeddedTomcat.onLoopback();
-        Path docs = Files.createTempDirectory("tomcat-docs");
-        Context context = tomcat.addContext("", docs.toString());
-        Map<String, ClassLoader> configured = new HashMap<>();
-        context.addServletContainerInitializer((classes, servletContext) -> {
-            configured.put("loader", servletContext.getClassLoader());
-            ConfigProviderResolver.instance().registerConfig(new SmallRyeConfigBuilder()
-                    .withSources(new PropertiesConfigSource(settings, "test", 100)).build(),
-                    servletContext.getClassLoader());
-            servletContext.setAttribute(RateLimitListener.class.getName(), listener);
-        }, null);
-        FilterDef filter = new FilterDef();
-        filter.setFilterName("rate-limit");
-        filter.setFilterClass(RateLimitFilter.class.getName());
-        filter.setAsyncSupported("true");
-        context.addFilterDef(filter);
-        FilterMap mapping = new FilterMap();
-        mapping.setFilterName("rate-limit");
-        mapping.addURLPattern("/*");
-        if (asyncMapped) {
-            for (DispatcherType type : DispatcherType.values()) {
-                mapping.setDispatcher(type.name());
-            }
-        } else {
-            mapping.setDispatcher(DispatcherType.REQUEST.name());
-        }
-        context.addFilterMap(mapping);
-        Tomcat.addServlet(context, "app", new AppServlet()).setAsyncSupported(true);
-        context.addServletMappingDecoded("/*", "app");
-        tomcat.start();
-        return new TomcatServer(tomcat, configured);
     }
 }

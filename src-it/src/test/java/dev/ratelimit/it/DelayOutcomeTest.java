@@ -69,7 +69,7 @@ class DelayOutcomeTest {
             default -> "?mode=plain";
         };
         DelayHttpTest.Events events = new DelayHttpTest.Events();
-        try (DelayMappingTest.JettyServer app = DelayMappingTest.jetty(settings, events, true)) {
+        try (DelayHttpTest.App app = jetty(settings, events, true)) {
             int port = app.port();
             List<CompletableFuture<HttpResponse<String>>> burst = new ArrayList<>();
             for (int i = 0; i < 5; i++) {
@@ -133,7 +133,7 @@ class DelayOutcomeTest {
                 : settings("ratelimit.rule.shaped.cost-from", "header:X-Cost");
         String given = mode.startsWith("refund") ? "/app?mode=plain&status=500" : "/app?mode=plain&cost=0";
         DelayHttpTest.Events events = new DelayHttpTest.Events();
-        try (DelayMappingTest.JettyServer app = DelayMappingTest.jetty(settings, events, true)) {
+        try (DelayHttpTest.App app = jetty(settings, events, true)) {
             int port = app.port();
             if (mode.endsWith("held")) {
                 assertThat(send(port, "/app?mode=plain").get().statusCode()).isEqualTo(200);
@@ -162,25 +162,34 @@ class DelayOutcomeTest {
                 "ratelimit.rule.inflight.permit-timeout", "60s");
         DelayHttpTest.Events events = new DelayHttpTest.Events();
         List<CompletableFuture<HttpResponse<String>>> held = new ArrayList<>();
-        try (DelayMappingTest.JettyServer app = DelayMappingTest.jetty(settings, events, asyncMapped)) {
+        try (DelayHttpTest.App app = jetty(settings, events, asyncMapped)) {
             int port = app.port();
             assertThat(send(port, "/app?mode=plain").get().statusCode()).isEqualTo(200);
             for (int i = 0; i < 4; i++) {
                 held.add(send(port, "/app?mode=plain"));
             }
             DelayJetty.await(() -> events.count("shaped", RateLimitListener.Event.DELAYED) == 4, "four held");
-            app.server().getHandler().stop();
+            app.undeploy();
             for (CompletableFuture<HttpResponse<String>> r : held) {
                 assertThat(r.get().statusCode()).isEqualTo(503);
             }
         }
         DelayHttpTest.Events after = new DelayHttpTest.Events();
-        try (DelayMappingTest.JettyServer app = DelayMappingTest.jetty(settings, after, asyncMapped)) {
+        try (DelayHttpTest.App app = jetty(settings, after, asyncMapped)) {
             HttpResponse<String> next = send(app.port(), "/app?mode=plain").get();
             System.out.println("delay: undeploy asyncMapped=" + asyncMapped + " next " + next.statusCode() + " "
                     + next.headers().firstValue("RateLimit").orElse("-"));
             assertThat(next.headers().firstValue("RateLimit").orElse("")).as("one permit in use: the new request")
                     .contains("\"inflight\";r=9");
         }
+    }
+
+    /** A Jetty app with the filter, mapped for every dispatcher type or for REQUEST only, and the test's servlet at /app. */
+    private static DelayHttpTest.App jetty(Map<String, String> settings, RateLimitListener listener, boolean asyncMapped)
+            throws Exception {
+        return DelayHttpTest.App.start(DelayHttpTest.Container.JETTY, settings, listener,
+                asyncMapped ? java.util.EnumSet.allOf(jakarta.servlet.DispatcherType.class)
+                        : java.util.EnumSet.of(jakarta.servlet.DispatcherType.REQUEST),
+                Map.of("/app", new DelayMappingTest.AppServlet()));
     }
 }
