@@ -182,24 +182,6 @@ public abstract class DelayContract extends ManualClockLimiterTest {
         assertThat(limiter.acquire(delaying, "k").delay()).isEqualTo(Duration.ofSeconds(4));
     }
 
-    @ParameterizedTest
-    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
-    void aRuleEditedWhileRequestsAreHeldQueuesNewOnesBehindThem(Algorithm algorithm) {
-        Rule rule = Rule.builder("delay-edit-" + algorithm.id(), algorithm).limit(5).window(Duration.ofSeconds(10))
-                .burst(2).maxDelay(Duration.ofSeconds(14)).build();
-        for (int i = 0; i < 9; i++) {
-            assertThat(limiter.acquire(rule, "k").allowed()).isTrue();
-        }
-        assertThat(limiter.acquire(rule, "k").allowed()).as("the last slot is 14 s away").isFalse();
-        // Seven held over 14 s, nine units owed: more than two buckets, which an edited rule
-        // would otherwise read at most.
-        Rule edited = rule.toBuilder().limit(6).build();
-        Decision next = limiter.acquire(edited, "k");
-        assertThat(next.allowed()).isTrue();
-        assertThat(next.delay()).as("behind the nine units owed, at the new rate")
-                .isEqualTo(Duration.ofMillis(13_334));
-    }
-
     @Test
     void aRuleThatCannotDelayIsRefusedNamingWhy() {
         assertThatThrownBy(() -> Rule.fixedWindow("w", 5, Duration.ofSeconds(10)).withMaxDelay(Duration.ofSeconds(1)))

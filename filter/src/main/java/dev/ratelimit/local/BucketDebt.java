@@ -34,16 +34,14 @@ record BucketDebt(long debt, long expires) {
      * @param burst  the current rule's burst
      * @return the debt now and the state's expiry
      */
-    static BucketDebt read(long d, long ts, long w, long l, long now, long window, long limit, long burst,
-                           boolean held) {
+    static BucketDebt read(long d, long ts, long w, long l, long now, long window, long limit, long burst) {
         long expires = ts + KeyState.ceilDiv(d, l);
         if (now >= expires) {
             return NONE;
         }
-        // Written by this very rule: a charge's debt of up to DEBT_BUCKETS buckets; by another
-        // (an edit, a plan), at most two of this rule's buckets, but for a rule that holds
-        // requests for slots (see bucket.lua).
-        long bound = w == window && l == limit || held ? Charges.DEBT_BUCKETS : 2;
+        // Written by this very rule: a charge's or a queue's debt of up to DEBT_BUCKETS buckets;
+        // by another (an edit, a plan), at most two of this rule's buckets (see bucket.lua).
+        long bound = w == window && l == limit ? Charges.DEBT_BUCKETS : 2;
         if (w != window) {
             d = Math.min(KeyState.ceilDiv(d, w), bound * burst) * window;
         }

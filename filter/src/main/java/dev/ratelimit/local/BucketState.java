@@ -32,8 +32,7 @@ final class BucketState implements KeyState {
         long need = cost * window;
 
         BucketDebt read = stored
-                ? BucketDebt.read(debt, writtenAt, writerWindow, writerLimit, now, window, limit, rule.burst(),
-                        !rule.maxDelay().isZero())
+                ? BucketDebt.read(debt, writtenAt, writerWindow, writerLimit, now, window, limit, rule.burst())
                 : BucketDebt.NONE;
         long d = read.debt();
         long expires = read.expires();
@@ -81,8 +80,7 @@ final class BucketState implements KeyState {
             // started since (a reset): the units are not in it (see the Lua file).
             return false;
         }
-        long d = BucketDebt.read(debt, writtenAt, writerWindow, writerLimit, now, window, rule.limit(), rule.burst(),
-                false)
+        long d = BucketDebt.read(debt, writtenAt, writerWindow, writerLimit, now, window, rule.limit(), rule.burst())
                 .debt();
         long at = BucketDebt.writeTime(now, writtenAt);
         if (d > rule.burst() * window) {

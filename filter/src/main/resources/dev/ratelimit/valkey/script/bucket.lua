@@ -20,20 +20,19 @@
 --
 -- A rule edited since the write reads the debt in its own units: the same whole units owed
 -- (rounded up, so an edit never grants a fraction of a unit), at most two full buckets of
--- the new rule, refilled at the new rate from ts; of a rule that holds requests for slots
--- (held: its max_delay), up to DEBT_BUCKETS, so that requests held under the old rule keep
--- their slots and later ones queue behind them. The state is forgotten when the rule that
--- wrote it said it would be full again, so an edit never blocks longer than the old state
--- justified.
-local function bucket_debt(d, ts, w, l, now, window, limit, burst, held)
+-- the new rule, refilled at the new rate from ts (requests held for slots under the old rule
+-- keep their slots; the new rule reads at most two buckets of their queue). The state is
+-- forgotten when the rule that wrote it said it would be full again, so an edit never blocks
+-- longer than the old state justified. The same for every call of the rule, whether it may hold
+-- its request or not: one state reads one way.
+local function bucket_debt(d, ts, w, l, now, window, limit, burst)
   local expires = ts + cdiv(d, l)
   if now >= expires then
     return 0, nil, 0
   end
-  -- Written by this very rule (its window and rate): a charge's debt of up to DEBT_BUCKETS
-  -- buckets; by another (an edit, a plan), at most two of this rule's buckets, as ever, but for
-  -- a rule that holds requests.
-  local bound = ((w == window and l == limit) or held) and DEBT_BUCKETS or 2
+  -- Written by this very rule (its window and rate): a charge's or a queue's debt of up to
+  -- DEBT_BUCKETS buckets; by another (an edit, a plan), at most two of this rule's buckets.
+  local bound = (w == window and l == limit) and DEBT_BUCKETS or 2
   if w ~= window then
     d = cdiv(d, w)
     -- Whole units beyond the bound are capped before scaling, so the product stays exact.
@@ -192,7 +191,7 @@ local function bucket_algorithm(decode, encode)
     local value = redis.call('GET', key)
     if value then
       local stored, ts, w, l, g, _, _, stored_lent, stored_pool = decode(key, value)
-      d, expires, raw = bucket_debt(stored, ts, w, l, now, window, limit, burst, max_delay > 0)
+      d, expires, raw = bucket_debt(stored, ts, w, l, now, window, limit, burst)
       gen = kept_generation(g, d, stored, w, l, window, limit, burst)
       at = write_time(now, ts)
       if gen then
