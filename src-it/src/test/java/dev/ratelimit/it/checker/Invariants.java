@@ -965,7 +965,15 @@ final class Invariants {
                         ttlFrom.merge(name, settled.at() + lifetime(as, debtBuckets), Math::max);
                     }
                 }
-                ledger.charge(settled.op(), settled.began(), settled.at(), units, whole, -1);
+                // On the server clock a charge whose reply was lost ran at Valkey's time then, which
+                // may be after the client gave up on it: until the store is next seen answering
+                // (as a lost call's units, see possible).
+                boolean lost = store && !storeAnswered && serverClock;
+                Unit charged = ledger.charge(settled.op(), settled.began(), lost ? Long.MAX_VALUE : settled.at(), units,
+                        whole, -1);
+                if (lost) {
+                    unanswered.computeIfAbsent(ledger.rule + "/" + ledger.key, k -> new ArrayList<>()).add(charged);
+                }
                 if (store && !storeAnswered && localRules.containsKey(name)) {
                     // The store did not take it: a local policy's fallback counts it instead.
                     ledger(local(reserved.call().instance()), name, claim.key()).charge(settled.op(), settled.began(),
