@@ -41,6 +41,12 @@ public abstract class SnippetContext {
     /** What it is asked. */
     protected String prompt;
 
+    protected java.util.concurrent.ScheduledExecutorService scheduler;
+    protected Object file;
+
+    protected void upload(Object file) {
+    }
+
     /** A language model. */
     public interface Model {
         /**

@@ -44,6 +44,7 @@ class SnippetsCompileTest {
             import dev.ratelimit.jakarta.*;
             import java.time.*;
             import java.util.List;
+            import java.util.concurrent.TimeUnit;
             import java.util.Map;
             import java.util.OptionalLong;
             import jakarta.servlet.*;
