@@ -975,10 +975,11 @@ final class Invariants {
                     unanswered.computeIfAbsent(ledger.rule + "/" + ledger.key, k -> new ArrayList<>()).add(charged);
                 }
                 if (store && !storeAnswered && localRules.containsKey(name)) {
-                    // The store did not take it: a local policy's fallback counts it instead.
+                    // The store did not take it: a local policy's fallback counts it instead, up to
+                    // its own rule's bound of debt (eight of its buckets, not eight of the cost).
                     ledger(local(reserved.call().instance()), name, claim.key()).charge(settled.op(), settled.began(),
-                            settled.at(), Math.min(units, localCost(claim) * dev.ratelimit.internal.Charges.DEBT_BUCKETS),
-                            false, -1);
+                            settled.at(), Math.min(units, localRules.get(name).capacity()
+                                    * dev.ratelimit.internal.Charges.DEBT_BUCKETS), false, -1);
                 }
             }
         }
