@@ -57,7 +57,7 @@ public final class Claims {
             Rule rule = claim.rule();
             if (!rule.maxDelay().isZero()) {
                 delaying++;
-            } else if (!rule.shadow() && !rule.algorithm().isConcurrency()) {
+            } else if (paces(rule)) {
                 others++;
             }
         }
@@ -69,6 +69,18 @@ public final class Claims {
             undelayed.add(undelayed(claim));
         }
         return undelayed;
+    }
+
+    /**
+     * Whether a rule counts a request at the time it decides it, so that a request held for
+     * another rule's slot would pass later than this rule counted it: neither a shadow rule
+     * (which refuses nothing) nor a concurrency rule (which counts requests in flight, not when).
+     *
+     * @param rule a rule
+     * @return whether it paces the requests it admits
+     */
+    public static boolean paces(Rule rule) {
+        return !rule.shadow() && !rule.algorithm().isConcurrency();
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.ratelimit.servlet;
 
+import dev.ratelimit.config.RuleSettings;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
@@ -29,7 +30,9 @@ import java.util.List;
  *       the decision <b>reported</b> ({@code DecisionEvents}); its rejections <b>remembered</b>
  *       ({@code DenyCache}); parts decided apart <b>settled</b> ({@code Settlement});</li>
  *   <li><b>hold</b> a request admitted for a slot to come ({@code max-delay}) until it, without a
- *       thread ({@link DelayedRequests}), then go on at its dispatch;</li>
+ *       thread ({@link DelayedRequests}), then go on at its dispatch (an annotated resource
+ *       method's rules hold it the same way, through the response passed on,
+ *       {@link HoldableResponse});</li>
  *   <li><b>refuse</b> (429, or 503 of a {@code closed} rule) through {@link Rejections};</li>
  *   <li>or <b>write the fields</b> ({@link RateLimitHeaders}) and run the application
  *       ({@link OutcomeCounting#run}), then settle what was reserved by the response's status.</li>
@@ -90,11 +93,28 @@ final class DispatchHandler {
         return false;
     }
 
+    /** Whether a rule of an annotated method may hold a request for a slot to come. */
+    private static boolean methodRulesDelay(RunningFilter.Active now) {
+        for (RuleSettings rule : now.settings().rules()) {
+            if (rule.scope() == RuleSettings.Scope.METHOD && !rule.rule().maxDelay().isZero()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** Writes the fields and runs the application, settling what the part reserved by its response. */
     private static void run(RunningFilter.Active now, HttpServletRequest request, HttpServletResponse response,
                             FilterChain chain, RequestAccount account, RequestAccount.Part part)
             throws IOException, ServletException {
         HttpServletResponse passed = RedirectGuard.around(response, account);
+        if (methodRulesDelay(now)) {
+            // An annotated resource method may hold the request for its slot: what Jakarta REST
+            // writes for the method it stopped must not reach the client.
+            HoldableResponse holdable = new HoldableResponse(passed);
+            account.mayBeHeldLater(request, response, holdable);
+            passed = holdable;
+        }
         account.holdResponse(passed);
         account.fields().forEach(passed::setHeader);
         OutcomeCounting.run(now, request, passed, chain, account, part);

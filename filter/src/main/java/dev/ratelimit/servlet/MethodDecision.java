@@ -22,10 +22,28 @@ public final class MethodDecision {
     private final RequestAccount account;
     private final RequestAccount.Part part;
 
+    private final boolean held;
+
     MethodDecision(RunningFilter.Active now, RequestAccount account, RequestAccount.Part part) {
+        this(now, account, part, false);
+    }
+
+    MethodDecision(RunningFilter.Active now, RequestAccount account, RequestAccount.Part part, boolean held) {
         this.now = now;
         this.account = account;
         this.part = part;
+        this.held = held;
+    }
+
+    /**
+     * Whether the request is held for a slot to come ({@code max-delay}): the method must not run
+     * now (a Jakarta REST filter stops it with any response, which the filter drops); the request
+     * is dispatched again at its slot, and the method decided then runs by this decision.
+     *
+     * @return true for a request held; false for one that runs now or is refused
+     */
+    public boolean held() {
+        return held;
     }
 
     /**

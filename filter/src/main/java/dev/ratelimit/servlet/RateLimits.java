@@ -7,6 +7,7 @@ import jakarta.servlet.ServletContext;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -228,7 +229,31 @@ public final class RateLimits {
      */
     public MethodDecision decideRequest(HttpServletRequest request, Object resourceMethod, List<String> rules,
                                         Map<String, String> parameters) {
-        return decide(request, resourceMethod, rules, parameters, false, RequestAccount.Layer.RESOURCE);
+        return decide(request, resourceMethod, rules, parameters, false, RequestAccount.Layer.RESOURCE, false);
+    }
+
+    /**
+     * Decides the request of an annotated Jakarta REST resource method as
+     * {@link #decideRequest(HttpServletRequest, Object, List, Map)} does, and where a rule with a
+     * {@code max-delay} admits it for a slot to come, holds it for that slot: the method must not
+     * run now ({@link MethodDecision#held()}); the filter suspends the request, drops what Jakarta
+     * REST writes for it, and dispatches it again at its slot, where this call, made again for
+     * the same method, gives back the same decision for the method to run by. A request is held
+     * only where the filter passed it on and can suspend it, and no layer before counted it by a
+     * rule that paces requests; else such a rule decides as if it did not delay.
+     *
+     * @param request        the HTTP request, or null outside a servlet container
+     * @param resourceMethod the resource method
+     * @param rules          the rules the method names
+     * @param parameters     the method's parameters by the names the rules' {@code param:} parts use
+     * @param mayHold        whether the method can be run again at its slot as it would run now
+     *                       (false when deciding it read the request's body, which a second
+     *                       dispatch would not find again)
+     * @return the decision
+     */
+    public MethodDecision decideRequest(HttpServletRequest request, Object resourceMethod, List<String> rules,
+                                        Map<String, String> parameters, boolean mayHold) {
+        return decide(request, resourceMethod, rules, parameters, false, RequestAccount.Layer.RESOURCE, mayHold);
     }
 
     /**
@@ -249,15 +274,24 @@ public final class RateLimits {
      */
     public MethodDecision decideCall(HttpServletRequest request, Object method, List<String> rules,
                                      Map<String, String> parameters, boolean reserve) {
-        return decide(request, method, rules, parameters, reserve, RequestAccount.Layer.CALL);
+        return decide(request, method, rules, parameters, reserve, RequestAccount.Layer.CALL, false);
     }
 
     private MethodDecision decide(HttpServletRequest request, Object method, List<String> rules,
-                                  Map<String, String> parameters, boolean reserve, RequestAccount.Layer layer) {
+                                  Map<String, String> parameters, boolean reserve, RequestAccount.Layer layer,
+                                  boolean mayHold) {
         RunningFilter.Active now = running.active();
         RequestAccount account = RequestAccount.of(request, now.settings(), now.clock());
         if (!running.enabled() || layer == RequestAccount.Layer.CALL && account.passesResourceMethod(method)) {
             return new MethodDecision(now, account, RequestAccount.NONE);
+        }
+        if (layer == RequestAccount.Layer.RESOURCE) {
+            RequestAccount.Part resumed = account.resumeResource(method);
+            if (resumed != null) {
+                // The dispatch at the slot of a request this method's rules held: it runs now.
+                account.resourceMethodDecided(method);
+                return new MethodDecision(now, account, resumed);
+            }
         }
         List<RuleSettings> named = new ArrayList<>(rules.size());
         for (RuleSettings rule : now.settings().rules()) {
@@ -266,8 +300,14 @@ public final class RateLimits {
             }
         }
         List<RequestKeys.Matched> matched = now.keys().named(new MethodRequestView(request, parameters), named);
-        // A method runs on the request's thread: its rules never delay (refused instead).
-        RequestAccount.Part part = account.decide(now, matched, layer, reserve, false);
+        // A CDI call runs on the caller's thread: its rules never delay (refused instead).
+        boolean mayDelay = mayHold && request != null && account.resourceMayHold() && now.delayed().mayHold(request);
+        RequestAccount.Part part = account.decide(now, matched, layer, reserve, mayDelay);
+        Duration delay = part.allowed() ? part.reservation().decisions().delay() : Duration.ZERO;
+        if (!delay.isZero()) {
+            account.holdResource(part, method, now.delayed(), delay);
+            return new MethodDecision(now, account, part, true);
+        }
         if (layer == RequestAccount.Layer.RESOURCE && part.allowed()) {
             account.resourceMethodDecided(method);
         }

@@ -140,6 +140,16 @@ final class RequestAccount {
     private boolean refused;
     /** The filter's part of a request held for its slot, until the slot's dispatch. */
     private Part delayed;
+    /**
+     * The request and response as the filter got them, and the response it passed on, while an
+     * annotated resource method may still hold the request for its slot; null otherwise.
+     */
+    private HttpServletRequest holdRequest;
+    private HttpServletResponse holdResponse;
+    private HoldableResponse holdable;
+    /** The part of the resource method held for its slot, and the method, until the slot's dispatch. */
+    private Part resourceHeld;
+    private Object resourceHeldMethod;
     /** The fields as last computed; null once a part changed. */
     private Map<String, String> fields;
 
@@ -288,6 +298,82 @@ final class RequestAccount {
     synchronized Part resumeDelayed() {
         Part part = delayed;
         delayed = null;
+        return part;
+    }
+
+    /**
+     * Notes that a later layer (an annotated resource method with a {@code max-delay} rule) may
+     * hold the request for its slot: the filter held it out as {@code passed}, and suspends the
+     * pair it got ({@link #holdResource}).
+     *
+     * @param request  the request as the filter got it
+     * @param response the response as the filter got it
+     * @param passed   the response the filter passed on, which drops what is written once held
+     */
+    synchronized void mayBeHeldLater(HttpServletRequest request, HttpServletResponse response,
+                                     HoldableResponse passed) {
+        this.holdRequest = request;
+        this.holdResponse = response;
+        this.holdable = passed;
+    }
+
+    /**
+     * Whether a resource method's rules may hold the request for a slot to come: the filter can
+     * suspend it, it is not held already, and no layer before counted it by a rule that paces
+     * requests (held for one rule's slot, it would pass later than another rule counted it, and
+     * that rule's requests would pass bunched: see {@link Claims#delayingAlone}).
+     */
+    synchronized boolean resourceMayHold() {
+        if (holdable == null || holdable.held() || delayed != null) {
+            return false;
+        }
+        for (Part part : parts) {
+            for (Entry entry : part.entries) {
+                if (Claims.paces(entry.claim().rule())) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Holds the request for the slot a resource method's part was admitted for: suspended as the
+     * filter got it, what the application writes from now on (the method stopped) dropped, then
+     * dispatched again at the slot, where {@link #resumeResource} gives the part back to the method.
+     *
+     * @param part    the resource method's part, allowed for a slot to come
+     * @param method  the resource method
+     * @param delayed the filter's held requests
+     * @param delay   the time until the slot
+     */
+    void holdResource(Part part, Object method, DelayedRequests delayed, Duration delay) {
+        HttpServletRequest request;
+        HttpServletResponse response;
+        synchronized (this) {
+            resourceHeld = part;
+            resourceHeldMethod = method;
+            holdable.hold();
+            request = holdRequest;
+            response = holdResponse;
+        }
+        delayed.hold(request, response, delay, part.reservation(), this);
+    }
+
+    /**
+     * The part of a resource method held for its slot, once, at the dispatch of the slot: the
+     * method runs by it, not decided again.
+     *
+     * @param method the resource method being decided
+     * @return the part, or null when this method was not held
+     */
+    synchronized Part resumeResource(Object method) {
+        if (resourceHeld == null || !resourceHeldMethod.equals(method)) {
+            return null;
+        }
+        Part part = resourceHeld;
+        resourceHeld = null;
+        resourceHeldMethod = null;
         return part;
     }
 

@@ -6,6 +6,7 @@ import jakarta.ws.rs.container.ContainerRequestContext;
 import jakarta.ws.rs.container.ContainerRequestFilter;
 import jakarta.ws.rs.container.ContainerResponseContext;
 import jakarta.ws.rs.container.ContainerResponseFilter;
+import jakarta.ws.rs.core.Response;
 
 import java.io.IOException;
 import java.lang.reflect.Method;
@@ -41,11 +42,19 @@ final class RateLimitedFilter implements ContainerRequestFilter, ContainerRespon
      */
     private final HttpServletRequest request;
 
+    /**
+     * Whether the method's request may be held for a slot to come and run at a second dispatch:
+     * not when a rule's key reads the form body, which that dispatch would not find again.
+     */
+    private final boolean holdable;
+
     RateLimitedFilter(LazyLimits limits, AnnotatedMethod method, Method resourceMethod, HttpServletRequest request) {
         this.limits = limits;
         this.method = method;
         this.resourceMethod = resourceMethod;
         this.request = request;
+        this.holdable = method.parameters().parameters().stream()
+                .noneMatch(parameter -> parameter.source() == MethodParameters.Source.FORM);
     }
 
     @Override
@@ -56,7 +65,13 @@ final class RateLimitedFilter implements ContainerRequestFilter, ContainerRespon
             servlet = new AuthenticatedRequest(servlet, context.getSecurityContext());
         }
         MethodDecision decision = limits.get().decideRequest(servlet, resourceMethod, method.rules(),
-                values(context, servlet));
+                values(context, servlet), holdable);
+        if (decision.held()) {
+            // Held for its slot by the servlet filter, which drops this answer and dispatches the
+            // request again at the slot: the method runs then, by this decision.
+            context.abortWith(Response.noContent().build());
+            return;
+        }
         if (!decision.allowed()) {
             context.abortWith(Refusals.of(decision));
             return;

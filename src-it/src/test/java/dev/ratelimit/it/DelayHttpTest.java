@@ -313,6 +313,13 @@ class DelayHttpTest {
             return JettyApp.HTTP.send(HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(30)).build(),
                     HttpResponse.BodyHandlers.ofString());
         }
+
+        /** Posts a form. */
+        default HttpResponse<String> post(String path, String form) throws IOException, InterruptedException {
+            return JettyApp.HTTP.send(HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(30))
+                    .header("Content-Type", "application/x-www-form-urlencoded")
+                    .POST(HttpRequest.BodyPublishers.ofString(form)).build(), HttpResponse.BodyHandlers.ofString());
+        }
     }
 
     record JettyInstance(Server server, ClassLoader loader) implements App {

@@ -1,0 +1,296 @@
+package dev.ratelimit.it;
+
+import dev.ratelimit.RateLimitListener;
+import dev.ratelimit.it.DelayHttpTest.App;
+import dev.ratelimit.it.DelayHttpTest.Container;
+import dev.ratelimit.it.DelayHttpTest.Events;
+import dev.ratelimit.jakarta.RateLimitExceededMapper;
+import dev.ratelimit.jakarta.RateLimited;
+import dev.ratelimit.jakarta.RateLimitedFeature;
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.ws.rs.FormParam;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.container.AsyncResponse;
+import jakarta.ws.rs.container.Suspended;
+import org.glassfish.jersey.server.ResourceConfig;
+import org.glassfish.jersey.servlet.ServletContainer;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.function.BooleanSupplier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code max-delay} on the rule of an annotated Jakarta REST method (Jersey on Jetty 12 and
+ * Tomcat 11, the servlet filter registered as the example registers it, a real Valkey): the
+ * method's request is held for its slot without a thread and the method runs at the slot,
+ * whether it is synchronous, {@code @Suspended} or returns a {@code CompletionStage}; across two
+ * instances a burst of twice the limit passes whole, never early. Where it cannot be held (a
+ * route rule counted the request already, a key read from the form body) it is refused as
+ * without the delay; an undeploy answers every held request and gives its units back.
+ */
+@ExtendWith(ValkeyExtension.class)
+class DelayResourceTest {
+
+    /** When a resource method ran, epoch ms, in every app of this JVM. */
+    private static final ConcurrentLinkedQueue<Long> RAN = new ConcurrentLinkedQueue<>();
+
+    private final ValkeyServer valkey;
+
+    DelayResourceTest(ValkeyServer valkey) {
+        this.valkey = valkey;
+    }
+
+    @BeforeEach
+    void empty() {
+        valkey.start();
+        valkey.flushAll();
+        RAN.clear();
+    }
+
+    /** A method rule: ten a second, a bucket of ten, held up to 1.5 s. */
+    private Map<String, String> settings(String... more) {
+        List<String> pairs = new ArrayList<>(List.of("ratelimit.rules", "shaped,by-user",
+                "ratelimit.rule.shaped.scope", "method",
+                "ratelimit.rule.shaped.key", "global",
+                "ratelimit.rule.shaped.algorithm", "token-bucket",
+                "ratelimit.rule.shaped.limit", "10",
+                "ratelimit.rule.shaped.window", "1s",
+                "ratelimit.rule.shaped.max-delay", "1500ms",
+                "ratelimit.rule.by-user.scope", "method",
+                "ratelimit.rule.by-user.key", "param:user",
+                "ratelimit.rule.by-user.algorithm", "gcra",
+                "ratelimit.rule.by-user.limit", "2",
+                "ratelimit.rule.by-user.window", "10s",
+                "ratelimit.rule.by-user.max-delay", "6s"));
+        pairs.addAll(List.of(more));
+        return JettyApp.settings(valkey.url(), pairs.toArray(String[]::new));
+    }
+
+    private static App start(Container container, Map<String, String> settings, RateLimitListener listener,
+                             Set<DispatcherType> mapped) throws Exception {
+        ResourceConfig application = new ResourceConfig(RateLimitedFeature.class, RateLimitExceededMapper.class,
+                Held.class);
+        Map<String, HttpServlet> servlets = Map.of("/rest/*", new ServletContainer(application));
+        return App.start(container, settings, listener, mapped, servlets);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Container.class)
+    void aBurstOfTwiceTheLimitRunsEachMethodAtItsSlotAcrossTwoInstancesWithoutHoldingAThread(Container container)
+            throws Exception {
+        Events events = new Events();
+        Set<DispatcherType> all = EnumSet.allOf(DispatcherType.class);
+        try (App a = start(container, settings(), events, all); App b = start(container, settings(), events, all)) {
+            int idle = a.busyThreads() + b.busyThreads();
+            String[] methods = {"/rest/sync", "/rest/suspended", "/rest/stage"};
+            long t0 = System.currentTimeMillis();
+            List<CompletableFuture<HttpResponse<String>>> responses = new ArrayList<>();
+            for (int i = 0; i < 20; i++) {
+                responses.add(send((i % 2 == 0 ? a : b).uri(methods[i % 3])));
+            }
+            await(() -> events.count("shaped", RateLimitListener.Event.DELAYED) >= 10, "ten requests held");
+            // Once the ten admitted now are answered, the threads go back while (at least five)
+            // held methods wait for their slots: a thread held per request would keep them busy.
+            int[] busy = {Integer.MAX_VALUE};
+            await(() -> {
+                int now = a.busyThreads() + b.busyThreads() - idle;
+                if (20 - RAN.size() >= 5) {
+                    busy[0] = Math.min(busy[0], now);
+                }
+                return busy[0] <= 2 || 20 - RAN.size() < 5;
+            }, "the threads back or the slots passed");
+            for (CompletableFuture<HttpResponse<String>> response : responses) {
+                HttpResponse<String> done = response.get();
+                assertThat(done.statusCode()).as(done.body()).isEqualTo(200);
+                assertThat(done.body()).isEqualTo("ran");
+                assertThat(done.headers().firstValue("RateLimit").orElse("")).startsWith("\"shaped\"");
+            }
+            assertThat(busy[0]).as("request threads busy while five or more requests were held (%s)", container)
+                    .isLessThanOrEqualTo(2);
+            List<Long> ran = RAN.stream().sorted().toList();
+            assertThat(ran).as("each method ran once").hasSize(20);
+            for (int i = 10; i < 20; i++) {
+                assertThat(ran.get(i) - t0).as("method %d ran at its slot or later, never early", i)
+                        .isGreaterThanOrEqualTo((i - 9) * 100L - 1);
+            }
+            assertThat(events.count("shaped", RateLimitListener.Event.REJECTED)).isZero();
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Container.class)
+    void withTheFilterMappedForRequestsOnlyTheHeldMethodStillRunsAtItsSlot(Container container) throws Exception {
+        Events events = new Events();
+        try (App app = start(container, settings("ratelimit.rule.shaped.limit", "2"), events,
+                EnumSet.of(DispatcherType.REQUEST))) {
+            long t0 = System.currentTimeMillis();
+            List<CompletableFuture<HttpResponse<String>>> responses = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                responses.add(send(app.uri("/rest/stage")));
+            }
+            for (CompletableFuture<HttpResponse<String>> response : responses) {
+                HttpResponse<String> done = response.get();
+                assertThat(done.statusCode()).as(done.body()).isEqualTo(200);
+                assertThat(done.headers().firstValue("RateLimit")).isPresent();
+            }
+            List<Long> ran = RAN.stream().sorted().toList();
+            assertThat(ran).hasSize(4);
+            // Two a second: the third's slot half a second on, the fourth's a second.
+            assertThat(ran.get(2) - t0).isGreaterThanOrEqualTo(499);
+            assertThat(ran.get(3) - t0).isGreaterThanOrEqualTo(999);
+            assertThat(events.count("shaped", RateLimitListener.Event.DELAYED)).isEqualTo(2);
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Container.class)
+    void aRequestARouteRuleCountedOrWhoseKeyIsInTheFormBodyIsRefusedNotHeld(Container container) throws Exception {
+        Events events = new Events();
+        Map<String, String> withRoute = settings("ratelimit.rules", "everything,shaped,by-user",
+                "ratelimit.rule.everything.key", "global",
+                "ratelimit.rule.everything.limit", "1000",
+                "ratelimit.rule.everything.window", "1m");
+        try (App app = start(container, withRoute, events, EnumSet.allOf(DispatcherType.class))) {
+            int ok = 0;
+            int refused = 0;
+            List<CompletableFuture<HttpResponse<String>>> burst = new ArrayList<>();
+            for (int i = 0; i < 15; i++) {
+                burst.add(send(app.uri("/rest/sync")));
+            }
+            for (CompletableFuture<HttpResponse<String>> response : burst) {
+                int status = response.get().statusCode();
+                if (status == 200) {
+                    ok++;
+                } else {
+                    assertThat(status).isEqualTo(429);
+                    refused++;
+                }
+            }
+            // Held for its slot, it would pass later than "everything" counted it.
+            assertThat(events.count("shaped", RateLimitListener.Event.DELAYED)).isZero();
+            assertThat(ok).as("the bucket's ten, and what refilled meanwhile").isBetween(10, 12);
+            assertThat(refused).isEqualTo(15 - ok);
+        }
+        valkey.flushAll();
+        try (App app = start(container, settings(), events, EnumSet.allOf(DispatcherType.class))) {
+            for (int i = 0; i < 2; i++) {
+                assertThat(app.post("/rest/form", "user=alice").statusCode()).isEqualTo(200);
+            }
+            HttpResponse<String> third = app.post("/rest/form", "user=alice");
+            assertThat(third.statusCode()).as("a key read from the form body: not held, the body would be gone")
+                    .isEqualTo(429);
+            assertThat(events.count("by-user", RateLimitListener.Event.DELAYED)).isZero();
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Container.class)
+    void anUndeployAnswersEveryHeldMethodAndGivesItsUnitsBack(Container container) throws Exception {
+        Events events = new Events();
+        Map<String, String> slow = settings("ratelimit.rule.shaped.limit", "1", "ratelimit.rule.shaped.window", "2s",
+                "ratelimit.rule.shaped.max-delay", "10s");
+        List<CompletableFuture<HttpResponse<String>>> held = new ArrayList<>();
+        long started;
+        try (App app = start(container, slow, events, EnumSet.allOf(DispatcherType.class))) {
+            assertThat(app.get("/rest/sync").statusCode()).isEqualTo(200);
+            started = System.currentTimeMillis();
+            for (int i = 0; i < 3; i++) {
+                held.add(send(app.uri("/rest/suspended")));
+            }
+            await(() -> events.count("shaped", RateLimitListener.Event.DELAYED) == 3, "three requests held");
+            app.undeploy();
+        }
+        for (CompletableFuture<HttpResponse<String>> response : held) {
+            HttpResponse<String> answered = response.get();
+            assertThat(answered.statusCode()).as("answered at the undeploy: %s", answered.body()).isEqualTo(503);
+            assertThat(answered.headers().firstValue("Retry-After")).isPresent();
+        }
+        assertThat(RAN).as("only the first ran").hasSize(1);
+        Events after = new Events();
+        try (App again = start(container, slow, after, EnumSet.allOf(DispatcherType.class))) {
+            CompletableFuture<HttpResponse<String>> next = send(again.uri("/rest/sync"));
+            await(() -> after.count("shaped", RateLimitListener.Event.ALLOWED) == 1, "the redeployed app decided");
+            // As DelayHttpTest's undeploy: the last held given back first, each whole; Tomcat's
+            // unload wait of 2 s lets the first held one's slot pass, given nothing back.
+            long since = System.currentTimeMillis() - started;
+            long kept = container == Container.JETTY ? 1 : 2;
+            assertThat(after.longestDelay("shaped").toMillis()).as("held units back")
+                    .isLessThanOrEqualTo(kept * 2_000 - since + 50);
+            assertThat(next.get().statusCode()).isEqualTo(200);
+        }
+    }
+
+    private static CompletableFuture<HttpResponse<String>> send(URI uri) {
+        return JettyApp.HTTP.sendAsync(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(30)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static void await(BooleanSupplier condition, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting for: " + what);
+            }
+            Thread.sleep(5);
+        }
+    }
+
+    /** The methods: each records when it ran. */
+    @Path("/")
+    public static class Held {
+
+        /** A synchronous method. */
+        @GET
+        @Path("sync")
+        @RateLimited("shaped")
+        public String sync() {
+            RAN.add(System.currentTimeMillis());
+            return "ran";
+        }
+
+        /** A suspended method, resumed from another thread. */
+        @GET
+        @Path("suspended")
+        @RateLimited("shaped")
+        public void suspended(@Suspended AsyncResponse response) {
+            RAN.add(System.currentTimeMillis());
+            CompletableFuture.runAsync(() -> response.resume("ran"));
+        }
+
+        /** A method returning a stage. */
+        @GET
+        @Path("stage")
+        @RateLimited("shaped")
+        public CompletionStage<String> stage() {
+            RAN.add(System.currentTimeMillis());
+            return CompletableFuture.supplyAsync(() -> "ran");
+        }
+
+        /** Keyed by a form parameter. */
+        @POST
+        @Path("form")
+        @RateLimited("by-user")
+        public String form(@FormParam("user") String user) {
+            return "ran for " + user;
+        }
+    }
+}
