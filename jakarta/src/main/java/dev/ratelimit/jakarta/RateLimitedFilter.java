@@ -20,6 +20,8 @@ import java.util.Optional;
  * servlet filter already decided for the request), a refusal answered with the filter's 429 or
  * 503; an allowed request's response gets the rate-limit fields, and its units are settled by
  * the response's status ({@code count-when}, {@code refund-when}, permits of {@code concurrency}).
+ * A request a {@code max-delay} rule admits for a slot to come is held by the servlet filter: the
+ * method is stopped now and runs when the request is dispatched again at its slot.
  *
  * <p>A response Jakarta REST never writes (an exception no mapper maps, rethrown to the
  * container) runs no response filter: its reserved units stay counted, and a concurrency permit
