@@ -14,6 +14,9 @@ import jakarta.ws.rs.GET;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.container.AsyncResponse;
+import jakarta.ws.rs.container.ContainerRequestContext;
+import jakarta.ws.rs.container.ContainerResponseContext;
+import jakarta.ws.rs.container.ContainerResponseFilter;
 import jakarta.ws.rs.container.Suspended;
 import org.glassfish.jersey.server.ResourceConfig;
 import org.glassfish.jersey.servlet.ServletContainer;
@@ -31,6 +34,7 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -88,7 +92,7 @@ class DelayResourceTest {
     private static App start(Container container, Map<String, String> settings, RateLimitListener listener,
                              Set<DispatcherType> mapped) throws Exception {
         ResourceConfig application = new ResourceConfig(RateLimitedFeature.class, RateLimitExceededMapper.class,
-                Held.class);
+                Held.class, Stamp.class);
         Map<String, HttpServlet> servlets = Map.of("/rest/*", new ServletContainer(application));
         return App.start(container, settings, listener, mapped, servlets);
     }
@@ -122,6 +126,8 @@ class DelayResourceTest {
                 HttpResponse<String> done = response.get();
                 assertThat(done.statusCode()).as(done.body()).isEqualTo(200);
                 assertThat(done.body()).isEqualTo("ran");
+                assertThat(done.headers().allValues("X-Stamp")).as("the answer of the method's run only")
+                        .hasSize(1);
                 assertThat(done.headers().firstValue("RateLimit").orElse("")).startsWith("\"shaped\"");
             }
             assertThat(busy[0]).as("request threads busy while five or more requests were held (%s)", container)
@@ -251,6 +257,20 @@ class DelayResourceTest {
                 throw new AssertionError("timed out waiting for: " + what);
             }
             Thread.sleep(5);
+        }
+    }
+
+    /**
+     * The application's own response filter: a header on every answer Jakarta REST writes, and a
+     * body on one that has none (as an application that wraps every answer in an envelope).
+     */
+    public static class Stamp implements ContainerResponseFilter {
+        @Override
+        public void filter(ContainerRequestContext request, ContainerResponseContext response) {
+            response.getHeaders().add("X-Stamp", UUID.randomUUID().toString());
+            if (!response.hasEntity()) {
+                response.setEntity("no content");
+            }
         }
     }
 
