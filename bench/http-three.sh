@@ -7,6 +7,8 @@
 #   minimal   one EVALSHA of the source article's minimal token-bucket script per request on a
 #             pooled Jedis client: the floor of one round trip
 #   bucket4j  Bucket4j's JedisBasedProxyManager (compare-and-swap) in a filter
+#   ours-direct  ours with ratelimit.valkey.pipelines=0: every call on its own pooled connection,
+#             no hand-off between request threads (not in the default MODES)
 # Prints per filter and round: requests/s, p50, p99, the JVM's CPU µs and context switches per
 # request, Valkey's µs and commands per request; then, per round, ours ÷ minimal and ours ÷
 # bucket4j (requests/s) and the p99 each filter adds to off.
@@ -39,11 +41,13 @@ ms() { # a wrk latency (e.g. 1.23ms, 850.00us, 1.10s) in ms
 run() { # mode, round
   local mode=$1 round=$2
   local port=$(( 30000 + RANDOM % 20000 ))
+  local serve=$mode extra=
+  [[ $mode == ours-direct ]] && serve=ours extra=-Dratelimit.valkey.pipelines=0
   # shellcheck disable=SC2086
   java -cp "$classpath" -Dratelimit.valkey.url="redis://127.0.0.1:$vport" -Dratelimit.rules=api \
     -Dratelimit.rule.api.key=ip -Dratelimit.rule.api.algorithm=token-bucket \
-    -Dratelimit.rule.api.limit=1000000000 -Dratelimit.rule.api.window=1s ${OURS:-} \
-    dev.ratelimit.bench.HttpBenchServer "$mode" "$port" "redis://127.0.0.1:$vport" >/tmp/http-three-$mode.log 2>&1 &
+    -Dratelimit.rule.api.limit=1000000000 -Dratelimit.rule.api.window=1s $extra ${OURS:-} \
+    dev.ratelimit.bench.HttpBenchServer "$serve" "$port" "redis://127.0.0.1:$vport" >/tmp/http-three-$mode.log 2>&1 &
   server_pid=$!
   for _ in $(seq 300); do curl -s -o /dev/null "http://127.0.0.1:$port/api/hello" && break; sleep 0.2; done
   # The JIT compiles the path first (C2 is busy for a while on these two cores): a load thrown away.
@@ -68,5 +72,5 @@ for round in $(seq "$rounds"); do
   done
   ratio() { awk -v a="${rps[$1]:-0}" -v b="${rps[$2]:-0}" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
   added() { awk -v a="${p99[$1]:-0}" -v b="${p99[off]:-0}" 'BEGIN { printf "%+.2f ms", a - b }'; }
-  echo "round $round: ours / minimal $(ratio ours minimal)x, ours / bucket4j $(ratio ours bucket4j)x, minimal / off $(ratio minimal off)x; p99 added to off: ours $(added ours), minimal $(added minimal), bucket4j $(added bucket4j)"
+  echo "round $round: ours / minimal $(ratio ours minimal)x, ours / bucket4j $(ratio ours bucket4j)x, minimal / off $(ratio minimal off)x; p99 added to off: ours $(added ours), minimal $(added minimal), bucket4j $(added bucket4j)${rps[ours-direct]:+; ours-direct / minimal $(ratio ours-direct minimal)x, p99 added $(added ours-direct)}"
 done

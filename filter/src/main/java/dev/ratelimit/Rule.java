@@ -69,6 +69,8 @@ public final class Rule {
     private final boolean shadow;
     private final CalendarWindow calendar;
     private final Duration maxDelay;
+    /** Computed once: a rule keys maps on every decision (leases, the deny cache). */
+    private int hash;
 
     private Rule(String name, Algorithm algorithm, long limit, Duration window, long burst,
                  boolean countRejected, boolean shadow, CalendarWindow calendar, Duration maxDelay) {
@@ -547,7 +549,7 @@ public final class Rule {
 
     @Override
     public boolean equals(Object other) {
-        return other instanceof Rule rule && name.equals(rule.name) && algorithm == rule.algorithm
+        return this == other || other instanceof Rule rule && hashCode() == rule.hashCode() && name.equals(rule.name) && algorithm == rule.algorithm
                 && limit == rule.limit && window.equals(rule.window) && burst == rule.burst
                 && countRejected == rule.countRejected && shadow == rule.shadow
                 && Objects.equals(calendar, rule.calendar) && maxDelay.equals(rule.maxDelay);
@@ -555,7 +557,13 @@ public final class Rule {
 
     @Override
     public int hashCode() {
-        return Objects.hash(name, algorithm, limit, window, burst, countRejected, shadow, calendar, maxDelay);
+        int h = hash;
+        if (h == 0) {
+            // Racy but safe: every thread computes the same value from final fields.
+            h = Objects.hash(name, algorithm, limit, window, burst, countRejected, shadow, calendar, maxDelay);
+            hash = h;
+        }
+        return h;
     }
 
     @Override

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.LongSupplier;
 
@@ -36,6 +37,14 @@ public final class Leases implements AutoCloseable {
     private final LongSupplier clock;
     private final LeaseReturner returns;
     private final ConcurrentHashMap<Slot, LeaseEntry> entries = new ConcurrentHashMap<>();
+    /**
+     * Every key's slot, once, in the order its entry was made: the idle scan walks this rather
+     * than the map, whose table keeps the size of its busiest moment (a burst of new keys) and
+     * would be walked whole at every scan.
+     */
+    private final ConcurrentLinkedQueue<Slot> made = new ConcurrentLinkedQueue<>();
+    /** The slots in {@link #made}: a queue's own size is counted by walking it. */
+    private final AtomicInteger madeCount = new AtomicInteger();
     /** The leases taken and not yet ended, for the sweeper. */
     private final ConcurrentLinkedQueue<Held> live = new ConcurrentLinkedQueue<>();
     /** How often keys idle for longer than their lease time are dropped: four times the longest. */
@@ -94,7 +103,7 @@ public final class Leases implements AutoCloseable {
     Lease.Served serve(Claim claim, LeasePolicy policy, long now) {
         long waitUntil = System.nanoTime() + policy.time().toNanos();
         while (true) {
-            LeaseEntry entry = entries.computeIfAbsent(new Slot(claim.rule(), claim.key()), slot -> new LeaseEntry());
+            LeaseEntry entry = entry(new Slot(claim.rule(), claim.key()));
             synchronized (entry) {
                 if (entry.removed) {
                     continue;
@@ -282,7 +291,7 @@ public final class Leases implements AutoCloseable {
                 }
                 Slot slot = new Slot(claim.rule(), claim.key());
                 while (blocked == null) {
-                    LeaseEntry entry = entries.computeIfAbsent(slot, absent -> new LeaseEntry());
+                    LeaseEntry entry = entry(slot);
                     synchronized (entry) {
                         if (entry.removed) {
                             continue;
@@ -346,7 +355,7 @@ public final class Leases implements AutoCloseable {
      *         and the lease installed, if any
      */
     Taken taken(Claim claim, long own, LeasePolicy policy, long extra, Verdicts.Answer answer, long start) {
-        LeaseEntry entry = entries.computeIfAbsent(new Slot(claim.rule(), claim.key()), slot -> new LeaseEntry());
+        LeaseEntry entry = entry(new Slot(claim.rule(), claim.key()));
         synchronized (entry) {
             entry.storeRemaining = answer.remaining();
             if (answer.allowed() && answer.took()) {
@@ -470,7 +479,7 @@ public final class Leases implements AutoCloseable {
         if (policy(claim) == null) {
             return;
         }
-        LeaseEntry entry = entries.computeIfAbsent(new Slot(claim.rule(), claim.key()), slot -> new LeaseEntry());
+        LeaseEntry entry = entry(new Slot(claim.rule(), claim.key()));
         synchronized (entry) {
             took(entry, claim.rule(), at, answer);
             consumed(entry, claim.rule(), at, claim.cost());
@@ -537,25 +546,53 @@ public final class Leases implements AutoCloseable {
         }
         if (now - lastIdleScan >= idleScanMillis) {
             lastIdleScan = now;
-            for (Map.Entry<Slot, LeaseEntry> each : entries.entrySet()) {
-                LeaseEntry entry = each.getValue();
+            // Each key made before this scan, once; those kept go to the back for the next scan.
+            for (int n = madeCount.get(); n > 0; n--) {
+                Slot slot = made.poll();
+                if (slot == null) {
+                    break;
+                }
+                LeaseEntry entry = entries.get(slot);
+                if (entry == null) {
+                    madeCount.decrementAndGet();
+                    continue;
+                }
                 synchronized (entry) {
                     // Kept while its simulation holds a debt: a new one would start from a full
                     // bucket, and charge give-backs refill the key did not lose. Kept too while a
                     // lease ended and not yet given back, or a call, goes by it (busy): the
                     // give-back would read a simulation that misses what the key's calls took
                     // meanwhile, and not hold back those calls until it landed (LeaseReturner#all).
-                    Rule rule = each.getKey().rule();
+                    Rule rule = slot.rule();
                     if (entry.lease == null && entry.next == null && !entry.busy()
                             && now - entry.lastSeen > leaseTime(rule)
                             && (rule.algorithm() == Algorithm.FIXED_WINDOW || entry.debtAt(now, rule.limit()) == 0)) {
                         entry.removed = true;
-                        entries.remove(each.getKey(), entry);
+                        entries.remove(slot, entry);
+                        madeCount.decrementAndGet();
+                    } else {
+                        made.add(slot);
                     }
                 }
             }
         }
         returns.due();
+    }
+
+    /** The key's entry, made now if it has none. */
+    private LeaseEntry entry(Slot slot) {
+        LeaseEntry entry = entries.get(slot);
+        if (entry != null) {
+            return entry;
+        }
+        LeaseEntry made = new LeaseEntry();
+        entry = entries.putIfAbsent(slot, made);
+        if (entry != null) {
+            return entry;
+        }
+        madeCount.incrementAndGet();
+        this.made.add(slot);
+        return made;
     }
 
     private long leaseTime(Rule rule) {
@@ -581,6 +618,8 @@ public final class Leases implements AutoCloseable {
             }
         }
         entries.clear();
+        made.clear();
+        madeCount.set(0);
         returns.all(all, true);
     }
 }
