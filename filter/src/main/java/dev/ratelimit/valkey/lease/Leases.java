@@ -381,6 +381,11 @@ public final class Leases implements AutoCloseable {
     record Taken(Verdicts.Answer forRequest, Lease lease) {
     }
 
+    /** How many keys this limiter keeps an account of: those seen within their lease time, or still owing. */
+    int keys() {
+        return entries.size();
+    }
+
     /** Units this limiter holds for the key in a live lease (0 when none). */
     public long held(Rule rule, String key) {
         LeaseEntry entry = entries.get(new Slot(rule, key));
