@@ -203,8 +203,13 @@ final class DelayedRequests {
                     // before it stops the filter fails their dispatch), or the request was ended
                     // meanwhile: the work will not run; answered as at a stop, if still possible.
                     LOG.log(System.Logger.Level.DEBUG, "A delayed request could not be dispatched", e);
-                    giveBack();
+                    // Taken out of the account first, so that the completion the answer brings
+                    // does not settle them as if they had run; answered before the give-back,
+                    // which may wait on an unresponsive store.
+                    account.unresumedResource();
+                    account.resumeDelayed();
                     answer(Duration.ZERO);
+                    giveBack();
                 }
             }
         }
@@ -253,18 +258,8 @@ final class DelayedRequests {
             if (!end(End.GIVEN_BACK)) {
                 // Ended already: dispatched (then settled here if the filter never saw the
                 // dispatch), or given back and answered by the filter itself.
-                RequestAccount.Part missed = event == Event.COMPLETE && end.get() == End.DISPATCHED
-                        ? account.resumeDelayed() : null;
-                if (missed != null) {
-                    if (UNMAPPED_LOGGED.compareAndSet(false, true)) {
-                        LOG.log(System.Logger.Level.WARNING, "A request held for its slot was dispatched without "
-                                + "passing the rate-limit filter again: map the filter for the ASYNC dispatcher "
-                                + "type too (logged once); such a request is settled when it completes, but a "
-                                + "refusal of an annotated method it calls is not answered 429 by the filter");
-                    }
-                    int status = details.getSuppliedResponse() instanceof HttpServletResponse r ? r.getStatus() : 500;
-                    OutcomeCounting.settle(missed.reservation(), missed.rules(), status, ReportedCosts.of(missed.rules(),
-                            details.getSuppliedRequest(), details.getSuppliedResponse()));
+                if (event == Event.COMPLETE && end.get() == End.DISPATCHED) {
+                    settleMissed(details);
                 }
                 return;
             }
@@ -273,6 +268,31 @@ final class DelayedRequests {
                 answer(Duration.ZERO);
             } else if (event == Event.ERROR) {
                 complete();
+            }
+        }
+
+        /**
+         * After the dispatch at the slot, once the request is complete: a part held for the slot
+         * that the dispatch never ran by is settled by the response now.
+         */
+        private void settleMissed(AsyncEvent details) {
+            int status = details.getSuppliedResponse() instanceof HttpServletResponse r ? r.getStatus() : 500;
+            RequestAccount.Part resource = account.unresumedResource();
+            if (resource != null) {
+                // A filter before the resource method's answered the request at its slot (an
+                // authentication refused it), or it went elsewhere: the method never ran.
+                OutcomeCounting.settle(resource.reservation(), resource.rules(), status);
+            }
+            RequestAccount.Part missed = account.resumeDelayed();
+            if (missed != null) {
+                if (UNMAPPED_LOGGED.compareAndSet(false, true)) {
+                    LOG.log(System.Logger.Level.WARNING, "A request held for its slot was dispatched without "
+                            + "passing the rate-limit filter again: map the filter for the ASYNC dispatcher "
+                            + "type too (logged once); such a request is settled when it completes, but a "
+                            + "refusal of an annotated method it calls is not answered 429 by the filter");
+                }
+                OutcomeCounting.settle(missed.reservation(), missed.rules(), status, ReportedCosts.of(missed.rules(),
+                        details.getSuppliedRequest(), details.getSuppliedResponse()));
             }
         }
 

@@ -108,15 +108,19 @@ final class DispatchHandler {
                             FilterChain chain, RequestAccount account, RequestAccount.Part part)
             throws IOException, ServletException {
         HttpServletResponse passed = RedirectGuard.around(response, account);
+        HttpServletRequest passedOn = request;
         if (methodRulesDelay(now)) {
             // An annotated resource method may hold the request for its slot: what Jakarta REST
-            // writes for the method it stopped must not reach the client.
+            // writes for the method it stopped must not reach the client, and what the layers
+            // read of the body must be there again at the slot.
             HoldableResponse holdable = new HoldableResponse(passed);
-            account.mayBeHeldLater(request, response, holdable);
+            RecordedBody body = new RecordedBody();
+            account.mayBeHeldLater(request, response, holdable, body);
             passed = holdable;
+            passedOn = body.recording(request);
         }
         account.holdResponse(passed);
         account.fields().forEach(passed::setHeader);
-        OutcomeCounting.run(now, request, passed, chain, account, part);
+        OutcomeCounting.run(now, passedOn, passed, chain, account, part);
     }
 }

@@ -147,6 +147,7 @@ final class RequestAccount {
     private HttpServletRequest holdRequest;
     private HttpServletResponse holdResponse;
     private HoldableResponse holdable;
+    private RecordedBody body;
     /** The part of the resource method held for its slot, and the method, until the slot's dispatch. */
     private Part resourceHeld;
     private Object resourceHeldMethod;
@@ -309,22 +310,25 @@ final class RequestAccount {
      * @param request  the request as the filter got it
      * @param response the response as the filter got it
      * @param passed   the response the filter passed on, which drops what is written once held
+     * @param body     what the layers read of the request's body, for the dispatch at the slot
      */
     synchronized void mayBeHeldLater(HttpServletRequest request, HttpServletResponse response,
-                                     HoldableResponse passed) {
+                                     HoldableResponse passed, RecordedBody body) {
         this.holdRequest = request;
         this.holdResponse = response;
         this.holdable = passed;
+        this.body = body;
     }
 
     /**
      * Whether a resource method's rules may hold the request for a slot to come: the filter can
      * suspend it, it is not held already, and no layer before counted it by a rule that paces
      * requests (held for one rule's slot, it would pass later than another rule counted it, and
-     * that rule's requests would pass bunched: see {@link Claims#delayingAlone}).
+     * that rule's requests would pass bunched: see {@link Claims#delayingAlone}), and what was
+     * read of its body can be read again at its slot.
      */
     synchronized boolean resourceMayHold() {
-        if (holdable == null || holdable.held() || delayed != null) {
+        if (holdable == null || holdable.held() || delayed != null || !body.replayable()) {
             return false;
         }
         for (Part part : parts) {
@@ -354,10 +358,24 @@ final class RequestAccount {
             resourceHeld = part;
             resourceHeldMethod = method;
             holdable.hold();
-            request = holdRequest;
+            request = body.replaying(holdRequest);
             response = holdResponse;
         }
         delayed.hold(request, response, delay, part.reservation(), this);
+    }
+
+    /**
+     * The part of a resource method held for its slot that its dispatch did not give back to the
+     * method (a filter before it answered the request, the request went elsewhere), once: the
+     * request is over, and the part is settled by its status.
+     *
+     * @return the part, or null when none is held or the method ran by it
+     */
+    synchronized Part unresumedResource() {
+        Part part = resourceHeld;
+        resourceHeld = null;
+        resourceHeldMethod = null;
+        return part;
     }
 
     /**

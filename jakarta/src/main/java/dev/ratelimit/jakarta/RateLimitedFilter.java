@@ -44,19 +44,12 @@ final class RateLimitedFilter implements ContainerRequestFilter, ContainerRespon
      */
     private final HttpServletRequest request;
 
-    /**
-     * Whether the method's request may be held for a slot to come and run at a second dispatch:
-     * not when a rule's key reads the form body, which that dispatch would not find again.
-     */
-    private final boolean holdable;
 
     RateLimitedFilter(LazyLimits limits, AnnotatedMethod method, Method resourceMethod, HttpServletRequest request) {
         this.limits = limits;
         this.method = method;
         this.resourceMethod = resourceMethod;
         this.request = request;
-        this.holdable = method.parameters().parameters().stream()
-                .noneMatch(parameter -> parameter.source() == MethodParameters.Source.FORM);
     }
 
     @Override
@@ -67,7 +60,7 @@ final class RateLimitedFilter implements ContainerRequestFilter, ContainerRespon
             servlet = new AuthenticatedRequest(servlet, context.getSecurityContext());
         }
         MethodDecision decision = limits.get().decideRequest(servlet, resourceMethod, method.rules(),
-                values(context, servlet), holdable);
+                values(context, servlet), true);
         if (decision.held()) {
             // Held for its slot by the servlet filter, which drops this answer and dispatches the
             // request again at the slot: the method runs then, by this decision.

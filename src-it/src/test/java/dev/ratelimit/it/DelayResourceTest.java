@@ -12,9 +12,13 @@ import jakarta.servlet.http.HttpServlet;
 import jakarta.ws.rs.FormParam;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Priorities;
+import jakarta.annotation.Priority;
+import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.container.AsyncResponse;
 import jakarta.ws.rs.container.ContainerRequestContext;
+import jakarta.ws.rs.container.ContainerRequestFilter;
 import jakarta.ws.rs.container.ContainerResponseContext;
 import jakarta.ws.rs.container.ContainerResponseFilter;
 import jakarta.ws.rs.container.Suspended;
@@ -25,7 +29,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
@@ -37,6 +44,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.BooleanSupplier;
 
@@ -47,9 +55,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Tomcat 11, the servlet filter registered as the example registers it, a real Valkey): the
  * method's request is held for its slot without a thread and the method runs at the slot,
  * whether it is synchronous, {@code @Suspended} or returns a {@code CompletionStage}; across two
- * instances a burst of twice the limit passes whole, never early. Where it cannot be held (a
- * route rule counted the request already, a key read from the form body) it is refused as
- * without the delay; an undeploy answers every held request and gives its units back.
+ * instances a burst of twice the limit passes whole, never early; the body read before the
+ * decision (a form key, an authentication filter checking a signature) is there again at the
+ * slot; a request a filter refuses at its slot gives its units and permits back. Where it cannot
+ * be held (a route rule counted the request already) it is refused as without the delay; an
+ * undeploy answers every held request and gives its units back.
  */
 @ExtendWith(ValkeyExtension.class)
 class DelayResourceTest {
@@ -72,7 +82,7 @@ class DelayResourceTest {
 
     /** A method rule: ten a second, a bucket of ten, held up to 1.5 s. */
     private Map<String, String> settings(String... more) {
-        List<String> pairs = new ArrayList<>(List.of("ratelimit.rules", "shaped,by-user",
+        List<String> pairs = new ArrayList<>(List.of("ratelimit.rules", "shaped,by-user,inflight",
                 "ratelimit.rule.shaped.scope", "method",
                 "ratelimit.rule.shaped.key", "global",
                 "ratelimit.rule.shaped.algorithm", "token-bucket",
@@ -83,8 +93,13 @@ class DelayResourceTest {
                 "ratelimit.rule.by-user.key", "param:user",
                 "ratelimit.rule.by-user.algorithm", "gcra",
                 "ratelimit.rule.by-user.limit", "2",
-                "ratelimit.rule.by-user.window", "10s",
-                "ratelimit.rule.by-user.max-delay", "6s"));
+                "ratelimit.rule.by-user.window", "2s",
+                "ratelimit.rule.by-user.max-delay", "2s",
+                "ratelimit.rule.inflight.scope", "method",
+                "ratelimit.rule.inflight.key", "global",
+                "ratelimit.rule.inflight.algorithm", "concurrency",
+                "ratelimit.rule.inflight.limit", "1",
+                "ratelimit.rule.inflight.permit-timeout", "120s"));
         pairs.addAll(List.of(more));
         return JettyApp.settings(valkey.url(), pairs.toArray(String[]::new));
     }
@@ -92,7 +107,7 @@ class DelayResourceTest {
     private static App start(Container container, Map<String, String> settings, RateLimitListener listener,
                              Set<DispatcherType> mapped) throws Exception {
         ResourceConfig application = new ResourceConfig(RateLimitedFeature.class, RateLimitExceededMapper.class,
-                Held.class, Stamp.class);
+                Held.class, Stamp.class, Signed.class, Nonces.class);
         Map<String, HttpServlet> servlets = Map.of("/rest/*", new ServletContainer(application));
         return App.start(container, settings, listener, mapped, servlets);
     }
@@ -169,9 +184,9 @@ class DelayResourceTest {
 
     @ParameterizedTest
     @EnumSource(Container.class)
-    void aRequestARouteRuleCountedOrWhoseKeyIsInTheFormBodyIsRefusedNotHeld(Container container) throws Exception {
+    void aRequestARouteRuleCountedIsRefusedNotHeld(Container container) throws Exception {
         Events events = new Events();
-        Map<String, String> withRoute = settings("ratelimit.rules", "everything,shaped,by-user",
+        Map<String, String> withRoute = settings("ratelimit.rules", "everything,shaped,by-user,inflight",
                 "ratelimit.rule.everything.key", "global",
                 "ratelimit.rule.everything.limit", "1000",
                 "ratelimit.rule.everything.window", "1m");
@@ -196,15 +211,57 @@ class DelayResourceTest {
             assertThat(ok).as("the bucket's ten, and what refilled meanwhile").isBetween(10, 12);
             assertThat(refused).isEqualTo(15 - ok);
         }
-        valkey.flushAll();
-        try (App app = start(container, settings(), events, EnumSet.allOf(DispatcherType.class))) {
-            for (int i = 0; i < 2; i++) {
-                assertThat(app.post("/rest/form", "user=alice").statusCode()).isEqualTo(200);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Container.class)
+    void theBodyReadBeforeTheDecisionIsThereAgainAtTheSlot(Container container) throws Exception {
+        Events events = new Events();
+        try (App app = start(container, settings("ratelimit.rule.shaped.limit", "2"), events,
+                EnumSet.allOf(DispatcherType.class))) {
+            // A key read from the form body: the form is read to decide, and again by the method.
+            for (int i = 0; i < 3; i++) {
+                HttpResponse<String> form = app.post("/rest/form", "user=alice");
+                assertThat(form.statusCode()).isEqualTo(200);
+                assertThat(form.body()).isEqualTo("ran for alice");
             }
-            HttpResponse<String> third = app.post("/rest/form", "user=alice");
-            assertThat(third.statusCode()).as("a key read from the form body: not held, the body would be gone")
-                    .isEqualTo(429);
-            assertThat(events.count("by-user", RateLimitListener.Event.DELAYED)).isZero();
+            assertThat(events.count("by-user", RateLimitListener.Event.DELAYED)).isEqualTo(1);
+            // An authentication filter before the library's reads the body to check its signature.
+            List<CompletableFuture<HttpResponse<String>>> signed = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                String body = "payload-" + i;
+                signed.add(JettyApp.HTTP.sendAsync(HttpRequest.newBuilder(app.uri("/rest/echo"))
+                        .timeout(Duration.ofSeconds(30)).header("X-Signature", body)
+                        .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString()));
+            }
+            List<String> bodies = new ArrayList<>();
+            for (CompletableFuture<HttpResponse<String>> response : signed) {
+                HttpResponse<String> done = response.get();
+                assertThat(done.statusCode()).as(done.body()).isEqualTo(200);
+                bodies.add(done.body());
+            }
+            assertThat(bodies).containsExactlyInAnyOrder("got:payload-0", "got:payload-1", "got:payload-2",
+                    "got:payload-3");
+            assertThat(events.count("shaped", RateLimitListener.Event.DELAYED)).isEqualTo(2);
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Container.class)
+    void aHeldRequestAFilterRefusesAtItsSlotGivesItsPermitBack(Container container) throws Exception {
+        Events events = new Events();
+        try (App app = start(container, settings("ratelimit.rule.shaped.limit", "2"), events,
+                EnumSet.allOf(DispatcherType.class))) {
+            for (int i = 0; i < 3; i++) {
+                HttpResponse<String> done = JettyApp.HTTP.send(HttpRequest.newBuilder(app.uri("/rest/guarded"))
+                        .timeout(Duration.ofSeconds(30)).header("X-Nonce", container + "-" + i).build(),
+                        HttpResponse.BodyHandlers.ofString());
+                // The third is held; at its slot its nonce is seen again and refused.
+                assertThat(done.statusCode()).as(done.body()).isEqualTo(i < 2 ? 200 : 401);
+            }
+            assertThat(events.count("shaped", RateLimitListener.Event.DELAYED)).isEqualTo(1);
+            HttpResponse<String> next = app.get("/rest/inflight");
+            assertThat(next.statusCode()).as("the held request's permit is back: %s", next.body()).isEqualTo(200);
         }
     }
 
@@ -274,6 +331,39 @@ class DelayResourceTest {
         }
     }
 
+    /** An authentication filter that reads the body to check its signature (here: the body itself), and puts it back. */
+    @Priority(Priorities.AUTHENTICATION)
+    public static class Signed implements ContainerRequestFilter {
+        @Override
+        public void filter(ContainerRequestContext request) throws IOException {
+            String signature = request.getHeaderString("X-Signature");
+            if (signature == null) {
+                return;
+            }
+            byte[] body = request.getEntityStream().readAllBytes();
+            if (!signature.equals(new String(body, StandardCharsets.UTF_8))) {
+                request.abortWith(Response.status(401).entity("bad signature for [" + new String(body,
+                        StandardCharsets.UTF_8) + "]").build());
+                return;
+            }
+            request.setEntityStream(new ByteArrayInputStream(body));
+        }
+    }
+
+    /** An authentication filter that refuses a nonce seen before: a held request meets it again at its slot. */
+    @Priority(Priorities.AUTHENTICATION)
+    public static class Nonces implements ContainerRequestFilter {
+        private static final Set<String> SEEN = ConcurrentHashMap.newKeySet();
+
+        @Override
+        public void filter(ContainerRequestContext request) {
+            String nonce = request.getHeaderString("X-Nonce");
+            if (nonce != null && !SEEN.add(nonce)) {
+                request.abortWith(Response.status(401).entity("nonce seen").build());
+            }
+        }
+    }
+
     /** The methods: each records when it ran. */
     @Path("/")
     public static class Held {
@@ -303,6 +393,31 @@ class DelayResourceTest {
         public CompletionStage<String> stage() {
             RAN.add(System.currentTimeMillis());
             return CompletableFuture.supplyAsync(() -> "ran");
+        }
+
+        /** Echoes its body. */
+        @POST
+        @Path("echo")
+        @RateLimited("shaped")
+        public String echo(String body) {
+            return "got:" + body;
+        }
+
+        /** Paced, and one at a time. */
+        @GET
+        @Path("guarded")
+        @RateLimited("shaped")
+        @RateLimited("inflight")
+        public String guarded() {
+            return "ran";
+        }
+
+        /** One at a time. */
+        @GET
+        @Path("inflight")
+        @RateLimited("inflight")
+        public String inflight() {
+            return "ran";
         }
 
         /** Keyed by a form parameter. */
