@@ -115,14 +115,15 @@ final class RedirectGuard {
 
     /**
      * The response to pass down the chain: wrapped when the fields stay off 3xx responses and the
-     * request has fields; else as it is.
+     * request has fields, or may have some later (an annotated method's); else as it is.
      *
      * @param response the response, with the fields already set
      * @param account  the request's account
+     * @param later    whether a later layer may decide rules for the request
      * @return the response to pass on
      */
-    static HttpServletResponse around(HttpServletResponse response, RequestAccount account) {
-        if (account.fieldsOnRedirects() || account.fields().isEmpty()) {
+    static HttpServletResponse around(HttpServletResponse response, RequestAccount account, boolean later) {
+        if (account.fieldsOnRedirects() || account.fields().isEmpty() && !later) {
             return response;
         }
         return new Response(response, account);

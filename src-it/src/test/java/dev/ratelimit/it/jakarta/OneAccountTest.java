@@ -195,4 +195,50 @@ class OneAccountTest {
             assertThat(allowed(app, List.of("/library/a", "/library/a", "/library/a", "/library/b"))).isEqualTo(3);
         }
     }
+    /**
+     * A method's fields stay off a 3xx ({@code on-redirects=false}) when the filter decided no
+     * rule of its own: it wrapped the response only when it had fields, so the method's, written
+     * later, stayed on a redirection.
+     */
+    @Test
+    void aMethodsFieldsStayOffARedirectionWhenTheFilterDecidedNothing() throws Exception {
+        Map<String, String> rules = settings("ratelimit.rules", "moves",
+                "ratelimit.rule.moves.scope", "method", "ratelimit.rule.moves.limit", "100",
+                "ratelimit.rule.moves.window", "1m");
+        try (JakartaApp app = JakartaApp.start(rules, true, Moves.class)) {
+            HttpResponse<String> stays = app.get("/stays");
+            assertThat(stays.statusCode()).isEqualTo(200);
+            assertThat(stays.headers().firstValue("RateLimit")).isPresent();
+            HttpResponse<String> moved = app.get("/moved");
+            assertThat(moved.statusCode()).isEqualTo(303);
+            assertThat(moved.headers().firstValue("RateLimit")).as("a 303's fields").isEmpty();
+            assertThat(moved.headers().firstValue("RateLimit-Policy")).isEmpty();
+        }
+        Map<String, String> onRedirects = new java.util.HashMap<>(rules);
+        onRedirects.put("ratelimit.headers.on-redirects", "true");
+        try (JakartaApp app = JakartaApp.start(onRedirects, true, Moves.class)) {
+            assertThat(app.get("/moved").headers().firstValue("RateLimit")).as("asked for on a 3xx").isPresent();
+        }
+    }
+
+    /** A method that answers, and one that redirects. */
+    @jakarta.ws.rs.Path("/")
+    public static class Moves {
+
+        /** Answers. */
+        @jakarta.ws.rs.GET
+        @jakarta.ws.rs.Path("stays")
+        @dev.ratelimit.jakarta.RateLimited("moves")
+        public String stays() {
+            return "here";
+        }
+
+        /** Sends the client elsewhere. */
+        @jakarta.ws.rs.GET
+        @jakarta.ws.rs.Path("moved")
+        @dev.ratelimit.jakarta.RateLimited("moves")
+        public jakarta.ws.rs.core.Response moved() {
+            return jakarta.ws.rs.core.Response.seeOther(java.net.URI.create("/stays")).build();
+        }
+    }
 }
