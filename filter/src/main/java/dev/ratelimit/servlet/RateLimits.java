@@ -246,9 +246,8 @@ public final class RateLimits {
      * @param resourceMethod the resource method
      * @param rules          the rules the method names
      * @param parameters     the method's parameters by the names the rules' {@code param:} parts use
-     * @param mayHold        whether the method can be run again at its slot as it would run now
-     *                       (false when deciding it read the request's body, which a second
-     *                       dispatch would not find again)
+     * @param mayHold        whether the method can run at a second dispatch of the request as
+     *                       it would run now (the body its layers read before is read again)
      * @return the decision
      */
     public MethodDecision decideRequest(HttpServletRequest request, Object resourceMethod, List<String> rules,
