@@ -146,7 +146,14 @@ public final class Decisions {
      * @return true when an enforcing rule's decision is {@link Decision.Basis#UNAVAILABLE}
      */
     public boolean unavailable() {
-        return all.stream().anyMatch(d -> d.basis() == Decision.Basis.UNAVAILABLE && !d.allowed());
+        // A loop, not a stream: asked of every request.
+        for (int i = 0; i < all.size(); i++) {
+            Decision d = all.get(i);
+            if (d.basis() == Decision.Basis.UNAVAILABLE && !d.allowed()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     @Override

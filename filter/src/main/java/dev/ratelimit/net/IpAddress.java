@@ -17,7 +17,6 @@ import java.util.regex.Pattern;
  */
 public record IpAddress(byte[] bytes) {
 
-    private static final Pattern IPV4 = Pattern.compile("(\\d{1,3})\\.(\\d{1,3})\\.(\\d{1,3})\\.(\\d{1,3})");
     private static final Pattern IPV6_CHARS = Pattern.compile("[0-9A-Fa-f:.]{2,45}");
 
     /**
@@ -52,21 +51,13 @@ public record IpAddress(byte[] bytes) {
         if (zone >= 0) {
             s = s.substring(0, zone);
         }
-        var v4 = IPV4.matcher(s);
-        if (v4.matches()) {
-            byte[] b = new byte[4];
-            for (int i = 0; i < 4; i++) {
-                int part = Integer.parseInt(v4.group(i + 1));
-                if (part > 255 || (v4.group(i + 1).length() > 1 && v4.group(i + 1).startsWith("0"))) {
-                    return Optional.empty(); // leading zeros are octal to some parsers: refuse the ambiguity
-                }
-                b[i] = (byte) part;
-            }
-            return Optional.of(new IpAddress(b));
+        if (s.indexOf(':') < 0) {
+            byte[] b = ipv4(s);
+            return b == null ? Optional.empty() : Optional.of(new IpAddress(b));
         }
         // Only now hand it to the JDK: text with a ':' and nothing but hex digits, ':' and '.'
         // is parsed as an IPv6 literal and never looked up.
-        if (s.indexOf(':') < 0 || !IPV6_CHARS.matcher(s).matches()) {
+        if (!IPV6_CHARS.matcher(s).matches()) {
             return Optional.empty();
         }
         try {
@@ -78,6 +69,39 @@ public record IpAddress(byte[] bytes) {
             return Optional.empty();
         }
         return Optional.empty();
+    }
+
+    /**
+     * The four bytes of a dotted-quad IPv4 address, read by hand (every request's address goes
+     * through here): four parts of one to three ASCII digits, each at most 255 and without a
+     * leading zero, which some parsers read as octal (the ambiguity is refused); else null.
+     */
+    private static byte[] ipv4(String s) {
+        int n = s.length();
+        if (n < 7 || n > 15) {
+            return null;
+        }
+        byte[] b = new byte[4];
+        int part = 0;
+        int value = 0;
+        int digits = 0;
+        for (int i = 0; i <= n; i++) {
+            char c = i < n ? s.charAt(i) : '.';
+            if (c >= '0' && c <= '9') {
+                if (digits == 3 || digits == 1 && value == 0) {
+                    return null;
+                }
+                value = value * 10 + (c - '0');
+                digits++;
+            } else if (c == '.' && digits > 0 && value <= 255 && part < 4) {
+                b[part++] = (byte) value;
+                value = 0;
+                digits = 0;
+            } else {
+                return null;
+            }
+        }
+        return part == 4 ? b : null;
     }
 
     /**
