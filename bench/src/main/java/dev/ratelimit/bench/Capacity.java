@@ -22,7 +22,7 @@ import java.util.function.LongFunction;
  *       {@code INFO memory}'s {@code used_memory} before and after {@code BENCH_KEYS} keys
  *       (default 1,000,000) get one decision each, per key, and {@code MEMORY USAGE} of one;</li>
  *   <li><b>Valkey calls per decision</b> with and without local leases of {@code BENCH_LEASE}
- *       (64) on a Zipf workload (s = 1.0 and 1.2 over 1,000,000 keys) and on keys seen once
+ *       (64) for {@code BENCH_LEASE_TIME} ({@code 0.05S}, in seconds) on a Zipf workload (s = 1.0 and 1.2 over 1,000,000 keys) and on keys seen once
  *       (uniform over 100,000), 8 threads: the calls a cluster must serve, counted, not timed;</li>
  *   <li><b>Valkey CPU per call</b> ({@code usec_per_call}, {@link ServerCost}) for one token
  *       bucket, and the decisions per second one Valkey core serves at 70% busy;</li>
@@ -85,8 +85,8 @@ public final class Capacity {
             calls.add(calls(admin, url, "zipf s=1.2, 1M keys", decisions, lease, i -> "z12:" + zipf12.next()));
             calls.add(calls(admin, url, "uniform, 100k keys", decisions, lease,
                     i -> "u:" + ThreadLocalRandom.current().nextInt(100_000)));
-            System.out.printf(Locale.ROOT, "%nValkey calls per decision, 8 threads, %d decisions, token bucket; leases of %d for 50 ms%n",
-                    decisions, lease);
+            System.out.printf(Locale.ROOT, "%nValkey calls per decision, 8 threads, %d decisions, token bucket; leases of %d for %d ms%n",
+                    decisions, lease, OurLimiter.LEASE_TIME.toMillis());
             for (Calls c : calls) {
                 System.out.printf(Locale.ROOT, "%-22s without leases %.3f calls/decision (%.0f/s), with leases %.3f (%.0f/s): %.2fx the throughput%n",
                         c.workload(), c.withoutLeases(), c.opsWithout(), c.withLeases(), c.opsWith(), c.opsWith() / c.opsWithout());

@@ -17,6 +17,9 @@ final class OurLimiter implements Contender {
     static final int PIPELINES = Integer.parseInt(System.getenv().getOrDefault("BENCH_PIPELINES",
             Integer.toString(ValkeyRateLimiter.DEFAULT_PIPELINES)));
 
+    /** {@code BENCH_LEASE_TIME}: how long a local lease serves, default 50 ms. */
+    static final Duration LEASE_TIME = Duration.parse("PT" + System.getenv().getOrDefault("BENCH_LEASE_TIME", "0.05S"));
+
     private final ValkeyRateLimiter limiter;
     private final List<Rule> rules;
     private final String name;
@@ -30,7 +33,7 @@ final class OurLimiter implements Contender {
     }
 
     /**
-     * @param lease the most units a local lease takes per key (0: none), for 50 ms
+     * @param lease the most units a local lease takes per key (0: none), for {@link #LEASE_TIME}
      */
     OurLimiter(String url, List<Algorithm> algorithms, long capacity, Duration refill, int pipelines, long lease) {
         ValkeyRateLimiter.Builder builder = ValkeyRateLimiter.builder()
@@ -45,7 +48,7 @@ final class OurLimiter implements Contender {
             // Leases serve the token bucket, GCRA and the fixed window; the builder refuses the others.
             if (lease > 0 && (algorithm == Algorithm.TOKEN_BUCKET || algorithm == Algorithm.GCRA
                     || algorithm == Algorithm.FIXED_WINDOW)) {
-                builder.localLease(rule, lease, Duration.ofMillis(50));
+                builder.localLease(rule, lease, LEASE_TIME);
             }
         }
         this.limiter = builder.build();
