@@ -26,6 +26,12 @@ final class RecordedBody {
 
     private final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     private volatile boolean overflowed;
+    /**
+     * The stream the first dispatch read from: the slot's dispatch goes on reading it where that
+     * one stopped. Asked again, a filter's wrapper before the library's may hand out a new stream
+     * (from the start of a body it cached, or decompressing a connection already read).
+     */
+    private volatile ServletInputStream source;
 
     /** Whether what was read of the body so far can be read again at the slot. */
     boolean replayable() {
@@ -40,7 +46,8 @@ final class RecordedBody {
             @Override
             public synchronized ServletInputStream getInputStream() throws IOException {
                 if (in == null) {
-                    in = new Recording(super.getInputStream());
+                    source = super.getInputStream();
+                    in = new Recording(source);
                 }
                 return in;
             }
@@ -58,13 +65,18 @@ final class RecordedBody {
         synchronized (bytes) {
             read = bytes.toByteArray();
         }
+        ServletInputStream first = source;
+        if (first == null) {
+            // Nothing read the body before the decision: the slot's dispatch reads it all, as it comes.
+            return request;
+        }
         return new HttpServletRequestWrapper(request) {
             private ServletInputStream in;
 
             @Override
-            public synchronized ServletInputStream getInputStream() throws IOException {
+            public synchronized ServletInputStream getInputStream() {
                 if (in == null) {
-                    in = new Replaying(read, super.getInputStream());
+                    in = new Replaying(read, first);
                 }
                 return in;
             }

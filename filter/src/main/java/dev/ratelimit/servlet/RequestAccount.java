@@ -12,9 +12,11 @@ import dev.ratelimit.internal.UndoableClaims;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
+import java.lang.reflect.Method;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -386,7 +388,7 @@ final class RequestAccount {
      * @return the part, or null when this method was not held
      */
     synchronized Part resumeResource(Object method) {
-        if (resourceHeld == null || !resourceHeldMethod.equals(method)) {
+        if (resourceHeld == null || !sameMethod(resourceHeldMethod, method)) {
             return null;
         }
         Part part = resourceHeld;
@@ -590,10 +592,26 @@ final class RequestAccount {
      * @return true once for that method
      */
     synchronized boolean passesResourceMethod(Object method) {
-        if (resourceMethod != null && resourceMethod.equals(method)) {
+        if (resourceMethod != null && sameMethod(resourceMethod, method)) {
             resourceMethod = null;
             return true;
         }
         return false;
+    }
+    /**
+     * Whether two layers name the same method: Jakarta REST may name a CDI bean's method by its
+     * client proxy's override (a sub-resource locator returning the bean), where the bean's
+     * interceptor names the bean's own.
+     */
+    private static boolean sameMethod(Object one, Object other) {
+        if (one.equals(other)) {
+            return true;
+        }
+        if (!(one instanceof Method m) || !(other instanceof Method n) || !m.getName().equals(n.getName())
+                || !Arrays.equals(m.getParameterTypes(), n.getParameterTypes())) {
+            return false;
+        }
+        return m.getDeclaringClass().isAssignableFrom(n.getDeclaringClass())
+                || n.getDeclaringClass().isAssignableFrom(m.getDeclaringClass());
     }
 }

@@ -241,4 +241,50 @@ class OneAccountTest {
             return jakarta.ws.rs.core.Response.seeOther(java.net.URI.create("/stays")).build();
         }
     }
+    /**
+     * A CDI bean reached as a sub-resource (a locator returns its client proxy) is decided once:
+     * Jakarta REST names its method by the proxy's override, the interceptor by the bean's, and
+     * the two were taken for two methods, the request counted twice.
+     */
+    @Test
+    void aCdiBeanReachedByALocatorIsDecidedOnce() throws Exception {
+        Map<String, String> rules = settings("ratelimit.rules", "located",
+                "ratelimit.rule.located.scope", "method", "ratelimit.rule.located.limit", "10",
+                "ratelimit.rule.located.window", "1h");
+        try (JakartaApp plain = JakartaApp.start(rules, false);
+             WeldContainer weld = weld(plain, LocatedBean.class, CurrentRequest.class);
+             JakartaApp app = JakartaApp.start(rules, true, new Locator(weld.select(LocatedBean.class).get()))) {
+            for (int i = 1; i <= 3; i++) {
+                HttpResponse<String> response = app.get("/located");
+                assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+                assertThat(response.headers().firstValue("RateLimit").orElse(""))
+                        .as("request %d decided once", i).startsWith("\"located\";r=" + (10 - i) + ";");
+            }
+        }
+    }
+
+    /** The root resource whose locator returns the CDI bean, the request it serves made current for CDI. */
+    @jakarta.ws.rs.Path("/")
+    public static class Locator {
+
+        private final LocatedBean bean;
+
+        @jakarta.ws.rs.core.Context
+        private jakarta.servlet.http.HttpServletRequest request;
+
+        Locator(LocatedBean bean) {
+            this.bean = bean;
+        }
+
+        /**
+         * The bean, as a sub-resource.
+         *
+         * @return its client proxy
+         */
+        @jakarta.ws.rs.Path("located")
+        public LocatedBean located() {
+            BatchResetResource.CURRENT.set(request);
+            return bean;
+        }
+    }
 }
