@@ -279,6 +279,15 @@ class DelayHttpTest {
         }
     }
 
+    /**
+     * A filter of the application's own, for {@code /*}.
+     *
+     * @param name  its name
+     * @param after whether it comes after the limiter (else before)
+     */
+    record AppFilter(String name, jakarta.servlet.Filter filter, Set<DispatcherType> types, boolean after) {
+    }
+
     /** One app instance on a container: the filter mapped for every dispatcher type, as the example maps it. */
     interface App extends AutoCloseable {
 
@@ -293,8 +302,15 @@ class DelayHttpTest {
          */
         static App start(Container container, Map<String, String> settings, RateLimitListener listener,
                          Set<DispatcherType> mapped, Map<String, HttpServlet> servlets) throws Exception {
-            return container == Container.JETTY ? JettyInstance.start(settings, listener, mapped, servlets)
-                    : TomcatInstance.start(settings, listener, mapped, servlets);
+            return start(container, settings, listener, mapped, servlets, List.of());
+        }
+
+        /** The same, with the application's own filters before and after the limiter, for {@code /*}. */
+        static App start(Container container, Map<String, String> settings, RateLimitListener listener,
+                         Set<DispatcherType> mapped, Map<String, HttpServlet> servlets, List<AppFilter> filters)
+                throws Exception {
+            return container == Container.JETTY ? JettyInstance.start(settings, listener, mapped, servlets, filters)
+                    : TomcatInstance.start(settings, listener, mapped, servlets, filters);
         }
 
         int port();
@@ -325,7 +341,8 @@ class DelayHttpTest {
     record JettyInstance(Server server, ClassLoader loader) implements App {
 
         static JettyInstance start(Map<String, String> settings, RateLimitListener listener,
-                                   Set<DispatcherType> mapped, Map<String, HttpServlet> servlets) throws Exception {
+                                   Set<DispatcherType> mapped, Map<String, HttpServlet> servlets,
+                                   List<AppFilter> filters) throws Exception {
             ClassLoader loader = new URLClassLoader(new URL[0], DelayHttpTest.class.getClassLoader());
             ConfigProviderResolver.instance().registerConfig(new SmallRyeConfigBuilder()
                     .withSources(new PropertiesConfigSource(settings, "test", 100)).build(), loader);
@@ -341,9 +358,23 @@ class DelayHttpTest {
             FilterHolder plain = new FilterHolder(new PlainFilter());
             plain.setAsyncSupported(false);
             context.addFilter(plain, "/sync", EnumSet.of(DispatcherType.REQUEST));
+            for (AppFilter own : filters) {
+                if (!own.after()) {
+                    FilterHolder holder = new FilterHolder(own.filter());
+                    holder.setAsyncSupported(true);
+                    context.addFilter(holder, "/*", EnumSet.copyOf(own.types()));
+                }
+            }
             FilterHolder limiter = new FilterHolder(RateLimitFilter.class);
             limiter.setAsyncSupported(true);
             context.addFilter(limiter, "/*", EnumSet.copyOf(mapped));
+            for (AppFilter own : filters) {
+                if (own.after()) {
+                    FilterHolder holder = new FilterHolder(own.filter());
+                    holder.setAsyncSupported(true);
+                    context.addFilter(holder, "/*", EnumSet.copyOf(own.types()));
+                }
+            }
             servlets.forEach((path, servlet) -> {
                 ServletHolder holder = new ServletHolder(servlet);
                 holder.setAsyncSupported(true);
@@ -384,7 +415,8 @@ class DelayHttpTest {
     record TomcatInstance(Tomcat tomcat, Map<String, ClassLoader> loader) implements App {
 
         static TomcatInstance start(Map<String, String> settings, RateLimitListener listener,
-                                    Set<DispatcherType> mapped, Map<String, HttpServlet> servlets) throws Exception {
+                                    Set<DispatcherType> mapped, Map<String, HttpServlet> servlets,
+                                    List<AppFilter> filters) throws Exception {
             Tomcat tomcat = EmbeddedTomcat.onLoopback();
             Path docs = Files.createTempDirectory("tomcat-docs");
             Context context = tomcat.addContext("", docs.toString());
@@ -409,6 +441,11 @@ class DelayHttpTest {
             plainMapping.setFilterName("plain");
             plainMapping.addURLPattern("/sync");
             context.addFilterMap(plainMapping);
+            for (AppFilter own : filters) {
+                if (!own.after()) {
+                    addFilter(context, own);
+                }
+            }
             context.addFilterDef(filter);
             FilterMap mapping = new FilterMap();
             mapping.setFilterName("rate-limit");
@@ -417,6 +454,11 @@ class DelayHttpTest {
                 mapping.setDispatcher(type.name());
             }
             context.addFilterMap(mapping);
+            for (AppFilter own : filters) {
+                if (own.after()) {
+                    addFilter(context, own);
+                }
+            }
             Tomcat.addServlet(context, "run", new RunServlet()).setAsyncSupported(true);
             context.addServletMappingDecoded("/run", "run");
             Tomcat.addServlet(context, "sync", new RunServlet());
@@ -428,6 +470,21 @@ class DelayHttpTest {
             });
             tomcat.start();
             return new TomcatInstance(tomcat, configured);
+        }
+
+        private static void addFilter(Context context, AppFilter own) {
+            FilterDef def = new FilterDef();
+            def.setFilterName(own.name());
+            def.setFilter(own.filter());
+            def.setAsyncSupported("true");
+            context.addFilterDef(def);
+            FilterMap map = new FilterMap();
+            map.setFilterName(own.name());
+            map.addURLPattern("/*");
+            for (DispatcherType type : own.types()) {
+                map.setDispatcher(type.name());
+            }
+            context.addFilterMap(map);
         }
 
         @Override

@@ -106,10 +106,15 @@ class DelayResourceTest {
 
     private static App start(Container container, Map<String, String> settings, RateLimitListener listener,
                              Set<DispatcherType> mapped) throws Exception {
+        return start(container, settings, listener, mapped, List.of());
+    }
+
+    private static App start(Container container, Map<String, String> settings, RateLimitListener listener,
+                             Set<DispatcherType> mapped, List<DelayHttpTest.AppFilter> filters) throws Exception {
         ResourceConfig application = new ResourceConfig(RateLimitedFeature.class, RateLimitExceededMapper.class,
                 Held.class, Stamp.class, Signed.class, Nonces.class);
         Map<String, HttpServlet> servlets = Map.of("/rest/*", new ServletContainer(application));
-        return App.start(container, settings, listener, mapped, servlets);
+        return App.start(container, settings, listener, mapped, servlets, filters);
     }
 
     @ParameterizedTest
@@ -243,6 +248,96 @@ class DelayResourceTest {
             assertThat(bodies).containsExactlyInAnyOrder("got:payload-0", "got:payload-1", "got:payload-2",
                     "got:payload-3");
             assertThat(events.count("shaped", RateLimitListener.Event.DELAYED)).isEqualTo(2);
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Container.class)
+    void theApplicationsFiltersBeforeAndAfterTheLimiterSeeOneRequestAndOneAnswer(Container container)
+            throws Exception {
+        for (Set<DispatcherType> cacheMapped : List.of(EnumSet.of(DispatcherType.REQUEST),
+                EnumSet.allOf(DispatcherType.class))) {
+            Events events = new Events();
+            valkey.flushAll();
+            // Before: a cache of the body that hands out a new stream each time it is asked (a
+            // common way to let a body be read twice). After: a filter writing a header and a cookie.
+            List<DelayHttpTest.AppFilter> filters = List.of(
+                    new DelayHttpTest.AppFilter("cache", new RewindingCache(), cacheMapped, false),
+                    new DelayHttpTest.AppFilter("trace", new Tracing(), EnumSet.allOf(DispatcherType.class), true));
+            try (App app = start(container, settings("ratelimit.rule.shaped.limit", "2"), events,
+                    EnumSet.allOf(DispatcherType.class), filters)) {
+                List<CompletableFuture<HttpResponse<String>>> signed = new ArrayList<>();
+                for (int i = 0; i < 3; i++) {
+                    String body = "payload-" + i;
+                    signed.add(JettyApp.HTTP.sendAsync(HttpRequest.newBuilder(app.uri("/rest/echo"))
+                            .timeout(Duration.ofSeconds(30)).header("X-Signature", body)
+                            .POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+                            HttpResponse.BodyHandlers.ofString()));
+                }
+                List<String> bodies = new ArrayList<>();
+                for (CompletableFuture<HttpResponse<String>> response : signed) {
+                    HttpResponse<String> done = response.get();
+                    assertThat(done.statusCode()).as(done.body()).isEqualTo(200);
+                    assertThat(done.headers().allValues("X-Trace")).as("the after-filter's header").hasSize(1);
+                    assertThat(done.headers().allValues("Set-Cookie")).as("its cookie").hasSize(1);
+                    bodies.add(done.body());
+                }
+                assertThat(bodies).as("cache mapped for %s", cacheMapped)
+                        .containsExactlyInAnyOrder("got:payload-0", "got:payload-1", "got:payload-2");
+                assertThat(events.count("shaped", RateLimitListener.Event.DELAYED)).isEqualTo(1);
+            }
+        }
+    }
+
+    /** Reads the body once and hands out a new stream over it each time it is asked. */
+    static final class RewindingCache implements jakarta.servlet.Filter {
+        @Override
+        public void doFilter(jakarta.servlet.ServletRequest request, jakarta.servlet.ServletResponse response,
+                             jakarta.servlet.FilterChain chain) throws IOException, jakarta.servlet.ServletException {
+            byte[] body = request.getInputStream().readAllBytes();
+            chain.doFilter(new jakarta.servlet.http.HttpServletRequestWrapper((jakarta.servlet.http.HttpServletRequest) request) {
+                @Override
+                public jakarta.servlet.ServletInputStream getInputStream() {
+                    ByteArrayInputStream in = new ByteArrayInputStream(body);
+                    return new jakarta.servlet.ServletInputStream() {
+                        @Override
+                        public int read() {
+                            return in.read();
+                        }
+
+                        @Override
+                        public int read(byte[] b, int offset, int length) {
+                            return in.read(b, offset, length);
+                        }
+
+                        @Override
+                        public boolean isFinished() {
+                            return in.available() == 0;
+                        }
+
+                        @Override
+                        public boolean isReady() {
+                            return true;
+                        }
+
+                        @Override
+                        public void setReadListener(jakarta.servlet.ReadListener listener) {
+                            throw new UnsupportedOperationException();
+                        }
+                    };
+                }
+            }, response);
+        }
+    }
+
+    /** Writes a header and a cookie before the chain, as a tracing filter. */
+    static final class Tracing implements jakarta.servlet.Filter {
+        @Override
+        public void doFilter(jakarta.servlet.ServletRequest request, jakarta.servlet.ServletResponse response,
+                             jakarta.servlet.FilterChain chain) throws IOException, jakarta.servlet.ServletException {
+            ((jakarta.servlet.http.HttpServletResponse) response).addHeader("X-Trace", "t");
+            ((jakarta.servlet.http.HttpServletResponse) response).addCookie(new jakarta.servlet.http.Cookie("seen", "1"));
+            chain.doFilter(request, response);
         }
     }
 
