@@ -58,9 +58,11 @@ final class Redescription {
                 decisions.set(i, Verdicts.skipped(was.ruleName(), was.limit()));
                 continue;
             }
-            // Its verdict on this request stands (it allowed); its numbers are the state's now.
+            // Its verdict on this request stands (it allowed, for the slot it gave, if any); its
+            // numbers are the state's now.
             decisions.set(i, Decision.builder(was.ruleName(), now.limit()).remaining(now.remaining())
-                    .effectiveWindow(now.effectiveWindow()).resetAfter(now.resetAfter()).basis(was.basis()).build());
+                    .effectiveWindow(now.effectiveWindow()).resetAfter(now.resetAfter()).delay(was.delay())
+                    .basis(was.basis()).build());
             if (!claims.get(i).rule().shadow() && now.retryAfter().compareTo(retryAfter) > 0) {
                 retryAfter = now.retryAfter();
             }
