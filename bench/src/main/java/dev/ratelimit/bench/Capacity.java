@@ -109,10 +109,10 @@ public final class Capacity {
      */
     private static Memory memory(Jedis admin, String what, int keys, java.util.function.Supplier<Contender> make)
             throws InterruptedException {
-        admin.flushAll();
+        flush(admin);
         try (Contender contender = make.get()) {
             contender.tryAcquire("warm");
-            admin.flushAll();
+            flush(admin);
             long before = usedMemory(admin);
             AtomicLong next = new AtomicLong();
             run(8, () -> {
@@ -127,7 +127,18 @@ public final class Capacity {
             return new Memory(what, (after - before) / (double) size, usage == null ? 0 : usage,
                     sample + " of " + size);
         } finally {
-            admin.flushAll();
+            flush(admin);
+        }
+    }
+
+    /**
+     * Empties the server and waits until it has freed the memory: a {@code FLUSHALL} may free in
+     * the background, and {@code used_memory} read meanwhile would count the last contender's keys.
+     */
+    private static void flush(Jedis admin) throws InterruptedException {
+        admin.flushAll(redis.clients.jedis.args.FlushMode.SYNC);
+        for (int i = 0; i < 600 && !admin.info("memory").contains("lazyfree_pending_objects:0"); i++) {
+            Thread.sleep(50);
         }
     }
 
@@ -146,7 +157,7 @@ public final class Capacity {
         double[] perDecision = new double[2];
         double[] perSecond = new double[2];
         for (int leased = 0; leased < 2; leased++) {
-            admin.flushAll();
+            flush(admin);
             try (Contender contender = new OurLimiter(url, List.of(Algorithm.TOKEN_BUCKET), Bench.UNREACHED,
                     Duration.ofHours(1), OurLimiter.PIPELINES, leased == 0 ? 0 : lease)) {
                 // Warm: the JIT, and the leases' demand of the hot keys.
