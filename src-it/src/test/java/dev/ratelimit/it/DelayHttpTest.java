@@ -217,12 +217,12 @@ class DelayHttpTest {
         }
     }
 
-    private static CompletableFuture<HttpResponse<String>> sendAsync(URI uri) {
+    static CompletableFuture<HttpResponse<String>> sendAsync(URI uri) {
         return JettyApp.HTTP.sendAsync(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(30)).build(),
                 HttpResponse.BodyHandlers.ofString());
     }
 
-    private static void await(BooleanSupplier condition, String what) throws InterruptedException {
+    static void await(BooleanSupplier condition, String what) throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() > deadline) {

@@ -398,18 +398,11 @@ class DelayResourceTest {
     }
 
     private static CompletableFuture<HttpResponse<String>> send(URI uri) {
-        return JettyApp.HTTP.sendAsync(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(30)).build(),
-                HttpResponse.BodyHandlers.ofString());
+        return DelayHttpTest.sendAsync(uri);
     }
 
     private static void await(BooleanSupplier condition, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for: " + what);
-            }
-            Thread.sleep(5);
-        }
+        DelayHttpTest.await(condition, what);
     }
 
     /**
