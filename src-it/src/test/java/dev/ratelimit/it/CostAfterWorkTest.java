@@ -16,6 +16,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -154,7 +155,12 @@ class CostAfterWorkTest {
      */
     @Test
     void aSmallerQuotasChargeNeverLowersTheDebt() {
-        try (ValkeyRateLimiter limiter = limiter()) {
+        // A client clock one hour into a day: a fixed window of a day then owes until 23 hours on,
+        // whatever the time of day the test runs (at 23:14 the day's window ended 46 min on).
+        long oneHourIntoADay = Instant.parse("2026-01-01T01:00:00Z").toEpochMilli();
+        try (ValkeyRateLimiter limiter = ValkeyRateLimiter.builder()
+                .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(2)))
+                .clientClock(() -> oneHourIntoADay).build()) {
             for (String algorithm : List.of("fixed-window", "sliding-window-counter", "token-bucket", "gcra")) {
                 Rule small = quota(algorithm, 1_000);
                 Rule big = quota(algorithm, 10_000);
