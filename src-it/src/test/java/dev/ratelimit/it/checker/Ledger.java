@@ -264,7 +264,26 @@ final class Ledger {
      * by {@code latest}) when the store said it charged them whole; otherwise only maybe.
      */
     Unit charge(long op, long at, long latest, long units, boolean whole, long reservation) {
-        return add(op, at, latest, units, whole ? Unit.Kind.TAKEN : Unit.Kind.POSSIBLE, reservation);
+        Unit unit = add(op, at, latest, units, whole ? Unit.Kind.TAKEN : Unit.Kind.POSSIBLE, reservation);
+        unit.charge = true;
+        return unit;
+    }
+
+    /**
+     * While true, the lower bound leaves charges out: the safety of an admission a local lease
+     * served, whose unit the store counted when the lease was taken, before any charge made since
+     * (a charge counts above the limit by design; what was admitted stays within it).
+     */
+    private boolean admissionsOnly;
+
+    /** Runs a check on the lower bound of admissions alone (see {@link #admissionsOnly}). */
+    <T> T admissionsOnly(java.util.function.Supplier<T> check) {
+        admissionsOnly = true;
+        try {
+            return check.get();
+        } finally {
+            admissionsOnly = false;
+        }
     }
 
     static long ceilDiv(long a, long b) {
@@ -339,7 +358,8 @@ final class Ledger {
     private boolean lower(Unit unit) {
         boolean counted = unit.kind == Unit.Kind.TAKEN
                 || unit.kind == Unit.Kind.ATTEMPT && current.algorithm() == Algorithm.FIXED_WINDOW;
-        return counted && unit.refund == Unit.Refund.NONE && unit.safetyEpoch == safetyEpoch;
+        return counted && unit.refund == Unit.Refund.NONE && unit.safetyEpoch == safetyEpoch
+                && !(admissionsOnly && unit.charge);
     }
 
     /** Whether a unit is in the upper bound, as far as refunds and wipes go (not leases). */

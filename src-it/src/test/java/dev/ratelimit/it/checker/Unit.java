@@ -64,6 +64,11 @@ final class Unit {
      * until then. A bucket gives back part of that part: its upper bound reads {@code cost}.
      */
     long kept;
+    /**
+     * Work charged after it was done ({@code commit(actualCost)} above the reserved cost): counted
+     * in its window or debt, above the limit by design, but never an admission.
+     */
+    boolean charge;
 
     /**
      * For a lease that may be held with no holder (a lost reply, a failed release): the op
