@@ -50,6 +50,13 @@ class ClusterSentOnceRefundResetTest {
             String refund = outcome(reservation::cancel);
             String reset = outcome(() -> limiter.reset(rule, key));
             stall.join();
+            // Once the node has run what was sent in the stall (a busy machine may take a while),
+            // a little longer, in which a second attempt would have run too.
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while ((node.commandCalls("fcall") - fcallsBefore < 1 || node.commandCalls("del") - delsBefore < 1)
+                    && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
             Thread.sleep(200);
             long refunds = node.commandCalls("fcall") - fcallsBefore;
             long resets = node.commandCalls("del") - delsBefore;

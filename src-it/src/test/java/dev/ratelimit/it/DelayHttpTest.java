@@ -184,6 +184,7 @@ class DelayHttpTest {
                 "ratelimit.rule.shaped.max-delay", "10s");
         List<CompletableFuture<HttpResponse<String>>> held = new ArrayList<>();
         long started;
+        long undeployed;
         try (App app = App.start(container, slow, events)) {
             assertThat(app.get("/run").statusCode()).isEqualTo(200);
             // The first request's unit was taken before now: it is paid for 2 s after, at the latest.
@@ -193,6 +194,7 @@ class DelayHttpTest {
             }
             await(() -> events.count("shaped", RateLimitListener.Event.DELAYED) == 3, "three requests held");
             app.undeploy();
+            undeployed = System.currentTimeMillis();
         }
         for (CompletableFuture<HttpResponse<String>> response : held) {
             HttpResponse<String> answered = response.get();
@@ -210,7 +212,9 @@ class DelayHttpTest {
             // first held one's slot (2 s) comes in that wait, its dispatch fails and, not the last
             // held, it gives nothing back (its slot passes unused); the other two come back.
             long since = System.currentTimeMillis() - started;
-            long kept = container == Container.JETTY ? 1 : 2;
+            // On a machine slow enough that the undeploy outlasts the first held slot (2 s), Jetty
+            // too dispatched it into the stopping application, and it gave nothing back.
+            long kept = container == Container.JETTY && undeployed - started < 1_900 ? 1 : 2;
             assertThat(after.longestDelay("shaped").toMillis()).as("held units back")
                     .isLessThanOrEqualTo(kept * 2_000 - since + 50);
             assertThat(next.get().statusCode()).isEqualTo(200);

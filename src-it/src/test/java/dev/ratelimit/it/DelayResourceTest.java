@@ -368,6 +368,7 @@ class DelayResourceTest {
                 "ratelimit.rule.shaped.max-delay", "10s");
         List<CompletableFuture<HttpResponse<String>>> held = new ArrayList<>();
         long started;
+        long undeployed;
         try (App app = start(container, slow, events, EnumSet.allOf(DispatcherType.class))) {
             assertThat(app.get("/rest/sync").statusCode()).isEqualTo(200);
             started = System.currentTimeMillis();
@@ -376,6 +377,7 @@ class DelayResourceTest {
             }
             await(() -> events.count("shaped", RateLimitListener.Event.DELAYED) == 3, "three requests held");
             app.undeploy();
+            undeployed = System.currentTimeMillis();
         }
         for (CompletableFuture<HttpResponse<String>> response : held) {
             HttpResponse<String> answered = response.get();
@@ -390,7 +392,7 @@ class DelayResourceTest {
             // As DelayHttpTest's undeploy: the last held given back first, each whole; Tomcat's
             // unload wait of 2 s lets the first held one's slot pass, given nothing back.
             long since = System.currentTimeMillis() - started;
-            long kept = container == Container.JETTY ? 1 : 2;
+            long kept = container == Container.JETTY && undeployed - started < 1_900 ? 1 : 2;
             assertThat(after.longestDelay("shaped").toMillis()).as("held units back")
                     .isLessThanOrEqualTo(kept * 2_000 - since + 50);
             assertThat(next.get().statusCode()).isEqualTo(200);
