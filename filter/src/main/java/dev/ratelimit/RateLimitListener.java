@@ -44,6 +44,12 @@ public interface RateLimitListener {
          */
         DELAYED,
         /**
+         * The rule's units for the request came whole from a local lease this instance holds,
+         * without a call to Valkey for it ({@code local-lease}). Reported as well as the rule's
+         * verdict: the share of {@link #ALLOWED} it makes is the leases' hit rate.
+         */
+        LEASE_HIT,
+        /**
          * Work the request did beyond what it reserved was counted after the fact
          * ({@link Reservation#commit(java.util.function.ToLongFunction)}, {@code cost-from}).
          */

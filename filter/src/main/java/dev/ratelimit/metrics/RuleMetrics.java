@@ -18,6 +18,7 @@ public final class RuleMetrics implements RuleMetricsMBean {
     private final LongAdder charged = new LongAdder();
     private final LongAdder chargesDropped = new LongAdder();
     private final LongAdder denyCacheHits = new LongAdder();
+    private final LongAdder leaseHits = new LongAdder();
     private final LongAdder nearLimit = new LongAdder();
     private final LongAdder delayed = new LongAdder();
     private final LongAdder delayNanos = new LongAdder();
@@ -106,6 +107,7 @@ public final class RuleMetrics implements RuleMetricsMBean {
             case REFUNDED -> refunded.increment();
             case REFUND_DROPPED -> refundsDropped.increment();
             case DENY_CACHE_HIT -> denyCacheHits.increment();
+            case LEASE_HIT -> leaseHits.increment();
             case NEAR_LIMIT -> nearLimit.increment();
             case CHARGED -> charged.increment();
             case CHARGE_DROPPED -> chargesDropped.increment();
@@ -156,6 +158,11 @@ public final class RuleMetrics implements RuleMetricsMBean {
     @Override
     public long getDenyCacheHits() {
         return denyCacheHits.sum();
+    }
+
+    @Override
+    public long getLeaseHits() {
+        return leaseHits.sum();
     }
 
     @Override

@@ -100,6 +100,14 @@ public interface RuleMetricsMBean {
     long getDenyCacheHits();
 
     /**
+     * Requests whose units for this rule came whole from a local lease, without a call to Valkey
+     * (also counted as allowed or rejected by their verdict).
+     *
+     * @return the count
+     */
+    long getLeaseHits();
+
+    /**
      * Allowed requests with little of the quota left (also counted as allowed).
      *
      * @return the count

@@ -2,6 +2,7 @@ package dev.ratelimit.valkey;
 
 import dev.ratelimit.internal.Refundable;
 import dev.ratelimit.Claim;
+import dev.ratelimit.RateLimitListener;
 import dev.ratelimit.Decisions;
 import dev.ratelimit.RateLimitException;
 import dev.ratelimit.Reservation;
@@ -35,10 +36,10 @@ final class Acquirer {
     private final Leases leases;
     private final LeaseTaker leased;
 
-    Acquirer(LimiterCalls calls, Leases leases) {
+    Acquirer(LimiterCalls calls, Leases leases, RateLimitListener listener) {
         this.calls = calls;
         this.leases = leases;
-        this.leased = leases.enabled() ? new LeaseTaker(leases, this::fromStore) : null;
+        this.leased = leases.enabled() ? new LeaseTaker(leases, this::fromStore, listener) : null;
     }
 
     /**

@@ -79,7 +79,7 @@ public final class ValkeyRateLimiter implements RateLimiter {
                 options.listener);
         this.calls = new LimiterCalls(client, breaker, options.clientClock, claim -> stateKey(claim.rule(), claim.key()));
         this.leases = new Leases(options.leases, options.leaseClock(), calls::giveBack);
-        this.acquisitions = new Acquirer(calls, leases);
+        this.acquisitions = new Acquirer(calls, leases, options.listener);
     }
 
     /**

@@ -24,7 +24,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *       {@code allowed}, {@code rejected}, {@code shadow_rejected}, {@code store_error},
  *       {@code fallback}, {@code deny_cache_hit} (also counted as {@code rejected}),
  *       {@code refunded}, {@code refund_dropped}, {@code charged}, {@code charge_dropped},
- *       {@code delayed} (also counted as {@code allowed});</li>
+ *       {@code delayed} (also counted as {@code allowed}), {@code lease_hit} (served by a local
+ *       lease without a call to Valkey, also counted by its verdict);</li>
  *   <li>{@code ratelimit.near.limit} (counter), tag {@code rule}: allowed requests with 80 % or
  *       more of the quota used ({@code ratelimit.metrics.near-limit-ratio});</li>
  *   <li>{@code ratelimit.decision} (timer), tag {@code rule}: the time the store took to decide,

@@ -76,6 +76,36 @@ class MicrometerTest {
         assertThat(registry.find("ratelimit.breaker.open").gauges()).isEmpty();
     }
 
+    @Test
+    void aRequestALocalLeaseServedIsCountedAsALeaseHitAndOnlyThat() throws Exception {
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        // A lease longer than the test: none goes back meanwhile. Every request a lease did not
+        // serve made a function call; the others are leases taken ahead, beside served requests.
+        Map<String, String> settings = JettyApp.settings(valkey.url(), "ratelimit.rules", "api",
+                "ratelimit.rule.api.algorithm", "token-bucket", "ratelimit.rule.api.limit", "1000",
+                "ratelimit.rule.api.window", "1h", "ratelimit.rule.api.key", "header:X-Caller",
+                "ratelimit.rule.api.local-lease", "8", "ratelimit.rule.api.local-lease-time", "30s");
+        int requests = 40;
+        try (JettyApp app = JettyApp.startWithAttributes(settings, Map.of(MeterRegistry.class.getName(), registry))) {
+            // Another caller first, so that the library is loaded before the calls are counted.
+            assertThat(app.get("/", "X-Caller", "warm").statusCode()).isEqualTo(200);
+            double warmHits = count(registry, "api", "lease_hit");
+            long before = valkey.commandCalls("fcall");
+            for (int i = 0; i < requests; i++) {
+                assertThat(app.get("/", "X-Caller", "a").statusCode()).isEqualTo(200);
+            }
+            long calls = valkey.commandCalls("fcall") - before;
+            assertThat(calls).as("function calls for " + requests + " requests").isBetween(1L, requests - 1L);
+            assertThat(warmHits).isZero();
+            assertThat(count(registry, "api", "allowed")).isEqualTo(requests + 1);
+            double hits = count(registry, "api", "lease_hit");
+            assertThat(hits).as("requests served without a call, of %d with %d calls", requests, calls)
+                    .isBetween((double) requests - calls, requests - 1.0).isGreaterThanOrEqualTo(requests / 2.0);
+            assertThat(registry.scrape()).contains("ratelimit_decisions_total{outcome=\"lease_hit\",rule=\"api\"} "
+                    + hits);
+        }
+    }
+
     private static double count(MeterRegistry registry, String rule, String outcome) {
         var counter = registry.find("ratelimit.decisions").tag("rule", rule).tag("outcome", outcome).counter();
         return counter == null ? 0 : counter.count();

@@ -1,6 +1,7 @@
 package dev.ratelimit.valkey.lease;
 
 import dev.ratelimit.Claim;
+import dev.ratelimit.RateLimitListener;
 import dev.ratelimit.RateLimitException;
 import dev.ratelimit.internal.Claims;
 import dev.ratelimit.internal.Verdicts;
@@ -30,16 +31,19 @@ public final class LeaseTaker {
 
     private final Leases leases;
     private final BiFunction<List<Claim>, Lending, StoreOutcome> store;
+    private final RateLimitListener listener;
 
     /**
      * A taker over the leases.
      *
      * @param leases the limiter's leases
-     * @param store  the store's acquiring call(s) for claims and what leases they take beside them
+     * @param store    the store's acquiring call(s) for claims and what leases they take beside them
+     * @param listener told of each claim a lease served whole ({@link RateLimitListener.Event#LEASE_HIT})
      */
-    public LeaseTaker(Leases leases, BiFunction<List<Claim>, Lending, StoreOutcome> store) {
+    public LeaseTaker(Leases leases, BiFunction<List<Claim>, Lending, StoreOutcome> store, RateLimitListener listener) {
         this.leases = leases;
         this.store = store;
+        this.listener = listener;
     }
 
     /**
@@ -95,6 +99,8 @@ public final class LeaseTaker {
             served[i] = policies[i] == null ? null : leases.serve(claim, policies[i], start);
             if (served[i] == null || served[i].units() < claim.cost()) {
                 toStore.add(i);
+            } else {
+                listener.onEvent(claim.rule().name(), RateLimitListener.Event.LEASE_HIT);
             }
             countsRejected |= claim.rule().countRejected();
         }
