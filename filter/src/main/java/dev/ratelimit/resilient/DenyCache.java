@@ -246,8 +246,10 @@ final class DenyCache {
      * @return the decisions, or empty when no rule of the request is remembered
      */
     public Optional<Decisions> replay(List<Claim> claims, long now, RateLimitListener listener) {
-        if (claims.stream().anyMatch(c -> c.rule().countRejected())) {
-            return Optional.empty();
+        for (Claim claim : claims) {
+            if (claim.rule().countRejected()) {
+                return Optional.empty();
+            }
         }
         Decision[] decisions = new Decision[claims.size()];
         boolean any = false;

@@ -38,23 +38,17 @@ record ProblemDetails(String type, String title, int status, String detail, List
      * @return one JSON object
      */
     String toJson() {
-        StringBuilder json = new StringBuilder(256).append('{');
-        member(json, "type").append(string(type)).append(',');
-        member(json, "title").append(string(title)).append(',');
-        member(json, "status").append(status).append(',');
-        member(json, "detail").append(string(detail)).append(',');
-        member(json, "violated-policies").append('[');
+        // The member names are JSON already; only the values are escaped.
+        StringBuilder json = new StringBuilder(256).append("{\"type\":");
+        string(json, type).append(",\"title\":");
+        string(json, title).append(",\"status\":").append(status).append(",\"detail\":");
+        string(json, detail).append(",\"violated-policies\":[");
         for (int i = 0; i < violated.size(); i++) {
-            json.append(i == 0 ? "" : ",").append(string(violated.get(i)));
+            string(i == 0 ? json : json.append(','), violated.get(i));
         }
-        json.append("],");
-        member(json, "rule").append(string(rule)).append(',');
-        member(json, "retryAfter").append(retryAfter);
+        json.append("],\"rule\":");
+        string(json, rule).append(",\"retryAfter\":").append(retryAfter);
         return json.append('}').toString();
-    }
-
-    private static StringBuilder member(StringBuilder json, String name) {
-        return json.append(string(name)).append(':');
     }
 
     /**
@@ -64,8 +58,19 @@ record ProblemDetails(String type, String title, int status, String detail, List
      * @return the quoted string
      */
     static String string(String text) {
-        StringBuilder out = new StringBuilder(text.length() + 2).append('"');
-        for (int i = 0; i < text.length(); i++) {
+        return string(new StringBuilder(text.length() + 2), text).toString();
+    }
+
+    private static StringBuilder string(StringBuilder out, String text) {
+        out.append('"');
+        int plain = 0;
+        while (plain < text.length() && text.charAt(plain) >= 0x20 && text.charAt(plain) != '"'
+                && text.charAt(plain) != '\\') {
+            plain++;
+        }
+        // A 429 is answered at the rate of the clients over their limits: most texts need no escape.
+        out.append(text, 0, plain);
+        for (int i = plain; i < text.length(); i++) {
             char c = text.charAt(i);
             switch (c) {
                 case '"' -> out.append("\\\"");
@@ -82,6 +87,6 @@ record ProblemDetails(String type, String title, int status, String detail, List
                 }
             }
         }
-        return out.append('"').toString();
+        return out.append('"');
     }
 }

@@ -14,6 +14,7 @@ import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * The filter's events as Micrometer meters. Tags are the rule's name and the outcome only,
@@ -45,7 +46,10 @@ public final class MicrometerListener implements RateLimitListener {
 
     private final MeterRegistry registry;
     private final double[] percentiles;
-    private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+    private static final RateLimitListener.Event[] EVENTS = RateLimitListener.Event.values();
+
+    /** Per rule, its counters by event (NEAR_LIMIT's is {@code ratelimit.near.limit}), made when first counted. */
+    private final Map<String, AtomicReferenceArray<Counter>> counters = new ConcurrentHashMap<>();
     private final Map<String, Timer> timers = new ConcurrentHashMap<>();
     private final AtomicInteger breakerOpen = new AtomicInteger();
     private final Gauge breakerGauge;
@@ -68,15 +72,26 @@ public final class MicrometerListener implements RateLimitListener {
 
     @Override
     public void onEvent(String rule, Event event) {
-        if (event == Event.NEAR_LIMIT) {
-            counters.computeIfAbsent(rule + " near", k -> Counter.builder("ratelimit.near.limit").tag("rule", rule)
-                    .description("Allowed requests with little of the quota left").register(registry)).increment();
-            return;
+        // Called several times per request: one lookup by the rule's name, nothing allocated.
+        AtomicReferenceArray<Counter> ofRule = counters.computeIfAbsent(rule,
+                r -> new AtomicReferenceArray<>(EVENTS.length));
+        Counter counter = ofRule.get(event.ordinal());
+        if (counter == null) {
+            // Micrometer gives the same counter to both threads of a race.
+            counter = register(rule, event);
+            ofRule.set(event.ordinal(), counter);
         }
-        String outcome = event.name().toLowerCase(Locale.ROOT);
-        counters.computeIfAbsent(rule + ' ' + outcome, k -> Counter.builder("ratelimit.decisions").tag("rule", rule)
-                .tag("outcome", outcome).description("Rate-limit decisions per rule and outcome").register(registry))
-                .increment();
+        counter.increment();
+    }
+
+    private Counter register(String rule, Event event) {
+        if (event == Event.NEAR_LIMIT) {
+            return Counter.builder("ratelimit.near.limit").tag("rule", rule)
+                    .description("Allowed requests with little of the quota left").register(registry);
+        }
+        return Counter.builder("ratelimit.decisions").tag("rule", rule)
+                .tag("outcome", event.name().toLowerCase(Locale.ROOT))
+                .description("Rate-limit decisions per rule and outcome").register(registry);
     }
 
     @Override
@@ -96,8 +111,13 @@ public final class MicrometerListener implements RateLimitListener {
     /** Removes every meter this listener registered: a redeployed application starts afresh. */
     @Override
     public void onClose() {
-        for (Meter meter : counters.values()) {
-            registry.remove(meter);
+        for (AtomicReferenceArray<Counter> ofRule : counters.values()) {
+            for (int i = 0; i < ofRule.length(); i++) {
+                Meter meter = ofRule.get(i);
+                if (meter != null) {
+                    registry.remove(meter);
+                }
+            }
         }
         for (Meter meter : timers.values()) {
             registry.remove(meter);
