@@ -92,6 +92,10 @@ class TomcatExampleTest {
                 assertThat(rejected.statusCode()).isEqualTo(429);
                 assertThat(rejected.headers().firstValue("Retry-After")).isPresent();
                 assertThat(rejected.headers().firstValue("Content-Type")).hasValueSatisfying(v -> assertThat(v).startsWith("application/problem+json"));
+                // Its length known, not chunked: the container measures the buffered body when the filter returns.
+                assertThat(rejected.headers().firstValue("Content-Length"))
+                        .hasValue(Integer.toString(rejected.body().getBytes(java.nio.charset.StandardCharsets.UTF_8).length));
+                assertThat(rejected.headers().firstValue("Transfer-Encoding")).isEmpty();
                 assertThat(clients(inspect)).isGreaterThan(clientsBefore);
             } finally {
                 tomcat.stop();
