@@ -1,7 +1,5 @@
 package dev.ratelimit.servlet;
 
-import dev.ratelimit.config.FilterSettings;
-import dev.ratelimit.config.RuleSettings;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
@@ -61,7 +59,7 @@ final class DispatchHandler {
             // One client request is decided once, whatever dispatches it goes through (REQUEST,
             // then FORWARD, ASYNC, ERROR...): later ones only put back the fields it was given.
             RateLimitHeaders.restore(response, account.fields(), account.fieldsOnRedirects());
-            chain.doFilter(request, RedirectGuard.around(response, account, methodRules(now).any()));
+            chain.doFilter(request, RedirectGuard.around(response, account, now.methods().any()));
             return;
         }
         List<RequestKeys.Matched> matched = now.keys().match(request, now.settings().rules());
@@ -94,42 +92,11 @@ final class DispatchHandler {
         return false;
     }
 
-    /**
-     * What the annotated methods' rules of one reading of the settings ask of the filter: a
-     * response that keeps their fields off a 3xx, and one that can hold the request for a slot.
-     */
-    private record MethodRules(FilterSettings settings, boolean any, boolean delay) {
-
-        static MethodRules of(FilterSettings settings) {
-            boolean any = false;
-            boolean delay = false;
-            for (RuleSettings rule : settings.rules()) {
-                if (rule.scope() == RuleSettings.Scope.METHOD) {
-                    any = true;
-                    delay |= !rule.rule().maxDelay().isZero();
-                }
-            }
-            return new MethodRules(settings, any, delay);
-        }
-    }
-
-    /** Of the reading of the settings last seen: read once per reading, not per request. */
-    private volatile MethodRules methodRules = new MethodRules(null, false, false);
-
-    private MethodRules methodRules(RunningFilter.Active now) {
-        MethodRules known = methodRules;
-        if (known.settings() != now.settings()) {
-            known = MethodRules.of(now.settings());
-            methodRules = known;
-        }
-        return known;
-    }
-
     /** Writes the fields and runs the application, settling what the part reserved by its response. */
     private void run(RunningFilter.Active now, HttpServletRequest request, HttpServletResponse response,
                      FilterChain chain, RequestAccount account, RequestAccount.Part part)
             throws IOException, ServletException {
-        MethodRules methods = methodRules(now);
+        RunningFilter.MethodRules methods = now.methods();
         // An annotated method's fields come later: the response is guarded for them too.
         HttpServletResponse passed = RedirectGuard.around(response, account, methods.any());
         HttpServletRequest passedOn = request;

@@ -2,6 +2,7 @@ package dev.ratelimit.servlet;
 
 import dev.ratelimit.RateLimitListener;
 import dev.ratelimit.config.FilterSettings;
+import dev.ratelimit.config.RuleSettings;
 import dev.ratelimit.config.InvalidSettingsException;
 import dev.ratelimit.config.RequestMatcher;
 import dev.ratelimit.config.SettingsReader;
@@ -52,9 +53,37 @@ final class RunningFilter {
      * @param limiter  its decision path
      * @param clock    the time of day when Valkey's is not asked ({@link ApplicationServices#clock})
      * @param delayed  the requests held for a slot to come, the filter's for its whole run
+     * @param methods  what the reading's annotated methods' rules ask of the filter
      */
     record Active(FilterSettings settings, RequestKeys keys, ResilientRateLimiter limiter, InstantSource clock,
-                  DelayedRequests delayed) {
+                  DelayedRequests delayed, MethodRules methods) {
+
+        Active(FilterSettings settings, RequestKeys keys, ResilientRateLimiter limiter, InstantSource clock,
+               DelayedRequests delayed) {
+            this(settings, keys, limiter, clock, delayed, MethodRules.of(settings));
+        }
+    }
+
+    /**
+     * What the annotated methods' rules of one reading of the settings ask of the filter: a
+     * response that keeps their fields off a 3xx, and one that can hold the request for a slot.
+     *
+     * @param any   whether a rule has {@code scope=method}
+     * @param delay whether such a rule has a {@code max-delay}
+     */
+    record MethodRules(boolean any, boolean delay) {
+
+        static MethodRules of(FilterSettings settings) {
+            boolean any = false;
+            boolean delay = false;
+            for (RuleSettings rule : settings.rules()) {
+                if (rule.scope() == RuleSettings.Scope.METHOD) {
+                    any = true;
+                    delay |= !rule.rule().maxDelay().isZero();
+                }
+            }
+            return new MethodRules(any, delay);
+        }
     }
 
     /**
