@@ -5,7 +5,8 @@
 # call; and the table of primaries and memory for 100k-10M decisions/s and 1M-100M keys.
 # Usage: bench/capacity.sh  (needs valkey-server). BENCH_KEYS=1000000 keys per memory
 #        measurement, BENCH_DECISIONS=400000 per calls measurement, BENCH_LEASE=64 units per lease,
-#        BENCH_LEASE_TIME=0.05S its time (seconds).
+#        BENCH_LEASE_TIME=0.05S its time (seconds), BENCH_PARTS=memory,calls,server the parts to run
+#        (the table needs all three).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./mvnw -q -B -o -pl src-it,bench -am install -DskipTests -Djapicmp.skip=true >/dev/null

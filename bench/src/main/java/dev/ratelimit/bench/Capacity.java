@@ -61,21 +61,31 @@ public final class Capacity {
         int keys = Integer.parseInt(System.getenv().getOrDefault("BENCH_KEYS", "1000000"));
         int decisions = Integer.parseInt(System.getenv().getOrDefault("BENCH_DECISIONS", "400000"));
         long lease = Long.parseLong(System.getenv().getOrDefault("BENCH_LEASE", "64"));
+        // One part alone, e.g. the calls per decision for several lease times in turn.
+        String parts = System.getenv().getOrDefault("BENCH_PARTS", "memory,calls,server");
         try (ValkeyServer valkey = ValkeyServer.provide(); Jedis admin = new Jedis(URI.create(valkey.url()))) {
             String url = valkey.url();
             List<Memory> memory = new ArrayList<>();
-            for (Algorithm algorithm : Algorithm.values()) {
+            for (Algorithm algorithm : parts.contains("memory") ? Algorithm.values() : new Algorithm[0]) {
                 memory.add(memory(admin, algorithm.id(), keys,
                         () -> new OurLimiter(url, algorithm, 10, Duration.ofHours(1))));
             }
-            memory.add(memory(admin, "minimal script", keys,
-                    () -> new BareJedis(url, 10, Duration.ofHours(1))));
-            memory.add(memory(admin, "bucket4j", Math.min(keys, 200_000),
-                    () -> new Bucket4jLimiter(url, 10, Duration.ofHours(1))));
-            System.out.printf(Locale.ROOT, "%nValkey memory per key (used_memory before and after, per key; MEMORY USAGE of one key)%n");
-            for (Memory m : memory) {
-                System.out.printf(Locale.ROOT, "%-24s %7.0f bytes/key  (MEMORY USAGE %d bytes of %s keys)%n", m.what(),
-                        m.bytesPerKey(), m.sampleUsage(), m.sampleKey());
+            if (parts.contains("memory")) {
+                memory.add(memory(admin, "minimal script", keys,
+                        () -> new BareJedis(url, 10, Duration.ofHours(1))));
+                memory.add(memory(admin, "bucket4j", Math.min(keys, 200_000),
+                        () -> new Bucket4jLimiter(url, 10, Duration.ofHours(1))));
+                System.out.printf(Locale.ROOT, "%nValkey memory per key (used_memory before and after, per key; MEMORY USAGE of one key)%n");
+                for (Memory m : memory) {
+                    System.out.printf(Locale.ROOT, "%-24s %7.0f bytes/key  (MEMORY USAGE %d bytes of %s keys)%n", m.what(),
+                            m.bytesPerKey(), m.sampleUsage(), m.sampleKey());
+                }
+            }
+            if (!parts.contains("calls")) {
+                if (parts.contains("server")) {
+                    ServerCost.print(ServerCost.measure(url, 20_000), 20_000);
+                }
+                return;
             }
 
             List<Calls> calls = new ArrayList<>();
@@ -92,6 +102,9 @@ public final class Capacity {
                         c.workload(), c.withoutLeases(), c.opsWithout(), c.withLeases(), c.opsWith(), c.opsWith() / c.opsWithout());
             }
 
+            if (!parts.contains("server") || !parts.contains("memory")) {
+                return;
+            }
             List<ServerCost.Cost> costs = ServerCost.measure(url, 20_000);
             double usec = costs.stream().filter(c -> c.what().equals(Algorithm.TOKEN_BUCKET.id())).findFirst()
                     .orElseThrow().microsPerCall();
