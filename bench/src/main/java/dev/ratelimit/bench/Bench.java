@@ -41,7 +41,8 @@ import java.util.function.ToDoubleFunction;
  * sets the decisions per measurement (default 20000), {@code BENCH_PIPELINES} the pipelines of
  * the pipelined limiters (default the limiter's), {@code BENCH_LEASE} the local leases' size
  * (default 64), {@code BENCH_ONLY=server} measures only the
- * Valkey CPU per decision, {@code BENCH_ONLY=throughput} only the throughput (part one), at the
+ * Valkey CPU per decision, {@code BENCH_ONLY=rules} only one rule against three (part three),
+ * {@code BENCH_ONLY=throughput} only the throughput (part one), at the
  * thread counts of {@code BENCH_THREADS} (default {@code 1,8,32}), after {@code BENCH_WARMUP}
  * decisions of every contender (default twice {@code BENCH_OPS}); {@code BENCH_ROUNDS} (here default 1)
  * measures the throughput that many times, every contender in turn, and reports each figure's
@@ -78,6 +79,11 @@ public final class Bench {
         try (ValkeyServer valkey = ValkeyServer.provide()) {
             if ("server".equals(System.getenv("BENCH_ONLY"))) {
                 ServerCost.print(ServerCost.measure(valkey.url(), ops), ops);
+                return;
+            }
+            if ("rules".equals(System.getenv("BENCH_ONLY"))) {
+                print("One rule against three in one call (token-bucket, gcra, fixed-window), 100k random keys",
+                        rules(valkey, ops, List.of(1, 8)));
                 return;
             }
             List<Integer> threadCounts = Arrays.stream(System.getenv().getOrDefault("BENCH_THREADS", "1,8,32")
