@@ -44,9 +44,10 @@ public interface RateLimitListener {
          */
         DELAYED,
         /**
-         * The rule's units for the request came whole from a local lease this instance holds,
-         * without a call to Valkey for it ({@code local-lease}). Reported as well as the rule's
-         * verdict: the share of {@link #ALLOWED} it makes is the leases' hit rate.
+         * The rule's units for an allowed request came whole from a local lease this instance
+         * holds ({@code local-lease}), and the request made no call to Valkey for the rule, not
+         * even one taking the next lease ahead. Reported as well as {@link #ALLOWED}: the share
+         * of it this makes is the leases' hit rate.
          */
         LEASE_HIT,
         /**

@@ -100,8 +100,8 @@ public interface RuleMetricsMBean {
     long getDenyCacheHits();
 
     /**
-     * Requests whose units for this rule came whole from a local lease, without a call to Valkey
-     * (also counted as allowed or rejected by their verdict).
+     * Allowed requests whose units for this rule came whole from a local lease, with no call to
+     * Valkey for the rule (also counted as allowed).
      *
      * @return the count
      */

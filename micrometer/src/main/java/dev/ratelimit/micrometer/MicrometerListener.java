@@ -26,7 +26,7 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  *       {@code fallback}, {@code deny_cache_hit} (also counted as {@code rejected}),
  *       {@code refunded}, {@code refund_dropped}, {@code charged}, {@code charge_dropped},
  *       {@code delayed} (also counted as {@code allowed}), {@code lease_hit} (served by a local
- *       lease without a call to Valkey, also counted by its verdict);</li>
+ *       lease with no call to Valkey for the rule, also counted as {@code allowed});</li>
  *   <li>{@code ratelimit.near.limit} (counter), tag {@code rule}: allowed requests with 80 % or
  *       more of the quota used ({@code ratelimit.metrics.near-limit-ratio});</li>
  *   <li>{@code ratelimit.decision} (timer), tag {@code rule}: the time the store took to decide,

@@ -3,6 +3,8 @@ package dev.ratelimit.it;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.JedisMonitor;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -79,30 +81,99 @@ class MicrometerTest {
     @Test
     void aRequestALocalLeaseServedIsCountedAsALeaseHitAndOnlyThat() throws Exception {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        // A lease longer than the test: none goes back meanwhile. Every request a lease did not
-        // serve made a function call; the others are leases taken ahead, beside served requests.
-        Map<String, String> settings = JettyApp.settings(valkey.url(), "ratelimit.rules", "api",
+        // One caller, one request at a time: each request made one deciding call (its own units,
+        // or the next lease, taken ahead by a request a lease served) or none, a lease hit. The
+        // calls giving a replaced lease's remnant back are another function's, not counted.
+        Map<String, String> settings = JettyApp.settings(valkey.url(), "ratelimit.rules", "api,tight",
                 "ratelimit.rule.api.algorithm", "token-bucket", "ratelimit.rule.api.limit", "1000",
                 "ratelimit.rule.api.window", "1h", "ratelimit.rule.api.key", "header:X-Caller",
-                "ratelimit.rule.api.local-lease", "8", "ratelimit.rule.api.local-lease-time", "30s");
+                "ratelimit.rule.api.local-lease", "8", "ratelimit.rule.api.local-lease-time", "30s",
+                "ratelimit.rule.tight.match", "/tight", "ratelimit.rule.tight.limit", "1",
+                "ratelimit.rule.tight.window", "1h", "ratelimit.rule.tight.key", "header:X-Caller");
         int requests = 40;
         try (JettyApp app = JettyApp.startWithAttributes(settings, Map.of(MeterRegistry.class.getName(), registry))) {
             // Another caller first, so that the library is loaded before the calls are counted.
             assertThat(app.get("/", "X-Caller", "warm").statusCode()).isEqualTo(200);
             double warmHits = count(registry, "api", "lease_hit");
-            long before = valkey.commandCalls("fcall");
-            for (int i = 0; i < requests; i++) {
-                assertThat(app.get("/", "X-Caller", "a").statusCode()).isEqualTo(200);
+            long calls;
+            try (DecidingCalls deciding = new DecidingCalls(valkey)) {
+                for (int i = 0; i < requests; i++) {
+                    assertThat(app.get("/", "X-Caller", "a").statusCode()).isEqualTo(200);
+                }
+                calls = deciding.count("{header.x-caller:a}");
             }
-            long calls = valkey.commandCalls("fcall") - before;
             assertThat(calls).as("function calls for " + requests + " requests").isBetween(1L, requests - 1L);
             assertThat(warmHits).isZero();
             assertThat(count(registry, "api", "allowed")).isEqualTo(requests + 1);
             double hits = count(registry, "api", "lease_hit");
-            assertThat(hits).as("requests served without a call, of %d with %d calls", requests, calls)
-                    .isBetween((double) requests - calls, requests - 1.0).isGreaterThanOrEqualTo(requests / 2.0);
+            assertThat(calls).as("function calls for %d requests", requests).isLessThan(requests / 2);
+            assertThat(hits).as("requests that made no call, of %d with %d calls", requests, calls)
+                    .isEqualTo(requests - calls);
             assertThat(registry.scrape()).contains("ratelimit_decisions_total{outcome=\"lease_hit\",rule=\"api\"} "
                     + hits);
+
+            // Refused by another rule: the lease's units go back, and it is no hit.
+            assertThat(app.get("/tight", "X-Caller", "a").statusCode()).isEqualTo(200);
+            double beforeRefusal = count(registry, "api", "lease_hit");
+            assertThat(app.get("/tight", "X-Caller", "a").statusCode()).isEqualTo(429);
+            assertThat(count(registry, "tight", "rejected")).isEqualTo(1);
+            assertThat(count(registry, "api", "lease_hit")).isEqualTo(beforeRefusal);
+        }
+    }
+
+    /** The deciding function's calls Valkey runs while open, seen through {@code MONITOR}. */
+    private static final class DecidingCalls implements AutoCloseable {
+
+        private final Jedis connection;
+        private final List<String> seen = java.util.Collections.synchronizedList(new ArrayList<>());
+        private final Thread reader;
+
+        DecidingCalls(ValkeyServer valkey) throws InterruptedException {
+            connection = valkey.connect();
+            java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(1);
+            reader = new Thread(() -> {
+                try {
+                    connection.monitor(new JedisMonitor() {
+                        @Override
+                        public void onCommand(String command) {
+                            seen.add(command);
+                        }
+
+                        @Override
+                        public void proceed(redis.clients.jedis.Connection client) {
+                            started.countDown();
+                            super.proceed(client);
+                        }
+                    });
+                } catch (RuntimeException closed) {
+                    // The connection closed: the monitor is over.
+                }
+            });
+            reader.start();
+            started.await();
+        }
+
+        /** The deciding calls on a key seen so far (every FCALL but the give-backs'). */
+        long count(String key) throws InterruptedException {
+            // A command is reported once it ran: a marker sent after the last request's calls
+            // comes back after them.
+            try (Jedis marker = new Jedis(connection.getClient().getHostAndPort())) {
+                marker.echo("end-of-calls");
+            }
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (seen.stream().noneMatch(c -> c.contains("end-of-calls")) && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            synchronized (seen) {
+                return seen.stream().filter(c -> c.contains("\"FCALL\"") && !c.contains("_refund\"")
+                        && c.contains(key)).count();
+            }
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            connection.getClient().close();
+            reader.join(10_000);
         }
     }
 

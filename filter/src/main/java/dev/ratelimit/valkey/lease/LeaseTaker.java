@@ -38,7 +38,8 @@ public final class LeaseTaker {
      *
      * @param leases the limiter's leases
      * @param store    the store's acquiring call(s) for claims and what leases they take beside them
-     * @param listener told of each claim a lease served whole ({@link RateLimitListener.Event#LEASE_HIT})
+     * @param listener told of each claim of an allowed request a lease served whole, with no call
+     *                 for its rule ({@link RateLimitListener.Event#LEASE_HIT})
      */
     public LeaseTaker(Leases leases, BiFunction<List<Claim>, Lending, StoreOutcome> store, RateLimitListener listener) {
         this.leases = leases;
@@ -99,8 +100,6 @@ public final class LeaseTaker {
             served[i] = policies[i] == null ? null : leases.serve(claim, policies[i], start);
             if (served[i] == null || served[i].units() < claim.cost()) {
                 toStore.add(i);
-            } else {
-                listener.onEvent(claim.rule().name(), RateLimitListener.Event.LEASE_HIT);
             }
             countsRejected |= claim.rule().countRejected();
         }
@@ -112,8 +111,11 @@ public final class LeaseTaker {
         }
         if (toStore.isEmpty()) {
             endUsedUp(claims, served);
-            if (!countsRejected) {
-                takeAhead(claims, policies, served);
+            boolean[] tookAhead = countsRejected ? new boolean[n] : takeAhead(claims, policies, served);
+            for (int i = 0; i < n; i++) {
+                if (!tookAhead[i]) {
+                    hit(claims.get(i));
+                }
             }
             return new Taken(new StoreOutcome(Verdicts.combine(claims, answers, false), answers), portions);
         }
@@ -155,6 +157,13 @@ public final class LeaseTaker {
                 }
             }
             allowed = stored.decisions().allowed();
+            if (allowed) {
+                for (int i = 0; i < n; i++) {
+                    if (!toStore.contains(i)) {
+                        hit(claims.get(i));
+                    }
+                }
+            }
             for (int j = 0; j < toStore.size(); j++) {
                 int i = toStore.get(j);
                 Claim claim = claims.get(i);
@@ -191,6 +200,11 @@ public final class LeaseTaker {
             }
         }
         return new Taken(new StoreOutcome(Verdicts.combine(claims, answers, false), answers), portions);
+    }
+
+    /** An allowed request's units of this claim came whole from a lease, with no call for its rule. */
+    private void hit(Claim claim) {
+        listener.onEvent(claim.rule().name(), RateLimitListener.Event.LEASE_HIT);
     }
 
     /** The leases an allowed request ran out end now (see {@link Leases#kept}). */
@@ -356,14 +370,18 @@ public final class LeaseTaker {
      * one ({@link Leases#ahead}), in a call of its own, so that the key's requests find it there
      * when this one runs out instead of each asking Valkey meanwhile. The request is decided
      * already: a call refused or failed only means no lease is taken ahead.
+     *
+     * @return per claim, whether it made such a call
      */
-    private void takeAhead(List<Claim> claims, LeasePolicy[] policies, Lease.Served[] served) {
+    private boolean[] takeAhead(List<Claim> claims, LeasePolicy[] policies, Lease.Served[] served) {
+        boolean[] called = new boolean[claims.size()];
         for (int i = 0; i < claims.size(); i++) {
             Claim claim = claims.get(i);
             long extra = served[i] == null ? 0 : leases.ahead(claim, policies[i], served[i].lease(), leases.now());
             if (extra == 0) {
                 continue;
             }
+            called[i] = true;
             List<LeaseEntry> writing = leases.writing(List.of(claim));
             long asked = leases.now();
             try {
@@ -379,6 +397,7 @@ public final class LeaseTaker {
                 leases.written(writing);
             }
         }
+        return called;
     }
 
     /** What of each claim sent a new lease asks for. */
