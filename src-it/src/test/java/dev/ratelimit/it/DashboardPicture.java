@@ -39,6 +39,7 @@ final class DashboardPicture {
     private static final Color TEXT = new Color(0xccccdc);
     private static final Color FAINT = new Color(0x8e8e9e);
     private static final Color GRID = new Color(0x24272c);
+    private static final Color SHADE = new Color(242, 73, 92, 40);
     private static final Color[] PALETTE = {
         new Color(0x73bf69), new Color(0xf2cc0c), new Color(0x8ab8ff), new Color(0xff780a), new Color(0xf2495c),
         new Color(0x5794f2), new Color(0xb877d9), new Color(0x96d98d), new Color(0xfade2a), new Color(0xc0d8ff),
@@ -109,9 +110,12 @@ final class DashboardPicture {
      * @param panels the panels by title, in the dashboard's order
      * @param start  the start of the time range shown
      * @param end    its end
+     * @param down   when Valkey was down, from and to: shaded on every time series, as a
+     *               Grafana annotation would be
      * @param file   where the PNG goes
      */
-    static void write(Map<String, Panel> panels, Instant start, Instant end, Path file) throws IOException {
+    static void write(Map<String, Panel> panels, Instant start, Instant end, Instant[] down, Path file)
+            throws IOException {
         int rows = panels.values().stream().mapToInt(panel -> panel.grid()[1] + panel.grid()[3]).max().orElse(0);
         BufferedImage image = new BufferedImage(WIDTH, HEADER + rows * ROW + GAP, BufferedImage.TYPE_INT_RGB);
         Graphics2D g = image.createGraphics();
@@ -125,7 +129,7 @@ final class DashboardPicture {
         g.setColor(FAINT);
         g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 13));
         g.drawString("application: ratelimit-example    instance: All    rule: All    " + CLOCK.format(start) + " to "
-                + CLOCK.format(end) + " UTC", GAP + 4, 48);
+                + CLOCK.format(end) + " UTC    shaded: Valkey down (killed, then started again empty)", GAP + 4, 48);
         double column = (WIDTH - GAP) / 24.0;
         for (Panel panel : panels.values()) {
             int x = (int) Math.round(GAP + panel.grid()[0] * column);
@@ -142,7 +146,7 @@ final class DashboardPicture {
             if (panel.type().equals("stat")) {
                 stat(g, panel, x, y + 28, w, h - 28);
             } else {
-                timeseries(g, panel, start.getEpochSecond(), end.getEpochSecond(), x, y + 28, w, h - 28);
+                timeseries(g, panel, start.getEpochSecond(), end.getEpochSecond(), down, x, y + 28, w, h - 28);
             }
         }
         g.dispose();
@@ -172,7 +176,8 @@ final class DashboardPicture {
         }
     }
 
-    private static void timeseries(Graphics2D g, Panel panel, long start, long end, int x, int y, int w, int h) {
+    private static void timeseries(Graphics2D g, Panel panel, long start, long end, Instant[] down, int x, int y,
+            int w, int h) {
         g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 11));
         FontMetrics metrics = g.getFontMetrics();
         List<String> legend = new ArrayList<>();
@@ -202,6 +207,10 @@ final class DashboardPicture {
             String label = format(tick, panel.unit(), false);
             g.drawString(label, left - 6 - metrics.stringWidth(label), ty + 4);
         }
+        double from = left + (right - left) * (down[0].toEpochMilli() / 1000.0 - start) / Math.max(1, end - start);
+        double to = left + (right - left) * (down[1].toEpochMilli() / 1000.0 - start) / Math.max(1, end - start);
+        g.setColor(SHADE);
+        g.fillRect((int) from, y + 4, (int) Math.max(1, to - from), bottom - y - 4);
         for (int i = 0; i <= 4; i++) {
             long t = start + (end - start) * i / 4;
             int tx = left + (int) Math.round((right - left) * (double) i / 4);

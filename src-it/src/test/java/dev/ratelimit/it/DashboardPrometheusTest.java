@@ -133,7 +133,7 @@ class DashboardPrometheusTest {
             Map<String, DashboardPicture.Panel> drawn = assertEveryPanelHasData(prometheus, start, end);
             String picture = System.getProperty("dashboard.png", "");
             if (!picture.isBlank()) {
-                DashboardPicture.write(drawn, start, end, Path.of(picture));
+                DashboardPicture.write(drawn, start, end, new Instant[] {outage, recovery}, Path.of(picture));
             }
         }
     }
