@@ -203,7 +203,11 @@ class DashboardPrometheusTest {
         return drawn;
     }
 
-    /** A query as Grafana sends it: the variables, the rate interval and the range filled in. */
+    /**
+     * A query as Grafana sends it: the variables, the rate interval and the range filled in.
+     * Grafana's {@code $__rate_interval} is at least four scrape intervals (4 s here); 10 s
+     * smooths the load's rounds as a longer one does in production.
+     */
     static String substitute(String expr, Map<String, String> values, Instant start, Instant end) {
         long range = Duration.between(start, end).toSeconds();
         String out = expr.replace("$__rate_interval", "10s").replace("$__range_s", Long.toString(range))
