@@ -3,18 +3,14 @@ package dev.ratelimit.it;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -54,7 +50,7 @@ class EnvironmentTest {
         Process process = builder.start();
         List<String> output = new ArrayList<>();
         try {
-            int port = awaitPort(process, output);
+            int port = ExampleWar.awaitPort(process, output);
             String base = "http://127.0.0.1:" + port;
             List<Integer> statuses = new ArrayList<>();
             HttpResponse<String> first = null;
@@ -87,41 +83,6 @@ class EnvironmentTest {
                 process.destroyForcibly();
             }
         }
-    }
-
-    /** Reads the child's output until it says its port, or fails with everything it said. */
-    private static int awaitPort(Process process, List<String> output) throws Exception {
-        BufferedReader reader = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
-        CompletableFuture<Integer> port = CompletableFuture.supplyAsync(() -> {
-            try {
-                for (String line = reader.readLine(); line != null; line = reader.readLine()) {
-                    synchronized (output) {
-                        output.add(line);
-                    }
-                    if (line.startsWith(ExampleWar.LISTENING)) {
-                        return Integer.parseInt(line.substring(ExampleWar.LISTENING.length()).trim());
-                    }
-                }
-                return -1;
-            } catch (java.io.IOException e) {
-                return -1;
-            }
-        });
-        int found = port.get(60, TimeUnit.SECONDS);
-        synchronized (output) {
-            assertThat(found).as("the example did not start; its output:\n%s", String.join("\n", output)).isPositive();
-        }
-        // Keep draining the child's output so it never blocks on a full pipe.
-        CompletableFuture.runAsync(() -> {
-            try {
-                while (reader.readLine() != null) {
-                    // discard
-                }
-            } catch (java.io.IOException e) {
-                // the child ended
-            }
-        });
-        return found;
     }
 
     private static HttpResponse<String> get(String uri, String... headers) throws Exception {

@@ -4,12 +4,20 @@ import org.eclipse.jetty.ee10.webapp.WebAppContext;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Locale;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The example WAR deployed on Jetty 12 as a user would deploy it: its own web.xml, its own
@@ -81,6 +89,48 @@ final class ExampleWar {
 
     private static java.io.File tempDirectory() throws IOException {
         return Files.createTempDirectory("example-war").toFile();
+    }
+
+    /**
+     * Reads the output of a child process running {@link #main} until it says its port, or fails
+     * with everything it said; then keeps draining it.
+     *
+     * @param process the child
+     * @param output  filled with the lines read until the port
+     * @return the port it serves on
+     */
+    static int awaitPort(Process process, List<String> output) throws Exception {
+        BufferedReader reader = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+        CompletableFuture<Integer> port = CompletableFuture.supplyAsync(() -> {
+            try {
+                for (String line = reader.readLine(); line != null; line = reader.readLine()) {
+                    synchronized (output) {
+                        output.add(line);
+                    }
+                    if (line.startsWith(ExampleWar.LISTENING)) {
+                        return Integer.parseInt(line.substring(ExampleWar.LISTENING.length()).trim());
+                    }
+                }
+                return -1;
+            } catch (java.io.IOException e) {
+                return -1;
+            }
+        });
+        int found = port.get(60, TimeUnit.SECONDS);
+        synchronized (output) {
+            assertThat(found).as("the example did not start; its output:\n%s", String.join("\n", output)).isPositive();
+        }
+        // Keep draining the child's output so it never blocks on a full pipe.
+        CompletableFuture.runAsync(() -> {
+            try {
+                while (reader.readLine() != null) {
+                    // discard
+                }
+            } catch (java.io.IOException e) {
+                // the child ended
+            }
+        });
+        return found;
     }
 
     /**

@@ -8,9 +8,10 @@ import java.util.Map;
 /**
  * Reads back the little JSON {@link Json} writes, one line at a time: objects as maps, arrays
  * as lists, strings, numbers ({@code Long} when integral, else {@code Double}), booleans and
- * null. Enough to replay a kept workload or history; no library, as for writing.
+ * null. Enough to replay a kept workload or history; no library, as for writing. Also reads
+ * the dashboard's JSON and Prometheus's answers for the monitoring tests.
  */
-final class JsonReader {
+public final class JsonReader {
 
     private final String text;
     private int at;
@@ -27,7 +28,7 @@ final class JsonReader {
      * @throws IllegalArgumentException naming the position, when the text is not one object
      */
     @SuppressWarnings("unchecked")
-    static Map<String, Object> object(String line) {
+    public static Map<String, Object> object(String line) {
         JsonReader reader = new JsonReader(line);
         Object value = reader.value();
         reader.space();
