@@ -103,33 +103,27 @@ public final class ClientAddressResolver {
         return address.toString();
     }
 
-    /** Every hop, in order, from all lines of the header. */
+    /**
+     * Every hop, in order, from all lines of the header, split at every comma. Quotes are not
+     * honoured here: a quote the client left open would otherwise swallow the hops the proxies
+     * append after it, and the client would choose its own address. No value this reads (an
+     * address, {@code unknown}, an obfuscated node) holds a comma; an element that quoted one
+     * elsewhere becomes pieces that are not addresses, which end the walk at the last trusted hop.
+     */
     private List<String> hops(Enumeration<String> headers) {
         List<String> hops = new ArrayList<>();
         for (String line : Collections.list(headers)) {
-            if (line != null) {
-                splitOutsideQuotes(line, hops);
+            if (line == null) {
+                continue;
             }
+            int start = 0;
+            for (int comma = line.indexOf(','); comma >= 0; comma = line.indexOf(',', start)) {
+                hops.add(line.substring(start, comma));
+                start = comma + 1;
+            }
+            hops.add(line.substring(start));
         }
         return hops;
-    }
-
-    /** Splits on commas that are not inside a quoted string (RFC 7239 values may be quoted). */
-    private static void splitOutsideQuotes(String line, List<String> into) {
-        boolean quoted = false;
-        int start = 0;
-        for (int i = 0; i < line.length(); i++) {
-            char c = line.charAt(i);
-            if (c == '"') {
-                quoted = !quoted;
-            } else if (c == '\\' && quoted) {
-                i++;
-            } else if (c == ',' && !quoted) {
-                into.add(line.substring(start, i));
-                start = i + 1;
-            }
-        }
-        into.add(line.substring(start));
     }
 
     private Optional<IpAddress> parseHop(String hop) {

@@ -17,7 +17,7 @@ import java.util.regex.Pattern;
  */
 public record IpAddress(byte[] bytes) {
 
-    private static final Pattern IPV6_CHARS = Pattern.compile("[0-9A-Fa-f:.]{2,45}");
+    private static final Pattern IPV6_CHARS = Pattern.compile("[0-9A-Fa-f:][0-9A-Fa-f:.]{1,44}");
 
     /**
      * Copies the bytes.
@@ -55,9 +55,16 @@ public record IpAddress(byte[] bytes) {
             byte[] b = ipv4(s);
             return b == null ? Optional.empty() : Optional.of(new IpAddress(b));
         }
-        // Only now hand it to the JDK: text with a ':' and nothing but hex digits, ':' and '.'
-        // is parsed as an IPv6 literal and never looked up.
+        // Only now hand it to the JDK: text with a ':', starting with a hex digit or ':' and
+        // holding nothing but hex digits, ':' and '.', is parsed as an IPv6 literal and never
+        // looked up (the JDK takes text starting otherwise for a host name).
         if (!IPV6_CHARS.matcher(s).matches()) {
+            return Optional.empty();
+        }
+        int dotted = s.indexOf('.');
+        if (dotted >= 0 && ipv4(s.substring(s.lastIndexOf(':') + 1)) == null) {
+            // An IPv4 tail ("::ffff:192.0.2.1") is held to the dotted quad's own rules: no
+            // leading zero here either.
             return Optional.empty();
         }
         try {

@@ -56,6 +56,16 @@ class ClientAddressResolverTest {
     }
 
     @Test
+    void aQuoteTheClientLeftOpenDoesNotSwallowTheHopsTheProxiesAppend() {
+        // The client sent `1.2.3.4:"`; the trusted proxy appended its peer, 203.0.113.9.
+        assertThat(resolve(xff, "10.0.0.1", "1.2.3.4:\", 203.0.113.9")).isEqualTo("203.0.113.9");
+        assertThat(resolve(xff, "10.0.0.1", "1.2.3.4:\", 203.0.113.9, 10.0.0.2")).isEqualTo("203.0.113.9");
+        assertThat(resolve(xff, "10.0.0.1", "\", 203.0.113.9")).isEqualTo("203.0.113.9");
+        assertThat(resolve(forwarded, "10.0.0.1", "for=\"1.2.3.4:, for=\"203.0.113.9\"")).isEqualTo("203.0.113.9");
+        assertThat(resolve(forwarded, "10.0.0.1", "for=\"1.2.3.4:", "for=203.0.113.9")).isEqualTo("203.0.113.9");
+    }
+
+    @Test
     void ipv6ClientsAreCountedPerConfiguredPrefix() {
         assertThat(resolve(xff, "2001:db8:1:2:3:4:5:6")).isEqualTo("2001:db8:1:2::/64");
         assertThat(resolve(xff, "::ffff:198.51.100.7")).isEqualTo("198.51.100.7");

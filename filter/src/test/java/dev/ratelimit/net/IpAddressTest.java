@@ -26,7 +26,7 @@ class IpAddressTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"", "localhost", "example.com", "1.2.3", "256.1.1.1", "01.2.3.4", "deadbeef", "1.2.3.4.5",
-            "unknown", "_hidden", ":::", "1:2:3:4:5:6:7:8:9", " "})
+            "unknown", "_hidden", ":::", "1:2:3:4:5:6:7:8:9", " ", ".:", ".:1", "::ffff:010.0.0.1", "::ffff:1.2.3"})
     void refusesWhatIsNotALiteralWithoutAskingDns(String text) {
         assertThat(IpAddress.parse(text)).isEmpty();
     }

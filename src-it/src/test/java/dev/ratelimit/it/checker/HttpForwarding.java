@@ -179,8 +179,10 @@ final class HttpForwarding {
     /** One hop's text: an address in one of its spellings, or something that is no address. */
     private static String spell(Random random, String address, boolean rfc7239) {
         if (address == null) {
-            String[] none = rfc7239 ? new String[] {"for=unknown", "for=_hidden", "proto=https"}
-                    : new String[] {"unknown", "not-an-address", "_hidden"};
+            // Also an address with a quote the client left open: it must not swallow the hops
+            // the proxies append after it on the same line.
+            String[] none = rfc7239 ? new String[] {"for=unknown", "for=_hidden", "proto=https", "for=\"100.64.0.1:"}
+                    : new String[] {"unknown", "not-an-address", "_hidden", "100.64.0.1:\""};
             return none[random.nextInt(none.length)];
         }
         boolean v6 = address.contains(":");
