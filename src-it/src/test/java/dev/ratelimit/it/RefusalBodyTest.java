@@ -1,0 +1,88 @@
+package dev.ratelimit.it;
+
+import dev.ratelimit.RateLimitListener;
+import dev.ratelimit.it.DelayHttpTest.App;
+import dev.ratelimit.it.DelayHttpTest.AppFilter;
+import dev.ratelimit.it.DelayHttpTest.Container;
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.Filter;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A 429 is whole, with its length and never chunked, on Jetty and Tomcat, whatever a filter of
+ * the application's before the limiter did to the response: a buffer smaller than the body, a
+ * length set, the writer taken, bytes left unflushed in the buffer.
+ */
+@ExtendWith(ValkeyExtension.class)
+class RefusalBodyTest {
+
+    private final ValkeyServer valkey;
+
+    RefusalBodyTest(ValkeyServer valkey) {
+        this.valkey = valkey;
+    }
+
+    @BeforeEach
+    void empty() {
+        valkey.start();
+        valkey.flushAll();
+    }
+
+    /** Does to the response what the request's {@code X-Pre} header says, then passes it on. */
+    private static final Filter BEFORE = (request, response, chain) -> {
+        HttpServletResponse http = (HttpServletResponse) response;
+        String pre = ((HttpServletRequest) request).getHeader("X-Pre");
+        switch (pre == null ? "" : pre) {
+            case "small-buffer" -> http.setBufferSize(16);
+            case "length" -> http.setContentLength(5);
+            case "writer" -> http.getWriter();
+            case "unflushed" -> http.getOutputStream().write("PRE".getBytes(StandardCharsets.US_ASCII));
+            default -> {
+            }
+        }
+        chain.doFilter(request, response);
+    };
+
+    @ParameterizedTest
+    @EnumSource(Container.class)
+    void a429IsWholeWhateverAFilterBeforeDidToTheResponse(Container container) throws Exception {
+        Map<String, String> settings = JettyApp.settings(valkey.url(), "ratelimit.rules", "api",
+                "ratelimit.rule.api.algorithm", "fixed-window", "ratelimit.rule.api.limit", "1",
+                "ratelimit.rule.api.window", "1h", "ratelimit.rule.api.key", "header:X-Caller");
+        try (App app = App.start(container, settings, RateLimitListener.NONE, EnumSet.allOf(DispatcherType.class),
+                Map.of(), List.of(new AppFilter("before", BEFORE, EnumSet.of(DispatcherType.REQUEST), false)))) {
+            for (String pre : List.of("none", "small-buffer", "length", "writer", "unflushed")) {
+                assertThat(send(app, pre, "none").statusCode()).as(pre).isEqualTo(200);
+                HttpResponse<String> refused = send(app, pre, pre);
+                assertThat(refused.statusCode()).as(pre + ": " + refused.body()).isEqualTo(429);
+                assertThat(refused.body()).as(pre).startsWith("{\"type\":").endsWith("}")
+                        .contains("\"rule\":\"api\"");
+                assertThat(refused.headers().firstValue("Content-Length")).as(pre)
+                        .hasValue(Integer.toString(refused.body().getBytes(StandardCharsets.UTF_8).length));
+                assertThat(refused.headers().firstValue("Transfer-Encoding")).as(pre).isEmpty();
+                assertThat(refused.headers().firstValue("Content-Type")).as(pre)
+                        .hasValueSatisfying(type -> assertThat(type).startsWith("application/problem+json"));
+            }
+        }
+    }
+
+    private static HttpResponse<String> send(App app, String caller, String pre) throws Exception {
+        return JettyApp.HTTP.send(HttpRequest.newBuilder(app.uri("/run")).timeout(Duration.ofSeconds(30))
+                .header("X-Caller", caller).header("X-Pre", pre).build(), HttpResponse.BodyHandlers.ofString());
+    }
+}
