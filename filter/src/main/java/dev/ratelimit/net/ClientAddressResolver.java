@@ -166,17 +166,34 @@ public final class ClientAddressResolver {
         return s.length();
     }
 
-    /** {@code [2001:db8::1]:4711} → {@code 2001:db8::1}; {@code 192.0.2.1:80} → {@code 192.0.2.1}. */
+    /**
+     * {@code [2001:db8::1]:4711} → {@code 2001:db8::1}; {@code 192.0.2.1:80} → {@code 192.0.2.1}.
+     * Only a port of digits goes: {@code 192.0.2.1:"} stays as it is, no address.
+     */
     private static String stripPort(String value) {
         String v = value.trim();
         if (v.startsWith("[")) {
             int close = v.indexOf(']');
-            return close > 0 ? v.substring(1, close) : v;
+            return close > 0 && (close == v.length() - 1 || isPort(v, close + 1)) ? v.substring(1, close) : v;
         }
         int colon = v.indexOf(':');
-        if (colon > 0 && colon == v.lastIndexOf(':')) {
+        if (colon > 0 && colon == v.lastIndexOf(':') && isPort(v, colon)) {
             return v.substring(0, colon); // one colon: IPv4 with a port (IPv6 has several)
         }
         return v;
+    }
+
+    /** Whether {@code v} from {@code colon} on is {@code :} and one to five digits. */
+    private static boolean isPort(String v, int colon) {
+        int digits = v.length() - colon - 1;
+        if (v.charAt(colon) != ':' || digits < 1 || digits > 5) {
+            return false;
+        }
+        for (int i = colon + 1; i < v.length(); i++) {
+            if (v.charAt(i) < '0' || v.charAt(i) > '9') {
+                return false;
+            }
+        }
+        return true;
     }
 }

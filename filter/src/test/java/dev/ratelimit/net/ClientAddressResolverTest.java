@@ -63,6 +63,11 @@ class ClientAddressResolverTest {
         assertThat(resolve(xff, "10.0.0.1", "\", 203.0.113.9")).isEqualTo("203.0.113.9");
         assertThat(resolve(forwarded, "10.0.0.1", "for=\"1.2.3.4:, for=\"203.0.113.9\"")).isEqualTo("203.0.113.9");
         assertThat(resolve(forwarded, "10.0.0.1", "for=\"1.2.3.4:", "for=203.0.113.9")).isEqualTo("203.0.113.9");
+        // Alone, the proxy's peer wrote it: no address, the proxy stands for the client.
+        assertThat(resolve(xff, "10.0.0.1", "1.2.3.4:\"")).isEqualTo("10.0.0.1");
+        assertThat(resolve(xff, "10.0.0.1", "1.2.3.4:x")).isEqualTo("10.0.0.1");
+        assertThat(resolve(xff, "10.0.0.1", "[2001:db8::1]x")).isEqualTo("10.0.0.1");
+        assertThat(resolve(xff, "10.0.0.1", "[2001:db8::1]:443")).isEqualTo("2001:db8::/64");
     }
 
     @Test
