@@ -57,10 +57,11 @@ class HttpCheckerTest {
      * Seed 1035 came for a plan's calendar week in another zone than the rule's own (the
      * provider's answers named by calendar window); its draws have moved since (keys by address,
      * a date of its own) and {@code LimitProviderTest} holds that case, but it catches three of
-     * the address defects of {@code src-it/mutants}.
+     * the address defects of {@code src-it/mutants}. Seed 1000 sends a quote left open before the
+     * hops a trusted proxy appends ({@code forwarded-open-quote-swallows-hops}).
      */
     @ParameterizedTest(name = "seed {0} over HTTP")
-    @ValueSource(longs = {1, 2, 3, 1035})
+    @ValueSource(longs = {1, 2, 3, 1035, 1000})
     void fixedSeedsKeepEveryPromise(long seed) {
         check(seed, null);
     }
