@@ -206,12 +206,13 @@ class DashboardPrometheusTest {
     /**
      * A query as Grafana sends it: the variables, the rate interval and the range filled in.
      * Grafana's {@code $__rate_interval} is at least four scrape intervals (4 s here); 10 s
-     * smooths the load's rounds as a longer one does in production.
+     * smooths the load's rounds as a longer one does in production. {@code $__interval}, the
+     * panel's step, is the scrape interval here (1 s).
      */
     static String substitute(String expr, Map<String, String> values, Instant start, Instant end) {
         long range = Duration.between(start, end).toSeconds();
         String out = expr.replace("$__rate_interval", "10s").replace("$__range_s", Long.toString(range))
-                .replace("$__range", range + "s");
+                .replace("$__range", range + "s").replace("$__interval_ms", "1000").replace("$__interval", "1s");
         for (Map.Entry<String, String> value : values.entrySet()) {
             out = out.replace("$" + value.getKey(), value.getValue());
         }

@@ -92,7 +92,7 @@ class MonitoringFilesTest {
                 Matcher used = Pattern.compile("\\$(\\w+)").matcher(expr);
                 while (used.find()) {
                     assertThat(used.group(1)).as("a variable of %s", panel.get("title"))
-                            .isIn(concat(variables, List.of("__rate_interval", "__range", "__range_s")));
+                            .isIn(concat(variables, List.of("__rate_interval", "__range", "__range_s", "__interval", "__interval_ms")));
                 }
                 assertThat(expr).as("%s is filtered by application and instance", panel.get("title"))
                         .contains("job=~\"$application\"", "instance=~\"$instance\"");
