@@ -42,6 +42,8 @@ public abstract class SnippetContext {
     protected String prompt;
 
     protected java.util.concurrent.ScheduledExecutorService scheduler;
+    /** The application's Micrometer registry (docs/metrics.md). */
+    protected io.micrometer.core.instrument.MeterRegistry registry;
     protected Object file;
 
     protected void upload(Object file) {

@@ -52,6 +52,9 @@ class SnippetsCompileTest {
             import jakarta.ws.rs.*;
             import jakarta.ws.rs.core.Response;
             import jakarta.enterprise.context.*;
+            import io.micrometer.core.instrument.Meter;
+            import io.micrometer.core.instrument.config.MeterFilter;
+            import io.micrometer.core.instrument.distribution.DistributionStatisticConfig;
             """;
 
     /** One example and where a reader finds it. */
