@@ -61,8 +61,7 @@ public record IpAddress(byte[] bytes) {
         if (!IPV6_CHARS.matcher(s).matches()) {
             return Optional.empty();
         }
-        int dotted = s.indexOf('.');
-        if (dotted >= 0 && ipv4(s.substring(s.lastIndexOf(':') + 1)) == null) {
+        if (s.indexOf('.') >= 0 && ipv4(s.substring(s.lastIndexOf(':') + 1)) == null) {
             // An IPv4 tail ("::ffff:192.0.2.1") is held to the dotted quad's own rules: no
             // leading zero here either.
             return Optional.empty();

@@ -121,13 +121,12 @@ final class Rejections {
         response.setCharacterEncoding("UTF-8");
         String json = problem.toJson();
         byte[] body = json.getBytes(StandardCharsets.UTF_8);
-        int length = body.length;
         // Where the container's buffer holds the body, its length is left to the container,
         // which sends headers and body in one write with it when the filter returns. Setting it
         // would complete the response on this write, a blocking one (a context switch more per
         // 429 on Jetty). A buffer too small, or a length an earlier filter set, needs it set.
-        if (response.getBufferSize() < length || response.containsHeader("Content-Length")) {
-            response.setContentLength(length);
+        if (response.getBufferSize() < body.length || response.containsHeader("Content-Length")) {
+            response.setContentLength(body.length);
         }
         OutputStream out;
         try {

@@ -44,10 +44,10 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  */
 public final class MicrometerListener implements RateLimitListener {
 
+    private static final int EVENTS = Event.values().length;
+
     private final MeterRegistry registry;
     private final double[] percentiles;
-    private static final RateLimitListener.Event[] EVENTS = RateLimitListener.Event.values();
-
     /** Per rule, its counters by event (NEAR_LIMIT's is {@code ratelimit.near.limit}), made when first counted. */
     private final Map<String, AtomicReferenceArray<Counter>> counters = new ConcurrentHashMap<>();
     private final Map<String, Timer> timers = new ConcurrentHashMap<>();
@@ -74,7 +74,7 @@ public final class MicrometerListener implements RateLimitListener {
     public void onEvent(String rule, Event event) {
         // Called several times per request: one lookup by the rule's name, nothing allocated.
         AtomicReferenceArray<Counter> ofRule = counters.computeIfAbsent(rule,
-                r -> new AtomicReferenceArray<>(EVENTS.length));
+                r -> new AtomicReferenceArray<>(EVENTS));
         Counter counter = ofRule.get(event.ordinal());
         if (counter == null) {
             // Micrometer gives the same counter to both threads of a race.

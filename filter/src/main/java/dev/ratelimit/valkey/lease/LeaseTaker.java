@@ -93,6 +93,8 @@ public final class LeaseTaker {
         LeasePolicy[] policies = new LeasePolicy[n];
         Lease.Served[] served = new Lease.Served[n];
         List<Integer> toStore = new ArrayList<>(n);
+        // Served whole by a lease: no part of the claim goes to the store.
+        boolean[] whole = new boolean[n];
         boolean countsRejected = false;
         for (int i = 0; i < n; i++) {
             Claim claim = claims.get(i);
@@ -100,6 +102,8 @@ public final class LeaseTaker {
             served[i] = policies[i] == null ? null : leases.serve(claim, policies[i], start);
             if (served[i] == null || served[i].units() < claim.cost()) {
                 toStore.add(i);
+            } else {
+                whole[i] = true;
             }
             countsRejected |= claim.rule().countRejected();
         }
@@ -157,11 +161,9 @@ public final class LeaseTaker {
                 }
             }
             allowed = stored.decisions().allowed();
-            if (allowed) {
-                for (int i = 0; i < n; i++) {
-                    if (!toStore.contains(i)) {
-                        hit(claims.get(i));
-                    }
+            for (int i = 0; allowed && i < n; i++) {
+                if (whole[i]) {
+                    hit(claims.get(i));
                 }
             }
             for (int j = 0; j < toStore.size(); j++) {
