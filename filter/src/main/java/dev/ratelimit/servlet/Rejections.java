@@ -6,6 +6,8 @@ import jakarta.servlet.http.HttpServletResponse;
 
 import java.io.IOException;
 import java.io.OutputStream;
+import java.io.PrintWriter;
+import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -109,10 +111,22 @@ final class Rejections {
         return first != null ? first : entries.get(0).rule().name();
     }
 
+    /** Fields an earlier filter may have set about content of its own, which the problem is not. */
+    private static final List<String> OTHER_CONTENTS = List.of("Content-Encoding", "Content-Range",
+            "Content-Disposition", "Content-Language", "ETag", "Last-Modified");
+
     private static void write(HttpServletResponse response, ProblemDetails problem) throws IOException {
-        if (!response.isCommitted()) {
-            // What a filter before the limiter left in the buffer is no part of this answer.
-            response.resetBuffer();
+        if (response.isCommitted()) {
+            // An earlier filter sent its own answer already: the problem would only trail it.
+            return;
+        }
+        // What a filter before the limiter left in the buffer, or said of it, is no part of this
+        // answer (reset() would drop the limiter's own fields too).
+        response.resetBuffer();
+        for (String field : OTHER_CONTENTS) {
+            if (response.containsHeader(field)) {
+                response.setHeader(field, null);
+            }
         }
         response.setStatus(problem.status());
         response.setHeader("Retry-After", Long.toString(problem.retryAfter()));
@@ -120,7 +134,15 @@ final class Rejections {
         response.setContentType("application/problem+json");
         response.setCharacterEncoding("UTF-8");
         String json = problem.toJson();
-        byte[] body = json.getBytes(StandardCharsets.UTF_8);
+        OutputStream out = null;
+        PrintWriter writer = null;
+        try {
+            out = response.getOutputStream();
+        } catch (IllegalStateException writerTaken) {
+            // A filter before the limiter took the writer, in its charset: the answer goes through it.
+            writer = response.getWriter();
+        }
+        byte[] body = json.getBytes(writer == null ? StandardCharsets.UTF_8 : charset(response));
         // Where the container's buffer holds the body, its length is left to the container,
         // which sends headers and body in one write with it when the filter returns. Setting it
         // would complete the response on this write, a blocking one (a context switch more per
@@ -128,15 +150,19 @@ final class Rejections {
         if (response.getBufferSize() < body.length || response.containsHeader("Content-Length")) {
             response.setContentLength(body.length);
         }
-        OutputStream out;
-        try {
-            out = response.getOutputStream();
-        } catch (IllegalStateException writerTaken) {
-            // A filter before the limiter took the writer: the answer goes through it (the body
-            // is ASCII, rule names being [A-Za-z0-9._-]: the same bytes in its charset).
-            response.getWriter().write(json);
-            return;
+        if (writer != null) {
+            writer.write(json);
+        } else {
+            out.write(body);
         }
-        out.write(body);
+    }
+
+    /** The charset of a writer already taken; the container's default where it names none it knows. */
+    private static Charset charset(HttpServletResponse response) {
+        try {
+            return Charset.forName(response.getCharacterEncoding());
+        } catch (RuntimeException unknown) {
+            return StandardCharsets.ISO_8859_1;
+        }
     }
 }

@@ -52,6 +52,16 @@ class RefusalBodyTest {
             case "length" -> http.setContentLength(5);
             case "writer" -> http.getWriter();
             case "unflushed" -> http.getOutputStream().write("PRE".getBytes(StandardCharsets.US_ASCII));
+            case "utf16-writer" -> {
+                http.setCharacterEncoding("UTF-16");
+                http.getWriter();
+                http.setBufferSize(0);
+            }
+            case "own-content" -> {
+                http.setHeader("Content-Encoding", "gzip");
+                http.setHeader("Content-Disposition", "attachment; filename=report.pdf");
+                http.setHeader("ETag", "\"v1\"");
+            }
             default -> {
             }
         }
@@ -66,19 +76,31 @@ class RefusalBodyTest {
                 "ratelimit.rule.api.window", "1h", "ratelimit.rule.api.key", "header:X-Caller");
         try (App app = App.start(container, settings, RateLimitListener.NONE, EnumSet.allOf(DispatcherType.class),
                 Map.of(), List.of(new AppFilter("before", BEFORE, EnumSet.of(DispatcherType.REQUEST), false)))) {
-            for (String pre : List.of("none", "small-buffer", "length", "writer", "unflushed")) {
+            for (String pre : List.of("none", "small-buffer", "length", "writer", "unflushed", "utf16-writer",
+                    "own-content")) {
                 assertThat(send(app, pre, "none").statusCode()).as(pre).isEqualTo(200);
-                HttpResponse<String> refused = send(app, pre, pre);
-                assertThat(refused.statusCode()).as(pre + ": " + refused.body()).isEqualTo(429);
-                assertThat(refused.body()).as(pre).startsWith("{\"type\":").endsWith("}")
+                HttpResponse<byte[]> raw = sendBytes(app, pre, pre);
+                assertThat(raw.statusCode()).as(pre).isEqualTo(429);
+                assertThat(raw.headers().firstValue("Content-Length")).as(pre)
+                        .hasValue(Integer.toString(raw.body().length));
+                // Read in the charset the answer names (UTF-8, or a writer's taken before).
+                String charset = raw.headers().firstValue("Content-Type").orElseThrow().replaceAll(".*charset=", "");
+                String text = new String(raw.body(), java.nio.charset.Charset.forName(charset));
+                assertThat(text).as(pre).startsWith("{\"type\":").endsWith("}")
                         .contains("\"rule\":\"api\"");
-                assertThat(refused.headers().firstValue("Content-Length")).as(pre)
-                        .hasValue(Integer.toString(refused.body().getBytes(StandardCharsets.UTF_8).length));
-                assertThat(refused.headers().firstValue("Transfer-Encoding")).as(pre).isEmpty();
-                assertThat(refused.headers().firstValue("Content-Type")).as(pre)
+                assertThat(raw.headers().map().keySet()).as(pre)
+                        .noneMatch(name -> name.equalsIgnoreCase("Content-Encoding") || name.equalsIgnoreCase("ETag")
+                                || name.equalsIgnoreCase("Content-Disposition"));
+                assertThat(raw.headers().firstValue("Transfer-Encoding")).as(pre).isEmpty();
+                assertThat(raw.headers().firstValue("Content-Type")).as(pre)
                         .hasValueSatisfying(type -> assertThat(type).startsWith("application/problem+json"));
             }
         }
+    }
+
+    private static HttpResponse<byte[]> sendBytes(App app, String caller, String pre) throws Exception {
+        return JettyApp.HTTP.send(HttpRequest.newBuilder(app.uri("/run")).timeout(Duration.ofSeconds(30))
+                .header("X-Caller", caller).header("X-Pre", pre).build(), HttpResponse.BodyHandlers.ofByteArray());
     }
 
     private static HttpResponse<String> send(App app, String caller, String pre) throws Exception {
