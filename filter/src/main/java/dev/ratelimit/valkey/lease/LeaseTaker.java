@@ -320,6 +320,12 @@ public final class LeaseTaker {
      */
     public List<Integer> giveBack(List<Claim> claims, List<Portion> portions, List<Integer> indexes,
                            Function<List<Refund>, long[]> store) {
+        if (indexes.isEmpty()) {
+            // Every allowed request ends here (a commit gives back its concurrency units only):
+            // with nothing to give back it must not wait for the leases' give-back on its way,
+            // which holds the store's round trip.
+            return List.of();
+        }
         List<Integer> given = new ArrayList<>();
         List<Integer> toStore = new ArrayList<>();
         for (int i : indexes) {
