@@ -22,13 +22,14 @@ CLI="valkey-cli -p $PORT"
 until $CLI PING >/dev/null 2>&1; do sleep 0.1; done
 
 # The library exactly as the limiter assembles it (LimiterScript): prelude, algorithms, dispatcher.
-R=filter/src/main/resources/dev/ratelimit/valkey
+R=filter/src/main/resources/dev/ratelimit/valkey/script
 LIB="$DIR/lib.lua"
 {
   echo "#!lua name=ratelimit_floor"
-  cat "$R/prelude.lua"
+  echo "local RULE_ARGS, RULE_REPLY, REFUND_ARGS = 9, 8, 10"
+  cat "$R/prelude.lua" "$R/bucket.lua"
   echo; echo "local ALGORITHMS = {}"
-  for a in fixed-window sliding-window-counter sliding-log token-bucket gcra; do
+  for a in fixed-window sliding-window-counter sliding-log token-bucket gcra concurrency; do
     echo; echo "ALGORITHMS['$a'] = (function()"; cat "$R/$a.lua"; echo; echo "end)()"
   done
   echo; echo "redis.register_function('ratelimit_floor', (function()"; cat "$R/dispatcher.lua"; echo; echo "end)())"
@@ -44,16 +45,16 @@ redis.register_function('time_get_set', function(keys, args)
 end)" >/dev/null
 SHA=$($CLI SCRIPT LOAD "$(cat bench/src/main/resources/dev/ratelimit/bench/minimal-token-bucket.lua)")
 NOW=$(date +%s%3N)
-TB="token-bucket 100 60000 100 1 0 0"
+TB="token-bucket 100 60000 100 1 0 0 0 0"
 
 declare -A CASES=(
   [1-empty]="FCALL empty 1 e:{__rand_int__}"
-  [2-empty-9-args]="FCALL empty 1 e:{__rand_int__} -1 1 $TB"
+  [2-empty-9-args]="FCALL empty 1 e:{__rand_int__} -1 1 7 $TB"
   [3-time-get-set]="FCALL time_get_set 1 t:{__rand_int__}"
   [4-minimal]="EVALSHA $SHA 1 m:{__rand_int__} 100 1.6667 $NOW 1"
-  [5-token-bucket]="FCALL ratelimit_floor 1 tb:{__rand_int__} -1 1 $TB"
-  [6-token-bucket-client-clock]="FCALL ratelimit_floor 1 tc:{__rand_int__} $NOW 1 $TB"
-  [7-three-rules]="FCALL ratelimit_floor 3 a:{__rand_int__} b:{__rand_int__} c:{__rand_int__} -1 1 $TB gcra 100 60000 100 1 0 0 fixed-window 100 60000 0 1 0 0"
+  [5-token-bucket]="FCALL ratelimit_floor 1 tb:{__rand_int__} -1 1 7 $TB"
+  [6-token-bucket-client-clock]="FCALL ratelimit_floor 1 tc:{__rand_int__} $NOW 1 7 $TB"
+  [7-three-rules]="FCALL ratelimit_floor 3 a:{__rand_int__} b:{__rand_int__} c:{__rand_int__} -1 1 7 $TB gcra 100 60000 100 1 0 0 0 0 fixed-window 100 60000 0 1 0 0 0 0"
 )
 declare -A SAMPLES
 for round in $(seq "$ROUNDS"); do
