@@ -55,7 +55,7 @@ local function store(call, key, ends, count, gen)
   if count == 0 then
     redis.call('DEL', key)
   else
-    redis.call('SET', key, int(ends) .. ':' .. int(count) .. ':' .. int(gen), 'PX', ttl(call, ends - call.now))
+    redis.call('SET', key, string.format('%d:%d:%d', ends, count, gen), 'PX', ttl(call, ends - call.now))
   end
 end
 

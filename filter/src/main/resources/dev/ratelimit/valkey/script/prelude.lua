@@ -26,7 +26,8 @@ local function cdiv(a, b)
 end
 
 -- An integer as decimal text. Lua 5.1 turns numbers into text with "%.14g", which would
--- write a 15-digit value in exponent form; state strings and score bounds must not.
+-- write a 15-digit value in exponent form; state strings and score bounds must not. A state of
+-- several numbers is written with one string.format of "%d"s instead: it is on every write.
 local function int(x)
   return string.format('%d', x)
 end

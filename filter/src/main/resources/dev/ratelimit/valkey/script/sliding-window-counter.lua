@@ -29,8 +29,7 @@
 -- estimate multiplied by `window`, so it stays in integers and the comparison is exact.
 -- Writes the state "<s>:<tw>:<c>:<p>:<x>" (see above), which lives until x.
 local function store(call, key, s, tw, c, p, x, g)
-  redis.call('SET', key, int(s) .. ':' .. int(tw) .. ':' .. int(c) .. ':' .. int(p) .. ':' .. int(x) .. ':'
-    .. int(g), 'PX', ttl(call, x - call.now))
+  redis.call('SET', key, string.format('%d:%d:%d:%d:%d:%d', s, tw, c, p, x, g), 'PX', ttl(call, x - call.now))
 end
 
 -- The time until c units fit, for counts that do not let them in now (c <= limit): the
