@@ -59,6 +59,38 @@ class LeaseGiveBackOffRequestPathTest {
         }
     }
 
+    /**
+     * docs/local-leases.md, "Headers and decisions": with one instance, remaining is what
+     * remains. The request that runs its key's lease out gives the lease's margin back as it
+     * commits, on its own thread, so that the key's next answer counts it: no allowed request may
+     * say 0 left while more are admitted after it. (Left to the sweeper, the next request often
+     * reached Valkey first.)
+     */
+    @Test
+    void theRequestThatRanALeaseOutGivesItsMarginBackBeforeTheNextAnswer() throws Exception {
+        valkey.flushAll();
+        Rule rule = Rule.tokenBucket("margin", 10, Duration.ofSeconds(1), 20);
+        long frozen = 1_796_700_000_000L;
+        for (int run = 0; run < 10; run++) {
+            String key = "k" + run;
+            try (ValkeyRateLimiter limiter = ValkeyRateLimiter.builder()
+                    .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(5)))
+                    .clientClock(() -> frozen).localLease(rule, 4, Duration.ofMillis(100)).build()) {
+                List<Long> remaining = new java.util.ArrayList<>();
+                for (int i = 0; i < 22; i++) {
+                    Reservation request = limiter.reserveAll(UndoableClaims.of(List.of(Claim.of(rule, key))));
+                    if (request.allowed()) {
+                        remaining.add(request.decisions().get(0).remaining());
+                        request.commit();
+                    }
+                }
+                assertThat(remaining).as("run %d", run).hasSize(20);
+                assertThat(remaining.subList(0, remaining.size() - 1)).as("run %d: 0 left, then more admitted", run)
+                        .doesNotContain(0L);
+            }
+        }
+    }
+
     private static void awaitSweeperGivingBack() throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofSeconds(6).toNanos();
         while (!sweeperGivingBack()) {

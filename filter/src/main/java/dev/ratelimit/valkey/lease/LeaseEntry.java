@@ -44,6 +44,13 @@ public final class LeaseEntry {
      * key starts meanwhile (else a key busy with one thread's calls would never give back).
      */
     boolean deferred;
+    /**
+     * Leases of the key handed to the give-back ({@link LeaseReturner#ended}) that no give-back
+     * has picked up yet: a request that ran one out gives it back on its own thread (see
+     * {@link Leases#flushEnded}); once picked up, {@link #returning} or {@link #deferred} holds
+     * the key's next calls until it landed.
+     */
+    int unpicked;
 
     /**
      * This instance's own use of the key, as a bucket of the rule's rate fed by nothing else: its

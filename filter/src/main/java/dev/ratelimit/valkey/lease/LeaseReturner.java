@@ -52,8 +52,12 @@ final class LeaseReturner {
         this.soon = soon;
     }
 
-    /** A lease that stopped serving: no one takes from it any more; what it did not use goes back soon. */
+    /**
+     * A lease that stopped serving: no one takes from it any more; what it did not use goes back
+     * soon. The caller holds the lease's entry.
+     */
     void ended(Lease lease) {
+        lease.entry.unpicked++;
         ended.add(lease);
         ask();
     }
@@ -105,8 +109,10 @@ final class LeaseReturner {
     synchronized void all(List<Lease> live, boolean closing) {
         List<Lease> all = new ArrayList<>(live);
         all.addAll(waiting.keySet());
+        Map<Lease, Boolean> picked = new IdentityHashMap<>();
         for (Lease lease; (lease = ended.poll()) != null; ) {
             all.add(lease);
+            picked.put(lease, Boolean.TRUE);
         }
         long nanos = System.nanoTime();
         Map<LeaseEntry, List<Lease>> byKey = new IdentityHashMap<>();
@@ -121,6 +127,11 @@ final class LeaseReturner {
             boolean overdue = each.getValue().stream().anyMatch(lease ->
                     nanos - waiting.get(lease) > Math.max(1, lease.ends - lease.start) * 1_000_000L);
             synchronized (entry) {
+                for (Lease lease : each.getValue()) {
+                    if (picked.containsKey(lease)) {
+                        entry.unpicked--;
+                    }
+                }
                 if (!closing && entry.writing > 0 && !overdue) {
                     // No call of the key starts meanwhile; the last one over asks again (Leases#written).
                     entry.deferred = true;

@@ -321,9 +321,20 @@ public final class LeaseTaker {
     public List<Integer> giveBack(List<Claim> claims, List<Portion> portions, List<Integer> indexes,
                            Function<List<Refund>, long[]> store) {
         if (indexes.isEmpty()) {
-            // Every allowed request ends here (a commit gives back its concurrency units only):
-            // with nothing to give back it must not wait for the leases' give-back on its way,
-            // which holds the store's round trip.
+            // Every allowed request ends here (a commit gives back its concurrency units only).
+            // A lease of its own keys that ended (one it ran out) goes back now, on this thread,
+            // so that the key's next answer counts it; a give-back of other keys on its way,
+            // which holds the store's round trip, is not waited for.
+            List<LeaseEntry> own = new ArrayList<>(2);
+            for (Portion portion : portions) {
+                if (portion != null && portion.served() != null) {
+                    own.add(portion.served().lease().entry);
+                }
+                if (portion != null && portion.lease() != null) {
+                    own.add(portion.lease().entry);
+                }
+            }
+            leases.flushEnded(own);
             return List.of();
         }
         List<Integer> given = new ArrayList<>();

@@ -514,6 +514,25 @@ public final class Leases implements AutoCloseable {
         returns.due();
     }
 
+    /**
+     * Gives back, on this thread, what ended leases hold when one of them is of the given keys and
+     * not yet picked up by a give-back (or one is being picked up: this waits until it landed):
+     * a request that ran its key's lease out so makes the key's next answer count the lease's
+     * margin. Without such a lease it returns at once, never waiting for a give-back of other keys
+     * on its way.
+     */
+    void flushEnded(List<LeaseEntry> keys) {
+        boolean unpicked = false;
+        for (LeaseEntry entry : keys) {
+            synchronized (entry) {
+                unpicked |= entry.unpicked > 0;
+            }
+        }
+        if (unpicked) {
+            returns.due();
+        }
+    }
+
     /** Gives back what the ended leases did not use as soon as the sweeper's thread is free. */
     private void giveBackSoon() {
         if (sweeper != null) {
