@@ -222,6 +222,29 @@ class ValkeyStateTest {
     }
 
     /**
+     * A bucket's state that names a window or a limit of 0 was written by no rule (the Java side
+     * refuses both): it is unreadable, as another form is, not a bucket refused for ever.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
+    void aBucketStateOfWindowOrLimitZeroIsUnreadable(Algorithm algorithm) {
+        Rule rule = Rule.of("zero", algorithm, 3, WINDOW);
+        String key = limiter.stateKey(rule, "user:1");
+        // d:ts:w:l:g, and GCRA's ms:frac:ts:w:l:g: both zero, the window zero, the limit zero.
+        List<String> states = algorithm == Algorithm.GCRA
+                ? List.of("0:0:0:0:0:0", "5:0:0:0:10:1", "5:0:0:1000:0:1")
+                : List.of("0:0:0:0:0", "5:0:0:10:1", "5:0:1000:0:1");
+        for (String state : states) {
+            inspect.set(key, state);
+            assertThatThrownBy(() -> limiter.acquire(rule, "user:1")).as(state)
+                    .isInstanceOfSatisfying(UnreadableStateException.class,
+                            e -> assertThat(e.ruleName()).isEqualTo("zero"));
+        }
+        limiter.reset(rule, "user:1");
+        assertThat(limiter.acquire(rule, "user:1").allowed()).isTrue();
+    }
+
+    /**
      * A key holding something the script cannot read (another type, another form) is that key's
      * fault: the limiter names the rule, never opens the breaker, and every other key and rule
      * keeps working.

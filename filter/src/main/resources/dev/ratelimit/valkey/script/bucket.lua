@@ -191,6 +191,10 @@ local function bucket_algorithm(decode, encode)
     local value = redis.call('GET', key)
     if value then
       local stored, ts, w, l, g, _, _, stored_lent, stored_pool = decode(key, value)
+      if w == 0 or l == 0 then
+        -- No rule has a window or a limit of 0 (the Java side refuses both): not a state of ours.
+        unreadable(key, value)
+      end
       d, expires, raw = bucket_debt(stored, ts, w, l, now, window, limit, burst)
       gen = kept_generation(g, d, stored, w, l, window, limit, burst)
       at = write_time(now, ts)
@@ -270,6 +274,9 @@ local function bucket_algorithm(decode, encode)
       return 0
     end
     local _, _, w, l, g, from, to = decode(key, value)
+    if w == 0 or l == 0 then
+      unreadable(key, value)
+    end
     if w ~= window or l ~= limit or g ~= charged_gen then
       -- Written since by an edited rule (or another plan): its refill since the units were
       -- taken may have been faster than this rule's, so nothing is known to be owed; or a debt

@@ -75,13 +75,18 @@ end
 -- generations (one field fewer) reads as generation 0, which no call has: it gives nothing back.
 local FIELDS = { [2] = '^(%d+):(%d+)$', [3] = '^(%d+):(%d+):(%d+)$', [4] = '^(%d+):(%d+):(%d+):(%d+)$',
   [5] = '^(%d+):(%d+):(%d+):(%d+):(%d+)$', [6] = '^(%d+):(%d+):(%d+):(%d+):(%d+):(%d+)$' }
+-- The error of a state no rule of the limiter wrote (reported for its key and rule).
+local function unreadable(key, value)
+  error('state of ' .. key .. ' is not in the expected form: ' .. value, 0)
+end
+
 local function fields(key, value, count)
   local a, b, c, d, e, f = string.match(value, FIELDS[count])
   if not a then
     a, b, c, d, e, f = string.match(value .. ':0', FIELDS[count])
   end
   if not a then
-    error('state of ' .. key .. ' is not in the expected form: ' .. value, 0)
+    unreadable(key, value)
   end
   return tonumber(a), tonumber(b), tonumber(c), tonumber(d), tonumber(e), tonumber(f)
 end
