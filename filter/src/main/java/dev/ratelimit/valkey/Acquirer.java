@@ -133,7 +133,14 @@ final class Acquirer {
             }
             return leased.giveBack(claims, taken.portions(), indexes, back -> calls.refund(back, true))
                     .stream().map(i -> claims.get(i).rule().name()).toList();
-        }, actual -> adjust(claims, answers, actual, true));
+        }, actual -> {
+            try {
+                return adjust(claims, answers, actual, true);
+            } finally {
+                // Settled by its actual costs, it gives back none of its leases' units (see adjust).
+                leased.settled(taken.portions());
+            }
+        });
     }
 
     /**

@@ -10,6 +10,8 @@ import dev.ratelimit.valkey.ValkeyRateLimiter;
 import dev.ratelimit.valkey.ValkeySettings;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.time.Duration;
 import java.util.Arrays;
@@ -63,11 +65,12 @@ class LeaseGiveBackOffRequestPathTest {
      * docs/local-leases.md, "Headers and decisions": with one instance, remaining is what
      * remains. The request that runs its key's lease out gives the lease's margin back as it
      * commits, on its own thread, so that the key's next answer counts it: no allowed request may
-     * say 0 left while more are admitted after it. (Left to the sweeper, the next request often
-     * reached Valkey first.)
+     * say 0 left while more are admitted after it (left to the sweeper, the next request often
+     * reached Valkey first), whether it commits as reserved or by its actual cost.
      */
-    @Test
-    void theRequestThatRanALeaseOutGivesItsMarginBackBeforeTheNextAnswer() throws Exception {
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void theRequestThatRanALeaseOutGivesItsMarginBackBeforeTheNextAnswer(boolean byActualCost) throws Exception {
         valkey.flushAll();
         Rule rule = Rule.tokenBucket("margin", 10, Duration.ofSeconds(1), 20);
         long frozen = 1_796_700_000_000L;
@@ -81,13 +84,50 @@ class LeaseGiveBackOffRequestPathTest {
                     Reservation request = limiter.reserveAll(UndoableClaims.of(List.of(Claim.of(rule, key))));
                     if (request.allowed()) {
                         remaining.add(request.decisions().get(0).remaining());
-                        request.commit();
+                        if (byActualCost) {
+                            request.commit(1L);
+                        } else {
+                            request.commit();
+                        }
                     }
                 }
                 assertThat(remaining).as("run %d", run).hasSize(20);
                 assertThat(remaining.subList(0, remaining.size() - 1)).as("run %d: 0 left, then more admitted", run)
                         .doesNotContain(0L);
             }
+        }
+    }
+
+    /**
+     * A request that ran its own key's lease out gives it back as it commits, but behind another
+     * key's give-back held up by a stalled server it waits no longer than its lease's time.
+     */
+    @Test
+    void aCommitGivingBackItsOwnLeaseWaitsForAnotherKeysNoLongerThanItsLeaseTime() throws Exception {
+        valkey.flushAll();
+        ManualClock clock = new ManualClock(1_700_000_000_000L);
+        Rule other = Rule.of("other", Algorithm.TOKEN_BUCKET, 100, Duration.ofSeconds(1));
+        // A burst above the refill of its 2 s lease time (the lease's margin), or no lease is taken.
+        Rule own = Rule.of("own", Algorithm.TOKEN_BUCKET, 1000, Duration.ofSeconds(10));
+        try (ValkeyRateLimiter limiter = ValkeyRateLimiter.builder()
+                .settings(ValkeySettings.of(valkey.url()).withSocketTimeout(Duration.ofSeconds(30)))
+                .clientClock(clock).localLease(other, 8, Duration.ofMillis(400))
+                .localLease(own, 8, Duration.ofSeconds(2)).build()) {
+            for (Rule rule : List.of(other, own)) {
+                // Seen twice: a lease of one unit.
+                assertThat(limiter.acquire(rule, "k").allowed()).isTrue();
+                assertThat(limiter.acquire(rule, "k").allowed()).isTrue();
+            }
+            CompletableFuture<Void> stall = Stalls.begin(valkey, Duration.ofSeconds(10));
+            clock.advance(1_200); // other's lease is over (its give-back goes into the stall); own's is not
+            awaitSweeperGivingBack();
+
+            Reservation request = limiter.reserveAll(UndoableClaims.of(List.of(Claim.of(own, "k"))));
+            assertThat(stall).as("the request was served by its lease, with no call").isNotDone();
+            assertThat(request.allowed()).isTrue();
+            request.commit(); // ran own's lease out: gives it back, or leaves it to the sweeper after 2 s
+            assertThat(stall).as("the commit waited for the other key's stalled give-back").isNotDone();
+            stall.get();
         }
     }
 

@@ -10,7 +10,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongSupplier;
 
 /**
@@ -42,9 +44,11 @@ final class LeaseReturner {
     private final AtomicBoolean asked = new AtomicBoolean();
     /**
      * Ended leases whose give-back waits for a call of this instance on their key (see
-     * {@link #all}), with the {@link System#nanoTime()} they first waited at; guarded by this.
+     * {@link #all}), with the {@link System#nanoTime()} they first waited at; guarded by {@link #giving}.
      */
     private final Map<Lease, Long> waiting = new IdentityHashMap<>();
+    /** Held by the give-back being worked out and sent: one at a time; guards {@link #waiting}. */
+    private final ReentrantLock giving = new ReentrantLock();
 
     LeaseReturner(GiveBack store, LongSupplier clock, Runnable soon) {
         this.store = store;
@@ -86,6 +90,26 @@ final class LeaseReturner {
         return givenBack.get() != before;
     }
 
+    /**
+     * {@link #due}, unless a give-back on its way holds it up for longer than {@code nanos}: the
+     * leases then go back with the next one (the sweeper's, asked for as they ended).
+     */
+    void dueWithin(long nanos) {
+        try {
+            if (!giving.tryLock(nanos, TimeUnit.NANOSECONDS)) {
+                return;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        }
+        try {
+            due();
+        } finally {
+            giving.unlock();
+        }
+    }
+
     /** How many give-backs have landed so far: a mark to tell later whether any landed since. */
     long landed() {
         return givenBack.get();
@@ -106,7 +130,16 @@ final class LeaseReturner {
      * ({@link LeaseEntry#returning}). A give-back kept waiting longer than its lease's time goes
      * all the same: its key, written meanwhile, may then be charged more than it lost, never less.
      */
-    synchronized void all(List<Lease> live, boolean closing) {
+    void all(List<Lease> live, boolean closing) {
+        giving.lock();
+        try {
+            allHeld(live, closing);
+        } finally {
+            giving.unlock();
+        }
+    }
+
+    private void allHeld(List<Lease> live, boolean closing) {
         List<Lease> all = new ArrayList<>(live);
         all.addAll(waiting.keySet());
         Map<Lease, Boolean> picked = new IdentityHashMap<>();

@@ -322,19 +322,7 @@ public final class LeaseTaker {
                            Function<List<Refund>, long[]> store) {
         if (indexes.isEmpty()) {
             // Every allowed request ends here (a commit gives back its concurrency units only).
-            // A lease of its own keys that ended (one it ran out) goes back now, on this thread,
-            // so that the key's next answer counts it; a give-back of other keys on its way,
-            // which holds the store's round trip, is not waited for.
-            List<LeaseEntry> own = new ArrayList<>(2);
-            for (Portion portion : portions) {
-                if (portion != null && portion.served() != null) {
-                    own.add(portion.served().lease().entry);
-                }
-                if (portion != null && portion.lease() != null) {
-                    own.add(portion.lease().entry);
-                }
-            }
-            leases.flushEnded(own);
+            settled(portions);
             return List.of();
         }
         List<Integer> given = new ArrayList<>();
@@ -382,6 +370,27 @@ public final class LeaseTaker {
         leases.flush();
         given.sort(null);
         return given;
+    }
+
+    /**
+     * An allowed request is settled (committed, by its actual costs or not) and gives nothing back
+     * to its leases: a lease of its own keys that ended (one it ran out) goes back now, on this
+     * thread, so that the key's next answer counts it. A give-back of other keys on its way, which
+     * holds the store's round trip, is waited for no longer than the lease's time.
+     *
+     * @param portions what the request's claims took
+     */
+    public void settled(List<Portion> portions) {
+        List<Lease> own = new ArrayList<>(2);
+        for (Portion portion : portions) {
+            if (portion != null && portion.served() != null) {
+                own.add(portion.served().lease());
+            }
+            if (portion != null && portion.lease() != null) {
+                own.add(portion.lease());
+            }
+        }
+        leases.flushEnded(own);
     }
 
     /**

@@ -515,21 +515,24 @@ public final class Leases implements AutoCloseable {
     }
 
     /**
-     * Gives back, on this thread, what ended leases hold when one of them is of the given keys and
-     * not yet picked up by a give-back (or one is being picked up: this waits until it landed):
-     * a request that ran its key's lease out so makes the key's next answer count the lease's
-     * margin. Without such a lease it returns at once, never waiting for a give-back of other keys
-     * on its way.
+     * Gives back, on this thread, what ended leases hold when one of them is of the keys of these
+     * leases and not yet picked up by a give-back (or is being picked up: this waits until it
+     * landed): a request that ran its key's lease out so makes the key's next answer count the
+     * lease's margin. Without such a lease it returns at once; behind a give-back of other keys on
+     * its way it waits no longer than the longest of these leases' times (a stalled store), and
+     * then leaves the lease to the sweeper.
      */
-    void flushEnded(List<LeaseEntry> keys) {
-        boolean unpicked = false;
-        for (LeaseEntry entry : keys) {
-            synchronized (entry) {
-                unpicked |= entry.unpicked > 0;
+    void flushEnded(List<Lease> own) {
+        long patience = 0;
+        for (Lease lease : own) {
+            synchronized (lease.entry) {
+                if (lease.entry.unpicked > 0) {
+                    patience = Math.max(patience, Math.max(1, leaseTime(lease.take.rule())) * 1_000_000L);
+                }
             }
         }
-        if (unpicked) {
-            returns.due();
+        if (patience > 0) {
+            returns.dueWithin(patience);
         }
     }
 
