@@ -5,12 +5,14 @@ import dev.ratelimit.RateLimitException;
 import dev.ratelimit.valkey.script.Refund;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongSupplier;
@@ -142,10 +144,10 @@ final class LeaseReturner {
     private void allHeld(List<Lease> live, boolean closing) {
         List<Lease> all = new ArrayList<>(live);
         all.addAll(waiting.keySet());
-        Map<Lease, Boolean> picked = new IdentityHashMap<>();
+        Set<Lease> picked = Collections.newSetFromMap(new IdentityHashMap<>());
         for (Lease lease; (lease = ended.poll()) != null; ) {
             all.add(lease);
-            picked.put(lease, Boolean.TRUE);
+            picked.add(lease);
         }
         long nanos = System.nanoTime();
         Map<LeaseEntry, List<Lease>> byKey = new IdentityHashMap<>();
@@ -161,7 +163,7 @@ final class LeaseReturner {
                     nanos - waiting.get(lease) > Math.max(1, lease.ends - lease.start) * 1_000_000L);
             synchronized (entry) {
                 for (Lease lease : each.getValue()) {
-                    if (picked.containsKey(lease)) {
+                    if (picked.contains(lease)) {
                         entry.unpicked--;
                     }
                 }

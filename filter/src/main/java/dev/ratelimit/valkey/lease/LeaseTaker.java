@@ -383,10 +383,10 @@ public final class LeaseTaker {
     public void settled(List<Portion> portions) {
         List<Lease> own = new ArrayList<>(2);
         for (Portion portion : portions) {
-            if (portion != null && portion.served() != null) {
+            if (portion.served() != null) {
                 own.add(portion.served().lease());
             }
-            if (portion != null && portion.lease() != null) {
+            if (portion.lease() != null) {
                 own.add(portion.lease());
             }
         }
