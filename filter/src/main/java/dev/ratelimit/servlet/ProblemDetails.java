@@ -68,7 +68,11 @@ record ProblemDetails(String type, String title, int status, String detail, List
                 && text.charAt(plain) != '\\') {
             plain++;
         }
-        // A 429 is answered at the rate of the clients over their limits: most texts need no escape.
+        // A 429 is answered at the rate of the clients over their limits: most texts need no
+        // escape, and a whole string is copied at once where a range goes a character at a time.
+        if (plain == text.length()) {
+            return out.append(text).append('"');
+        }
         out.append(text, 0, plain);
         for (int i = plain; i < text.length(); i++) {
             char c = text.charAt(i);

@@ -10,6 +10,7 @@ import java.io.PrintWriter;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -38,10 +39,15 @@ final class Rejections {
      */
     static void refuse(HttpServletResponse response, ProblemDetails problem, RequestAccount account)
             throws IOException {
+        if (response.isCommitted()) {
+            // An earlier filter sent its own answer already: the problem would only trail it.
+            return;
+        }
+        boolean lengthSet = clearOtherContent(response);
         if (problem.status() == 429) {
             account.fields().forEach(response::setHeader);
         }
-        write(response, problem);
+        write(response, problem, lengthSet);
     }
 
     /**
@@ -75,10 +81,14 @@ final class Rejections {
      */
     static void stopping(HttpServletResponse response, Duration untilSlot, RequestAccount account) throws IOException {
         long seconds = Math.max(1, RateLimitHeaders.seconds(untilSlot));
+        if (response.isCommitted()) {
+            return;
+        }
+        boolean lengthSet = clearOtherContent(response);
         account.fields().forEach(response::setHeader);
         write(response, new ProblemDetails(REDUCED_CAPACITY, "Service Unavailable", 503,
                 "The request was held for a slot and the application is stopping; retry in " + seconds + " s.",
-                List.of(), "", seconds));
+                List.of(), "", seconds), lengthSet);
     }
 
     /** The rules whose failure policy refused the request, in order: the 503's violated policies. */
@@ -115,24 +125,47 @@ final class Rejections {
     private static final List<String> OTHER_CONTENTS = List.of("Content-Encoding", "Content-Range",
             "Content-Disposition", "Content-Language", "ETag", "Last-Modified");
 
-    private static void write(HttpServletResponse response, ProblemDetails problem) throws IOException {
-        if (response.isCommitted()) {
-            // An earlier filter sent its own answer already: the problem would only trail it.
-            return;
-        }
-        // What a filter before the limiter left in the buffer, or said of it, is no part of this
-        // answer (reset() would drop the limiter's own fields too).
+    /**
+     * Drops what a filter before the limiter left in the buffer, or said of it: no part of this
+     * answer ({@code reset()} would drop the limiter's own fields too). One pass over the names
+     * set, before the limiter sets its own: a lookup per field would scan them all each time, at
+     * the rate of the clients over their limits.
+     *
+     * @return whether an earlier filter set {@code Content-Length}
+     */
+    private static boolean clearOtherContent(HttpServletResponse response) {
         response.resetBuffer();
-        for (String field : OTHER_CONTENTS) {
-            if (response.containsHeader(field)) {
-                response.setHeader(field, null);
+        List<String> other = null;
+        for (String name : response.getHeaderNames()) {
+            if (isOtherContent(name)) {
+                other = other == null ? new ArrayList<>(2) : other;
+                other.add(name);
             }
         }
+        if (other != null) {
+            other.forEach(name -> response.setHeader(name, null));
+        }
+        // Asked, not looked for among the names: a container may keep the length apart from them
+        // until it commits (Tomcat does).
+        return response.containsHeader("Content-Length");
+    }
+
+    private static boolean isOtherContent(String name) {
+        for (String field : OTHER_CONTENTS) {
+            if (field.equalsIgnoreCase(name)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static void write(HttpServletResponse response, ProblemDetails problem, boolean lengthSet)
+            throws IOException {
         response.setStatus(problem.status());
         response.setHeader("Retry-After", Long.toString(problem.retryAfter()));
         response.setHeader("Cache-Control", "no-store");
-        response.setContentType("application/problem+json");
-        response.setCharacterEncoding("UTF-8");
+        // One call: the container parses the type for its charset whichever way it is told.
+        response.setContentType("application/problem+json;charset=UTF-8");
         String json = problem.toJson();
         OutputStream out = null;
         PrintWriter writer = null;
@@ -147,7 +180,7 @@ final class Rejections {
         // which sends headers and body in one write with it when the filter returns. Setting it
         // would complete the response on this write, a blocking one (a context switch more per
         // 429 on Jetty). A buffer too small, or a length an earlier filter set, needs it set.
-        if (response.getBufferSize() < body.length || response.containsHeader("Content-Length")) {
+        if (response.getBufferSize() < body.length || lengthSet) {
             response.setContentLength(body.length);
         }
         if (writer != null) {
