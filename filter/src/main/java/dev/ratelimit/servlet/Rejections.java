@@ -102,8 +102,13 @@ final class Rejections {
      * shadow rule that would have rejected is not one: it did not reject.
      */
     private static List<String> violated(List<RateLimitHeaders.Entry> entries) {
-        return entries.stream().filter(e -> !e.rule().shadow() && !e.decision().allowed())
-                .map(e -> e.rule().name()).distinct().toList();
+        List<String> names = new ArrayList<>(entries.size());
+        for (RateLimitHeaders.Entry entry : entries) {
+            if (!entry.rule().shadow() && !entry.decision().allowed() && !names.contains(entry.rule().name())) {
+                names.add(entry.rule().name());
+            }
+        }
+        return names;
     }
 
     /** The enforcing rule that keeps the request out longest: the one the client must wait for. */

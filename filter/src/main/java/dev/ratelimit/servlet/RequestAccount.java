@@ -244,8 +244,14 @@ final class RequestAccount {
         if (undecided.isEmpty()) {
             return NONE;
         }
-        List<Claim> claims = undecided.stream().map(m -> mayDelay ? m.claim() : Claims.undelayed(m.claim())).toList();
-        boolean byOutcome = reserve || OutcomeCounting.applies(undecided.stream().map(RequestKeys.Matched::settings).toList());
+        // Loops, not streams: this runs for every request, the refused ones included.
+        List<Claim> claims = new ArrayList<>(undecided.size());
+        List<RuleSettings> settings = new ArrayList<>(undecided.size());
+        for (RequestKeys.Matched rule : undecided) {
+            claims.add(mayDelay ? rule.claim() : Claims.undelayed(rule.claim()));
+            settings.add(rule.settings());
+        }
+        boolean byOutcome = reserve || OutcomeCounting.applies(settings);
         Reservation reservation;
         try {
             reservation = now.limiter().reserveAll(byOutcome ? claims : UndoableClaims.of(claims));
