@@ -3,7 +3,6 @@ package dev.ratelimit.servlet;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.StringJoiner;
 
 /**
  * The fields of draft-ietf-httpapi-ratelimit-headers-11: Structured Field Lists with one item
@@ -31,20 +30,32 @@ final class Draft11Fields implements HeaderVersion {
 
     @Override
     public void write(List<RateLimitHeaders.Entry> entries, Map<String, String> fields) {
-        StringJoiner policy = new StringJoiner(", ");
-        StringJoiner state = new StringJoiner(", ");
+        // One builder per field, numbers appended as they are: this runs for every response.
+        StringBuilder policy = new StringBuilder(32 * entries.size());
+        StringBuilder state = new StringBuilder(24 * entries.size());
         for (RateLimitHeaders.Entry entry : entries) {
+            if (!state.isEmpty()) {
+                policy.append(", ");
+                state.append(", ");
+            }
             // Rule names are limited to [A-Za-z0-9._-]: nothing to escape in a String item.
-            String name = '"' + entry.rule().name() + '"';
-            policy.add(entry.rule().algorithm().isConcurrency()
-                    // Units in progress, not per window: the draft's unit for it, and no w.
-                    ? name + ";q=" + entry.rule().capacity() + ";qu=\"concurrent-requests\""
-                    : name + ";q=" + entry.rule().capacity() + (entry.quotaUnit() == null ? ""
-                    : ";qu=\"" + entry.quotaUnit() + '"') + ";w=" + RateLimitHeaders.seconds(entry.quotaWindow()));
+            String name = entry.rule().name();
+            policy.append('"').append(name).append("\";q=").append(entry.rule().capacity());
+            if (entry.rule().algorithm().isConcurrency()) {
+                // Units in progress, not per window: the draft's unit for it, and no w.
+                policy.append(";qu=\"concurrent-requests\"");
+            } else {
+                if (entry.quotaUnit() != null) {
+                    policy.append(";qu=\"").append(entry.quotaUnit()).append('"');
+                }
+                policy.append(";w=").append(RateLimitHeaders.seconds(entry.quotaWindow()));
+            }
             Duration window = entry.decision().effectiveWindow();
+            state.append('"').append(name).append("\";r=").append(entry.decision().remaining());
             // No t where no more quota will come (a concurrency rule holding no lease).
-            state.add(name + ";r=" + entry.decision().remaining()
-                    + (window.isZero() ? "" : ";t=" + RateLimitHeaders.seconds(window)));
+            if (!window.isZero()) {
+                state.append(";t=").append(RateLimitHeaders.seconds(window));
+            }
         }
         fields.put("RateLimit-Policy", policy.toString());
         fields.put("RateLimit", state.toString());
