@@ -9,9 +9,14 @@
 #   bucket4j  Bucket4j's JedisBasedProxyManager (compare-and-swap) in a filter
 #   ours-direct  ours with ratelimit.valkey.pipelines=0: every call on its own pooled connection,
 #             no hand-off between request threads (not in the default MODES)
+#   ours-hammer  ours with a limit of one an hour: every request after the first refused, from
+#             the deny cache (not in the default MODES)
+#   canned    no limiter: a filter answering every request with a fixed 429 of the shape
+#             ours-hammer sends, the floor of answering it (not in the default MODES)
 # Prints per filter and round: requests/s, p50, p99, the JVM's CPU µs and context switches per
 # request, Valkey's µs and commands per request; then, per round, ours ÷ minimal and ours ÷
-# bucket4j (requests/s) and the p99 each filter adds to off.
+# bucket4j (requests/s) and the p99 each filter adds to off; with canned, canned ÷ off (what the
+# 429's size costs) and ours-hammer ÷ canned (what our path to it costs) and ÷ off.
 # Usage: bench/http-three.sh  (needs wrk and valkey-server). WRK="-t2 -c32 -d10s" the load,
 #        WARM="-t2 -c32 -d20s" the warm-up thrown away before it, ROUNDS=2 (the order rotates each
 #        round), MODES="off ours minimal bucket4j", OURS="-Dratelimit.valkey.pipelines=0" more
@@ -43,6 +48,7 @@ run() { # mode, round
   local port=$(( 30000 + RANDOM % 20000 ))
   local serve=$mode extra=
   [[ $mode == ours-direct ]] && serve=ours extra=-Dratelimit.valkey.pipelines=0
+  [[ $mode == ours-hammer ]] && serve=ours extra="-Dratelimit.rule.api.limit=1 -Dratelimit.rule.api.window=1h -Dratelimit.deny-cache.enabled=true"
   # shellcheck disable=SC2086
   java -cp "$classpath" -Dratelimit.valkey.url="redis://127.0.0.1:$vport" -Dratelimit.rules=api \
     -Dratelimit.rule.api.key=ip -Dratelimit.rule.api.algorithm=token-bucket \
@@ -72,5 +78,5 @@ for round in $(seq "$rounds"); do
   done
   ratio() { awk -v a="${rps[$1]:-0}" -v b="${rps[$2]:-0}" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
   added() { awk -v a="${p99[$1]:-0}" -v b="${p99[off]:-0}" 'BEGIN { printf "%+.2f ms", a - b }'; }
-  echo "round $round: ours / minimal $(ratio ours minimal)x, ours / bucket4j $(ratio ours bucket4j)x, minimal / off $(ratio minimal off)x; p99 added to off: ours $(added ours), minimal $(added minimal), bucket4j $(added bucket4j)${rps[ours-direct]:+; ours-direct / minimal $(ratio ours-direct minimal)x, p99 added $(added ours-direct)}"
+  echo "round $round: ours / minimal $(ratio ours minimal)x, ours / bucket4j $(ratio ours bucket4j)x, minimal / off $(ratio minimal off)x; p99 added to off: ours $(added ours), minimal $(added minimal), bucket4j $(added bucket4j)${rps[ours-direct]:+; ours-direct / minimal $(ratio ours-direct minimal)x, p99 added $(added ours-direct)}${rps[canned]:+; canned 429 / off $(ratio canned off)x, ours-hammer / canned $(ratio ours-hammer canned)x, ours-hammer / off $(ratio ours-hammer off)x}"
 done

@@ -31,9 +31,14 @@ import java.util.EnumSet;
  *       address);</li>
  *   <li>{@code minimal}: a filter calling the minimal token-bucket script with one
  *       {@code EVALSHA} per request on a pooled Jedis client, the floor of one round trip;</li>
- *   <li>{@code bucket4j}: Bucket4j's {@code JedisBasedProxyManager} (compare-and-swap) in a filter.</li>
+ *   <li>{@code bucket4j}: Bucket4j's {@code JedisBasedProxyManager} (compare-and-swap) in a filter;</li>
+ *   <li>{@code canned}: no limiter, a filter answering every request with a fixed 429 shaped as
+ *       ours answers a client over its limit (the same fields and a problem body of the same
+ *       length), set through the servlet API as ours sets it: the floor of answering that 429,
+ *       against which ours on a client over its limit (the deny cache) shows its own cost.</li>
  * </ul>
- * Every limiter keys by the client's address with a limit no request reaches.
+ * Every limiter keys by the client's address with a limit no request reaches (but the script's
+ * {@code ours-hammer}, ours with a limit of one).
  */
 public final class HttpBenchServer {
 
@@ -64,7 +69,8 @@ public final class HttpBenchServer {
             case "ours" -> new FilterHolder(RateLimitFilter.class);
             case "minimal" -> new FilterHolder(new ContenderFilter(new BareJedis(url, capacity, refill)));
             case "bucket4j" -> new FilterHolder(new ContenderFilter(new Bucket4jLimiter(url, capacity, refill)));
-            default -> throw new IllegalArgumentException("mode: off, ours, minimal or bucket4j, not " + mode);
+            case "canned" -> new FilterHolder(new Canned429());
+            default -> throw new IllegalArgumentException("mode: off, ours, minimal, bucket4j or canned, not " + mode);
         };
         if (filter != null) {
             filter.setAsyncSupported(true);
@@ -87,6 +93,29 @@ public final class HttpBenchServer {
         protected void doGet(HttpServletRequest request, HttpServletResponse response) throws IOException {
             response.setContentType("text/plain");
             response.getWriter().write("hello");
+        }
+    }
+
+    /**
+     * A 429 of the shape ours sends a client over an hour's limit of one (the rule {@code api}),
+     * with no limiter: what answering it costs the container and the client alone.
+     */
+    static final class Canned429 implements Filter {
+        private static final byte[] BODY = ("{\"type\":\"https://iana.org/assignments/http-problem-types#quota-exceeded\","
+                + "\"title\":\"Too Many Requests\",\"status\":429,\"detail\":\"The rate limit 'api' is exhausted; "
+                + "retry in 3599 s.\",\"violated-policies\":[\"api\"],\"rule\":\"api\",\"retryAfter\":3599}")
+                .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+
+        @Override
+        public void doFilter(ServletRequest request, ServletResponse response, FilterChain chain) throws IOException {
+            HttpServletResponse http = (HttpServletResponse) response;
+            http.setHeader("RateLimit-Policy", "\"api\";q=1;w=3600");
+            http.setHeader("RateLimit", "\"api\";r=0;t=3599");
+            http.setStatus(429);
+            http.setHeader("Retry-After", "3599");
+            http.setHeader("Cache-Control", "no-store");
+            http.setContentType("application/problem+json;charset=UTF-8");
+            http.getOutputStream().write(BODY);
         }
     }
 
