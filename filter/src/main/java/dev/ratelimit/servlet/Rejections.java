@@ -12,6 +12,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 
 /**
  * Writes the responses the filter answers itself: 429 when a rule rejects, 503 when a
@@ -43,11 +45,11 @@ final class Rejections {
             // An earlier filter sent its own answer already: the problem would only trail it.
             return;
         }
-        boolean lengthSet = clearOtherContent(response);
+        Emptied emptied = empty(response);
         if (problem.status() == 429) {
             account.fields().forEach(response::setHeader);
         }
-        write(response, problem, lengthSet);
+        write(response, problem, emptied);
     }
 
     /**
@@ -84,11 +86,11 @@ final class Rejections {
         if (response.isCommitted()) {
             return;
         }
-        boolean lengthSet = clearOtherContent(response);
+        Emptied emptied = empty(response);
         account.fields().forEach(response::setHeader);
         write(response, new ProblemDetails(REDUCED_CAPACITY, "Service Unavailable", 503,
                 "The request was held for a slot and the application is stopping; retry in " + seconds + " s.",
-                List.of(), "", seconds), lengthSet);
+                List.of(), "", seconds), emptied);
     }
 
     /** The rules whose failure policy refused the request, in order: the 503's violated policies. */
@@ -126,19 +128,32 @@ final class Rejections {
         return first != null ? first : entries.get(0).rule().name();
     }
 
-    /** Fields an earlier filter may have set about content of its own, which the problem is not. */
+    /**
+     * Fields an earlier filter may have set about content of its own, which the problem is not;
+     * and its framing: a {@code Transfer-Encoding} left set would make the 429 chunked (or, on
+     * Tomcat, sent with a length too).
+     */
     private static final List<String> OTHER_CONTENTS = List.of("Content-Encoding", "Content-Range",
-            "Content-Disposition", "Content-Language", "ETag", "Last-Modified");
+            "Content-Disposition", "Content-Language", "ETag", "Last-Modified", "Transfer-Encoding");
+
+    /**
+     * The response emptied of an earlier filter's content, and where the problem is written.
+     *
+     * @param out       the output stream, or null where an earlier filter took the writer
+     * @param writer    that writer, or null
+     * @param charset   what the body is encoded in: UTF-8, or the taken writer's
+     * @param lengthSet whether an earlier filter set {@code Content-Length}
+     */
+    private record Emptied(OutputStream out, PrintWriter writer, Charset charset, boolean lengthSet) {
+    }
 
     /**
      * Drops what a filter before the limiter left in the buffer, or said of it: no part of this
      * answer ({@code reset()} would drop the limiter's own fields too). One pass over the names
      * set, before the limiter sets its own: a lookup per field would scan them all each time, at
      * the rate of the clients over their limits.
-     *
-     * @return whether an earlier filter set {@code Content-Length}
      */
-    private static boolean clearOtherContent(HttpServletResponse response) {
+    private static Emptied empty(HttpServletResponse response) throws IOException {
         response.resetBuffer();
         List<String> other = null;
         for (String name : response.getHeaderNames()) {
@@ -152,7 +167,31 @@ final class Rejections {
         }
         // Asked, not looked for among the names: a container may keep the length apart from them
         // until it commits (Tomcat does).
-        return response.containsHeader("Content-Length");
+        boolean lengthSet = response.containsHeader("Content-Length");
+        if (response.getTrailerFields() != null) {
+            // None of an earlier filter's trailers: they are about its content. Not null, which
+            // Jetty wraps in a supplier that fails when the response ends, breaking its chunks:
+            // an empty set, sent as the last chunk (trailers only go in chunks).
+            response.setTrailerFields(Map::of);
+        }
+        try {
+            OutputStream out = response.getOutputStream();
+            // Tomcat keeps the language of a locale an earlier filter set apart from the fields
+            // (Jetty's is among them, dropped above). Not where the writer was taken: its charset
+            // may have come from that locale, and must stay what the writer encodes in.
+            if (!Locale.getDefault().equals(response.getLocale())) {
+                try {
+                    response.setLocale(null);
+                } catch (RuntimeException noneTaken) {
+                    // A container that takes no null locale (Undertow) keeps its language among
+                    // the fields, dropped above.
+                }
+            }
+            return new Emptied(out, null, StandardCharsets.UTF_8, lengthSet);
+        } catch (IllegalStateException writerTaken) {
+            // A filter before the limiter took the writer, in its charset: the answer goes through it.
+            return new Emptied(null, response.getWriter(), charset(response), lengthSet);
+        }
     }
 
     private static boolean isOtherContent(String name) {
@@ -164,7 +203,7 @@ final class Rejections {
         return false;
     }
 
-    private static void write(HttpServletResponse response, ProblemDetails problem, boolean lengthSet)
+    private static void write(HttpServletResponse response, ProblemDetails problem, Emptied emptied)
             throws IOException {
         response.setStatus(problem.status());
         response.setHeader("Retry-After", Long.toString(problem.retryAfter()));
@@ -172,26 +211,18 @@ final class Rejections {
         // One call: the container parses the type for its charset whichever way it is told.
         response.setContentType("application/problem+json;charset=UTF-8");
         String json = problem.toJson();
-        OutputStream out = null;
-        PrintWriter writer = null;
-        try {
-            out = response.getOutputStream();
-        } catch (IllegalStateException writerTaken) {
-            // A filter before the limiter took the writer, in its charset: the answer goes through it.
-            writer = response.getWriter();
-        }
-        byte[] body = json.getBytes(writer == null ? StandardCharsets.UTF_8 : charset(response));
+        byte[] body = json.getBytes(emptied.charset());
         // Where the container's buffer holds the body, its length is left to the container,
         // which sends headers and body in one write with it when the filter returns. Setting it
         // would complete the response on this write, a blocking one (a context switch more per
         // 429 on Jetty). A buffer too small, or a length an earlier filter set, needs it set.
-        if (response.getBufferSize() < body.length || lengthSet) {
+        if (response.getBufferSize() < body.length || emptied.lengthSet()) {
             response.setContentLength(body.length);
         }
-        if (writer != null) {
-            writer.write(json);
+        if (emptied.writer() != null) {
+            emptied.writer().write(json);
         } else {
-            out.write(body);
+            emptied.out().write(body);
         }
     }
 

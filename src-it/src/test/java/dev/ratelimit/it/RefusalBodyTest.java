@@ -26,7 +26,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * A 429 is whole, with its length and never chunked, on Jetty and Tomcat, whatever a filter of
  * the application's before the limiter did to the response: a buffer smaller than the body, a
- * length set, the writer taken, bytes left unflushed in the buffer.
+ * length set, the writer taken, bytes left unflushed in the buffer, fields of its own content, a
+ * locale, trailers, a transfer coding.
  */
 @ExtendWith(ValkeyExtension.class)
 class RefusalBodyTest {
@@ -62,6 +63,10 @@ class RefusalBodyTest {
                 http.setHeader("Content-Disposition", "attachment; filename=report.pdf");
                 http.setHeader("ETag", "\"v1\"");
             }
+            // Tomcat keeps a locale's language apart from the fields.
+            case "locale" -> http.setLocale(java.util.Locale.FRANCE);
+            case "trailers" -> http.setTrailerFields(() -> Map.of("X-Trailer", "1"));
+            case "chunked" -> http.setHeader("transfer-encoding", "chunked");
             default -> {
             }
         }
@@ -77,12 +82,21 @@ class RefusalBodyTest {
         try (App app = App.start(container, settings, RateLimitListener.NONE, EnumSet.allOf(DispatcherType.class),
                 Map.of(), List.of(new AppFilter("before", BEFORE, EnumSet.of(DispatcherType.REQUEST), false)))) {
             for (String pre : List.of("none", "small-buffer", "length", "writer", "unflushed", "utf16-writer",
-                    "own-content")) {
+                    "own-content", "locale", "trailers", "chunked")) {
                 assertThat(send(app, pre, "none").statusCode()).as(pre).isEqualTo(200);
                 HttpResponse<byte[]> raw = sendBytes(app, pre, pre);
                 assertThat(raw.statusCode()).as(pre).isEqualTo(429);
-                assertThat(raw.headers().firstValue("Content-Length")).as(pre)
-                        .hasValue(Integer.toString(raw.body().length));
+                if (pre.equals("trailers")) {
+                    // Trailers go only in chunks: the earlier filter's dropped, the last chunk empty.
+                    assertThat(raw.headers().firstValue("Transfer-Encoding")).as(pre).hasValue("chunked");
+                    assertThat(onTheWire(app.uri("/run"), pre)).as("what the client reads, trailers too")
+                            .startsWith("HTTP/1.1 429").doesNotContainIgnoringCase("X-Trailer")
+                            .endsWith("\r\n0\r\n\r\n");
+                } else {
+                    assertThat(raw.headers().firstValue("Content-Length")).as(pre)
+                            .hasValue(Integer.toString(raw.body().length));
+                    assertThat(raw.headers().firstValue("Transfer-Encoding")).as(pre).isEmpty();
+                }
                 // Read in the charset the answer names (UTF-8, or a writer's taken before).
                 String charset = raw.headers().firstValue("Content-Type").orElseThrow().replaceAll(".*charset=", "");
                 String text = new String(raw.body(), java.nio.charset.Charset.forName(charset));
@@ -90,11 +104,21 @@ class RefusalBodyTest {
                         .contains("\"rule\":\"api\"");
                 assertThat(raw.headers().map().keySet()).as(pre)
                         .noneMatch(name -> name.equalsIgnoreCase("Content-Encoding") || name.equalsIgnoreCase("ETag")
-                                || name.equalsIgnoreCase("Content-Disposition"));
-                assertThat(raw.headers().firstValue("Transfer-Encoding")).as(pre).isEmpty();
+                                || name.equalsIgnoreCase("Content-Disposition") || name.equalsIgnoreCase("Content-Language"));
                 assertThat(raw.headers().firstValue("Content-Type")).as(pre)
                         .hasValueSatisfying(type -> assertThat(type).startsWith("application/problem+json"));
             }
+        }
+    }
+
+    /** The whole response as sent, read to the end of its last chunk (the client drops trailers). */
+    private static String onTheWire(java.net.URI uri, String caller) throws Exception {
+        try (java.net.Socket socket = new java.net.Socket(uri.getHost(), uri.getPort())) {
+            socket.setSoTimeout(30_000);
+            socket.getOutputStream().write(("GET " + uri.getPath() + " HTTP/1.1\r\nHost: " + uri.getHost() + "\r\n"
+                    + "X-Caller: " + caller + "\r\nX-Pre: " + caller + "\r\nTE: trailers\r\nConnection: close\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
+            return new String(socket.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
         }
     }
 
