@@ -103,13 +103,26 @@ final class RateLimitHeaders {
     }
 
     /**
-     * The rule a client runs into first: the fewest units remaining, the first of equals.
+     * The rule a client runs into first: of the enforcing rules, the fewest units remaining, the
+     * first of equals. A shadow rule limits no client, so it is the one only where every rule is
+     * (its numbers would pace a client that nothing limits, or say a time the 429's
+     * {@code Retry-After} does not).
      *
      * @param entries at least one
      * @return one of them
      */
     static Entry tightest(List<Entry> entries) {
-        Entry tightest = entries.get(0);
+        Entry tightest = null;
+        for (Entry entry : entries) {
+            if (!entry.rule().shadow()
+                    && (tightest == null || entry.decision().remaining() < tightest.decision().remaining())) {
+                tightest = entry;
+            }
+        }
+        if (tightest != null) {
+            return tightest;
+        }
+        tightest = entries.get(0);
         for (Entry entry : entries) {
             if (entry.decision().remaining() < tightest.decision().remaining()) {
                 tightest = entry;

@@ -102,6 +102,34 @@ class HeaderVersionsTest {
                 .containsEntry("X-RateLimit-Reset", "13");
     }
 
+    /**
+     * A shadow rule limits no client: the one-rule fields describe the enforcing rule closest to
+     * its limit, even where the shadow rule is as close or closer; a shadow rule only where every
+     * rule is one.
+     */
+    @Test
+    void oneRuleFieldsDescribeAnEnforcingRuleNotAShadowOne() {
+        Rule watch = Rule.fixedWindow("watch", 1, Duration.ofHours(1)).withShadow(true);
+        Rule api = Rule.fixedWindow("api", 1, Duration.ofHours(1));
+        List<RateLimitHeaders.Entry> tied = List.of(
+                new RateLimitHeaders.Entry(watch, Verdicts.rejected("watch", 1, 0, Duration.ofSeconds(3_600),
+                        Duration.ofSeconds(3_600))),
+                new RateLimitHeaders.Entry(api, Verdicts.rejected("api", 1, 0, Duration.ofSeconds(1_067),
+                        Duration.ofSeconds(1_067))));
+        assertThat(RateLimitHeaders.fields(HeaderMode.LEGACY, tied)).as("tied at 0: the enforcing one")
+                .containsEntry("X-RateLimit-Reset", "1067");
+        assertThat(RateLimitHeaders.fields(HeaderMode.DRAFT_03, tied)).containsEntry("RateLimit-Reset", "1067");
+        List<RateLimitHeaders.Entry> closer = List.of(
+                new RateLimitHeaders.Entry(watch, Verdicts.rejected("watch", 1, 0, Duration.ofSeconds(3_600),
+                        Duration.ofSeconds(3_600))),
+                new RateLimitHeaders.Entry(Rule.fixedWindow("api", 10, Duration.ofMinutes(1)),
+                        Verdicts.allowed("api", 10, 7, Duration.ofSeconds(20))));
+        assertThat(RateLimitHeaders.fields(HeaderMode.LEGACY, closer)).as("the shadow rule closer still")
+                .containsEntry("X-RateLimit-Remaining", "7").containsEntry("X-RateLimit-Reset", "20");
+        assertThat(RateLimitHeaders.fields(HeaderMode.LEGACY, closer.subList(0, 1))).as("only shadow rules")
+                .containsEntry("X-RateLimit-Remaining", "0").containsEntry("X-RateLimit-Reset", "3600");
+    }
+
     private static long integer(ListElement<?> item, String parameter) {
         Item<?> value = item.getParams().get(parameter);
         assertThat(value).as("parameter %s of %s", parameter, item.serialize()).isInstanceOf(IntegerItem.class);
