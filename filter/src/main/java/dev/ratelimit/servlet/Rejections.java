@@ -149,12 +149,33 @@ final class Rejections {
 
     /**
      * Drops what a filter before the limiter left in the buffer, or said of it: no part of this
-     * answer ({@code reset()} would drop the limiter's own fields too). One pass over the names
-     * set, before the limiter sets its own: a lookup per field would scan them all each time, at
-     * the rate of the clients over their limits.
+     * answer ({@code reset()} would drop the limiter's own fields too).
      */
     private static Emptied empty(HttpServletResponse response) throws IOException {
         response.resetBuffer();
+        boolean lengthSet = dropEarlierContent(response);
+        try {
+            OutputStream out = response.getOutputStream();
+            // Not where the writer was taken: its charset may have come from the locale, and must
+            // stay what the writer encodes in.
+            dropLanguage(response);
+            return new Emptied(out, null, StandardCharsets.UTF_8, lengthSet);
+        } catch (IllegalStateException writerTaken) {
+            // A filter before the limiter took the writer, in its charset: the answer goes through it.
+            return new Emptied(null, response.getWriter(), charset(response), lengthSet);
+        }
+    }
+
+    /**
+     * Drops the fields a filter before the limiter set about content of its own, and its
+     * trailers: for the limiter's own answer, and for an annotated method's refusal, which
+     * Jakarta REST writes on the same response. One pass over the names set, before the limiter
+     * sets its own: a lookup per field would scan them all each time, at the rate of the clients
+     * over their limits.
+     *
+     * @return whether that filter set {@code Content-Length}
+     */
+    static boolean dropEarlierContent(HttpServletResponse response) {
         List<String> other = null;
         for (String name : response.getHeaderNames()) {
             if (isOtherContent(name)) {
@@ -165,32 +186,28 @@ final class Rejections {
         if (other != null) {
             other.forEach(name -> response.setHeader(name, null));
         }
-        // Asked, not looked for among the names: a container may keep the length apart from them
-        // until it commits (Tomcat does).
-        boolean lengthSet = response.containsHeader("Content-Length");
         if (response.getTrailerFields() != null) {
-            // None of an earlier filter's trailers: they are about its content. Not null, which
-            // Jetty wraps in a supplier that fails when the response ends, breaking its chunks:
-            // an empty set, sent as the last chunk (trailers only go in chunks).
+            // Not null, which Jetty wraps in a supplier that fails when the response ends, breaking
+            // its chunks: an empty set, sent as the last chunk (trailers only go in chunks).
             response.setTrailerFields(Map::of);
         }
-        try {
-            OutputStream out = response.getOutputStream();
-            // Tomcat keeps the language of a locale an earlier filter set apart from the fields
-            // (Jetty's is among them, dropped above). Not where the writer was taken: its charset
-            // may have come from that locale, and must stay what the writer encodes in.
-            if (!Locale.getDefault().equals(response.getLocale())) {
-                try {
-                    response.setLocale(null);
-                } catch (RuntimeException noneTaken) {
-                    // A container that takes no null locale (Undertow) keeps its language among
-                    // the fields, dropped above.
-                }
+        // Asked, not looked for among the names: a container may keep the length apart from them
+        // until it commits (Tomcat does).
+        return response.containsHeader("Content-Length");
+    }
+
+    /**
+     * Drops the language of a locale a filter before the limiter set, which Tomcat keeps apart
+     * from the fields (Jetty's is among them, see {@link #dropEarlierContent}).
+     */
+    static void dropLanguage(HttpServletResponse response) {
+        if (!Locale.getDefault().equals(response.getLocale())) {
+            try {
+                response.setLocale(null);
+            } catch (RuntimeException noneTaken) {
+                // A container that takes no null locale (Undertow) keeps its language among the
+                // fields, dropped with them.
             }
-            return new Emptied(out, null, StandardCharsets.UTF_8, lengthSet);
-        } catch (IllegalStateException writerTaken) {
-            // A filter before the limiter took the writer, in its charset: the answer goes through it.
-            return new Emptied(null, response.getWriter(), charset(response), lengthSet);
         }
     }
 

@@ -462,6 +462,16 @@ final class RequestAccount {
      * @param refusal the refused part
      */
     void answer(RunningFilter.Active now, Part refusal) {
+        HttpServletResponse held;
+        synchronized (this) {
+            held = response;
+        }
+        if (held != null && !held.isCommitted()) {
+            // Jakarta REST writes the refusal on this response: what a filter before the limiter
+            // said of its own content is no part of it, as of the filter's own 429.
+            Rejections.dropEarlierContent(held);
+            Rejections.dropLanguage(held);
+        }
         refuse(now, refusal);
     }
 

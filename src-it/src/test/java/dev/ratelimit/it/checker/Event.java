@@ -115,20 +115,30 @@ sealed interface Event {
      * request met them: what the fields must name, each once (null: not checked).
      */
     record Response(long op, long at, long real, int status, int expected, String rateLimit, String retryAfter,
-                    String how, String policy, List<String> decided) implements Event {
+                    String how, String policy, List<String> decided, Answer answer) implements Event {
 
-        /** A response whose fields' names are not checked. */
+        /** A response whose fields' names and answer are not checked. */
         Response(long op, long at, long real, int status, int expected, String rateLimit, String retryAfter,
                  String how) {
-            this(op, at, real, status, expected, rateLimit, retryAfter, how, null, null);
+            this(op, at, real, status, expected, rateLimit, retryAfter, how, null, null, null);
         }
 
         @Override
         public Json json() {
-            return base("response", this).with("status", status).with("expected", expected)
+            Json json = base("response", this).with("status", status).with("expected", expected)
                     .with("rateLimit", rateLimit).with("retryAfter", retryAfter).with("policy", policy)
                     .with("decided", decided).with("how", how);
+            return answer == null || status != 429 ? json : json.with("pre", answer.pre())
+                    .with("framing", answer.framing()).with("trailers", answer.trailers()).with("body", answer.body());
         }
+    }
+
+    /**
+     * A response read whole, as sent: what a filter before the limiter did to it, its fields
+     * (names lower-cased), its body (ISO-8859-1, chunks joined), how it was framed
+     * ({@link HttpCall.Seen#framing()}) and its trailers.
+     */
+    record Answer(String pre, Map<String, String> headers, String body, String framing, String trailers) {
     }
 
     /**

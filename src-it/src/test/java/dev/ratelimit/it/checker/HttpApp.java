@@ -54,7 +54,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * the application (the filter had decided by then) and when it left the filter chain, settled
  * (for an async request: when it completed, after the filter's own completion listener); it also
  * stands for an authentication in front of the limiter: an {@code X-User} header is the request's
- * principal.
+ * principal; and for an application's filter that sets things on the response before the limiter
+ * runs ({@code X-Pre}, {@link HttpWorkload#PRES}).
  *
  * <p>Started once per test class and reused by every seed: each seed brings its own settings
  * (read by a refresh) and its own keys.
@@ -242,6 +243,7 @@ final class HttpApp implements AutoCloseable {
             CURRENT.set(trace);
             boolean later = false;
             String user = ((HttpServletRequest) request).getHeader("X-User");
+            pre(((HttpServletRequest) request).getHeader("X-Pre"), (HttpServletResponse) response);
             try {
                 chain.doFilter(user == null ? request : authenticated((HttpServletRequest) request, user), response);
                 if (trace != null && request.isAsyncStarted()) {
@@ -255,6 +257,29 @@ final class HttpApp implements AutoCloseable {
                     trace.finished = now();
                 }
             }
+        }
+    }
+
+    /**
+     * Does to the response what an application's filter before the limiter may
+     * ({@link HttpWorkload#PRES}): nothing the application's own answer minds, all of it what the
+     * limiter's 429 must not carry or must survive.
+     */
+    private static void pre(String pre, HttpServletResponse response) throws IOException {
+        if (pre == null) {
+            return;
+        }
+        switch (pre) {
+            case "own-content" -> {
+                response.setHeader("content-encoding", "identity");
+                response.setHeader("ETag", "\"v1\"");
+                response.setHeader("Last-Modified", "Sun, 06 Dec 2026 00:00:00 GMT");
+            }
+            case "locale" -> response.setLocale(java.util.Locale.FRANCE);
+            case "trailers" -> response.setTrailerFields(() -> Map.of("X-Own-Trailer", "1"));
+            case "chunked" -> response.setHeader("Transfer-Encoding", "chunked");
+            case "small-buffer" -> response.setBufferSize(16);
+            default -> throw new IllegalArgumentException("X-Pre: " + pre);
         }
     }
 

@@ -36,8 +36,16 @@ final class HttpCall {
      *
      * @param status  the status, or -1 when it left before the head
      * @param headers the head's fields, names lower-cased
+     * @param body    the body as sent (ISO-8859-1, chunks joined), or null when not read whole
+     * @param framing how the body came: "length" (as long as its Content-Length), "chunked", or
+     *                what was wrong with it (a length that disagrees, a chunk that does not parse)
+     * @param trailers the trailer fields after the last chunk, as sent ("" for none)
      */
-    record Seen(int status, Map<String, String> headers) {
+    record Seen(int status, Map<String, String> headers, String body, String framing, String trailers) {
+
+        Seen(int status, Map<String, String> headers) {
+            this(status, headers, null, null, "");
+        }
     }
 
     private static final int GIVE_UP_MILLIS = 60;
@@ -94,14 +102,52 @@ final class HttpCall {
                 socket.setSoLinger(true, 0);
                 return seen;
             }
-            if (client == Client.READS || client == Client.GIVES_UP) {
+            if (client == Client.GIVES_UP) {
                 socket.setSoTimeout(20_000);
                 in.transferTo(java.io.OutputStream.nullOutputStream());
+            }
+            if (client == Client.READS) {
+                socket.setSoTimeout(20_000);
+                return body(seen, in.readAllBytes());
             }
             return seen;
         } catch (IOException e) {
             throw new UncheckedIOException("request " + target + " failed", e);
         }
+    }
+
+    /** The body read to the end of the connection (Connection: close), unframed as its head says. */
+    private static Seen body(Seen seen, byte[] raw) {
+        String sent = new String(raw, StandardCharsets.ISO_8859_1);
+        if ("chunked".equalsIgnoreCase(seen.headers().get("transfer-encoding"))) {
+            StringBuilder body = new StringBuilder();
+            int at = 0;
+            while (true) {
+                int end = sent.indexOf("\r\n", at);
+                int size;
+                try {
+                    size = end < 0 ? -1 : Integer.parseInt(sent.substring(at, end).split(";")[0].trim(), 16);
+                } catch (NumberFormatException e) {
+                    size = -1;
+                }
+                if (size < 0 || end + 2 + size > sent.length()) {
+                    return new Seen(seen.status(), seen.headers(), body.toString(), "a chunk that does not parse at "
+                            + at + " of " + sent.length() + " bytes", "");
+                }
+                if (size == 0) {
+                    String trailers = sent.substring(end + 2);
+                    return new Seen(seen.status(), seen.headers(), body.toString(), "chunked",
+                            trailers.endsWith("\r\n") ? trailers.substring(0, trailers.length() - 2) : trailers);
+                }
+                body.append(sent, end + 2, end + 2 + size);
+                at = end + 2 + size + 2;
+            }
+        }
+        String length = seen.headers().get("content-length");
+        String framing = length == null ? "no Content-Length and not chunked"
+                : length.equals(Integer.toString(raw.length)) ? "length"
+                : "a Content-Length of " + length + " for " + raw.length + " bytes";
+        return new Seen(seen.status(), seen.headers(), sent, framing, "");
     }
 
     /** The head up to the empty line, or null if the connection ended first. */

@@ -19,7 +19,11 @@ import java.util.regex.Pattern;
  *   <li>the status says what was decided: 429 exactly when an enforcing rule rejected;</li>
  *   <li>a 429 carries a {@code Retry-After} of at least one second, and it never precedes the end
  *       of the {@code t} the {@code RateLimit} field gives a rule that rejected (a client that
- *       waits what it is told finds the quota the field announced).</li>
+ *       waits what it is told finds the quota the field announced);</li>
+ *   <li>a 429 is whole and its own, whatever a filter before the limiter did to the response:
+ *       sent with its length (chunked only where that filter asked for trailers, and then with
+ *       none of them), an {@code application/problem+json} body of the quota-exceeded type, and
+ *       none of the fields that filter set about content of its own.</li>
  * </ul>
  */
 final class HttpChecks {
@@ -66,6 +70,7 @@ final class HttpChecks {
         }
         if (status == 429) {
             retryAfter(call, outcome, response, avoided, found);
+            whole(call, response, found);
         }
         fields(call, response, found);
         return found;
@@ -92,6 +97,48 @@ final class HttpChecks {
                                 + ", RateLimit-Policy " + response.policy(), call.op(), Invariants.STORE,
                         first.rule().name(), first.key(), call.at(), call.latest()));
             }
+        }
+    }
+
+    /** Fields about a content of its own that an earlier filter may set, and a 429 must not carry. */
+    private static final List<String> OTHER_CONTENT = List.of("content-encoding", "content-range",
+            "content-disposition", "content-language", "etag", "last-modified");
+
+    private static void whole(Event.Call call, Event.Response response, List<Violation> found) {
+        Event.Answer answer = response.answer();
+        if (answer == null) {
+            return; // not read whole
+        }
+        List<String> wrong = new ArrayList<>();
+        boolean chunked = answer.framing().equals("chunked");
+        if (!answer.framing().equals("length") && !(chunked && "trailers".equals(answer.pre()))) {
+            wrong.add("framed by " + answer.framing());
+        }
+        if (chunked && answer.headers().containsKey("content-length")) {
+            wrong.add("chunked with a Content-Length of " + answer.headers().get("content-length"));
+        }
+        if (!answer.trailers().isEmpty()) {
+            wrong.add("trailers " + answer.trailers().replace("\r\n", "; "));
+        }
+        for (String field : OTHER_CONTENT) {
+            if (answer.headers().containsKey(field)) {
+                wrong.add(field + ": " + answer.headers().get(field));
+            }
+        }
+        String type = String.valueOf(answer.headers().get("content-type"));
+        if (!type.startsWith("application/problem+json")) {
+            wrong.add("Content-Type " + type);
+        }
+        if (!answer.body().startsWith("{\"type\":\"https://iana.org/assignments/http-problem-types#quota-exceeded\"")
+                || !answer.body().contains("\"status\":429") || !answer.body().endsWith("}")) {
+            wrong.add("body " + answer.body());
+        }
+        if (!wrong.isEmpty()) {
+            Claim first = call.claims().get(0);
+            found.add(new Violation("http: a 429 is whole and its own, whatever a filter before the limiter did",
+                    (answer.pre() == null ? "no earlier filter" : "an earlier filter's " + answer.pre()) + ": "
+                            + String.join(", ", wrong), call.op(), Invariants.STORE, first.rule().name(), first.key(),
+                    call.at(), call.latest()));
         }
     }
 

@@ -140,6 +140,9 @@ final class HttpRunner {
         if (request.user()) {
             headers.put("X-User", caller);
         }
+        if (request.pre() != null) {
+            headers.put("X-Pre", request.pre());
+        }
         for (HttpForwarding.Header header : request.forwarding()) {
             headers.put(header.name(), String.join("\n", header.text())); // a line each
         }
@@ -230,7 +233,10 @@ final class HttpRunner {
                         + forwarding(request, address)
                         + (request.plan() == null ? "" : " plan " + request.plan())
                         + (queryCaller == null ? " no query caller" : queryCaller.equals(caller) ? "" : " query caller "
-                        + queryCaller), seen.headers().get("ratelimit-policy"), decided));
+                        + queryCaller) + (request.pre() == null ? "" : " pre " + request.pre()),
+                seen.headers().get("ratelimit-policy"), decided,
+                seen.body() == null ? null : new Event.Answer(request.pre(), seen.headers(), seen.body(), seen.framing(),
+                        seen.trailers())));
         for (Part part : new Part[] {filter, byMethod}) {
             if (part == null || !part.reserved() || !part.allowed() || part.decided() == null) {
                 continue;

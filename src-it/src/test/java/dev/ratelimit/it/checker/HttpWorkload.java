@@ -127,11 +127,21 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
      * @param user     whether the request is authenticated (an {@code X-User} header naming the caller,
      *                 which the app makes its principal)
      * @param forwarding the forwarding headers sent
+     * @param pre      what a filter of the application's before the limiter does to the response
+     *                 ({@link HttpApp}'s {@code X-Pre}: {@link #PRES}), or null for nothing
      */
     record Request(int mask, int method, int key, int queryKey, String from, String plan, int status, String app,
-                   HttpCall.Client client, boolean user, List<HttpForwarding.Header> forwarding)
+                   HttpCall.Client client, boolean user, List<HttpForwarding.Header> forwarding, String pre)
             implements Step {
     }
+
+    /**
+     * What an earlier filter may do to the response, which the limiter's 429 must not carry:
+     * fields of its own content, a locale, trailers, a transfer coding, a buffer smaller than the
+     * problem. (Not bytes left in the buffer by its output stream: the application answers through
+     * its writer, which that would deny it; {@code RefusalBodyTest} has that case.)
+     */
+    static final String[] PRES = {"own-content", "locale", "trailers", "chunked", "small-buffer"};
 
     /**
      * A rule's own limit, window and burst edited in the settings, applied by a refresh; a fixed
@@ -183,6 +193,8 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
         // Client addresses, from a stream of their own: the forwarding settings, a third of the
         // route rules keyed by the client's address (or its principal), each request's headers.
         Random addresses = new Random(seed * 389 + 29);
+        // What an earlier filter does to a response, from a stream of its own: one request in three.
+        Random pres = new Random(seed * 541 + 13);
         HttpForwarding.Network network = HttpForwarding.network(addresses, seed);
         for (int i = 0; i < count; i++) {
             if (addresses.nextInt(3) == 0) {
@@ -206,7 +218,7 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
             } else if (roll < 6) {
                 list.add(new Answer(random.nextInt(keys.size()), answer(random)));
             } else {
-                list.add(request(random, methods, addresses, network, count));
+                list.add(request(random, methods, addresses, pres, network, count));
             }
         }
         return new HttpWorkload(seed, random.nextInt(3) > 0, random.nextBoolean(), List.copyOf(rules),
@@ -297,8 +309,8 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
         };
     }
 
-    private static Step request(Random random, Random methods, Random addresses, HttpForwarding.Network network,
-                                int count) {
+    private static Step request(Random random, Random methods, Random addresses, Random pres,
+                                HttpForwarding.Network network, int count) {
         int mask = 0;
         while (mask == 0) {
             mask = random.nextInt(1 << count);
@@ -331,14 +343,15 @@ record HttpWorkload(long seed, boolean denyCache, boolean pipelines, List<Spec> 
         int queryKey = spoof == 0 ? -1 : spoof == 1 ? (key + 1 + methods.nextInt(2)) % 3 : key;
         boolean user = addresses.nextInt(3) == 0;
         List<HttpForwarding.Header> forwarding = HttpForwarding.headers(addresses, network);
+        String pre = pres.nextInt(3) == 0 ? PRES[pres.nextInt(PRES.length)] : null;
         if (random.nextInt(4) == 0) {
             // An annotated method: a plain answer, read whole, under the filter's route rules of the mask or none.
             int method = HttpMethods.draw(random);
             boolean alone = random.nextBoolean();
             return new Request(alone ? 0 : mask, method, key, queryKey, from, plan, status, "plain",
-                    HttpCall.Client.READS, user, forwarding);
+                    HttpCall.Client.READS, user, forwarding, pre);
         }
-        return new Request(mask, -1, key, queryKey, from, plan, status, app, client, user, forwarding);
+        return new Request(mask, -1, key, queryKey, from, plan, status, app, client, user, forwarding, pre);
     }
 
     private static long pick(Random random, long[] values) {
