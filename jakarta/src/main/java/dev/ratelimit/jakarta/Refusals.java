@@ -27,7 +27,7 @@ final class Refusals {
                 .header("Retry-After", Long.toString(decision.retryAfterSeconds()))
                 .header("Cache-Control", "no-store")
                 // As the filter's Content-Type: the servlet container adds the charset it was given.
-                .type("application/problem+json;charset=utf-8")
+                .type("application/problem+json;charset=UTF-8")
                 .entity(decision.problem().orElse(""));
         decision.headers(status).forEach(response::header);
         return response.build();
