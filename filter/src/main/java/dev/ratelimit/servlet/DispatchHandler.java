@@ -110,7 +110,7 @@ final class DispatchHandler {
             passed = holdable;
             passedOn = body.recording(request);
         }
-        account.holdResponse(passed);
+        account.holdResponse(passed, response);
         account.fields().forEach(passed::setHeader);
         OutcomeCounting.run(now, passedOn, passed, chain, account, part);
     }

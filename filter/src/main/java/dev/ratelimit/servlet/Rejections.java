@@ -2,6 +2,8 @@ package dev.ratelimit.servlet;
 
 import dev.ratelimit.Decision;
 import dev.ratelimit.Decisions;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.ServletResponseWrapper;
 import jakarta.servlet.http.HttpServletResponse;
 
 import java.io.IOException;
@@ -153,16 +155,40 @@ final class Rejections {
      */
     private static Emptied empty(HttpServletResponse response) throws IOException {
         response.resetBuffer();
-        boolean lengthSet = dropEarlierContent(response);
+        OutputStream out = null;
+        PrintWriter writer = null;
         try {
-            OutputStream out = response.getOutputStream();
+            out = response.getOutputStream();
+        } catch (IllegalStateException writerTaken) {
+            // A filter before the limiter took the writer, in its charset: the answer goes through it.
+            writer = response.getWriter();
+        }
+        boolean lengthSet = dropEarlierContent(response, writesAsIs(response));
+        if (out != null) {
             // Not where the writer was taken: its charset may have come from the locale, and must
             // stay what the writer encodes in.
             dropLanguage(response);
-            return new Emptied(out, null, StandardCharsets.UTF_8, lengthSet);
-        } catch (IllegalStateException writerTaken) {
-            // A filter before the limiter took the writer, in its charset: the answer goes through it.
-            return new Emptied(null, response.getWriter(), charset(response), lengthSet);
+        }
+        return new Emptied(out, writer, out != null ? StandardCharsets.UTF_8 : charset(response), lengthSet);
+    }
+
+    /**
+     * Whether what is written to the response reaches the container as it is: no wrapper of an
+     * earlier filter's stands in its stream's place. A compressing one encodes the answer, and
+     * the {@code Content-Encoding} it set is then the answer's own.
+     */
+    static boolean writesAsIs(ServletResponse response) {
+        if (!(response instanceof ServletResponseWrapper wrapper)) {
+            return true;
+        }
+        ServletResponse inner = wrapper.getResponse();
+        while (inner instanceof ServletResponseWrapper next) {
+            inner = next.getResponse();
+        }
+        try {
+            return response.getOutputStream() == inner.getOutputStream();
+        } catch (IllegalStateException | IOException notTheStream) {
+            return false;
         }
     }
 
@@ -171,25 +197,32 @@ final class Rejections {
      * trailers: for the limiter's own answer, and for an annotated method's refusal, which
      * Jakarta REST writes on the same response. One pass over the names set, before the limiter
      * sets its own: a lookup per field would scan them all each time, at the rate of the clients
-     * over their limits.
+     * over their limits. Best effort: a wrapper of an earlier filter's that will not drop a field
+     * leaves it, never turns the answer into a 500.
      *
+     * @param asIs whether the answer is written as it is ({@link #writesAsIs}): else the
+     *             {@code Content-Encoding} set is the encoding a wrapper will apply, and stays
      * @return whether that filter set {@code Content-Length}
      */
-    static boolean dropEarlierContent(HttpServletResponse response) {
-        List<String> other = null;
-        for (String name : response.getHeaderNames()) {
-            if (isOtherContent(name)) {
-                other = other == null ? new ArrayList<>(2) : other;
-                other.add(name);
+    static boolean dropEarlierContent(HttpServletResponse response, boolean asIs) {
+        try {
+            List<String> other = null;
+            for (String name : response.getHeaderNames()) {
+                if (isOtherContent(name) && (asIs || !name.equalsIgnoreCase("Content-Encoding"))) {
+                    other = other == null ? new ArrayList<>(2) : other;
+                    other.add(name);
+                }
             }
-        }
-        if (other != null) {
-            other.forEach(name -> response.setHeader(name, null));
-        }
-        if (response.getTrailerFields() != null) {
-            // Not null, which Jetty wraps in a supplier that fails when the response ends, breaking
-            // its chunks: an empty set, sent as the last chunk (trailers only go in chunks).
-            response.setTrailerFields(Map::of);
+            if (other != null) {
+                other.forEach(name -> response.setHeader(name, null));
+            }
+            if (response.getTrailerFields() != null) {
+                // Not null, which Jetty wraps in a supplier that fails when the response ends,
+                // breaking its chunks: an empty set, sent as the last chunk (trailers only go in chunks).
+                response.setTrailerFields(Map::of);
+            }
+        } catch (RuntimeException refused) {
+            // A wrapper that takes no null value, or no change: what it keeps, it keeps.
         }
         // Asked, not looked for among the names: a container may keep the length apart from them
         // until it commits (Tomcat does).
@@ -198,15 +231,16 @@ final class Rejections {
 
     /**
      * Drops the language of a locale a filter before the limiter set, which Tomcat keeps apart
-     * from the fields (Jetty's is among them, see {@link #dropEarlierContent}).
+     * from the fields (Jetty's is among them, see {@link #dropEarlierContent}). Not a locale
+     * equal to the JVM's default, which cannot be told from none: asking a container that takes
+     * no null locale (Undertow) on every refusal would cost an exception each.
      */
     static void dropLanguage(HttpServletResponse response) {
         if (!Locale.getDefault().equals(response.getLocale())) {
             try {
                 response.setLocale(null);
             } catch (RuntimeException noneTaken) {
-                // A container that takes no null locale (Undertow) keeps its language among the
-                // fields, dropped with them.
+                // Undertow keeps its language among the fields, dropped with them.
             }
         }
     }

@@ -133,6 +133,8 @@ final class RequestAccount {
     private final Set<List<String>> decided = new HashSet<>();
     /** The response the filter passed on, where later layers' fields go while it is not committed. */
     private HttpServletResponse response;
+    /** The response as the filter received it. */
+    private HttpServletResponse received;
     /** Whether the filter has seen the request: a later dispatch of it is not decided again. */
     private boolean filtered;
     /** The resource method the Jakarta REST filter decided and no CDI interceptor has passed yet. */
@@ -210,10 +212,12 @@ final class RequestAccount {
 
     /**
      * Holds the response the filter passed on: fields of rules decided later (a CDI call) are
-     * written on it while it is not committed.
+     * written on it while it is not committed; and the one it received, as an earlier filter
+     * left it, which an annotated method's refusal empties of that filter's content.
      */
-    synchronized void holdResponse(HttpServletResponse passed) {
+    synchronized void holdResponse(HttpServletResponse passed, HttpServletResponse received) {
         this.response = passed;
+        this.received = received;
     }
 
     /**
@@ -462,15 +466,16 @@ final class RequestAccount {
      * @param refusal the refused part
      */
     void answer(RunningFilter.Active now, Part refusal) {
-        HttpServletResponse held;
+        HttpServletResponse before;
         synchronized (this) {
-            held = response;
+            before = received;
         }
-        if (held != null && !held.isCommitted()) {
+        if (before != null && !before.isCommitted()) {
             // Jakarta REST writes the refusal on this response: what a filter before the limiter
-            // said of its own content is no part of it, as of the filter's own 429.
-            Rejections.dropEarlierContent(held);
-            Rejections.dropLanguage(held);
+            // wrote, or said of its own content, is no part of it, as of the filter's own 429.
+            before.resetBuffer();
+            Rejections.dropEarlierContent(before, Rejections.writesAsIs(before));
+            Rejections.dropLanguage(before);
         }
         refuse(now, refusal);
     }
