@@ -135,7 +135,8 @@ final class Rejections {
      * and its framing: a {@code Transfer-Encoding} left set would make the 429 chunked (or, on
      * Tomcat, sent with a length too).
      */
-    private static final List<String> OTHER_CONTENTS = List.of("Content-Encoding", "Content-Range",
+    private static final String CONTENT_ENCODING = "Content-Encoding";
+    private static final List<String> OTHER_CONTENTS = List.of(CONTENT_ENCODING, "Content-Range",
             "Content-Disposition", "Content-Language", "ETag", "Last-Modified", "Transfer-Encoding");
 
     /**
@@ -195,10 +196,11 @@ final class Rejections {
     /**
      * Drops the fields a filter before the limiter set about content of its own, and its
      * trailers: for the limiter's own answer, and for an annotated method's refusal, which
-     * Jakarta REST writes on the same response. One pass over the names set, before the limiter
-     * sets its own: a lookup per field would scan them all each time, at the rate of the clients
-     * over their limits. Best effort: a wrapper of an earlier filter's that will not drop a field
-     * leaves it, never turns the answer into a 500.
+     * Jakarta REST writes on the same response. Looked up before the limiter sets its own
+     * fields: each lookup scans the fields set (by any case of their names), at the rate of the
+     * clients over their limits; a pass over the names costs more, the container building their
+     * set. Best effort: a wrapper of an earlier filter's that will not drop a field leaves it,
+     * never turns the answer into a 500.
      *
      * @param asIs whether the answer is written as it is ({@link #writesAsIs}): else the
      *             {@code Content-Encoding} set is the encoding a wrapper will apply, and stays
@@ -206,15 +208,10 @@ final class Rejections {
      */
     static boolean dropEarlierContent(HttpServletResponse response, boolean asIs) {
         try {
-            List<String> other = null;
-            for (String name : response.getHeaderNames()) {
-                if (isOtherContent(name) && (asIs || !name.equalsIgnoreCase("Content-Encoding"))) {
-                    other = other == null ? new ArrayList<>(2) : other;
-                    other.add(name);
+            for (String field : OTHER_CONTENTS) {
+                if ((asIs || !field.equals(CONTENT_ENCODING)) && response.containsHeader(field)) {
+                    response.setHeader(field, null);
                 }
-            }
-            if (other != null) {
-                other.forEach(name -> response.setHeader(name, null));
             }
             if (response.getTrailerFields() != null) {
                 // Not null, which Jetty wraps in a supplier that fails when the response ends,
@@ -245,14 +242,6 @@ final class Rejections {
         }
     }
 
-    private static boolean isOtherContent(String name) {
-        for (String field : OTHER_CONTENTS) {
-            if (field.equalsIgnoreCase(name)) {
-                return true;
-            }
-        }
-        return false;
-    }
 
     private static void write(HttpServletResponse response, ProblemDetails problem, Emptied emptied)
             throws IOException {
