@@ -175,8 +175,11 @@ final class Rejections {
 
     /**
      * Whether what is written to the response reaches the container as it is: no wrapper of an
-     * earlier filter's stands in its stream's place. A compressing one encodes the answer, and
-     * the {@code Content-Encoding} it set is then the answer's own.
+     * earlier filter's stands in its stream's (or taken writer's) place. One that does is taken
+     * for a compressing one, which encodes the answer: the {@code Content-Encoding} it set is then
+     * the answer's own. (A wrapper with a stream of its own that does not encode, behind a filter
+     * that set an encoding for content of its own, is the case this gets wrong: rarer than a
+     * compression filter.)
      */
     static boolean writesAsIs(ServletResponse response) {
         if (!(response instanceof ServletResponseWrapper wrapper)) {
@@ -188,8 +191,13 @@ final class Rejections {
         }
         try {
             return response.getOutputStream() == inner.getOutputStream();
-        } catch (IllegalStateException | IOException notTheStream) {
-            return false;
+        } catch (IllegalStateException | IOException writerTaken) {
+            // The writer was taken: the wrapper's own, or the container's passed on.
+            try {
+                return response.getWriter() == inner.getWriter();
+            } catch (IllegalStateException | IOException neither) {
+                return false;
+            }
         }
     }
 

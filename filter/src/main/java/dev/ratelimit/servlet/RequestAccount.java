@@ -472,9 +472,11 @@ final class RequestAccount {
         }
         if (before != null && !before.isCommitted()) {
             // Jakarta REST writes the refusal on this response: what a filter before the limiter
-            // wrote, or said of its own content, is no part of it, as of the filter's own 429.
+            // wrote, or said of its own content, is no part of it, as of the filter's own 429. But
+            // its Content-Encoding: Jakarta REST writes through the wrappers of the filters after
+            // the limiter too, which the limiter cannot see, and one may be compressing.
             before.resetBuffer();
-            Rejections.dropEarlierContent(before, Rejections.writesAsIs(before));
+            Rejections.dropEarlierContent(before, false);
             Rejections.dropLanguage(before);
         }
         refuse(now, refusal);
