@@ -112,19 +112,12 @@ final class RateLimitHeaders {
      * @return one of them
      */
     static Entry tightest(List<Entry> entries) {
-        Entry tightest = null;
+        Entry tightest = entries.get(0);
         for (Entry entry : entries) {
-            if (!entry.rule().shadow()
-                    && (tightest == null || entry.decision().remaining() < tightest.decision().remaining())) {
-                tightest = entry;
-            }
-        }
-        if (tightest != null) {
-            return tightest;
-        }
-        tightest = entries.get(0);
-        for (Entry entry : entries) {
-            if (entry.decision().remaining() < tightest.decision().remaining()) {
+            boolean enforcing = !entry.rule().shadow();
+            boolean wasEnforcing = !tightest.rule().shadow();
+            if (enforcing && !wasEnforcing
+                    || enforcing == wasEnforcing && entry.decision().remaining() < tightest.decision().remaining()) {
                 tightest = entry;
             }
         }

@@ -84,10 +84,10 @@ final class Rejections {
      * @param untilSlot the time its slot was still away
      */
     static void stopping(HttpServletResponse response, Duration untilSlot, RequestAccount account) throws IOException {
-        long seconds = Math.max(1, RateLimitHeaders.seconds(untilSlot));
         if (response.isCommitted()) {
             return;
         }
+        long seconds = Math.max(1, RateLimitHeaders.seconds(untilSlot));
         Emptied emptied = empty(response);
         account.fields().forEach(response::setHeader);
         write(response, new ProblemDetails(REDUCED_CAPACITY, "Service Unavailable", 503,
@@ -130,12 +130,12 @@ final class Rejections {
         return first != null ? first : entries.get(0).rule().name();
     }
 
+    private static final String CONTENT_ENCODING = "Content-Encoding";
     /**
      * Fields an earlier filter may have set about content of its own, which the problem is not;
      * and its framing: a {@code Transfer-Encoding} left set would make the 429 chunked (or, on
      * Tomcat, sent with a length too).
      */
-    private static final String CONTENT_ENCODING = "Content-Encoding";
     private static final List<String> OTHER_CONTENTS = List.of(CONTENT_ENCODING, "Content-Range",
             "Content-Disposition", "Content-Language", "ETag", "Last-Modified", "Transfer-Encoding");
 
@@ -174,6 +174,20 @@ final class Rejections {
     }
 
     /**
+     * Empties the response of what a filter before the limiter wrote or said of its own content,
+     * for an annotated method's refusal, which Jakarta REST writes on it. But its
+     * {@code Content-Encoding}: Jakarta REST writes through the wrappers of the filters after the
+     * limiter too, which the limiter cannot see, and one may be compressing.
+     *
+     * @param response the response as the filter received it, not committed
+     */
+    static void emptyForJakartaRest(HttpServletResponse response) {
+        response.resetBuffer();
+        dropEarlierContent(response, false);
+        dropLanguage(response);
+    }
+
+    /**
      * Whether what is written to the response reaches the container as it is: no wrapper of an
      * earlier filter's stands in its stream's (or taken writer's) place. One that does is taken
      * for a compressing one, which encodes the answer: the {@code Content-Encoding} it set is then
@@ -181,7 +195,7 @@ final class Rejections {
      * that set an encoding for content of its own, is the case this gets wrong: rarer than a
      * compression filter.)
      */
-    static boolean writesAsIs(ServletResponse response) {
+    private static boolean writesAsIs(ServletResponse response) {
         if (!(response instanceof ServletResponseWrapper wrapper)) {
             return true;
         }
@@ -214,7 +228,7 @@ final class Rejections {
      *             {@code Content-Encoding} set is the encoding a wrapper will apply, and stays
      * @return whether that filter set {@code Content-Length}
      */
-    static boolean dropEarlierContent(HttpServletResponse response, boolean asIs) {
+    private static boolean dropEarlierContent(HttpServletResponse response, boolean asIs) {
         try {
             for (String field : OTHER_CONTENTS) {
                 if ((asIs || !field.equals(CONTENT_ENCODING)) && response.containsHeader(field)) {
@@ -240,7 +254,7 @@ final class Rejections {
      * equal to the JVM's default, which cannot be told from none: asking a container that takes
      * no null locale (Undertow) on every refusal would cost an exception each.
      */
-    static void dropLanguage(HttpServletResponse response) {
+    private static void dropLanguage(HttpServletResponse response) {
         if (!Locale.getDefault().equals(response.getLocale())) {
             try {
                 response.setLocale(null);
@@ -249,7 +263,6 @@ final class Rejections {
             }
         }
     }
-
 
     private static void write(HttpServletResponse response, ProblemDetails problem, Emptied emptied)
             throws IOException {

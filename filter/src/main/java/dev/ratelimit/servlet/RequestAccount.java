@@ -471,13 +471,9 @@ final class RequestAccount {
             before = received;
         }
         if (before != null && !before.isCommitted()) {
-            // Jakarta REST writes the refusal on this response: what a filter before the limiter
-            // wrote, or said of its own content, is no part of it, as of the filter's own 429. But
-            // its Content-Encoding: Jakarta REST writes through the wrappers of the filters after
-            // the limiter too, which the limiter cannot see, and one may be compressing.
-            before.resetBuffer();
-            Rejections.dropEarlierContent(before, false);
-            Rejections.dropLanguage(before);
+            // What a filter before the limiter wrote or said of its own content is no part of the
+            // refusal, as of the filter's own 429.
+            Rejections.emptyForJakartaRest(before);
         }
         refuse(now, refusal);
     }
