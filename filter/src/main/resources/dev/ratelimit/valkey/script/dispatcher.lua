@@ -78,13 +78,23 @@ local function base(i)
 end
 local ALGORITHM, LIMIT, WINDOW, BURST, COST, COUNT_REJECTED, SHADOW, LEND, MAX_DELAY = 0, 1, 2, 3, 4, 5, 6, 7, 8
 
--- Rule i's algorithm and its numbers.
+-- A count that is most often 0 (lend, max_delay): compared as text first, since a number
+-- parsed from text costs about as much as a server call's reply, and this is on every rule.
+local function count(text)
+  if text == '0' then
+    return 0
+  end
+  return tonumber(text)
+end
+
+-- Rule i's algorithm and its numbers: algorithm, limit, window, burst, cost, max_delay.
 local function rule(ARGV, i)
   local at = base(i)
   -- A calendar window (fixed-window only) comes as its period boundaries "b0,b1,b2,b3", which
   -- are not a number: the algorithm reads the text (see fixed-window.lua).
   return ALGORITHMS[ARGV[at + ALGORITHM]], tonumber(ARGV[at + LIMIT]),
-    tonumber(ARGV[at + WINDOW]) or ARGV[at + WINDOW], tonumber(ARGV[at + BURST]), tonumber(ARGV[at + COST])
+    tonumber(ARGV[at + WINDOW]) or ARGV[at + WINDOW], tonumber(ARGV[at + BURST]), tonumber(ARGV[at + COST]),
+    count(ARGV[at + MAX_DELAY])
 end
 
 local function counts_rejected(ARGV, i)
@@ -96,11 +106,7 @@ local function shadow(ARGV, i)
 end
 
 local function lend(ARGV, i)
-  return tonumber(ARGV[base(i) + LEND])
-end
-
-local function max_delay(ARGV, i)
-  return tonumber(ARGV[base(i) + MAX_DELAY])
+  return count(ARGV[base(i) + LEND])
 end
 
 -- Whether rule i takes its units, given its own verdict and the request's.
@@ -119,8 +125,7 @@ end
 -- One rule, the common case: read, decide, finish, with nothing kept in between.
 local function decide_one(KEYS, ARGV, call, mode)
   current = 1
-  local algorithm, limit, window, burst, cost = rule(ARGV, 1)
-  local delay = max_delay(ARGV, 1)
+  local algorithm, limit, window, burst, cost, delay = rule(ARGV, 1)
   local verdict, a, b, c, d, e, f, g = algorithm.read(call, KEYS[1], limit, window, burst, cost, delay)
   local all_allowed = 0
   if mode ~= '2' and (verdict or shadow(ARGV, 1)) then
@@ -140,14 +145,16 @@ local function decide(KEYS, ARGV, call, mode)
   if n == 1 then
     return decide_one(KEYS, ARGV, call, mode)
   end
-  -- Each rule's read, whole: its verdict first, then what finish needs of it.
-  local reads = {}
+  -- Each rule's numbers (rule's values, parsed once) and its read, whole: its verdict first,
+  -- then what finish needs of it.
+  local rules, reads = {}, {}
   local all_allowed = mode == '2' and 0 or 1
   -- Every state is read, and every verdict known, before anything is written.
   for i = 1, n do
     current = i
-    local algorithm, limit, window, burst, cost = rule(ARGV, i)
-    reads[i] = { algorithm.read(call, KEYS[i], limit, window, burst, cost, max_delay(ARGV, i)) }
+    local r = { rule(ARGV, i) }
+    rules[i] = r
+    reads[i] = { r[1].read(call, KEYS[i], r[2], r[3], r[4], r[5], r[6]) }
     if not reads[i][1] and not shadow(ARGV, i) then
       all_allowed = 0
     end
@@ -156,13 +163,12 @@ local function decide(KEYS, ARGV, call, mode)
   local reply = { all_allowed }
   for i = 1, n do
     current = i
-    local algorithm, limit, window, burst, cost = rule(ARGV, i)
-    local read = reads[i]
+    local r, read = rules[i], reads[i]
     local consume = consumes(ARGV, i, mode, read[1], all_allowed)
     local at = 2 + RULE_REPLY * (i - 1)
     reply[at], reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4], reply[at + 5], reply[at + 6], reply[at + 7] =
-      algorithm.finish(call, KEYS[i], limit, window, burst, cost, consume, counts_rejected(ARGV, i), lend(ARGV, i),
-        max_delay(ARGV, i), read[1], read[2], read[3], read[4], read[5], read[6], read[7], read[8])
+      r[1].finish(call, KEYS[i], r[2], r[3], r[4], r[5], consume, counts_rejected(ARGV, i), lend(ARGV, i), r[6],
+        read[1], read[2], read[3], read[4], read[5], read[6], read[7], read[8])
   end
   return reply
 end

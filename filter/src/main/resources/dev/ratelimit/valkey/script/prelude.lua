@@ -45,7 +45,8 @@ end
 --                   records its own expiry in its value, so the TTL only has to outlive it,
 --                   never to match it
 local function begin_call(time_argument, id)
-  local now = tonumber(time_argument)
+  -- The server's clock is asked for as "-1": compared as text, it needs no number parsed.
+  local now = time_argument ~= '-1' and tonumber(time_argument) or -1
   if now < 0 then
     local time = redis.call('TIME')
     return { now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000), id = id, ttl_slack = 0 }
