@@ -5,6 +5,10 @@
 #   - a function doing only TIME + GET + SET (our token bucket's server calls, no logic),
 #   - the source article's minimal token-bucket script (EVALSHA),
 #   - our token bucket on the server clock and on the client clock, and three rules in one call,
+#   - the server's work any version of ours must do, for one rule and for three (server_work:
+#     TIME, each rule's numbers parsed, its GET, its state formatted and SET, its eight reply
+#     values; no arithmetic), the floor the Lua of the dispatcher and the algorithms adds to,
+#     and the minimal script's own (its HMGET, HSET, PEXPIRE and reply, no refill arithmetic),
 # and prints usec_per_call from INFO commandstats, the median of the rounds, and each as a ratio
 # to the minimal script. Needs valkey-server, valkey-cli, valkey-benchmark and a built filter
 # jar (./mvnw -q install -DskipTests).
@@ -42,8 +46,34 @@ redis.register_function('time_get_set', function(keys, args)
   local v = redis.call('GET', keys[1])
   redis.call('SET', keys[1], '0:1764000000000:60000:100', 'PX', 60000)
   return { 1, 1, 99, 600, 0 }
+end)
+-- What no version of our logic can do without, per rule: its numbers parsed, its state written
+-- as one formatted string, its eight reply values; and per call the server's clock. Nothing
+-- else: no arithmetic, no function of the dispatcher or the algorithms.
+redis.register_function('server_work', function(keys, args)
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local reply = { 1 }
+  for i = 1, #keys do
+    local at = 4 + 9 * (i - 1)
+    local limit, window, burst, cost = tonumber(args[at + 1]), tonumber(args[at + 2]), tonumber(args[at + 3]),
+      tonumber(args[at + 4])
+    local v = redis.call('GET', keys[i])
+    redis.call('SET', keys[i], string.format('%d:%d:%d:%d:%d', cost * window, now, window, limit, 7), 'PX', window)
+    local r = 2 + 8 * (i - 1)
+    reply[r], reply[r + 1], reply[r + 2], reply[r + 3] = 1, burst - cost, window, window
+    reply[r + 4], reply[r + 5], reply[r + 6], reply[r + 7] = 0, now, 7, 0
+  end
+  return reply
 end)" >/dev/null
 SHA=$($CLI SCRIPT LOAD "$(cat bench/src/main/resources/dev/ratelimit/bench/minimal-token-bucket.lua)")
+# The minimal script's own server work, the same way: its numbers parsed, its three calls, its
+# three reply values, no refill arithmetic.
+SHA_WORK=$($CLI SCRIPT LOAD 'local capacity, rate, now, cost = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local state = redis.call("HMGET", KEYS[1], "tokens", "ts")
+redis.call("HSET", KEYS[1], "tokens", capacity - cost, "ts", now)
+redis.call("PEXPIRE", KEYS[1], 61000)
+return { 1, capacity - cost, 0 }')
 NOW=$(date +%s%3N)
 TB="token-bucket 100 60000 100 1 0 0 0 0"
 
@@ -52,8 +82,11 @@ declare -A CASES=(
   [2-empty-9-args]="FCALL empty 1 e:{__rand_int__} -1 1 7 $TB"
   [3-time-get-set]="FCALL time_get_set 1 t:{__rand_int__}"
   [4-minimal]="EVALSHA $SHA 1 m:{__rand_int__} 100 1.6667 $NOW 1"
+  [4a-minimal-server-work]="EVALSHA $SHA_WORK 1 n:{__rand_int__} 100 1.6667 $NOW 1"
   [5-token-bucket]="FCALL ratelimit_floor 1 tb:{__rand_int__} -1 1 7 $TB"
   [6-token-bucket-client-clock]="FCALL ratelimit_floor 1 tc:{__rand_int__} $NOW 1 7 $TB"
+  [5a-server-work-one-rule]="FCALL server_work 1 w:{__rand_int__} -1 1 7 $TB"
+  [7a-server-work-three-rules]="FCALL server_work 3 x:{__rand_int__} y:{__rand_int__} z:{__rand_int__} -1 1 7 $TB gcra 100 60000 100 1 0 0 0 0 fixed-window 100 60000 0 1 0 0 0 0"
   [7-three-rules]="FCALL ratelimit_floor 3 a:{__rand_int__} b:{__rand_int__} c:{__rand_int__} -1 1 7 $TB gcra 100 60000 100 1 0 0 0 0 fixed-window 100 60000 0 1 0 0 0 0"
 )
 declare -A SAMPLES
