@@ -18,11 +18,9 @@ import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -129,8 +127,6 @@ final class RequestAccount {
 
     private final FilterSettings settings;
     private final List<Part> parts = new ArrayList<>();
-    /** The (rule, key) pairs the request's layers decided: never decided twice for one request. */
-    private final Set<List<String>> decided = new HashSet<>();
     /** The response the filter passed on, where later layers' fields go while it is not committed. */
     private HttpServletResponse response;
     /** The response as the filter received it. */
@@ -237,10 +233,10 @@ final class RequestAccount {
      */
     Part decide(RunningFilter.Active now, List<RequestKeys.Matched> matched, Layer layer, boolean reserve,
                 boolean mayDelay) {
-        List<RequestKeys.Matched> undecided = new ArrayList<>();
+        List<RequestKeys.Matched> undecided = new ArrayList<>(matched.size());
         synchronized (this) {
             for (RequestKeys.Matched rule : matched) {
-                if (!layer.request || !decided.contains(List.of(rule.claim().rule().name(), rule.claim().key()))) {
+                if (!layer.request || !decided(rule.claim())) {
                     undecided.add(rule);
                 }
             }
@@ -282,9 +278,6 @@ final class RequestAccount {
         synchronized (this) {
             parts.add(part);
             fields = null;
-            if (layer.request) {
-                claims.forEach(claim -> decided.add(List.of(claim.rule().name(), claim.key())));
-            }
         }
         if (problem != null && layer != Layer.CALL) {
             refuse(now, part);
@@ -292,6 +285,26 @@ final class RequestAccount {
             writeFields();
         }
         return part;
+    }
+
+    /**
+     * Whether a layer deciding the request (not a CDI call's) decided the claim's rule and key
+     * already: never decided twice for one request. A scan of the few parts, rather than a set
+     * kept beside them, which every request would fill and almost none would ask. Called holding
+     * the account's lock.
+     */
+    private boolean decided(Claim claim) {
+        for (Part part : parts) {
+            if (part.layer.request) {
+                for (Entry entry : part.entries) {
+                    if (entry.claim().rule().name().equals(claim.rule().name())
+                            && entry.claim().key().equals(claim.key())) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
     }
 
     /**
