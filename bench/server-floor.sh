@@ -12,7 +12,8 @@
 # and prints usec_per_call from INFO commandstats, the median of the rounds, and each as a ratio
 # to the minimal script. Needs valkey-server, valkey-cli, valkey-benchmark and a built filter
 # jar (./mvnw -q install -DskipTests).
-#   ROUNDS (default 5), CALLS per measurement (default 20000), PORT (default a free one).
+#   ROUNDS (default 5), CALLS per measurement (default 20000), PORT (default a free one),
+#   AGAINST=<git revision>: our token bucket and three rules of that revision's library too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-5}
@@ -25,20 +26,25 @@ trap 'kill "$(cat "$DIR/pid")" 2>/dev/null; rm -rf "$DIR"' EXIT
 CLI="valkey-cli -p $PORT"
 until $CLI PING >/dev/null 2>&1; do sleep 0.1; done
 
-# The library exactly as the limiter assembles it (LimiterScript): prelude, algorithms, dispatcher.
+# The library exactly as the limiter assembles it (LimiterScript): prelude, algorithms, dispatcher;
+# from the work tree, or (a second argument) from a git revision's files.
 R=filter/src/main/resources/dev/ratelimit/valkey/script
-LIB="$DIR/lib.lua"
-{
-  echo "#!lua name=ratelimit_floor"
-  echo "local RULE_ARGS, RULE_REPLY, REFUND_ARGS = 9, 8, 10"
-  cat "$R/prelude.lua" "$R/bucket.lua"
-  echo; echo "local ALGORITHMS = {}"
-  for a in fixed-window sliding-window-counter sliding-log token-bucket gcra concurrency; do
-    echo; echo "ALGORITHMS['$a'] = (function()"; cat "$R/$a.lua"; echo; echo "end)()"
-  done
-  echo; echo "redis.register_function('ratelimit_floor', (function()"; cat "$R/dispatcher.lua"; echo; echo "end)())"
-} > "$LIB"
-$CLI -x FUNCTION LOAD REPLACE < "$LIB" >/dev/null
+load_library() { # function name, [revision]
+  local name=$1 rev=${2:-} lib="$DIR/$1.lua"
+  part() { if [[ -n $rev ]]; then git show "$rev:$R/$1"; else cat "$R/$1"; fi; }
+  {
+    echo "#!lua name=$name"
+    echo "local RULE_ARGS, RULE_REPLY, REFUND_ARGS = 9, 8, 10"
+    part prelude.lua; part bucket.lua
+    echo; echo "local ALGORITHMS = {}"
+    for a in fixed-window sliding-window-counter sliding-log token-bucket gcra concurrency; do
+      echo; echo "ALGORITHMS['$a'] = (function()"; part "$a.lua"; echo; echo "end)()"
+    done
+    echo; echo "redis.register_function('$name', (function()"; part dispatcher.lua; echo; echo "end)())"
+  } > "$lib"
+  $CLI -x FUNCTION LOAD REPLACE < "$lib" >/dev/null
+}
+load_library ratelimit_floor
 $CLI FUNCTION LOAD REPLACE "#!lua name=floor
 redis.register_function('empty', function(keys, args) return 1 end)
 redis.register_function('time_get_set', function(keys, args)
@@ -89,6 +95,12 @@ declare -A CASES=(
   [7a-server-work-three-rules]="FCALL server_work 3 x:{__rand_int__} y:{__rand_int__} z:{__rand_int__} -1 1 7 $TB gcra 100 60000 100 1 0 0 0 0 fixed-window 100 60000 0 1 0 0 0 0"
   [7-three-rules]="FCALL ratelimit_floor 3 a:{__rand_int__} b:{__rand_int__} c:{__rand_int__} -1 1 7 $TB gcra 100 60000 100 1 0 0 0 0 fixed-window 100 60000 0 1 0 0 0 0"
 )
+if [[ -n ${AGAINST:-} ]]; then
+  # The same two calls on the library of an earlier revision, in the same rounds.
+  load_library ratelimit_against "$AGAINST"
+  CASES[5b-token-bucket-at-$AGAINST]="FCALL ratelimit_against 1 ta:{__rand_int__} -1 1 7 $TB"
+  CASES[7b-three-rules-at-$AGAINST]="FCALL ratelimit_against 3 d:{__rand_int__} e:{__rand_int__} f:{__rand_int__} -1 1 7 $TB gcra 100 60000 100 1 0 0 0 0 fixed-window 100 60000 0 1 0 0 0 0"
+fi
 declare -A SAMPLES
 for round in $(seq "$ROUNDS"); do
   for name in $(printf '%s\n' "${!CASES[@]}" | sort); do
