@@ -100,7 +100,7 @@ public final class MethodDecision {
      * @return the JSON, or empty for an allowed call
      */
     public Optional<String> problem() {
-        return Optional.ofNullable(part.problem()).map(ProblemDetails::toJson);
+        return Optional.ofNullable(part.problem()).map(ProblemDetails::json);
     }
 
     /**

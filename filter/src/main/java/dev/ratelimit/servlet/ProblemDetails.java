@@ -1,5 +1,6 @@
 package dev.ratelimit.servlet;
 
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 /**
@@ -26,9 +27,50 @@ import java.util.List;
 record ProblemDetails(String type, String title, int status, String detail, List<String> violated, String rule,
                       long retryAfter) {
 
+    /** A problem as last rendered: its JSON text and that text's UTF-8 bytes. */
+    private record Rendered(ProblemDetails problem, String json, byte[] utf8) {
+    }
+
+    /**
+     * The problem rendered last. A client hammering past its limit is refused the same problem
+     * (the same rules, the same wait in seconds) many times a second, and rendering it was a
+     * tenth of the filter's work per refusal. One entry, replaced whole: equal problems render
+     * equal text, so any thread may take it.
+     */
+    private static volatile Rendered last;
+
     /** Copies the list. */
     ProblemDetails {
         violated = List.copyOf(violated);
+    }
+
+    /**
+     * The JSON text, as {@link #toJson()} renders it, of this problem or of an equal one rendered last.
+     *
+     * @return one JSON object
+     */
+    String json() {
+        return rendered().json();
+    }
+
+    /**
+     * The JSON text in UTF-8.
+     *
+     * @return bytes of the caller's own (a stream may do with them what it likes)
+     */
+    byte[] utf8() {
+        return rendered().utf8().clone();
+    }
+
+    private Rendered rendered() {
+        Rendered seen = last;
+        if (seen != null && seen.problem().equals(this)) {
+            return seen;
+        }
+        String json = toJson();
+        Rendered now = new Rendered(this, json, json.getBytes(StandardCharsets.UTF_8));
+        last = now;
+        return now;
     }
 
     /**

@@ -22,8 +22,9 @@ import java.util.regex.Pattern;
  *       waits what it is told finds the quota the field announced);</li>
  *   <li>a 429 is whole and its own, whatever a filter before the limiter did to the response:
  *       sent with its length (chunked only where that filter asked for trailers, and then with
- *       none of them), an {@code application/problem+json} body of the quota-exceeded type, and
- *       none of the fields that filter set about content of its own.</li>
+ *       none of them), an {@code application/problem+json} body of the quota-exceeded type whose
+ *       wait is its {@code Retry-After}, and none of the fields that filter set about content of
+ *       its own.</li>
  * </ul>
  */
 final class HttpChecks {
@@ -134,6 +135,13 @@ final class HttpChecks {
         if (!answer.body().startsWith("{\"type\":\"https://iana.org/assignments/http-problem-types#quota-exceeded\"")
                 || !answer.body().contains("\"status\":429") || !answer.body().endsWith("}")) {
             wrong.add("body " + answer.body());
+        }
+        // The problem's wait is Retry-After's, in its own member and in its detail: the body of
+        // this refusal, not of another rendered before it.
+        String seconds = answer.headers().get("retry-after");
+        if (!answer.body().endsWith(",\"retryAfter\":" + seconds + "}")
+                || !answer.body().contains("; retry in " + seconds + " s.\"")) {
+            wrong.add("a problem whose wait is not Retry-After's " + seconds + ": " + answer.body());
         }
         if (!wrong.isEmpty()) {
             Claim first = call.claims().get(0);
