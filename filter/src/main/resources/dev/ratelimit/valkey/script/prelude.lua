@@ -45,8 +45,12 @@ end
 --                   records its own expiry in its value, so the TTL only has to outlive it,
 --                   never to match it
 local function begin_call(time_argument, id)
-  -- The server's clock is asked for as "-1": compared as text, it needs no number parsed.
-  local now = time_argument ~= '-1' and tonumber(time_argument) or -1
+  -- The server's clock is asked for as "-1": compared as text, it needs no number parsed (any
+  -- other text is parsed, and one that is no number fails the call).
+  local now = -1
+  if time_argument ~= '-1' then
+    now = tonumber(time_argument)
+  end
   if now < 0 then
     local time = redis.call('TIME')
     return { now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000), id = id, ttl_slack = 0 }
