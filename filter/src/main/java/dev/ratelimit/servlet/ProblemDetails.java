@@ -1,5 +1,6 @@
 package dev.ratelimit.servlet;
 
+import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 
@@ -54,12 +55,14 @@ record ProblemDetails(String type, String title, int status, String detail, List
     }
 
     /**
-     * The JSON text in UTF-8.
+     * The JSON text, as {@link #json()} gives it, encoded.
      *
+     * @param charset what the body is written in
      * @return bytes of the caller's own (a stream may do with them what it likes)
      */
-    byte[] utf8() {
-        return rendered().utf8().clone();
+    byte[] encoded(Charset charset) {
+        Rendered rendered = rendered();
+        return charset.equals(StandardCharsets.UTF_8) ? rendered.utf8().clone() : rendered.json().getBytes(charset);
     }
 
     private Rendered rendered() {

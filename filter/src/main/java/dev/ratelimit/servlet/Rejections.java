@@ -271,8 +271,7 @@ final class Rejections {
         response.setHeader("Cache-Control", "no-store");
         // One call: the container parses the type for its charset whichever way it is told.
         response.setContentType("application/problem+json;charset=UTF-8");
-        String json = problem.json();
-        byte[] body = emptied.charset().equals(StandardCharsets.UTF_8) ? problem.utf8() : json.getBytes(emptied.charset());
+        byte[] body = problem.encoded(emptied.charset());
         // Where the container's buffer holds the body, its length is left to the container,
         // which sends headers and body in one write with it when the filter returns. Setting it
         // would complete the response on this write, a blocking one (a context switch more per
@@ -281,7 +280,7 @@ final class Rejections {
             response.setContentLength(body.length);
         }
         if (emptied.writer() != null) {
-            emptied.writer().write(json);
+            emptied.writer().write(problem.json());
         } else {
             emptied.out().write(body);
         }

@@ -143,6 +143,19 @@ public final class ValkeyServer implements AutoCloseable {
         }
     }
 
+    /**
+     * The name of the limiter's deciding function, as a limiter loaded it here, for a test
+     * that calls it raw ({@code FCALL}).
+     *
+     * @return the name of the first library whose name starts with {@code ratelimit_}
+     */
+    public String limiterFunction() {
+        try (Jedis jedis = connect()) {
+            return jedis.functionList().stream().map(library -> library.getLibraryName())
+                    .filter(name -> name.startsWith("ratelimit_")).findFirst().orElseThrow();
+        }
+    }
+
     /** A RESP2 connection config: plain {@code Jedis} warns on every connection otherwise. */
     static DefaultJedisClientConfig plainConfig(int timeoutMillis) {
         return DefaultJedisClientConfig.builder().serverDefaultProtocol().autoNegotiateProtocol(false)
