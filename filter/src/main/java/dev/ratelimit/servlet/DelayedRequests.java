@@ -33,7 +33,10 @@ import java.util.concurrent.atomic.AtomicReference;
  * <p>Each held request ends one way, once: dispatched at its slot; or, if the container reports
  * the client gone or times the request out first, its units given back; or, when the filter
  * stops, answered 503 with its units given back. (A bucket gives back only the last request held
- * for a slot: any other's slot passes unused, see {@link Reservation}.) One per started filter.
+ * for a slot: any other's slot passes unused, see {@link Reservation}.) So that a stop gives back
+ * the last held first, requests still being decided that may be held are counted from
+ * {@link #mayHold} to {@link #decided}: the stop waits for them, at most {@link #DECIDING_WAIT}.
+ * One per started filter.
  */
 final class DelayedRequests {
 
@@ -46,6 +49,12 @@ final class DelayedRequests {
      */
     static final Duration GRACE = Duration.ofSeconds(30);
 
+    /**
+     * How long a stop waits for requests still being decided that may be held: a decision is
+     * bounded by the store's timeouts, far below this.
+     */
+    static final Duration DECIDING_WAIT = Duration.ofSeconds(5);
+
     /** Whether a filter not mapped for ASYNC was logged: once per application. */
     private static final java.util.concurrent.atomic.AtomicBoolean UNMAPPED_LOGGED =
             new java.util.concurrent.atomic.AtomicBoolean();
@@ -54,7 +63,11 @@ final class DelayedRequests {
     private final AtomicInteger count = new AtomicInteger();
     private final ScheduledThreadPoolExecutor timer;
     private final Set<Held> held = ConcurrentHashMap.newKeySet();
+    /** Requests between {@link #mayHold} (true) and {@link #decided}. */
+    private final AtomicInteger deciding = new AtomicInteger();
     private volatile boolean stopped;
+    /** Set once a stop has taken the held requests to answer: one held later answers itself. */
+    private volatile boolean collected;
 
     /**
      * @param max the most requests held at once; 0: none is ever delayed
@@ -72,11 +85,31 @@ final class DelayedRequests {
 
     /**
      * Whether the request may be held: it can be suspended, and fewer than the most are held.
+     * If so, the request counts as being decided until {@link #decided} (a stop waits for it to
+     * be held or not, so that it gives back in its turn): call that once it is held or not.
      *
      * @return whether its rules may delay it
      */
     boolean mayHold(HttpServletRequest request) {
-        return !stopped && request.isAsyncSupported() && !request.isAsyncStarted() && count.get() < max;
+        if (stopped || !request.isAsyncSupported() || request.isAsyncStarted() || count.get() >= max) {
+            return false;
+        }
+        deciding.incrementAndGet();
+        if (stopped) {
+            // The stop began meanwhile, and may not have seen this one counted.
+            decided();
+            return false;
+        }
+        return true;
+    }
+
+    /** After {@link #mayHold} said true: the request is held now, or will not be. */
+    void decided() {
+        if (deciding.decrementAndGet() == 0 && stopped) {
+            synchronized (deciding) {
+                deciding.notifyAll();
+            }
+        }
     }
 
     /**
@@ -101,8 +134,9 @@ final class DelayedRequests {
         } catch (RejectedExecutionException e) {
             // The filter is stopping: answered below, as every other.
         }
-        if (stopped && one.end(End.GIVEN_BACK)) {
-            // Stopped while this one was being held: answered as every other.
+        if (collected && one.end(End.GIVEN_BACK)) {
+            // Held after the stop took the others (it waited for this one in vain): answered
+            // as every other, its units given back if it is the last held.
             one.answer(delay);
             one.giveBack();
         }
@@ -122,6 +156,10 @@ final class DelayedRequests {
         // No dispatch from now on; every held request is answered at once, before any give-back,
         // which may wait on an unresponsive store.
         timer.shutdownNow();
+        // A request decided for a slot now is held in a moment: with the others, so that the
+        // give-backs go the last held first (one given back on its own would break the order).
+        awaitDecided();
+        collected = true;
         List<Held> latestFirst = new ArrayList<>(held);
         latestFirst.sort(Comparator.comparingLong((Held one) -> one.slotNanos).reversed());
         List<Held> answered = new ArrayList<>();
@@ -135,6 +173,21 @@ final class DelayedRequests {
         // so each in turn is the last.
         for (Held one : answered) {
             one.giveBack();
+        }
+    }
+
+    private void awaitDecided() {
+        long deadline = System.nanoTime() + DECIDING_WAIT.toNanos();
+        synchronized (deciding) {
+            long left;
+            while (deciding.get() > 0 && (left = deadline - System.nanoTime()) > 0) {
+                try {
+                    TimeUnit.NANOSECONDS.timedWait(deciding, left);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
         }
     }
 

@@ -64,16 +64,23 @@ final class DispatchHandler {
         }
         List<RequestKeys.Matched> matched = now.keys().match(request, now.settings().rules());
         boolean mayDelay = delays(matched) && now.delayed().mayHold(request);
-        RequestAccount.Part part = account.decide(now, matched, RequestAccount.Layer.FILTER, false, mayDelay);
-        Duration delay = part.allowed() ? part.reservation().decisions().delay() : Duration.ZERO;
-        if (!delay.isZero()) {
-            // Admitted for a slot to come: held without a thread until it, then dispatched again.
-            // Its fields go on now, so that a dispatch the filter does not see (not mapped for
-            // ASYNC) still carries them.
-            account.fields().forEach(response::setHeader);
-            account.holdDelayed(part);
-            now.delayed().hold(request, response, delay, part.reservation(), account);
-            return;
+        RequestAccount.Part part;
+        try {
+            part = account.decide(now, matched, RequestAccount.Layer.FILTER, false, mayDelay);
+            Duration delay = part.allowed() ? part.reservation().decisions().delay() : Duration.ZERO;
+            if (!delay.isZero()) {
+                // Admitted for a slot to come: held without a thread until it, then dispatched
+                // again. Its fields go on now, so that a dispatch the filter does not see (not
+                // mapped for ASYNC) still carries them.
+                account.fields().forEach(response::setHeader);
+                account.holdDelayed(part);
+                now.delayed().hold(request, response, delay, part.reservation(), account);
+                return;
+            }
+        } finally {
+            if (mayDelay) {
+                now.delayed().decided();
+            }
         }
         if (!part.allowed()) {
             Rejections.refuse(response, part.problem(), account);

@@ -301,11 +301,18 @@ public final class RateLimits {
         List<RequestKeys.Matched> matched = now.keys().named(new MethodRequestView(request, parameters), named);
         // A CDI call runs on the caller's thread: its rules never delay (refused instead).
         boolean mayDelay = mayHold && request != null && account.resourceMayHold() && now.delayed().mayHold(request);
-        RequestAccount.Part part = account.decide(now, matched, layer, reserve, mayDelay);
-        Duration delay = part.allowed() ? part.reservation().decisions().delay() : Duration.ZERO;
-        if (!delay.isZero()) {
-            account.holdResource(part, method, now.delayed(), delay);
-            return new MethodDecision(now, account, part, true);
+        RequestAccount.Part part;
+        try {
+            part = account.decide(now, matched, layer, reserve, mayDelay);
+            Duration delay = part.allowed() ? part.reservation().decisions().delay() : Duration.ZERO;
+            if (!delay.isZero()) {
+                account.holdResource(part, method, now.delayed(), delay);
+                return new MethodDecision(now, account, part, true);
+            }
+        } finally {
+            if (mayDelay) {
+                now.delayed().decided();
+            }
         }
         if (layer == RequestAccount.Layer.RESOURCE && part.allowed()) {
             account.resourceMethodDecided(method);

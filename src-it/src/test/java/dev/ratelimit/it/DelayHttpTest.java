@@ -43,6 +43,8 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 
@@ -215,6 +217,77 @@ class DelayHttpTest {
             // On a machine slow enough that the undeploy outlasts the first held slot (2 s), Jetty
             // too dispatched it into the stopping application, and it gave nothing back.
             long kept = container == Container.JETTY && undeployed - started < 1_900 ? 1 : 2;
+            assertThat(after.longestDelay("shaped").toMillis()).as("held units back")
+                    .isLessThanOrEqualTo(kept * 2_000 - since + 50);
+            assertThat(next.get().statusCode()).isEqualTo(200);
+        }
+    }
+
+    @Test
+    void aRequestDecidedForASlotAsTheUndeployBeginsGivesBackInItsTurn() throws Exception {
+        // The last of three requests is decided for its slot (its units taken), then stalls before
+        // it is held, as a busy machine may stall it, while the application is undeployed.
+        CountDownLatch release = new CountDownLatch(1);
+        Events events = new Events();
+        RateLimitListener stalling = new RateLimitListener() {
+            @Override
+            public void onEvent(String rule, Event event) {
+                events.onEvent(rule, event);
+                if (event == Event.DELAYED && events.count(rule, event) == 3) {
+                    try {
+                        release.await(20, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            }
+
+            @Override
+            public void onDelay(String rule, long nanos) {
+                events.onDelay(rule, nanos);
+            }
+        };
+        Map<String, String> slow = settings("ratelimit.rule.shaped.limit", "1", "ratelimit.rule.shaped.window", "2s",
+                "ratelimit.rule.shaped.max-delay", "10s");
+        List<CompletableFuture<HttpResponse<String>>> held = new ArrayList<>();
+        long started;
+        long undeployed;
+        try (App app = App.start(Container.JETTY, slow, stalling)) {
+            assertThat(app.get("/run").statusCode()).isEqualTo(200);
+            started = System.currentTimeMillis();
+            for (int i = 1; i <= 3; i++) {
+                held.add(sendAsync(app.uri("/run")));
+                int decided = i;
+                await(() -> events.count("shaped", RateLimitListener.Event.DELAYED) == decided, "held in order");
+            }
+            CompletableFuture<Void> undeploy = CompletableFuture.runAsync(() -> {
+                try {
+                    app.undeploy();
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            // The stalled request goes on once the undeploy is over or has waited for it a while
+            // (the filter waits for a request decided for a slot, so that it gives back in turn).
+            long waitFrom = System.nanoTime();
+            await(() -> undeploy.isDone() || System.nanoTime() - waitFrom > Duration.ofSeconds(1).toNanos(),
+                    "the undeploy under way");
+            release.countDown();
+            undeploy.get(30, TimeUnit.SECONDS);
+            undeployed = System.currentTimeMillis();
+            for (CompletableFuture<HttpResponse<String>> response : held) {
+                assertThat(response.get().statusCode()).as("answered at the undeploy").isEqualTo(503);
+            }
+        }
+        assertThat(RAN).as("only the first ran").hasSize(1);
+        Events after = new Events();
+        try (App again = App.start(Container.JETTY, slow, after)) {
+            CompletableFuture<HttpResponse<String>> next = sendAsync(again.uri("/run"));
+            await(() -> after.count("shaped", RateLimitListener.Event.ALLOWED) == 1, "the redeployed app decided");
+            // Every held one gave back, the last held first: only the first request's unit stays
+            // (unless the undeploy outlasted the first held one's slot).
+            long since = System.currentTimeMillis() - started;
+            long kept = undeployed - started < 1_900 ? 1 : 2;
             assertThat(after.longestDelay("shaped").toMillis()).as("held units back")
                     .isLessThanOrEqualTo(kept * 2_000 - since + 50);
             assertThat(next.get().statusCode()).isEqualTo(200);
