@@ -392,7 +392,7 @@ class DelayResourceTest {
             // As DelayHttpTest's undeploy: the last held given back first, each whole; Tomcat's
             // unload wait of 2 s lets the first held one's slot pass, given nothing back.
             long since = System.currentTimeMillis() - started;
-            long kept = container == Container.JETTY && undeployed - started < 1_900 ? 1 : 2;
+            long kept = DelayHttpTest.keptAfterUndeploy(container, undeployed - started);
             assertThat(after.longestDelay("shaped").toMillis()).as("held units back")
                     .isLessThanOrEqualTo(kept * 2_000 - since + 50);
             assertThat(next.get().statusCode()).isEqualTo(200);
