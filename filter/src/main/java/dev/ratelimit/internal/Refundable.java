@@ -70,12 +70,14 @@ public final class Refundable implements Reservation {
     private final Decisions decisions;
     private final Refund refund;
     private final Adjust adjust;
+    private final QueuePlace place;
     private final AtomicBoolean settled = new AtomicBoolean();
 
-    private Refundable(Decisions decisions, Refund refund, Adjust adjust) {
+    private Refundable(Decisions decisions, Refund refund, Adjust adjust, QueuePlace place) {
         this.decisions = Objects.requireNonNull(decisions, "decisions");
         this.refund = Objects.requireNonNull(refund, "refund");
         this.adjust = Objects.requireNonNull(adjust, "adjust");
+        this.place = place;
     }
 
     /**
@@ -88,7 +90,31 @@ public final class Refundable implements Reservation {
      * @return the reservation
      */
     public static Reservation of(Decisions decisions, Refund refund, Adjust adjust) {
-        return new Refundable(decisions, refund, adjust);
+        return new Refundable(decisions, refund, adjust, null);
+    }
+
+    /**
+     * The same, for a request that may be held for a slot to come: where its take stands in its
+     * key's queue, by which requests given back together go the last first.
+     *
+     * @param decisions the decisions of the acquiring call
+     * @param refund    what gives the units back
+     * @param adjust    what settles them by actual costs
+     * @param place     where the held claim's take stands in its key's queue; null when none was held
+     * @return the reservation
+     */
+    public static Reservation of(Decisions decisions, Refund refund, Adjust adjust, QueuePlace place) {
+        return new Refundable(decisions, refund, adjust, place);
+    }
+
+    /**
+     * Where a reservation's held claim stands in its key's queue.
+     *
+     * @param reservation any reservation
+     * @return the place, or null when it is not one of the limiters' or none of its claims was held
+     */
+    public static QueuePlace placeOf(Reservation reservation) {
+        return reservation instanceof Refundable refundable ? refundable.place : null;
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.ratelimit.local;
 
+import dev.ratelimit.internal.QueuePlace;
 import dev.ratelimit.internal.Refundable;
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.Claim;
@@ -116,7 +117,7 @@ public final class LocalRateLimiter implements RateLimiter {
             return Reservation.kept(decisions);
         }
         return Refundable.of(decisions, which -> giveBack(claims, answers, Verdicts.toGiveBack(claims, answers, which)),
-                actual -> adjust(claims, answers, actual));
+                actual -> adjust(claims, answers, actual), QueuePlace.of(claims, answers));
     }
 
     /**

@@ -1,6 +1,7 @@
 package dev.ratelimit.resilient;
 
 import dev.ratelimit.internal.Charges;
+import dev.ratelimit.internal.QueuePlace;
 import dev.ratelimit.internal.Refundable;
 import dev.ratelimit.Claim;
 import dev.ratelimit.Decision;
@@ -95,6 +96,8 @@ final class Settlement {
                 return Refundable.Charged.NONE;
             });
         }
+        // The held claim's place, whichever decided it (one rule holds a request).
+        QueuePlace place = Refundable.placeOf(store) != null ? Refundable.placeOf(store) : Refundable.placeOf(fallback);
         return Refundable.of(result, which -> {
             List<String> given = new ArrayList<>();
             if (store != null) {
@@ -112,7 +115,7 @@ final class Settlement {
             report(byFallback == null ? Refundable.Charged.NONE : byFallback);
             chargeUncounted(claims, result, actual);
             return byStore;
-        });
+        }, place);
     }
 
     /**

@@ -1,6 +1,8 @@
 package dev.ratelimit.servlet;
 
 import dev.ratelimit.Reservation;
+import dev.ratelimit.internal.QueuePlace;
+import dev.ratelimit.internal.Refundable;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
@@ -11,7 +13,9 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
@@ -160,10 +164,8 @@ final class DelayedRequests {
         // give-backs go the last held first (one given back on its own would break the order).
         awaitDecided();
         collected = true;
-        List<Held> latestFirst = new ArrayList<>(held);
-        latestFirst.sort(Comparator.comparingLong((Held one) -> one.slotNanos).reversed());
         List<Held> answered = new ArrayList<>();
-        for (Held one : latestFirst) {
+        for (Held one : held) {
             if (one.end(End.GIVEN_BACK)) {
                 one.answer(Duration.ofNanos(Math.max(0, one.slotNanos - System.nanoTime())));
                 answered.add(one);
@@ -171,9 +173,36 @@ final class DelayedRequests {
         }
         // The last held first: a bucket gives back only its last request held (see Reservation),
         // so each in turn is the last.
-        for (Held one : answered) {
+        for (Held one : lastFirst(answered)) {
             one.giveBack();
         }
+    }
+
+    /**
+     * The requests in the order to give back: in each key's queue the last first, as the store
+     * that took their units counts (see {@link QueuePlace}); by their slots here for those of a
+     * limiter that tells no place. (A slot here is reckoned from when the request was held: a
+     * thread stalled between the store's answer and the hold would put its request out of turn.)
+     */
+    private static List<Held> lastFirst(List<Held> requests) {
+        Map<Queue, List<Held>> queues = new LinkedHashMap<>();
+        List<Held> unplaced = new ArrayList<>();
+        for (Held one : requests) {
+            QueuePlace place = Refundable.placeOf(one.reservation);
+            if (place == null) {
+                unplaced.add(one);
+            } else {
+                queues.computeIfAbsent(new Queue(place.rule(), place.key()), q -> new ArrayList<>()).add(one);
+            }
+        }
+        List<Held> ordered = new ArrayList<>(requests.size());
+        for (List<Held> queue : queues.values()) {
+            queue.sort((a, b) -> Refundable.placeOf(b.reservation).compareInQueue(Refundable.placeOf(a.reservation)));
+            ordered.addAll(queue);
+        }
+        unplaced.sort(Comparator.comparingLong((Held one) -> one.slotNanos).reversed());
+        ordered.addAll(unplaced);
+        return ordered;
     }
 
     private void awaitDecided() {
@@ -190,6 +219,9 @@ final class DelayedRequests {
             }
         }
     }
+
+    /** A key's queue of requests held: one rule's, one key's. */
+    private record Queue(String rule, String key) { }
 
     /** What becomes of a held request: exactly one of these, once. */
     private enum End { DISPATCHED, GIVEN_BACK }

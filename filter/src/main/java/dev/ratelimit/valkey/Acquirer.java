@@ -1,5 +1,6 @@
 package dev.ratelimit.valkey;
 
+import dev.ratelimit.internal.QueuePlace;
 import dev.ratelimit.internal.Refundable;
 import dev.ratelimit.Claim;
 import dev.ratelimit.RateLimitListener;
@@ -140,7 +141,7 @@ final class Acquirer {
                 // Settled by its actual costs, it gives back none of its leases' units (see adjust).
                 leased.settled(taken.portions());
             }
-        });
+        }, QueuePlace.of(claims, answers));
     }
 
     /**
@@ -190,7 +191,7 @@ final class Acquirer {
             return Reservation.kept(decisions);
         }
         return Refundable.of(decisions, which -> giveBack(claims, answers, Verdicts.toGiveBack(claims, answers, which)),
-                actual -> adjust(claims, answers, actual, false));
+                actual -> adjust(claims, answers, actual, false), QueuePlace.of(claims, answers));
     }
 
     /**
