@@ -24,6 +24,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
 import java.net.URI;
@@ -292,8 +293,9 @@ class DelayHttpTest {
         }
     }
 
-    @Test
-    void aRequestHeldLateAfterItsSlotWasTakenGivesBackInItsQueuesTurn() throws Exception {
+    @ParameterizedTest
+    @ValueSource(strings = {"token-bucket", "gcra"})
+    void aRequestHeldLateAfterItsSlotWasTakenGivesBackInItsQueuesTurn(String algorithm) throws Exception {
         // Two a second: two pass, then eight are held for slots 0.5 s apart. The sixth one's
         // thread stalls between the store's answer and its hold for longer than two slots (a busy
         // machine, a collection): held that late, it must still give back in its turn.
@@ -317,7 +319,8 @@ class DelayHttpTest {
                 events.onDelay(rule, nanos);
             }
         };
-        Map<String, String> slow = settings("ratelimit.rule.shaped.limit", "2", "ratelimit.rule.shaped.window", "1s",
+        Map<String, String> slow = settings("ratelimit.rule.shaped.algorithm", algorithm,
+                "ratelimit.rule.shaped.limit", "2", "ratelimit.rule.shaped.window", "1s",
                 "ratelimit.rule.shaped.max-delay", "7s");
         List<CompletableFuture<HttpResponse<String>>> held = new ArrayList<>();
         long started;
