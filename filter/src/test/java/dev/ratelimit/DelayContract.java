@@ -4,8 +4,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
+import dev.ratelimit.internal.QueuePlace;
+import dev.ratelimit.internal.Refundable;
+
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.Random;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -156,6 +162,43 @@ public abstract class DelayContract extends ManualClockLimiterTest {
         Decision after = limiter.acquire(rule, "k");
         assertThat(after.allowed()).as("and nothing freed in the middle").isFalse();
         assertThat(after.retryAfter()).isEqualTo(Duration.ofMillis(1_900));
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
+    void heldRequestsTellTheirPlaceInTheQueueAndEachGivesBackWhenGivenBackLastFirstByIt(Algorithm algorithm) {
+        Rule rule = Rule.builder("queue-" + algorithm.id(), algorithm).limit(5).window(Duration.ofSeconds(10))
+                .maxDelay(Duration.ofSeconds(10)).build();
+        for (int i = 0; i < 5; i++) {
+            limiter.acquire(rule, "k");
+        }
+        // Two in one ms, two 300 ms later, and one 3 s after those: a debt smaller than the one
+        // before it (refilled meanwhile), yet later in the queue. Neither the time of the take
+        // nor the debt alone orders them.
+        long[] waits = {0, 0, 300, 0, 3_000};
+        List<Reservation> held = new ArrayList<>();
+        for (int i = 0; i < waits.length; i++) {
+            clock.advance(waits[i]);
+            Reservation one = limiter.reserve(rule, "k");
+            assertThat(one.decisions().delay()).as("held %d", i).isPositive();
+            held.add(one);
+        }
+        for (int i = 1; i < held.size(); i++) {
+            QueuePlace before = Refundable.placeOf(held.get(i - 1));
+            QueuePlace place = Refundable.placeOf(held.get(i));
+            assertThat(place.sameQueue(before)).isTrue();
+            assertThat(place.compareInQueue(before)).as("held %d after %d", i, i - 1).isPositive();
+            assertThat(before.compareInQueue(place)).isNegative();
+        }
+        List<Reservation> byPlace = new ArrayList<>(held);
+        Collections.shuffle(byPlace, new Random(7));
+        byPlace.sort((a, b) -> Refundable.placeOf(b).compareInQueue(Refundable.placeOf(a)));
+        for (Reservation one : byPlace) {
+            assertThat(one.cancel()).as("the last held in turn gives back whole").containsExactly(rule.name());
+        }
+        // Every held unit back (the first held one's slot passed: less the refill since): one
+        // unit held back would put the next slot about 2 s away.
+        assertThat(limiter.acquire(rule, "k").delay()).isLessThan(Duration.ofSeconds(1));
     }
 
     @Test
