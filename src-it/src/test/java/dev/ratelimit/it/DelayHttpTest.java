@@ -228,24 +228,7 @@ class DelayHttpTest {
         // it is held, as a busy machine may stall it, while the application is undeployed.
         CountDownLatch release = new CountDownLatch(1);
         Events events = new Events();
-        RateLimitListener stalling = new RateLimitListener() {
-            @Override
-            public void onEvent(String rule, Event event) {
-                events.onEvent(rule, event);
-                if (event == Event.DELAYED && events.count(rule, event) == 3) {
-                    try {
-                        release.await(20, TimeUnit.SECONDS);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                }
-            }
-
-            @Override
-            public void onDelay(String rule, long nanos) {
-                events.onDelay(rule, nanos);
-            }
-        };
+        RateLimitListener stalling = stallingAt(3, events, release);
         Map<String, String> slow = settings("ratelimit.rule.shaped.limit", "1", "ratelimit.rule.shaped.window", "2s",
                 "ratelimit.rule.shaped.max-delay", "10s");
         List<CompletableFuture<HttpResponse<String>>> held = new ArrayList<>();
@@ -301,24 +284,7 @@ class DelayHttpTest {
         // machine, a collection): held that late, it must still give back in its turn.
         CountDownLatch release = new CountDownLatch(1);
         Events events = new Events();
-        RateLimitListener stalling = new RateLimitListener() {
-            @Override
-            public void onEvent(String rule, Event event) {
-                events.onEvent(rule, event);
-                if (event == Event.DELAYED && events.count(rule, event) == 6) {
-                    try {
-                        release.await(20, TimeUnit.SECONDS);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                }
-            }
-
-            @Override
-            public void onDelay(String rule, long nanos) {
-                events.onDelay(rule, nanos);
-            }
-        };
+        RateLimitListener stalling = stallingAt(6, events, release);
         Map<String, String> slow = settings("ratelimit.rule.shaped.algorithm", algorithm,
                 "ratelimit.rule.shaped.limit", "2", "ratelimit.rule.shaped.window", "1s",
                 "ratelimit.rule.shaped.max-delay", "7s");
@@ -359,6 +325,31 @@ class DelayHttpTest {
                     .isLessThanOrEqualTo(nextSlot - System.currentTimeMillis() + 50);
             assertThat(next.get().statusCode()).isEqualTo(200);
         }
+    }
+
+    /**
+     * A listener that records into {@code events} and stalls the thread of the {@code nth}
+     * request delayed, after its units were taken and before it is held, until {@code release}.
+     */
+    private static RateLimitListener stallingAt(int nth, Events events, CountDownLatch release) {
+        return new RateLimitListener() {
+            @Override
+            public void onEvent(String rule, Event event) {
+                events.onEvent(rule, event);
+                if (event == Event.DELAYED && events.count(rule, event) == nth) {
+                    try {
+                        release.await(20, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            }
+
+            @Override
+            public void onDelay(String rule, long nanos) {
+                events.onDelay(rule, nanos);
+            }
+        };
     }
 
     /**
