@@ -201,6 +201,26 @@ public abstract class DelayContract extends ManualClockLimiterTest {
         assertThat(limiter.acquire(rule, "k").delay()).isLessThan(Duration.ofSeconds(1));
     }
 
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
+    void aRequestHeldByACallWhoseClockIsBehindTheKeysIsStillTheLastAndGivesBack(Algorithm algorithm) {
+        Rule rule = rule(algorithm);
+        for (int i = 0; i < 5; i++) {
+            limiter.acquire(rule, "k");
+        }
+        Reservation first = limiter.reserve(rule, "k");
+        // Another thread, or instance, whose clock reads 5 ms behind the key's last write: the
+        // key keeps its own time, and the take is written at it.
+        clock.set(T0 - 5);
+        Reservation last = limiter.reserve(rule, "k");
+        assertThat(last.decisions().delay()).as("held behind the first").isPositive();
+        clock.set(T0 + 100);
+        assertThat(last.cancel()).as("the last held gives back whole").containsExactly(rule.name());
+        assertThat(first.cancel()).as("then the first is the last").containsExactly(rule.name());
+        assertThat(limiter.acquire(rule, "k").delay()).as("the first held one's slot is free again")
+                .isEqualTo(Duration.ofMillis(1_900));
+    }
+
     @Test
     void aRuleDelaysOnlyWhereItDecidesTheRequestAloneBesideShadowAndConcurrencyRules() {
         Rule delaying = rule(Algorithm.TOKEN_BUCKET);

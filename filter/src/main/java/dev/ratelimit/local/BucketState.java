@@ -45,8 +45,11 @@ final class BucketState implements KeyState {
         // Held for a slot to come: the debt the take leaves, from which its slot follows.
         long queue = allowed && d + need > capacity ? d + need : 0;
         boolean consume = allowed ? consumeIfAllowed : consumeIfRejected;
+        // A held take names the time it wrote, not the call's (see the Lua file's finish).
+        long takenAt = now;
         if (consume) {
             long at = stored ? BucketDebt.writeTime(now, writtenAt) : now;
+            takenAt = queue > 0 ? at : now;
             // A delayed take goes into debt; a counted rejection may overdraw the bucket by at
             // most one full bucket, never below the debt read (see the Lua file).
             d = queue > 0 ? d + need : Math.max(d, Math.min(d + need, 2 * capacity));
@@ -65,7 +68,7 @@ final class BucketState implements KeyState {
         long resetAfter = d > 0 ? Math.min(KeyState.ceilDiv(d, limit), expires - now) : 0;
         long next = d > 0 ? BucketDebt.waitFor(remaining + 1, d, window, capacity, limit, expires, now) : 0;
         long wait = d + need > reach ? BucketDebt.waitFor(cost, d, window, reach, limit, expires, now) : 0;
-        return new Verdicts.Answer(allowed, remaining, resetAfter, next, wait, Undo.of(consume, now, generation),
+        return new Verdicts.Answer(allowed, remaining, resetAfter, next, wait, Undo.of(consume, takenAt, generation),
                 Verdicts.Answer.slotMillis(rule, queue), queue);
     }
 

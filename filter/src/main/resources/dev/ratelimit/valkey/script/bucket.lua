@@ -56,7 +56,8 @@ end
 -- behind, a refund sent by a thread that read the clock earlier) reads the debt as stored, with
 -- no refill (bucket_debt); written back at its own, earlier, time, the next read would refill the
 -- stretch in between a second time, and admit units the bucket never had. Its undo values still
--- name the call's own time, the earlier: a refund then charges more refill, never less.
+-- name the call's own time, the earlier: a refund then charges more refill, never less; but for
+-- a take held for a slot, whose undo names the write's time (see finish and held_back).
 local function write_time(now, ts)
   return math.max(now, ts)
 end
@@ -264,8 +265,11 @@ local function bucket_algorithm(decode, encode)
     if d + need > reach then
       wait = wait_for(cost, d, window, reach, limit, expires, now)
     end
-    return allowed and 1 or 0, remaining, reset_after, next_after, wait, consume and now or -1, consume and gen or 0,
-      queue
+    -- A held take names the time it wrote (write_time), not the call's: held_back finds the last
+    -- held by the debt that write left, exactly, also from a client clock behind the state's.
+    local taken_at = queue > 0 and at or now
+    return allowed and 1 or 0, remaining, reset_after, next_after, wait, consume and taken_at or -1,
+      consume and gen or 0, queue
   end
 
   local function refund(call, key, limit, window, burst, cost, taken_at, charged_gen, floor, headroom, lend)
