@@ -104,7 +104,7 @@ record BucketDebt(long debt, long expires) {
      * request held for a slot, whose take's debt is still exactly there, refilled since.
      *
      * @param d       the debt now, ticks
-     * @param now     the time, epoch ms
+     * @param now     the key's time, epoch ms: never before its last write ({@link #writeTime})
      * @param limit   ticks refilled per ms
      * @param need    the units' ticks
      * @param takenAt when they were taken
@@ -122,7 +122,7 @@ record BucketDebt(long debt, long expires) {
      * charged already, and never more than the debt now.
      *
      * @param d       the debt now, in the rule's ticks
-     * @param now     the time, epoch ms
+     * @param now     the key's time, epoch ms: never before its last write ({@link #writeTime})
      * @param limit   the rule's limit (ticks refilled per ms)
      * @param window  the rule's window in ms (ticks per unit)
      * @param cost    the units the write took

@@ -88,7 +88,8 @@ final class BucketState implements KeyState {
         long at = BucketDebt.writeTime(now, writtenAt);
         if (d > rule.burst() * window) {
             // Requests are held for slots to come: only the last one gives back (see the Lua file).
-            if (!BucketDebt.heldBack(d, now, rule.limit(), cost * window, takenAt, taken.queue())) {
+            // At the key's time, as its take named (see the Lua file's refund).
+            if (!BucketDebt.heldBack(d, at, rule.limit(), cost * window, takenAt, taken.queue())) {
                 return false;
             }
             debt = d - cost * window;

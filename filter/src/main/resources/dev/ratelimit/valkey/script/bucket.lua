@@ -125,8 +125,8 @@ local function refundable(d, now, limit, window, cost, taken_at, from, to, floor
   return back, math.min(start, from), math.max(to, now), 0
 end
 
--- Whether a plain give-back may take its units out of a bucket whose debt d (ticks, at ms now)
--- is beyond its burst: requests are held for slots to come, each passing at the moment the
+-- Whether a plain give-back may take its units out of a bucket whose debt d (ticks, at the key's
+-- time now: write_time) is beyond its burst: requests are held for slots to come, each passing at the moment the
 -- debt its take left has refilled down to the burst (queue, dispatcher.lua's reply). Taking
 -- units out of the middle of that queue would let a later request take the slot freed, beside
 -- the requests already held for the slots around it, so that more pass in some stretch than the
@@ -296,7 +296,9 @@ local function bucket_algorithm(decode, encode)
     if floor < 0 and d > burst * window then
       -- Requests are held for slots to come: a give-back would let a later request pass beside
       -- one already held (see held_back).
-      if not held_back(d, call.now, limit, cost * window, taken_at, headroom) then
+      -- At the key's time, as its take named (see finish): a give-back whose clock reads behind
+      -- the key's last write reads the debt as stored then, and must compare it there.
+      if not held_back(d, at, limit, cost * window, taken_at, headroom) then
         return 0
       end
       store(call, key, at, window, limit, d - cost * window, g, from, to, lent, pool)
