@@ -186,7 +186,7 @@ public abstract class DelayContract extends ManualClockLimiterTest {
         for (int i = 1; i < held.size(); i++) {
             QueuePlace before = Refundable.placeOf(held.get(i - 1));
             QueuePlace place = Refundable.placeOf(held.get(i));
-            assertThat(place.sameQueue(before)).isTrue();
+            assertThat(List.of(place.rule(), place.key())).isEqualTo(List.of(before.rule(), before.key()));
             assertThat(place.compareInQueue(before)).as("held %d after %d", i, i - 1).isPositive();
             assertThat(before.compareInQueue(place)).isNegative();
         }

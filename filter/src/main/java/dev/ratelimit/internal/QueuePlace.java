@@ -39,16 +39,6 @@ public record QueuePlace(String rule, String key, long takenAt, long queue, long
     }
 
     /**
-     * Whether this is the same key's queue as the other's.
-     *
-     * @param other another place
-     * @return true for the same rule and key
-     */
-    public boolean sameQueue(QueuePlace other) {
-        return rule.equals(other.rule) && key.equals(other.key);
-    }
-
-    /**
      * Orders two places of one queue, the earlier first: by when the debt each take left would
      * have refilled ({@code takenAt + queue / limit}), which grows with every take after it (the
      * store's debt now is the last one's: {@code held_back}).

@@ -97,7 +97,8 @@ final class Settlement {
             });
         }
         // The held claim's place, whichever decided it (one rule holds a request).
-        QueuePlace place = Refundable.placeOf(store) != null ? Refundable.placeOf(store) : Refundable.placeOf(fallback);
+        QueuePlace storePlace = Refundable.placeOf(store);
+        QueuePlace place = storePlace != null ? storePlace : Refundable.placeOf(fallback);
         return Refundable.of(result, which -> {
             List<String> given = new ArrayList<>();
             if (store != null) {

@@ -56,8 +56,8 @@ end
 -- behind, a refund sent by a thread that read the clock earlier) reads the debt as stored, with
 -- no refill (bucket_debt); written back at its own, earlier, time, the next read would refill the
 -- stretch in between a second time, and admit units the bucket never had. Its undo values still
--- name the call's own time, the earlier: a refund then charges more refill, never less; but for
--- a take held for a slot, whose undo names the write's time (see finish and held_back).
+-- name the call's own time, the earlier: a refund then charges more refill, never less. (A take
+-- held for a slot names the write's time instead: see finish and held_back.)
 local function write_time(now, ts)
   return math.max(now, ts)
 end
@@ -126,15 +126,16 @@ local function refundable(d, now, limit, window, cost, taken_at, from, to, floor
 end
 
 -- Whether a plain give-back may take its units out of a bucket whose debt d (ticks, at the key's
--- time now: write_time) is beyond its burst: requests are held for slots to come, each passing at the moment the
--- debt its take left has refilled down to the burst (queue, dispatcher.lua's reply). Taking
--- units out of the middle of that queue would let a later request take the slot freed, beside
--- the requests already held for the slots around it, so that more pass in some stretch than the
--- bucket allows. Only the last request held gives its units back, and then exactly all of them:
--- the debt is still precisely what its take left, refilled since its time taken_at (nothing was
--- taken after it, and only later ones given back, exactly), so the bucket without it never was
--- full meanwhile (its debt stayed above the burst, above the cost). Any other give-back while the
--- debt is beyond the burst gives nothing: the units stay counted and their slot passes unused.
+-- time now: write_time) is beyond its burst: requests are held for slots to come, each passing
+-- at the moment the debt its take left has refilled down to the burst (queue, dispatcher.lua's
+-- reply). Taking units out of the middle of that queue would let a later request take the slot
+-- freed, beside the requests already held for the slots around it, so that more pass in some
+-- stretch than the bucket allows. Only the last request held gives its units back, and then
+-- exactly all of them: the debt is still precisely what its take left, refilled since its time
+-- taken_at (nothing was taken after it, and only later ones given back, exactly), so the bucket
+-- without it never was full meanwhile (its debt stayed above the burst, above the cost). Any
+-- other give-back while the debt is beyond the burst gives nothing: the units stay counted and
+-- their slot passes unused.
 local function held_back(d, now, limit, need, taken_at, queue)
   return queue > 0 and d == queue - math.max(0, now - taken_at) * limit and d >= need
 end
@@ -163,11 +164,12 @@ end
 --   (write_time), the leases' accounts brought to it, and the debt as stored (refilled).
 -- finish takes `lend` of the units for a local lease; its next_ms is when the next whole unit is
 --   back, 0 with the bucket full.
--- Undo values: the time of the call and the generation. Its refund gives back the cost less the
---   refill the bucket would have lost without it (refundable), and for a lease's give-back its
---   `lend` units leave the leases' accounts; nothing once a rule of another window or limit has
---   written the state, nor to a debt of another generation; and while requests are held for
---   slots to come (see held_back), only the last of them. Returns the ticks it gave back.
+-- Undo values: the time of the call (of the write, for a take held for a slot) and the
+--   generation. Its refund gives back the cost less the refill the bucket would have lost
+--   without it (refundable), and for a lease's give-back its `lend` units leave the leases'
+--   accounts; nothing once a rule of another window or limit has written the state, nor to a
+--   debt of another generation; and while requests are held for slots to come (see held_back),
+--   only the last of them. Returns the ticks it gave back.
 local function bucket_algorithm(decode, encode)
   -- Writes a debt of d ticks at ms at, forgotten when it is refilled; a full bucket (d = 0) is
   -- a missing key.
