@@ -37,6 +37,13 @@ class HeldGiveBackSkewTest {
         return "valkey".equals(which) ? ClientClockLimiters.fresh(valkey, clock) : LocalRateLimiter.withClock(clock, 1000);
     }
 
+    /** Takes the bucket's five units of key k: the next take is held. */
+    private static void emptyTheBucket(RateLimiter limiter, Rule rule) {
+        for (int i = 0; i < 5; i++) {
+            limiter.acquire(rule, "k");
+        }
+    }
+
     /** 100 per s (one unit per 10 ms, 100 ticks/ms, 1000 ticks a unit), a bucket of 5, held up to 300 ms. */
     private static Rule fast(Algorithm algorithm) {
         return Rule.builder("fast-" + algorithm.id(), algorithm).limit(100).window(Duration.ofSeconds(1)).burst(5)
@@ -92,9 +99,7 @@ class HeldGiveBackSkewTest {
         ManualClock clock = new ManualClock(T0);
         Rule rule = slow(algorithm);
         try (RateLimiter limiter = limiter(which, clock)) {
-            for (int i = 0; i < 5; i++) {
-                limiter.acquire(rule, "k");
-            }
+            emptyTheBucket(limiter, rule);
             Reservation a = limiter.reserve(rule, "k");
             Reservation b = limiter.reserve(rule, "k");
             assertThat(b.decisions().delay()).isEqualTo(Duration.ofSeconds(4));
@@ -120,9 +125,7 @@ class HeldGiveBackSkewTest {
         ManualClock clock = new ManualClock(T0);
         Rule rule = slow(algorithm);
         try (RateLimiter limiter = limiter(which, clock)) {
-            for (int i = 0; i < 5; i++) {
-                limiter.acquire(rule, "k");
-            }
+            emptyTheBucket(limiter, rule);
             clock.set(T0 - 5);
             Reservation a = limiter.reserve(rule, "k");
             clock.set(T0);
@@ -152,9 +155,7 @@ class HeldGiveBackSkewTest {
         Rule rule = Rule.builder("ms-" + algorithm.id(), algorithm).limit(1000).window(Duration.ofSeconds(1)).burst(5)
                 .maxDelay(Duration.ofMillis(30)).build();
         try (RateLimiter limiter = limiter(which, clock)) {
-            for (int i = 0; i < 5; i++) {
-                limiter.acquire(rule, "k");
-            }
+            emptyTheBucket(limiter, rule);
             Reservation a = limiter.reserve(rule, "k");
             assertThat(a.decisions().delay()).isEqualTo(Duration.ofMillis(1));
             clock.set(T0 + 1);
@@ -180,9 +181,7 @@ class HeldGiveBackSkewTest {
         ManualClock clock = new ManualClock(T0);
         Rule rule = slow(algorithm);
         try (RateLimiter limiter = limiter(which, clock)) {
-            for (int i = 0; i < 5; i++) {
-                limiter.acquire(rule, "k");
-            }
+            emptyTheBucket(limiter, rule);
             clock.set(T0 - 5);
             Reservation a = limiter.reserve(rule, "k");
             clock.set(T0 + 2_095);
@@ -201,9 +200,7 @@ class HeldGiveBackSkewTest {
         ManualClock clock = new ManualClock(T0);
         Rule rule = slow(algorithm);
         try (RateLimiter limiter = limiter(which, clock)) {
-            for (int i = 0; i < 5; i++) {
-                limiter.acquire(rule, "k");
-            }
+            emptyTheBucket(limiter, rule);
             clock.set(T0 - 5);
             Reservation a = limiter.reserve(rule, "k");
             clock.set(T0 + 10);
