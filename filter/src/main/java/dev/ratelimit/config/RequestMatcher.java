@@ -160,8 +160,13 @@ public final class RequestMatcher {
      * @return the key, or empty when the request lacks a value the rule needs
      */
     public Optional<String> key(RuleSettings rule, RequestView request, Supplier<String> clientAddress) {
+        List<KeySpec.Part> parts = rule.key().parts();
+        if (parts.size() == 1) {
+            // The usual key, of one part, is that part's value: nothing to join.
+            return value(parts.get(0), request, clientAddress, rule.lowercaseKey());
+        }
         StringJoiner key = new StringJoiner("+");
-        for (KeySpec.Part part : rule.key().parts()) {
+        for (KeySpec.Part part : parts) {
             Optional<String> value = value(part, request, clientAddress, rule.lowercaseKey());
             if (value.isEmpty()) {
                 return Optional.empty();

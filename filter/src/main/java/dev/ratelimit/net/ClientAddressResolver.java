@@ -54,6 +54,11 @@ public final class ClientAddressResolver {
      * @return the client's address; the peer's text as-is if it is not an IP (a Unix socket)
      */
     public String resolve(String remoteAddr, Enumeration<String> headers) {
+        if (trustedProxies.isEmpty() && IpAddress.isCanonicalIpv4(remoteAddr)) {
+            // No proxy is trusted, so the peer is the client; and a canonical dotted quad is
+            // already the text keys use: nothing to parse or format for every request.
+            return remoteAddr;
+        }
         Optional<IpAddress> peer = IpAddress.parse(remoteAddr);
         if (peer.isEmpty()) {
             return remoteAddr == null || remoteAddr.isEmpty() ? "unknown" : remoteAddr;

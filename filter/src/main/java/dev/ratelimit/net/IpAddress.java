@@ -61,7 +61,7 @@ public record IpAddress(byte[] bytes) {
         if (!IPV6_CHARS.matcher(s).matches()) {
             return Optional.empty();
         }
-        if (s.indexOf('.') >= 0 && ipv4(s.substring(s.lastIndexOf(':') + 1)) == null) {
+        if (s.indexOf('.') >= 0 && ipv4Bits(s.substring(s.lastIndexOf(':') + 1)) < 0) {
             // An IPv4 tail ("::ffff:192.0.2.1") is held to the dotted quad's own rules: no
             // leading zero here either.
             return Optional.empty();
@@ -78,16 +78,35 @@ public record IpAddress(byte[] bytes) {
     }
 
     /**
-     * The four bytes of a dotted-quad IPv4 address, read by hand (every request's address goes
-     * through here): four parts of one to three ASCII digits, each at most 255 and without a
-     * leading zero, which some parsers read as octal (the ambiguity is refused); else null.
+     * Whether the text is an IPv4 address written exactly as {@link #toString()} writes it: the
+     * client's address as keys use it, with nothing parsed or formatted (no brackets, spaces or
+     * zone, no leading zero).
+     *
+     * @param text any text, or null
+     * @return true for a canonical dotted quad
      */
+    public static boolean isCanonicalIpv4(String text) {
+        return text != null && ipv4Bits(text) >= 0;
+    }
+
+    /** The four bytes of a dotted-quad IPv4 address, as {@link #ipv4Bits} reads it; else null. */
     private static byte[] ipv4(String s) {
+        long bits = ipv4Bits(s);
+        return bits < 0 ? null
+                : new byte[] {(byte) (bits >>> 24), (byte) (bits >>> 16), (byte) (bits >>> 8), (byte) bits};
+    }
+
+    /**
+     * A dotted-quad IPv4 address read by hand (every request's address goes through here): four
+     * parts of one to three ASCII digits, each at most 255 and without a leading zero, which some
+     * parsers read as octal (the ambiguity is refused). Its 32 bits, or -1 for anything else.
+     */
+    private static long ipv4Bits(String s) {
         int n = s.length();
         if (n < 7 || n > 15) {
-            return null;
+            return -1;
         }
-        byte[] b = new byte[4];
+        long bits = 0;
         int part = 0;
         int value = 0;
         int digits = 0;
@@ -95,19 +114,20 @@ public record IpAddress(byte[] bytes) {
             char c = i < n ? s.charAt(i) : '.';
             if (c >= '0' && c <= '9') {
                 if (digits == 3 || digits == 1 && value == 0) {
-                    return null;
+                    return -1;
                 }
                 value = value * 10 + (c - '0');
                 digits++;
             } else if (c == '.' && digits > 0 && value <= 255 && part < 4) {
-                b[part++] = (byte) value;
+                bits = bits << 8 | value;
+                part++;
                 value = 0;
                 digits = 0;
             } else {
-                return null;
+                return -1;
             }
         }
-        return part == 4 ? b : null;
+        return part == 4 ? bits : -1;
     }
 
     /**

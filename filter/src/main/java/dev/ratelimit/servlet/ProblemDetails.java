@@ -67,7 +67,7 @@ record ProblemDetails(String type, String title, int status, String detail, List
 
     private Rendered rendered() {
         Rendered seen = last;
-        if (seen != null && seen.problem().equals(this)) {
+        if (seen != null && (seen.problem() == this || seen.problem().equals(this))) {
             return seen;
         }
         String json = toJson();

@@ -61,10 +61,25 @@ final class Rejections {
     static ProblemDetails quotaExceeded(List<RateLimitHeaders.Entry> entries, Duration retryAfter) {
         String rule = rejectingRule(entries, retryAfter);
         long seconds = Math.max(1, RateLimitHeaders.seconds(retryAfter));
-        return new ProblemDetails(QUOTA_EXCEEDED, "Too Many Requests", 429,
-                "The rate limit '" + rule + "' is exhausted; retry in " + seconds + " s.", violated(entries), rule,
-                seconds);
+        List<String> violated = violated(entries);
+        ProblemDetails last = lastQuotaExceeded;
+        if (last != null && last.retryAfter() == seconds && last.rule().equals(rule)
+                && last.violated().equals(violated)) {
+            return last;
+        }
+        ProblemDetails problem = new ProblemDetails(QUOTA_EXCEEDED, "Too Many Requests", 429,
+                "The rate limit '" + rule + "' is exhausted; retry in " + seconds + " s.", violated, rule, seconds);
+        lastQuotaExceeded = problem;
+        return problem;
     }
+
+    /**
+     * The 429's problem made last. A client hammering past its limit is refused the same one (the
+     * same rules, the same wait in seconds) many times a second: the rest of the problem follows
+     * from those three, and its text is built again only when one differs. One entry, replaced
+     * whole: any thread may take it.
+     */
+    private static volatile ProblemDetails lastQuotaExceeded;
 
     /** The 503's problem: the rules whose {@code closed} policy refused the request, at least one. */
     static ProblemDetails reducedCapacity(Decisions decisions, Duration retryAfter) {

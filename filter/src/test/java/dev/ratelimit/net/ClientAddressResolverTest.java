@@ -25,6 +25,22 @@ class ClientAddressResolverTest {
         assertThat(resolve(forwarded, "198.51.100.7", "for=203.0.113.9")).isEqualTo("198.51.100.7");
     }
 
+    /**
+     * With no proxy trusted the peer is the client, its address in the one text keys use however
+     * the container wrote it: a canonical dotted quad taken as it is gives what parsing gives.
+     */
+    @Test
+    void withNoTrustedProxyThePeerIsTheClientInCanonicalText() {
+        ClientAddressResolver none = new ClientAddressResolver(List.of(), "X-Forwarded-For", 64);
+        assertThat(resolve(none, "203.0.113.9", "198.51.100.7")).isEqualTo("203.0.113.9");
+        assertThat(resolve(none, " 203.0.113.9 ", "198.51.100.7")).isEqualTo("203.0.113.9");
+        assertThat(resolve(none, "[203.0.113.9]")).isEqualTo("203.0.113.9");
+        assertThat(resolve(none, "::ffff:203.0.113.9")).isEqualTo("203.0.113.9");
+        assertThat(resolve(none, "2001:DB8:0:0:1:2:3:4")).isEqualTo("2001:db8::/64");
+        assertThat(resolve(none, "/tmp/socket")).isEqualTo("/tmp/socket");
+        assertThat(resolve(none, "")).isEqualTo("unknown");
+    }
+
     @Test
     void aTrustedProxyIsWalkedPastRightToLeft() {
         assertThat(resolve(xff, "10.0.0.1", "203.0.113.9")).isEqualTo("203.0.113.9");

@@ -31,6 +31,19 @@ class IpAddressTest {
         assertThat(IpAddress.parse(text)).isEmpty();
     }
 
+    /** Only the text an address is written as in keys is taken as it is; all else is parsed. */
+    @ParameterizedTest
+    @CsvSource(value = {"192.0.2.1|true", "0.0.0.0|true", "255.255.255.255|true", " 192.0.2.1|false",
+            "192.0.2.1 |false", "[192.0.2.1]|false", "192.0.2.1%eth0|false", "::ffff:192.0.2.1|false",
+            "192.0.2.01|false", "192.0.2.256|false", "192.0.2|false", "192.0.2.1.5|false", "2001:db8::1|false",
+            "|false"}, delimiter = '|', ignoreLeadingAndTrailingWhitespace = false)
+    void aCanonicalDottedQuadIsItsOwnText(String text, boolean canonical) {
+        assertThat(IpAddress.isCanonicalIpv4(text)).isEqualTo(canonical);
+        if (canonical) {
+            assertThat(IpAddress.parse(text)).hasValueSatisfying(a -> assertThat(a.toString()).isEqualTo(text));
+        }
+    }
+
     @Test
     void cidrContainment() {
         Cidr ten = Cidr.parse("10.0.0.0/8").orElseThrow();
@@ -72,6 +85,7 @@ class IpAddressTest {
                 }
             }
             assertThat(IpAddress.parse(s).map(IpAddress::toString)).as("'%s'", s).isEqualTo(expected);
+            assertThat(IpAddress.isCanonicalIpv4(s)).as("'%s'", s).isEqualTo(expected.filter(s::equals).isPresent());
         }
     }
 }

@@ -1,7 +1,11 @@
 package dev.ratelimit.servlet;
 
+import dev.ratelimit.Decision;
+import dev.ratelimit.Rule;
 import org.junit.jupiter.api.Test;
 
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -17,6 +21,32 @@ class ProblemDetailsTest {
                 + "\"title\":\"Too Many Requests\",\"status\":429,"
                 + "\"detail\":\"The rate limit 'login' is exhausted; retry in 900 s.\","
                 + "\"violated-policies\":[\"api\",\"login\"],\"rule\":\"login\",\"retryAfter\":900}");
+    }
+
+    /**
+     * The 429's problem is made again only when its rules or its wait differ from the last one
+     * made: each refusal still names its own.
+     */
+    @Test
+    void eachRefusalNamesItsOwnRulesAndWait() {
+        String[][] refusals = {{"api", "60"}, {"api", "60"}, {"api", "59"}, {"login", "59"}, {"api", "59"},
+            {"api,login", "59"}, {"login,api", "59"}, {"api", "59"}};
+        for (String[] refusal : refusals) {
+            List<String> names = List.of(refusal[0].split(","));
+            Duration wait = Duration.ofSeconds(Long.parseLong(refusal[1]));
+            List<RateLimitHeaders.Entry> entries = new ArrayList<>();
+            for (String name : names) {
+                Rule rule = Rule.tokenBucket(name, 10, Duration.ofMinutes(1));
+                entries.add(new RateLimitHeaders.Entry(rule, Decision.builder(name, 10).remaining(0).retryAfter(wait)
+                        .build(), rule.quotaWindow(0), null));
+            }
+            ProblemDetails problem = Rejections.quotaExceeded(entries, wait);
+            assertThat(problem.violated()).isEqualTo(names);
+            assertThat(problem.rule()).isEqualTo(names.get(0));
+            assertThat(problem.retryAfter()).isEqualTo(wait.toSeconds());
+            assertThat(problem.json()).contains("\"detail\":\"The rate limit '" + names.get(0) + "' is exhausted; retry in "
+                    + wait.toSeconds() + " s.\"", "\"violated-policies\":[\"" + String.join("\",\"", names) + "\"]");
+        }
     }
 
     @Test
