@@ -49,6 +49,30 @@ class ProblemDetailsTest {
         }
     }
 
+    /**
+     * Two refusals by the same rules in the same whole second may wait for different rules: the
+     * one whose own wait is the longest, to the millisecond.
+     */
+    @Test
+    void theRuleWaitedForIsTheRefusalsOwnWithinOneSecond() {
+        long[][] waits = {{59_500, 59_200}, {59_200, 59_500}, {59_500, 59_200}};
+        for (long[] wait : waits) {
+            List<RateLimitHeaders.Entry> entries = new ArrayList<>();
+            for (int i = 0; i < 2; i++) {
+                String name = i == 0 ? "api" : "login";
+                Rule rule = Rule.tokenBucket(name, 10, Duration.ofMinutes(1));
+                entries.add(new RateLimitHeaders.Entry(rule, Decision.builder(name, 10).remaining(0)
+                        .retryAfter(Duration.ofMillis(wait[i])).build(), rule.quotaWindow(0), null));
+            }
+            ProblemDetails problem = Rejections.quotaExceeded(entries,
+                    Duration.ofMillis(Math.max(wait[0], wait[1])));
+            String waited = wait[0] > wait[1] ? "api" : "login";
+            assertThat(problem.rule()).isEqualTo(waited);
+            assertThat(problem.json()).contains("The rate limit '" + waited + "' is exhausted; retry in 60 s.",
+                    "\"rule\":\"" + waited + "\"");
+        }
+    }
+
     @Test
     void everyStringIsEscaped() {
         assertThat(ProblemDetails.string("a\"b\\c\nd\u0001é")).isEqualTo("\"a\\\"b\\\\c\\nd\\u0001é\"");
