@@ -201,7 +201,9 @@ public final class LeaseTaker {
                 endUsedUp(claims, served);
             }
         }
-        return new Taken(new StoreOutcome(Verdicts.combine(claims, answers, false), answers), portions);
+        // Refused stays refused: the store may refuse a request each of whose answers allows (on a
+        // cluster, slot groups read again after one refused, on the server clock time moved on).
+        return new Taken(new StoreOutcome(Verdicts.combine(claims, answers, !allowed), answers), portions);
     }
 
     /** An allowed request's units of this claim came whole from a lease, with no call for its rule. */
