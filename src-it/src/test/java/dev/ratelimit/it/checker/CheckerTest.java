@@ -26,7 +26,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The invariant checker in the build: random mixed workloads on the in-process limiter, on
  * a real Valkey (on the client clock or, every other seed of each target, on Valkey's
  * {@code TIME}, production's default: {@link Workload#serverClock}), on a three-node
- * Valkey Cluster (client clock; a few seeds; the cluster is
+ * Valkey Cluster (the same two clocks; a few seeds; the cluster is
  * started once, only when a cluster target runs) and on a primary managed by Sentinel, failed over
  * in the middle of each run (a few short seeds; started once, only when a Sentinel target
  * runs), with and without the resilient layer, one or

@@ -17,7 +17,10 @@ enum Known {
     // room back (159, LOCAL_RESILIENT); a refund across an edit (2590, LOCAL) or a reset (158,
     // LOCAL) giving back units taken since; a local rule whose shadow flag differs from its
     // rule's; over HTTP, a 429's Retry-After before the end of the RateLimit field's t (seed 1 of
-    // HttpCheckerTest), when t was the time until the quota was full. An entry is written as
+    // HttpCheckerTest), when t was the time until the quota was full; on a cluster with local
+    // leases, a request one slot group refused answered allowed when every group allowed by the
+    // second read (seed 41100 on CLUSTER_RESILIENT on the server clock, about one run in a
+    // hundred, not again on a rerun). An entry is written as
     // NAME(seed, target), with its Javadoc (target null: a seed of HttpCheckerTest).
 
     ;

@@ -376,23 +376,17 @@ record Workload(long seed, Target target, boolean denyCache, List<Rule> rules,
     }
 
     /**
-     * Whether a seed runs on the server clock: on a single Valkey, every other seed of each
-     * target, the two targets in turn (seed + target odd), so that as many single-Valkey runs
-     * decide on Valkey's {@code TIME} as on the client clock, in the build's seeds and in a long
-     * run's. No random draw: every other draw of a seed stays as it was. Under Sentinel the same:
-     * the primary and its replica run on this machine (checked when the target is built), so the
-     * promoted replica's {@code TIME} is the clock the old primary's was. On the cluster only with
-     * {@code -Dchecker.clusterServerClock=true}: long runs there on the server clock break
-     * invariants in about one run of a hundred, in ways not yet explained, and a rerun or a replay
-     * of the same seed passes (a concurrency acquire allowed whose leases the store did not hold;
-     * a sliding log, a GCRA, a token bucket and a calendar fixed window over their limits; in the
-     * plainest, seed 41100 on CLUSTER_RESILIENT, an acquire over two slot groups was answered
-     * allowed with the answers of a call that took nothing, and the next answers of its keys
-     * count none of its units). An open finding, not a tolerance: see docs/checker.md.
+     * Whether a seed runs on the server clock: on Valkey, every other seed of each target, the
+     * targets in turn (seed + target odd), so that as many runs decide on Valkey's {@code TIME}
+     * as on the client clock, in the build's seeds and in a long run's. No random draw: every
+     * other draw of a seed stays as it was. Under Sentinel the same: the primary and its replica
+     * run on this machine (checked when the target is built), so the promoted replica's
+     * {@code TIME} is the clock the old primary's was; on the cluster too, whose nodes all run
+     * here (long runs on its server clock found a request refused by one slot group answered
+     * allowed, see docs/checker.md).
      */
     static boolean serverClock(long seed, Target target) {
-        return target.valkey() && (!target.cluster() || Boolean.getBoolean("checker.clusterServerClock"))
-                && Math.floorMod(seed + target.ordinal(), 2) == 1;
+        return target.valkey() && Math.floorMod(seed + target.ordinal(), 2) == 1;
     }
 
     /**
